@@ -1,0 +1,109 @@
+"""The public event record of a game.
+
+Every event is a plain tuple whose first item is its kind (one of the constants
+below); tuples keep the engine's hot path cheap and compare and serialise simply.
+Everything in an event is public: draws are counts, and a hand appears only when the
+rules lay it face up. With the seed, the decisions in the record (``play``, ``out``
+with a card, and ``forfeit``) replay the game exactly.
+
+=============  ==============================================  ==========================
+kind           fields after the kind                           when
+=============  ==============================================  ==========================
+``deal``       round, dealer, first seat to act, total         a round starts
+``play``       seat, card, total after                         a seat plays a card
+``four99``     seat, total                                     modern: four 99s together
+``draw``       seat, number of cards                           a seat draws
+``reshuffle``  new draw pile size                              discards become the pile
+``lose``       seat                                            a seat has no playable card
+``token``      seat, tokens left                               a loss costs a token
+``out``        seat, card or None                              points: out of the round
+``scores``     tuple of every seat's score                     points: a round is scored
+``eliminate``  seat, hand laid face up (tuple) or None         a seat leaves the game
+``forfeit``    seat                                            the referee removes a seat
+``end``        ranking (tuple of tuples of seats), reason      the game is over
+=============  ==============================================  ==========================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.rules.cards import TOKENS
+
+DEAL = "deal"
+PLAY = "play"
+FOUR_99 = "four99"
+DRAW = "draw"
+RESHUFFLE = "reshuffle"
+LOSE = "lose"
+TOKEN = "token"
+OUT = "out"
+SCORES = "scores"
+ELIMINATE = "eliminate"
+FORFEIT = "forfeit"
+END = "end"
+
+Event = tuple  # (kind, *fields) as in the table above
+
+_FIELDS: dict[str, tuple[str, ...]] = {
+    DEAL: ("round", "dealer", "first", "total"),
+    PLAY: ("seat", "card", "total"),
+    FOUR_99: ("seat", "total"),
+    DRAW: ("seat", "count"),
+    RESHUFFLE: ("draw_size",),
+    LOSE: ("seat",),
+    TOKEN: ("seat", "tokens"),
+    OUT: ("seat", "card"),
+    SCORES: ("scores",),
+    ELIMINATE: ("seat", "hand"),
+    FORFEIT: ("seat",),
+    END: ("ranking", "reason"),
+}
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready dict of an event, cards as tokens: ``{"kind": "play", "seat": 0, ...}``."""
+    kind = event[0]
+    out: dict[str, Any] = {"kind": kind}
+    for name, value in zip(_FIELDS[kind], event[1:]):
+        if name == "card":
+            value = None if value is None else TOKENS[value]
+        elif name == "hand":
+            value = None if value is None else [TOKENS[c] for c in value]
+        elif name in ("ranking", "scores"):
+            value = [list(g) for g in value] if name == "ranking" else list(value)
+        out[name] = value
+    return out
+
+
+def describe_event(event: Event) -> str:
+    """One human-readable line for a log, e.g. ``seat 2 plays 7 (total 45)``."""
+    kind = event[0]
+    if kind == PLAY:
+        return f"seat {event[1]} plays {TOKENS[event[2]]} (total {event[3]})"
+    if kind == DRAW:
+        return f"seat {event[1]} draws {event[2]}"
+    if kind == DEAL:
+        return f"round {event[1]}: seat {event[2]} deals, seat {event[3]} acts first (total {event[4]})"
+    if kind == FOUR_99:
+        return f"seat {event[1]} plays four 99s together (total {event[2]})"
+    if kind == RESHUFFLE:
+        return f"discards reshuffled into a draw pile of {event[1]}"
+    if kind == LOSE:
+        return f"seat {event[1]} has no playable card and loses"
+    if kind == TOKEN:
+        return f"seat {event[1]} gives up a token ({event[2]} left)"
+    if kind == OUT:
+        card = "without playing" if event[2] is None else f"after playing {TOKENS[event[2]]} past the limit"
+        return f"seat {event[1]} is out of the round {card}"
+    if kind == SCORES:
+        return "scores: " + " ".join(str(s) for s in event[1])
+    if kind == ELIMINATE:
+        shown = "" if event[2] is None else " showing " + " ".join(TOKENS[c] for c in event[2])
+        return f"seat {event[1]} is eliminated{shown}"
+    if kind == FORFEIT:
+        return f"seat {event[1]} forfeits"
+    if kind == END:
+        places = " > ".join("=".join(str(s) for s in group) for group in event[1])
+        return f"game over ({event[2]}): {places}"
+    return repr(event)

@@ -1,0 +1,732 @@
+"""The game state of ONO 99 and the one way to change it: :meth:`Game.play`.
+
+A :class:`Game` is pure and deterministic: no I/O, no clock, no global random state.
+It is fully determined by its :class:`~arena.rules.rulesets.GameConfig`, its card
+source (a seed, or explicit deals and reshuffle orders) and the decisions played.
+
+Everything the rules do on their own happens inside :meth:`Game.play` (and at set-up):
+draws and reshuffles, four 99s played together, seats with no playable card losing,
+tokens, scores, new rounds, the end. So between calls the game always waits for a
+decision of :attr:`Game.to_act`, or is finished.
+
+Hot-path notes: cards are ints, hands are sorted lists (playability is one ``bisect``),
+the legal cards of the seat to act are computed once per decision and reused to check
+the play, the draw pile of a seeded game is unordered and a draw picks a random card
+from it (so a reshuffle is O(1)), and slow-changing public facts live in one shared
+:class:`Table` snapshot that views reference instead of copying.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_right, insort
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.rules.cards import (
+    MINUS_TEN, NINETY_NINE, NUMBER_BASE, POINTS, REVERSE, TEN, TOKENS,
+)
+from arena.rules.errors import (
+    ConfigError, IllegalPlay, NotInHand, NotYourTurn, ScenarioError,
+)
+from arena.rules.events import (
+    DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
+)
+from arena.rules.rulesets import (
+    FOUR_AT_ONCE, LAST_STANDING, SETS_TOTAL, UNPLAYABLE, GameConfig, make_config,
+)
+from arena.rules.views import SeatView, SpectatorView, Table
+
+# Why a game ended (Outcome.termination).
+LAST_STANDING_END = "last_standing"   # one seat left in the game
+TARGET_REACHED = "target_reached"     # points scoring decided it
+MAX_PLAYS = "max_plays"               # the play limit made it a draw
+
+
+@dataclass(frozen=True)
+class Deal:
+    """The cards of one round, for a game with explicit cards (tests, vectors).
+
+    ``hands[s]`` is seat s's hand (``None`` for a seat no longer in the game); ``draw``
+    is the draw pile, top card first; ``total`` starts the round at another total.
+    """
+
+    hands: Sequence[Sequence[int] | None]
+    draw: Sequence[int]
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished game ended: the ranking (groups of tied seats, best first) and why."""
+
+    ranking: tuple[tuple[int, ...], ...]
+    termination: str
+    rounds: int
+
+    def places(self) -> list[int]:
+        """Each seat's place, 1 = best; tied seats share the best place of their group."""
+        places = [0] * sum(len(g) for g in self.ranking)
+        place = 1
+        for group in self.ranking:
+            for seat in group:
+                places[seat] = place
+            place += len(group)
+        return places
+
+
+class _SeededCards:
+    """Cards from a seeded generator: random deals; draws pick a random card of the pile."""
+
+    ordered = False
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def deal(self, game: Game) -> Deal:
+        pile = list(game.config.ruleset.deck)
+        getrandbits = self.rng.getrandbits
+        hands: list[list[int] | None] = []
+        for seat in range(game.seats):
+            if not game.in_game[seat]:
+                hands.append(None)
+                continue
+            hand = []
+            for _ in range(4):
+                hand.append(_pick(pile, getrandbits))
+            hands.append(hand)
+        return Deal(hands, pile, 0)
+
+    def reshuffle(self, discard: list[int]) -> list[int]:
+        return discard  # unordered: draws pick at random
+
+
+class _ScriptedCards:
+    """Cards from explicit deals and reshuffle orders (top card first)."""
+
+    ordered = True
+
+    def __init__(self, deals: Sequence[Deal], reshuffles: Sequence[Sequence[int]]) -> None:
+        self.deals = list(deals)
+        self.reshuffles = [list(r) for r in reshuffles]
+        self.used_deals = 0
+        self.used_reshuffles = 0
+
+    def deal(self, game: Game) -> Deal:
+        if self.used_deals >= len(self.deals):
+            raise ScenarioError(f"round {game.round} needs a deal, but only "
+                                f"{len(self.deals)} deal(s) are given")
+        deal = self.deals[self.used_deals]
+        self.used_deals += 1
+        if len(deal.hands) != game.seats:
+            raise ScenarioError(f"the deal of round {game.round} has {len(deal.hands)} hands "
+                                f"for {game.seats} seats")
+        for seat, hand in enumerate(deal.hands):
+            if (hand is None) == game.in_game[seat]:
+                state = "in the game" if game.in_game[seat] else "out of the game"
+                raise ScenarioError(f"the deal of round {game.round} gives seat {seat} "
+                                    f"{'no hand' if hand is None else 'a hand'}, but it is {state}")
+        if deal.total > game.limit:
+            raise ScenarioError(f"the deal of round {game.round} starts at total {deal.total}, "
+                                f"above the limit {game.limit}")
+        # draw piles are kept top card last, so a draw is a pop()
+        return Deal([None if h is None else list(h) for h in deal.hands],
+                    list(reversed(deal.draw)), deal.total)
+
+    def reshuffle(self, discard: list[int]) -> list[int]:
+        if self.used_reshuffles >= len(self.reshuffles):
+            raise ScenarioError(f"the draw pile is empty and a reshuffle of "
+                                f"{len(discard)} discards needs an order, but only "
+                                f"{len(self.reshuffles)} reshuffle order(s) are given")
+        order = self.reshuffles[self.used_reshuffles]
+        self.used_reshuffles += 1
+        if Counter(order) != Counter(discard):
+            raise ScenarioError(
+                f"reshuffle {self.used_reshuffles} is {' '.join(TOKENS[c] for c in order)}, "
+                f"not an order of the discard pile {' '.join(TOKENS[c] for c in discard)}")
+        return list(reversed(order))
+
+
+def _pick(pile: list[int], getrandbits: Any) -> int:
+    """Remove and return a uniformly random card of an unordered pile."""
+    n = len(pile)
+    k = n.bit_length()
+    i = getrandbits(k)
+    while i >= n:
+        i = getrandbits(k)
+    card = pile[i]
+    pile[i] = pile[-1]
+    pile.pop()
+    return card
+
+
+class Game:
+    """One game of ONO 99: the full state, the legal cards, :meth:`play`, views, events.
+
+    Make one with :meth:`new` (seeded) or :meth:`from_deals` (explicit cards).
+    Attributes are read-only by convention; change the game only with :meth:`play`
+    and :meth:`forfeit`.
+    """
+
+    __slots__ = (
+        "config", "seats", "limit", "max_plays", "hands", "draw", "discard", "out_of_play",
+        "revealed", "total", "direction", "to_act", "owed", "played_99", "in_game",
+        "in_round", "tokens", "scores", "round", "dealer", "plays", "finished", "outcome",
+        "events", "_cards", "_legal", "_over_limit", "_active", "_out_blocks", "_table",
+        "_floor", "_forcing", "_no_opening", "_deflectors", "_ninety_nine", "_on_zero", "_points",
+        "_rounds", "_getrandbits",
+    )
+
+    def __init__(self, config: GameConfig, cards: _SeededCards | _ScriptedCards,
+                 dealer: int | None = None) -> None:
+        rules = config.ruleset
+        n = config.seats
+        self.config = config
+        self.seats = n
+        self.limit: int = config.limit
+        self.max_plays: int = config.options["max_plays"]
+        self._floor = rules.minus_ten_floors_at_zero
+        self._forcing = rules.forcing_card
+        self._deflectors = rules.deflectors
+        # the forcing card may not open an owed pair unless it also deflects (classic DP)
+        self._no_opening = -1 if rules.forcing_card in rules.deflectors else rules.forcing_card
+        self._ninety_nine = rules.ninety_nine
+        self._on_zero = bool(config.options.get("ninety_nine_on_zero", False))
+        self._points = config.scoring == "points"
+        self._rounds = rules.ending != LAST_STANDING
+        self._cards = cards
+        self._getrandbits = None if cards.ordered else cards.rng.getrandbits
+
+        self.hands: list[list[int] | None] = [None] * n
+        self.draw: list[int] = []
+        self.discard: list[int] = []
+        self.out_of_play: list[int] = []       # cards out of play (hands laid face up, or held by seats out of the game)
+        self.revealed: dict[int, tuple[int, ...]] = {}
+        self.total = 0
+        self.direction = 1
+        self.to_act: int | None = None
+        self.owed = 1
+        self.played_99 = False                 # classic ninety_nine_on_zero: one 99 per turn
+        self.in_game = [True] * n
+        self.in_round = [True] * n
+        self.tokens = [config.options["tokens"] if self._rounds and not self._points else 0] * n
+        self.scores = [0] * n
+        self.round = 0
+        if dealer is None:
+            dealer = n - 1
+        if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
+            raise ConfigError(f"dealer={dealer!r} is not a seat; seats are 0 to {n - 1}")
+        self.dealer = dealer
+        self.plays = 0                         # cards played this round (four 99s count one)
+        self.finished = False
+        self.outcome: Outcome | None = None
+        self.events: list[tuple] = []
+        self._legal: tuple[int, ...] = ()
+        self._over_limit = False
+        self._active = n                       # seats in the round (points) or in the game
+        self._out_blocks: list[list[tuple[int, ...]]] = []  # seats that left, in order, as ranked groups
+        self._table: Table | None = None
+        self._start_round(first=True)
+        self._settle()
+
+    # ----------------------------------------------------------------- construction
+
+    @classmethod
+    def new(cls, ruleset: str = "modern", options: Mapping[str, Any] | None = None,
+            seats: int = 4, seed: int = 0) -> Game:
+        """A seeded game: the same ruleset, options, seats and seed give the same game."""
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ConfigError(f"seed={seed!r} is not allowed; a seed is an integer")
+        return cls(make_config(ruleset, options, seats), _SeededCards(seed))
+
+    @classmethod
+    def from_config(cls, config: GameConfig, seed: int) -> Game:
+        """A seeded game from a checked :class:`GameConfig`."""
+        return cls(config, _SeededCards(seed))
+
+    @classmethod
+    def from_deals(cls, config: GameConfig, deals: Sequence[Deal],
+                   reshuffles: Sequence[Sequence[int]] = (), dealer: int | None = None) -> Game:
+        """A game with explicit cards: ``deals[k]`` is round k+1's deal; each reshuffle of
+        the discards into a new draw pile takes the next order of ``reshuffles`` (top
+        first). A missing or inconsistent deal or order raises :class:`ScenarioError`."""
+        return cls(config, _ScriptedCards(deals, reshuffles), dealer)
+
+    # ----------------------------------------------------------------- queries
+
+    def legal_cards(self) -> tuple[int, ...]:
+        """The distinct cards the seat to act may play now (empty once the game is over)."""
+        return self._legal
+
+    @property
+    def over_limit(self) -> bool:
+        """Points scoring: the seat to act has no playable card, so the card it plays goes
+        past the limit and takes it out of the round."""
+        return self._over_limit
+
+    @property
+    def active_seats(self) -> list[int]:
+        """Seats still playing: in the round (points scoring) or in the game."""
+        return [s for s in range(self.seats) if self.in_round[s]]
+
+    def hand(self, seat: int) -> tuple[int, ...]:
+        """Seat's hand (sorted); empty for a seat out of the game."""
+        hand = self.hands[seat]
+        return () if hand is None else tuple(hand)
+
+    def decisions(self) -> list[tuple]:
+        """The decisions so far, in order: ``("play", seat, card)`` and ``("forfeit", seat)``;
+        replayed on a game with the same config and seed they reproduce this game."""
+        out = []
+        for e in self.events:
+            kind = e[0]
+            if kind == PLAY or (kind == OUT and e[2] is not None):
+                out.append((PLAY, e[1], e[2]))
+            elif kind == FORFEIT:
+                out.append(e)
+        return out
+
+    def table(self) -> Table:
+        """The slow-changing public facts, shared by every view until they change."""
+        table = self._table
+        if table is None:
+            table = self._table = Table(
+                config=self.config,
+                hand_sizes=tuple(None if h is None else len(h) for h in self.hands),
+                in_game=tuple(self.in_game),
+                in_round=tuple(self.in_round),
+                tokens=tuple(self.tokens),
+                scores=tuple(self.scores),
+                revealed=dict(self.revealed),
+                round=self.round,
+                dealer=self.dealer,
+            )
+        return table
+
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may know now (RULES.md "What each seat may know"), nothing more:
+        its own hand, the public state and history, and its legal cards if it acts."""
+        hand = self.hands[seat]
+        acts = seat == self.to_act
+        return SeatView(
+            seat,
+            () if hand is None else tuple(hand),
+            self._legal if acts else (),
+            self._over_limit and acts,
+            self.total, self.direction, self.to_act, self.owed,
+            len(self.draw), len(self.discard),
+            self._table or self.table(),
+            self.events, len(self.events),
+            self.outcome,
+        )
+
+    def spectator_view(self) -> SpectatorView:
+        """What a spectator may know now: the public state; every hand once the game is over."""
+        hands = tuple(self.hand(s) for s in range(self.seats)) if self.finished else None
+        return SpectatorView(
+            self.total, self.direction, self.to_act, self.owed,
+            len(self.draw), len(self.discard),
+            self._table or self.table(),
+            self.events, len(self.events),
+            self.outcome, hands,
+        )
+
+    # ----------------------------------------------------------------- the one mutation
+
+    def play(self, seat: int, card: int) -> None:
+        """Have ``seat`` play ``card`` (an int code), then everything the rules do on their own.
+
+        Raises :class:`NotYourTurn`, :class:`NotInHand` or :class:`IllegalPlay` (checked
+        in that order), leaving the game unchanged.
+        """
+        if seat != self.to_act or card not in self._legal:
+            self._reject(seat, card)
+        if self._over_limit:
+            self._go_out(seat, card)
+            self._settle()
+            return
+        hand = self.hands[seat]
+        hand.remove(card)
+        self.discard.append(card)
+        owed = self.owed
+        total = self.total
+        if card >= NUMBER_BASE:
+            if card == NINETY_NINE:
+                if self._ninety_nine == SETS_TOTAL:
+                    total = 99
+                else:
+                    self.played_99 = True
+            else:
+                total += card - NUMBER_BASE
+        elif card == MINUS_TEN:
+            total -= 10
+            if total < 0 and self._floor:
+                total = 0
+        self.total = total
+        self.plays += 1
+        events = self.events
+        events.append((PLAY, seat, card, total))
+
+        # draw one card
+        draw = self.draw
+        if not draw:
+            draw = self._reshuffle()
+        getrandbits = self._getrandbits
+        if getrandbits is None:
+            drawn = draw.pop()
+        else:
+            n = len(draw)
+            k = n.bit_length()
+            i = getrandbits(k)
+            while i >= n:
+                i = getrandbits(k)
+            drawn = draw[i]
+            draw[i] = draw[-1]
+            draw.pop()
+        insort(hand, drawn)
+        events.append((DRAW, seat, 1))
+
+        if self.plays >= self.max_plays:
+            self._finish_draw()
+            return
+        # whose turn, owing what
+        deflects = owed == 2 and card in self._deflectors
+        if owed == 2 and not deflects:
+            self.owed = 1                      # the second card of the pair
+        else:
+            if card == REVERSE and self._active > 2:
+                self.direction = -self.direction
+            self.owed = 2 if (deflects or card == self._forcing) else 1
+            self.played_99 = False
+            self.to_act = self._next(seat)
+        self._settle()
+
+    def forfeit(self, seat: int) -> None:
+        """Remove ``seat`` from the game as if it had lost (in token games outright), e.g.
+        when its bot fails. It is ranked by the order it left; play goes on."""
+        if self.finished or not self.in_game[seat]:
+            raise ValueError(f"seat {seat} cannot forfeit: "
+                             f"{'the game is over' if self.finished else 'it is out of the game'}")
+        self.events.append((FORFEIT, seat))
+        was_to_act = seat == self.to_act
+        was_in_round = self.in_round[seat]
+        self._eliminate(seat, reveal=not self._rounds)
+        if not self._end_if_one_left():
+            if self._rounds and not self._points:
+                self._start_round()
+            elif self._points and was_in_round and self._active == 1:
+                self._end_points_round()
+            elif was_to_act:
+                self._pass_turn(seat)
+        self._settle()
+
+    # ----------------------------------------------------------------- rules at work
+
+    def _settle(self) -> None:
+        """Do what the rules do on their own until the seat to act has a choice, or the end."""
+        while not self.finished:
+            seat = self.to_act
+            hand = self.hands[seat]
+            if self._ninety_nine == FOUR_AT_ONCE and len(hand) == 4 and hand[0] == NINETY_NINE:
+                self._play_four(seat, hand)
+                continue
+            # legal cards: the number cards that keep the total within the limit are a
+            # prefix of the sorted hand, after the cards that add nothing or subtract
+            total = self.total
+            bound = NUMBER_BASE + self.limit - total
+            legal = hand[:bisect_right(hand, bound if bound < TEN else TEN)] if hand else []
+            if hand and hand[-1] == NINETY_NINE:
+                after = self._ninety_nine_total(total)
+                if after is not None and after <= self.limit:
+                    legal.append(NINETY_NINE)
+            if self.owed == 2 and self._no_opening in legal:
+                legal = [c for c in legal if c != self._no_opening]
+            if legal:
+                if len(legal) > 1:
+                    legal = dict.fromkeys(legal)
+                self._legal = tuple(legal)
+                self._over_limit = False
+                return
+            self._legal = ()
+            if self._points:
+                allowed = tuple(dict.fromkeys(c for c in hand if self._after(c) is not None))
+                if allowed:
+                    self._legal = allowed
+                    self._over_limit = True
+                    return
+                self._go_out(seat, None)
+            else:
+                self._lose(seat)
+
+    def _ninety_nine_total(self, total: int) -> int | None:
+        """The total after a 99 now, or None if a 99 may not be played (limit aside)."""
+        rule = self._ninety_nine
+        if rule == SETS_TOTAL:
+            return 99
+        if rule == UNPLAYABLE and self._on_zero and total % 10 == 0 and not self.played_99:
+            return total
+        return None
+
+    def _after(self, card: int) -> int | None:
+        """The total after ``card``, or None if the rules forbid it now, limit aside."""
+        total = self.total
+        if card == NINETY_NINE:
+            return self._ninety_nine_total(total)
+        if card >= NUMBER_BASE:
+            return total + card - NUMBER_BASE
+        if card == MINUS_TEN:
+            return max(0, total - 10) if self._floor else total - 10
+        if card == self._no_opening and self.owed == 2:
+            return None
+        return total
+
+    def _next(self, seat: int) -> int:
+        """The next seat still playing after ``seat`` in the current direction."""
+        n = self.seats
+        step = self.direction
+        in_round = self.in_round
+        seat = (seat + step) % n
+        while not in_round[seat]:
+            seat = (seat + step) % n
+        return seat
+
+    def _pass_turn(self, seat: int) -> None:
+        """The turn passes to the next seat owing nothing (after a loss or a forfeit)."""
+        self.to_act = self._next(seat)
+        self.owed = 1
+        self.played_99 = False
+
+    def _reshuffle(self) -> list[int]:
+        discard = self.discard
+        if not discard:
+            raise ScenarioError("a card must be drawn but the draw and discard piles are empty")
+        self.draw = draw = self._cards.reshuffle(discard)
+        self.discard = []
+        self.events.append((RESHUFFLE, len(draw)))
+        return draw
+
+    def _draw(self, seat: int, count: int) -> None:
+        hand = self.hands[seat]
+        for _ in range(count):
+            if not self.draw:
+                self._reshuffle()
+            if self._getrandbits is None:
+                insort(hand, self.draw.pop())
+            else:
+                insort(hand, _pick(self.draw, self._getrandbits))
+        self.events.append((DRAW, seat, count))
+
+    def _play_four(self, seat: int, hand: list[int]) -> None:
+        """modern: a hand of four 99s is played together (+0), then four cards are drawn."""
+        self.discard.extend(hand)
+        hand.clear()
+        self.plays += 1
+        self.events.append((FOUR_99, seat, self.total))
+        self._draw(seat, 4)
+        if self.plays >= self.max_plays:
+            self._finish_draw()
+        elif self.owed == 2:
+            self.owed = 1                      # it does not deflect: one card still owed
+        else:
+            self._pass_turn(seat)
+
+    def _lose(self, seat: int) -> None:
+        """The seat to act has no playable card (not in points scoring)."""
+        self.events.append((LOSE, seat))
+        if not self._rounds:
+            self._eliminate(seat, reveal=True)
+            if not self._end_if_one_left():
+                self._pass_turn(seat)
+            return
+        if self.tokens[seat] > 0:
+            self.tokens[seat] -= 1
+            self._table = None
+            self.events.append((TOKEN, seat, self.tokens[seat]))
+        else:
+            self._eliminate(seat, reveal=False)
+        if not self._end_if_one_left():
+            self._start_round()
+
+    def _go_out(self, seat: int, card: int | None) -> None:
+        """Points scoring: the seat leaves the round, after playing ``card`` past the limit
+        (the total keeps its value) and drawing back, or without playing."""
+        if card is not None:
+            self.hands[seat].remove(card)
+            self.discard.append(card)
+            self.plays += 1
+        self.events.append((OUT, seat, card))
+        if card is not None:
+            self._draw(seat, 1)
+            if self.plays >= self.max_plays:
+                self._finish_draw()
+                return
+        self.in_round[seat] = False
+        self._active -= 1
+        self._table = None
+        if self._active == 1:
+            self._end_points_round()
+        else:
+            self._pass_turn(seat)
+
+    def _end_points_round(self) -> None:
+        """Points scoring: score every seat in the game; then eliminations, the end, or a new round."""
+        opts = self.config.options
+        target = opts["points_target"]
+        for s in range(self.seats):
+            if self.in_game[s]:
+                self.scores[s] += sum(POINTS[c] for c in self.hands[s]) + (0 if self.in_round[s] else 25)
+        self._table = None
+        self.events.append((SCORES, tuple(self.scores)))
+        alive = [s for s in range(self.seats) if self.in_game[s]]
+        reached = [s for s in alive if self.scores[s] >= target]
+        if opts["points_mode"] == "lowest":
+            if reached:
+                ranking = self._by_score(alive) + self._left_ranking()
+                self._finish(tuple(ranking), TARGET_REACHED)
+                return
+        elif reached:
+            for s in reached:
+                self._eliminate(s, reveal=False, block=False)
+            self._out_blocks.append(self._by_score(reached))
+            if len(reached) == len(alive):
+                self._finish(tuple(self._left_ranking()), TARGET_REACHED)
+                return
+            if self._end_if_one_left():
+                return
+        self._start_round()
+
+    def _by_score(self, seats: Iterable[int]) -> list[tuple[int, ...]]:
+        """Seats grouped by score, lowest first; equal scores share a group."""
+        groups: dict[int, list[int]] = {}
+        for s in sorted(seats, key=lambda s: self.scores[s]):
+            groups.setdefault(self.scores[s], []).append(s)
+        return [tuple(g) for g in groups.values()]
+
+    def _eliminate(self, seat: int, reveal: bool, block: bool = True) -> None:
+        """Take ``seat`` out of the game; its hand is laid face up when ``reveal``."""
+        hand = self.hands[seat]
+        self.hands[seat] = None
+        self.out_of_play.extend(hand)
+        if reveal:
+            self.revealed[seat] = tuple(hand)
+        self.in_game[seat] = False
+        if self.in_round[seat]:
+            self.in_round[seat] = False
+            self._active -= 1
+        if block:
+            self._out_blocks.append([(seat,)])
+        self._table = None
+        self.events.append((ELIMINATE, seat, tuple(hand) if reveal else None))
+
+    def _left_ranking(self) -> list[tuple[int, ...]]:
+        """The seats that left the game, latest first."""
+        return [group for blk in reversed(self._out_blocks) for group in blk]
+
+    def _end_if_one_left(self) -> bool:
+        alive = [s for s in range(self.seats) if self.in_game[s]]
+        if len(alive) > 1:
+            return False
+        self._finish(tuple([tuple(alive)] + self._left_ranking()) if alive
+                     else tuple(self._left_ranking()), LAST_STANDING_END)
+        return True
+
+    def _finish_draw(self) -> None:
+        """The play limit is reached: the seats still in the game share the best place."""
+        alive = tuple(s for s in range(self.seats) if self.in_game[s])
+        self._finish(tuple([alive] + self._left_ranking()), MAX_PLAYS)
+
+    def _finish(self, ranking: tuple[tuple[int, ...], ...], termination: str) -> None:
+        self.finished = True
+        self.to_act = None
+        self._legal = ()
+        self._over_limit = False
+        self.outcome = Outcome(ranking, termination, self.round)
+        self._table = None
+        self.events.append((END, ranking, termination))
+
+    def _start_round(self, first: bool = False) -> None:
+        """Gather, deal to every seat still in the game, and pick the first seat to act."""
+        self.round += 1
+        if not first:
+            d = (self.dealer + 1) % self.seats
+            while not self.in_game[d]:
+                d = (d + 1) % self.seats
+            self.dealer = d
+        for s in range(self.seats):
+            self.hands[s] = None
+        self.draw = []
+        self.discard = []
+        if self._rounds:
+            self.out_of_play = []
+        deal = self._cards.deal(self)
+        for s, hand in enumerate(deal.hands):
+            self.hands[s] = None if hand is None else sorted(hand)
+        self.draw = list(deal.draw)
+        self.total = deal.total
+        self.direction = 1
+        self.owed = 1
+        self.played_99 = False
+        self.plays = 0
+        self.in_round = list(self.in_game)
+        self._active = sum(self.in_game)
+        self._table = None
+        first_seat = (self.dealer + 1) % self.seats
+        while not self.in_game[first_seat]:
+            first_seat = (first_seat + 1) % self.seats
+        self.to_act = first_seat
+        self.events.append((DEAL, self.round, self.dealer, first_seat, self.total))
+
+    # ----------------------------------------------------------------- errors
+
+    def _reject(self, seat: int, card: int) -> None:
+        """Raise the error that explains why ``seat`` may not play ``card`` now."""
+        name = TOKENS[card] if isinstance(card, int) and 0 <= card < len(TOKENS) else repr(card)
+        if self.finished:
+            raise NotYourTurn(f"seat {seat} cannot play {name}: the game is over", seat, card)
+        if seat != self.to_act:
+            raise NotYourTurn(f"seat {seat} cannot play {name}: it is seat {self.to_act}'s turn",
+                              seat, card)
+        hand = self.hands[seat]
+        if card not in hand:
+            raise NotInHand(f"seat {seat} does not hold {name}; its hand is "
+                            f"{' '.join(TOKENS[c] for c in hand)}", seat, card)
+        raise IllegalPlay(f"seat {seat} cannot play {name}: {self._why_illegal(card)}", seat, card)
+
+    def _why_illegal(self, card: int) -> str:
+        rules = self.config.ruleset.name
+        total, limit = self.total, self.limit
+        if card == NINETY_NINE:
+            if self._ninety_nine == FOUR_AT_ONCE:
+                return (f"in {rules} a 99 is never played alone; four 99s are played together, "
+                        "and the referee does that on its own")
+            if self._ninety_nine == UNPLAYABLE:
+                if not self._on_zero:
+                    return f"in {rules} a 99 is unplayable (option ninety_nine_on_zero is off)"
+                if self.played_99:
+                    return "only one 99 may be played per turn"
+                if total % 10:
+                    return f"a 99 is playable only on a total ending in 0, and the total is {total}"
+            if self._ninety_nine == SETS_TOTAL and 99 > limit:
+                return f"a 99 sets the total to 99, over the limit of {limit} ({rules})"
+        if card == self._no_opening and self.owed == 2:
+            return f"a {TOKENS[card]} may not be the first card of an owed pair"
+        after = self._after(card)
+        if after is not None and after > limit:
+            return (f"the total is {total} and {TOKENS[card]} would make it {after}, "
+                    f"over the limit of {limit} ({rules})")
+        return "the rules do not allow it now"  # pragma: no cover - every case is named above
+
+
+def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
+    """Replay ``decisions`` (as :meth:`Game.decisions` gives them) on a seeded game."""
+    game = Game.from_config(config, seed)
+    for decision in decisions:
+        if decision[0] == PLAY:
+            game.play(decision[1], decision[2])
+        elif decision[0] == FORFEIT:
+            game.forfeit(decision[1])
+        else:
+            raise ValueError(f"not a decision: {decision!r}")
+    return game
