@@ -1,0 +1,119 @@
+"""The public conformance vectors pass, the repository's copy matches the shared one, and
+the runner reports failures and malformed vectors as FORMAT.md asks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.rules.conformance import FAIL, MALFORMED, find_vectors, run_file, run_vector
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "tests" / "conformance" / "vectors"
+SHARED = ROOT.parent / "shared" / "conformance" / "vectors"
+
+
+@pytest.mark.parametrize("path", sorted(VECTORS.glob("*.json")), ids=lambda p: p.stem)
+def test_public_vector_passes(path):
+    result = run_file(path)
+    assert result.passed, result.line()
+
+
+def test_repository_copy_matches_shared_vectors():
+    if not SHARED.is_dir():
+        pytest.skip("no ../shared checkout beside this repository")
+    ours = {p.name: p.read_bytes() for p in VECTORS.glob("*.json")}
+    theirs = {p.name: p.read_bytes() for p in SHARED.glob("*.json")}
+    assert sorted(ours) == sorted(theirs), "vector files differ: copy ../shared/conformance/vectors again"
+    for name in theirs:
+        assert ours[name] == theirs[name], f"{name} differs from ../shared"
+
+
+def arena(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena.cli.main", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+def test_cli_runs_the_vectors_and_closes_with_the_count():
+    out = arena("conformance", str(VECTORS))
+    lines = out.stdout.strip().splitlines()
+    count = len(list(VECTORS.glob("*.json")))
+    assert out.returncode == 0
+    assert lines[-1] == f"{count} passed, 0 failed"
+    assert all(line.startswith("PASS ") for line in lines[:-1])
+
+
+BASE = {
+    "name": "t/base", "ruleset": "modern", "seats": 2,
+    "deals": [{"hands": [["1", "2", "3", "4"], ["5", "6", "7", "8"]], "draw": ["9"]}],
+    "steps": [{"seat": 0, "play": "1", "expect": {"total": 1}}],
+}
+
+
+def variant(**changes):
+    vector = json.loads(json.dumps(BASE))
+    vector.update(changes)
+    return vector
+
+
+def test_a_wrong_expectation_fails_naming_the_step_and_fact():
+    result = run_vector(variant(steps=[{"seat": 0, "play": "1", "expect": {"total": 2}}]))
+    assert result.status == FAIL
+    assert result.detail == "step 1: total is 1, expected 2"
+
+
+def test_an_unexpected_rejection_fails_with_its_code():
+    result = run_vector(variant(steps=[{"seat": 1, "play": "5"}]))
+    assert result.status == FAIL
+    assert "not_your_turn" in result.detail
+
+
+def test_a_missing_error_fails():
+    result = run_vector(variant(steps=[{"seat": 0, "play": "1", "error": "illegal_play"}]))
+    assert result.status == FAIL
+    assert "expected error illegal_play" in result.detail
+
+
+@pytest.mark.parametrize("changes, why", [
+    ({"deals": [{"hands": [["1", "2", "3", "XX"], ["5", "6", "7", "8"]], "draw": ["9"]}]},
+     "unknown card token 'XX'"),
+    ({"deals": [{"hands": [["1", "2", "3", "4"], ["5", "6", "7", "8"]], "draw": []}]},
+     "reshuffle"),
+    ({"deals": [{"hands": [["1", "2", "3", "4"], ["5", "6", "7", "8"]], "draw": []}],
+      "reshuffles": [["9"]]}, "not an order of the discard pile"),
+    ({"ruleset": "uno"}, "unknown ruleset 'uno'"),
+    ({"options": {"scoring": "points"}}, "no option 'scoring'"),
+    ({"seats": 9}, "seats=9"),
+    ({"deals": []}, "needs a deal"),
+    ({"steps": [{"seat": 0}]}, "needs both"),
+    ({"steps": [{"expect": {"colour": "red"}}]}, "unknown expect field"),
+    ({"deals": [{"hands": [["1", "2", "3", "4"], ["P2", "6", "7", "8"]], "draw": ["9"]}],
+      "ruleset": "classic"}, "not in this deck"),
+])
+def test_malformed_vectors_are_reported_as_such(changes, why):
+    result = run_vector(variant(**changes))
+    assert result.status == MALFORMED
+    assert why in result.detail
+
+
+def test_cli_exits_non_zero_on_a_failing_or_malformed_vector(tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps(variant(ruleset="uno")))
+    (tmp_path / "wrong.json").write_text(json.dumps(
+        variant(name="t/wrong", steps=[{"seat": 0, "play": "1", "expect": {"to_act": 0}}])))
+    (tmp_path / "broken.json").write_text("{not json")
+    out = arena("conformance", str(tmp_path), str(VECTORS / "modern__deck.json"))
+    assert out.returncode == 1
+    lines = out.stdout.strip().splitlines()
+    assert lines[-1] == "1 passed, 3 failed"
+    assert any(line.startswith("FAIL t/wrong: step 1: to_act is 1, expected 0") for line in lines)
+    assert sum("malformed" in line for line in lines) == 2
+
+
+def test_find_vectors_walks_folders_in_order(tmp_path):
+    for name in ("b.json", "a.json", "notes.txt"):
+        (tmp_path / name).write_text("{}")
+    assert [p.name for p in find_vectors([tmp_path])] == ["a.json", "b.json"]

@@ -1,0 +1,76 @@
+"""The engine's public API: importable alone, seeded determinism, outcomes, the benchmark command."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from arena.rules import ConfigError, Game, Outcome, make_config, parse_card, token
+
+
+def test_engine_imports_without_grpc_or_rich():
+    code = ("import sys, arena.rules; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('grpc', 'rich', 'google')]; "
+            "print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_different_seeds_give_different_deals():
+    hands = {tuple(map(tuple, Game.new(seed=s).hands)) for s in range(20)}
+    assert len(hands) == 20
+
+
+def test_seed_must_be_an_integer():
+    with pytest.raises(ConfigError, match="seed='x'"):
+        Game.new(seed="x")
+
+
+def test_outcome_places_share_the_best_place_of_a_tie():
+    outcome = Outcome(((2,), (0, 3), (1,)), "max_plays", 1)
+    assert outcome.places() == [2, 4, 1, 2]
+
+
+def test_card_tokens_round_trip_and_unknown_tokens_are_named():
+    assert token(parse_card("P2")) == "P2"
+    with pytest.raises(ConfigError, match="'Q'"):
+        parse_card("Q")
+
+
+def test_config_describe_names_changed_options():
+    config = make_config("classic", {"scoring": "points", "points_target": "100"}, 3)
+    assert config.describe() == "classic, 3 seats, scoring=points points_target=100"
+
+
+def test_forfeit_removes_a_seat_and_play_goes_on():
+    game = Game.new("modern", seats=3, seed=5)
+    seat = game.to_act
+    game.forfeit(seat)
+    assert not game.in_game[seat]
+    assert game.to_act not in (None, seat)
+    assert game.revealed[seat]  # modern: laid face up, as if it had lost
+    with pytest.raises(ValueError, match="out of the game"):
+        game.forfeit(seat)
+    while not game.finished:
+        game.play(game.to_act, game.legal_cards()[0])
+    assert game.outcome.ranking[-1] == (seat,)  # the first to leave ranks last
+
+
+def test_forfeit_in_a_token_game_eliminates_outright_and_redeals():
+    game = Game.new("classic", seats=3, seed=5)
+    game.forfeit(1)
+    assert game.in_game == [True, False, True]
+    assert game.tokens[1] == 3 and game.round == 2
+
+
+def test_bench_engine_prints_its_table_and_summary_line():
+    out = subprocess.run([sys.executable, "-m", "arena.cli.main", "bench", "engine",
+                          "--seconds", "0.05"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"engine: \d+ decisions/s \(modern, 4 seats\)", last)
+    for ruleset in ("modern", "classic", "classic-set99"):
+        assert ruleset in out.stdout
