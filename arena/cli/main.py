@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from arena import __version__
-from arena.cli import bench, conformance
+from arena.cli import bench, conformance, match
 from arena.rules.errors import ConfigError
 
-COMMANDS = (conformance, bench)
+COMMANDS = (match, conformance, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

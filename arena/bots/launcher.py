@@ -1,0 +1,91 @@
+"""Local bots: launch a bot process from its manifest, wait for it to connect, restart it.
+
+Used by ``arena match`` and tournaments: a bot process is started once and plays many
+matches over one connection; if it dies, it is started again before its next match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from arena.bots.manifest import BotManifest
+from arena.bots.process import BotProcess
+from arena.referee.lobby import Lobby
+from arena.referee.session import BotSession
+
+
+class BotStartError(RuntimeError):
+    """A bot could not be started or did not connect; the message says why."""
+
+
+class LocalBot:
+    """One seat's bot: its manifest, its token in the lobby, its process and session."""
+
+    def __init__(self, manifest: BotManifest, lobby: Lobby, referee: str, label: str,
+                 log_dir: Path | None = None, connect_timeout: float = 10.0) -> None:
+        self.manifest = manifest
+        self.lobby = lobby
+        self.referee = referee
+        self.label = label
+        self.log_dir = log_dir
+        self.connect_timeout = connect_timeout
+        self.registration = lobby.register(label)
+        self.process: BotProcess | None = None
+        self.starts = 0
+
+    @property
+    def session(self) -> BotSession | None:
+        return self.registration.session
+
+    @property
+    def alive(self) -> bool:
+        s = self.session
+        return (self.process is not None and self.process.returncode is None
+                and s is not None and not s.closed)
+
+    async def start(self) -> BotSession:
+        """Launch the process and wait until it connects; :class:`BotStartError` if it
+        exits first or does not connect within the connect timeout."""
+        if self.process is not None:
+            await self.process.stop()
+        log = None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log = self.log_dir / f"{self.label.replace('/', '_').replace('#', '-')}.stderr.log"
+        self.process = BotProcess(self.manifest, self.referee, self.registration.token, log, self.label)
+        self.starts += 1
+        try:
+            await self.process.start()
+        except OSError as exc:
+            raise BotStartError(str(exc)) from None
+        connect = asyncio.ensure_future(self.lobby.wait_session(self.registration.token,
+                                                                self.connect_timeout))
+        exited = asyncio.ensure_future(self.process.wait_exit())
+        try:
+            done, _ = await asyncio.wait({connect, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if connect in done:
+                try:
+                    session = connect.result()
+                except TimeoutError:
+                    await self.process.stop()
+                    raise BotStartError(
+                        f"bot {self.label} ({self.manifest.folder}) did not connect within "
+                        f"{self.connect_timeout:g} s; {self.process.describe_exit()}") from None
+                session.process = self.process
+                return session
+            raise BotStartError(f"bot {self.label} ({self.manifest.folder}) "
+                                f"{self.process.describe_exit()} before connecting")
+        finally:
+            connect.cancel()
+            exited.cancel()
+
+    async def ensure(self) -> BotSession:
+        """The live session, restarting the bot if its process or stream died."""
+        if self.alive:
+            return self.session
+        return await self.start()
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            await self.process.stop()

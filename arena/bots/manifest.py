@@ -1,0 +1,103 @@
+"""``bot.toml``: how the arena launches a bot from its folder.
+
+    name = "random"                      # required: the name shown in logs and standings
+    command = "{python} bot.py"          # required: string (split like a shell) or list
+    setup = "{python} -m pip install -r requirements.txt"   # optional, run before launch
+    description = "uniform legal card"   # optional
+
+``{python}`` is the interpreter running the arena (which has the Python SDK installed);
+``{dir}`` is the bot folder. The command runs in the bot folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.rules.errors import ConfigError
+
+MANIFEST = "bot.toml"
+
+
+class ManifestError(ConfigError):
+    """A bot folder or its manifest is missing or malformed; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class BotManifest:
+    """A bot as its folder describes it."""
+
+    name: str
+    folder: Path
+    command: tuple[str, ...]
+    setup: tuple[str, ...] | None
+    description: str
+
+    def content_hash(self) -> str:
+        """SHA-256 of every file in the bot folder (names and bytes), to tell versions apart."""
+        digest = hashlib.sha256()
+        for path in sorted(self.folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and not path.name.startswith(".arena"):
+                digest.update(str(path.relative_to(self.folder)).encode() + b"\0")
+                digest.update(path.read_bytes())
+        return digest.hexdigest()
+
+
+def _expand(parts: list[str], folder: Path) -> tuple[str, ...]:
+    return tuple(p.replace("{python}", sys.executable).replace("{dir}", str(folder)) for p in parts)
+
+
+def _command(value: object, key: str, path: Path, folder: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            parts = shlex.split(value)
+        except ValueError as exc:
+            raise ManifestError(f"{path}: {key} = {value!r} cannot be split: {exc}") from None
+    elif isinstance(value, list) and all(isinstance(p, str) for p in value):
+        parts = list(value)
+    else:
+        raise ManifestError(f"{path}: {key} must be a string or a list of strings")
+    if not parts:
+        raise ManifestError(f"{path}: {key} is empty")
+    return _expand(parts, folder)
+
+
+def load_manifest(folder: str | Path) -> BotManifest:
+    """Read and check ``folder/bot.toml``; :class:`ManifestError` says what is wrong."""
+    folder = Path(folder).resolve()
+    if not folder.is_dir():
+        raise ManifestError(f"bot folder {folder} does not exist")
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise ManifestError(f"{folder} has no {MANIFEST} (a bot folder needs one: name and command)")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path} is not valid TOML: {exc}") from None
+    unknown = set(data) - {"name", "command", "setup", "description"}
+    if unknown:
+        raise ManifestError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; "
+                            "known: name, command, setup, description")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ManifestError(f"{path}: 'name' is required (a non-empty string)")
+    if "command" not in data:
+        raise ManifestError(f"{path}: 'command' is required (how to start the bot)")
+    command = _command(data["command"], "command", path, folder)
+    setup = _command(data["setup"], "setup", path, folder) if "setup" in data else None
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ManifestError(f"{path}: 'description' must be a string")
+    program = command[0]
+    resolved = (folder / program) if os.sep in program else None
+    if resolved is not None and not resolved.exists():
+        raise ManifestError(f"{path}: the command's program {program} does not exist")
+    if resolved is None and shutil.which(program) is None and not (folder / program).exists():
+        raise ManifestError(f"{path}: the command's program {program!r} is not found on PATH")
+    return BotManifest(name.strip(), folder, command, setup, description)

@@ -1,0 +1,235 @@
+"""``arena match BOT_DIR BOT_DIR [...]``: start a referee, launch the bots, play, report."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from arena.bots.launcher import BotStartError, LocalBot
+from arena.bots.manifest import load_manifest
+from arena.referee.results import AUTOPLAY, FORFEIT, MatchResult, MatchSpec, TimeControl, Verdict
+from arena.referee.runner import MatchListener, MatchRunner
+from arena.referee.server import RefereeServer
+from arena.rules.cards import TOKENS
+from arena.rules.errors import ConfigError
+from arena.rules.events import DEAL, ELIMINATE, END, FORFEIT as FORFEIT_EVENT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN, event_to_dict
+from arena.rules.game import Game
+from arena.rules.rulesets import DEFAULT_RULESET, RULESETS, make_config, parse_option_args
+
+
+def add_match_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by commands that play matches."""
+    p.add_argument("--ruleset", default=DEFAULT_RULESET, choices=list(RULESETS),
+                   help="rules to play (default: modern)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a ruleset option, e.g. --option max_total=99 (repeatable)")
+    p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
+                   help="time allowed per move before the bank is used (default: 1)")
+    p.add_argument("--bank", type=float, default=10.0, metavar="SECONDS",
+                   help="extra time a bot may spend over the whole match (default: 10)")
+    p.add_argument("--on-fault", choices=[FORFEIT, AUTOPLAY], default=FORFEIT,
+                   help="what happens to a bot that times out, crashes, disconnects or keeps "
+                        "sending refused actions: 'forfeit' (default) removes its seat as if it "
+                        "had lost; 'play' records the verdict and plays its first legal card "
+                        "(Card enum order) for it from then on")
+    p.add_argument("--max-rejections", type=int, default=5, metavar="N",
+                   help="refused actions a bot may send in one match before an 'illegal' "
+                        "verdict (default: 5)")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long a launched bot has to connect (default: 10)")
+    p.add_argument("--listen", default="unix", metavar="ADDR",
+                   help="where the referee listens: 'unix' (a private socket, default), 'tcp' "
+                        "(a free loopback port) or an address such as 0.0.0.0:50051")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "match",
+        help="play matches between bots, with a live log",
+        description="Start a referee, launch each bot from its folder (bot.toml), play N games "
+                    "and print every turn live, then the results. The same folder may be given "
+                    "twice. Game i uses seed SEED+i-1, so any game replays on its own with "
+                    "--seed and --games 1. Event logs go to OUT/<match id>.jsonl.",
+    )
+    p.add_argument("bots", nargs="+", metavar="BOT_DIR", help="bot folder with a bot.toml (2-8)")
+    add_match_options(p)
+    p.add_argument("--seed", type=int, default=1, help="seed of the first game (default: 1)")
+    p.add_argument("--games", type=int, default=1, help="number of games (default: 1)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="folder for event logs and bot stderr (default: runs/match-<time>)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only each game's result")
+    p.set_defaults(run=run)
+
+
+def time_control(args: argparse.Namespace) -> TimeControl:
+    if args.move_time <= 0 or args.bank < 0:
+        raise ConfigError("--move-time must be positive and --bank at least 0")
+    return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
+
+
+def seat_labels(names: Sequence[str]) -> list[str]:
+    """Names for seats; a bot sitting more than once gets #2, #3..."""
+    seen: dict[str, int] = {}
+    labels = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return labels
+
+
+class LiveLog(MatchListener):
+    """Prints every turn of a match as it happens (plain text when not a terminal)."""
+
+    def __init__(self, console: Console, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+
+    def events(self, spec: MatchSpec, game: Game, events, seat, latency_us) -> None:
+        if self.quiet:
+            return
+        names = spec.names
+        for e in events:
+            kind = e[0]
+            if kind == PLAY:
+                took = f"  [dim]{latency_us / 1000:.1f} ms[/dim]" if latency_us is not None and e[1] == seat else ""
+                self.console.print(f"  {names[e[1]]:>12} plays [bold]{TOKENS[e[2]]:>3}[/bold] -> {e[3]:>3}{took}")
+            elif kind == DEAL:
+                self.console.print(f"  round {e[1]}: {names[e[2]]} deals, {names[e[3]]} starts")
+            elif kind == FOUR_99:
+                self.console.print(f"  {names[e[1]]:>12} plays four 99s together")
+            elif kind == RESHUFFLE:
+                self.console.print(f"  [dim]discards reshuffled: {e[1]} cards[/dim]")
+            elif kind == LOSE:
+                self.console.print(f"  [red]{names[e[1]]} has no playable card[/red]")
+            elif kind == TOKEN:
+                self.console.print(f"  {names[e[1]]} gives up a token ({e[2]} left)")
+            elif kind == OUT:
+                how = "without playing" if e[2] is None else f"playing {TOKENS[e[2]]} past the limit"
+                self.console.print(f"  {names[e[1]]} is out of the round, {how}")
+            elif kind == SCORES:
+                self.console.print("  scores: " + ", ".join(f"{n} {s}" for n, s in zip(names, e[1])))
+            elif kind == ELIMINATE:
+                self.console.print(f"  [red]{names[e[1]]} is eliminated[/red]")
+            elif kind == FORFEIT_EVENT:
+                self.console.print(f"  [red]{names[e[1]]} forfeits[/red]")
+
+    def verdict(self, spec: MatchSpec, verdict: Verdict) -> None:
+        self.console.print(f"  [bold red]verdict[/bold red] {spec.names[verdict.seat]}: "
+                           f"{verdict.kind} ({verdict.detail})", highlight=False)
+
+
+def describe_result(result: MatchResult) -> str:
+    names = result.spec.names
+    if not result.ranking:
+        return f"{result.status} after {result.turns} turns"
+    places = []
+    place = 1
+    for group in result.ranking:
+        places.append(f"{place}. " + " = ".join(names[s] for s in group))
+        place += len(group)
+    return (f"{'   '.join(places)}   [{result.termination}, {result.turns} turns, "
+            f"{result.duration_s:.2f} s]")
+
+
+def write_log(path: Path, result: MatchResult) -> None:
+    """The match as JSON lines: a header, one line per public event, the result."""
+    with path.open("w", encoding="utf-8") as out:
+        header = {"type": "match", **{k: v for k, v in result.to_dict().items()
+                                       if k in ("match_id", "ruleset", "options", "seats", "seed",
+                                                "time_control", "on_fault", "started_at")}}
+        out.write(json.dumps(header) + "\n")
+        for e in result.events:
+            out.write(json.dumps({"type": "event", **event_to_dict(e)}) + "\n")
+        out.write(json.dumps({"type": "result", **result.to_dict()}) + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 2 <= len(args.bots) <= 8:
+        raise ConfigError(f"a match needs 2 to 8 bot folders, got {len(args.bots)}")
+    if args.games < 1:
+        raise ConfigError("--games must be at least 1")
+    manifests = [load_manifest(folder) for folder in args.bots]
+    config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
+    tc = time_control(args)
+    console = Console(highlight=False)
+    out = args.out or Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return asyncio.run(_play(args, manifests, config, tc, console, out))
+    except KeyboardInterrupt:
+        console.print(f"interrupted: the match in flight was recorded as aborted in {out}")
+        return 130
+
+
+async def _play(args, manifests, config, tc, console: Console, out: Path) -> int:
+    labels = seat_labels([m.name for m in manifests])
+    server = await RefereeServer.start(args.listen)
+    bots = [LocalBot(m, server.lobby, server.address, label, out, args.connect_timeout)
+            for m, label in zip(manifests, labels)]
+    results: list[MatchResult] = []
+    runner: MatchRunner | None = None
+    try:
+        console.print(f"referee at {server.address}; {config.describe()}; {tc.describe()}")
+        try:
+            await asyncio.gather(*(bot.start() for bot in bots))
+        except BotStartError as exc:
+            console.print(f"[bold red]error:[/bold red] {exc}")
+            return 1
+        live = LiveLog(console, args.quiet)
+        run_id = time.strftime("%Y%m%d%H%M%S")
+        for i in range(args.games):
+            seed = args.seed + i
+            sessions = []
+            for bot in bots:
+                try:
+                    sessions.append(await bot.ensure())
+                except BotStartError as exc:
+                    console.print(f"[red]cannot restart {bot.label}: {exc}[/red]")
+                    sessions.append(None)
+            spec = MatchSpec(f"{run_id}-g{i + 1}", config, seed, tuple(labels), tc,
+                             on_fault=args.on_fault, max_rejections=args.max_rejections)
+            if not args.quiet:
+                console.rule(f"game {i + 1} of {args.games} (seed {seed})")
+            runner = MatchRunner(spec, sessions, [live])
+            result = await runner.run()
+            runner = None
+            results.append(result)
+            write_log(out / f"{spec.match_id}.jsonl", result)
+            console.print(f"game {i + 1} (seed {seed}): {escape(describe_result(result))}")
+    except asyncio.CancelledError:
+        if runner is not None and runner.result is not None:
+            write_log(out / f"{runner.spec.match_id}.jsonl", runner.result)
+        raise
+    finally:
+        await server.stop("the match is over")
+        await asyncio.gather(*(bot.stop() for bot in bots), return_exceptions=True)
+    print_summary(console, labels, results)
+    console.print(f"event logs: {out}")
+    return 0
+
+
+def print_summary(console: Console, labels: Sequence[str], results: Sequence[MatchResult]) -> None:
+    if not results:
+        return
+    table = Table(title=f"{len(results)} game(s)")
+    for col in ("seat", "bot", "wins", "avg place", "faults", "mean move"):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for seat, label in enumerate(labels):
+        places = [r.places()[seat] for r in results if r.ranking]
+        wins = sum(1 for r in results if r.ranking and r.ranking[0] == (seat,))
+        faults = [v.kind for r in results for v in r.verdicts if v.seat == seat]
+        moves = sum(r.stats[seat].moves for r in results)
+        total_us = sum(r.stats[seat].latency_us_total for r in results)
+        table.add_row(str(seat), label, str(wins),
+                      f"{sum(places) / len(places):.2f}" if places else "-",
+                      ", ".join(faults) or "0",
+                      f"{total_us / moves / 1000:.2f} ms" if moves else "-")
+    console.print(table)

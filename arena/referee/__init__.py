@@ -1,0 +1,1 @@
+"""The referee: gRPC servicer, bot sessions, match runner, clocks and verdicts."""

@@ -1,0 +1,144 @@
+"""Results as data: what was played, how it ended, and what each bot did wrong.
+
+Ratings and storage read :class:`MatchResult` and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.rules.events import event_to_dict
+from arena.rules.rulesets import GameConfig
+
+# Verdict kinds: why the referee removed (or played for) a seat.
+TIMEOUT = "timeout"            # no valid answer within the move allowance plus the bank
+DISCONNECTED = "disconnected"  # the bot's stream ended during the match
+CRASHED = "crashed"            # the bot process exited during the match
+ILLEGAL = "illegal"            # too many refused actions in one match
+ABORTED = "aborted"            # the referee stopped the match (shutdown)
+VERDICTS = (TIMEOUT, DISCONNECTED, CRASHED, ILLEGAL, ABORTED)
+
+# What happens to a faulty seat (MatchSpec.on_fault).
+FORFEIT = "forfeit"  # it leaves the game as if it had lost (default)
+AUTOPLAY = "play"    # the referee plays its first legal card (Card enum order) from then on
+
+# Match status.
+FINISHED = "finished"
+ABORTED_STATUS = "aborted"
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A seat's clock: each move may take ``move_ms``; beyond it, time comes from the bank."""
+
+    move_ms: int = 1000
+    bank_ms: int = 10_000
+
+    def describe(self) -> str:
+        return f"{self.move_ms / 1000:g} s/move + {self.bank_ms / 1000:g} s bank"
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """Everything that decides a match: rules, seed, seating, clocks, fault policy."""
+
+    match_id: str
+    config: GameConfig
+    seed: int
+    names: tuple[str, ...]
+    time_control: TimeControl = TimeControl()
+    bot_seeds: tuple[int, ...] = ()   # one per seat; default: derived from the seed
+    on_fault: str = FORFEIT
+    max_rejections: int = 5           # refused actions a seat may send in one match
+
+    def bot_seed(self, seat: int) -> int:
+        if self.bot_seeds:
+            return self.bot_seeds[seat]
+        return (self.seed * 1_000_003 + seat * 7919) % 2**63
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A seat's fault, with the referee's measured latency of the failed turn."""
+
+    seat: int
+    kind: str
+    detail: str
+    latency_us: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "kind": self.kind, "detail": self.detail,
+                "latency_us": self.latency_us}
+
+
+@dataclass
+class SeatStats:
+    """Per-seat timing of one match (referee-measured)."""
+
+    moves: int = 0
+    latency_us_total: int = 0
+    latency_us_max: int = 0
+    rejections: int = 0
+
+    @property
+    def latency_us_mean(self) -> float:
+        return self.latency_us_total / self.moves if self.moves else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"moves": self.moves, "latency_us_mean": round(self.latency_us_mean),
+                "latency_us_max": self.latency_us_max, "rejections": self.rejections}
+
+
+@dataclass
+class MatchResult:
+    """How one match went: the ranking, why it ended, verdicts, timings, the event record."""
+
+    spec: MatchSpec
+    status: str
+    ranking: tuple[tuple[int, ...], ...]
+    termination: str
+    verdicts: list[Verdict]
+    stats: list[SeatStats]
+    started_at: float          # Unix time
+    duration_s: float
+    turns: int
+    events: list[tuple] = field(default_factory=list, repr=False)
+
+    @property
+    def match_id(self) -> str:
+        return self.spec.match_id
+
+    def places(self) -> list[int]:
+        """Each seat's place, 1 = best; a tie shares the best place of its group."""
+        places = [0] * len(self.spec.names)
+        place = 1
+        for group in self.ranking:
+            for seat in group:
+                places[seat] = place
+            place += len(group)
+        return places
+
+    def to_dict(self, with_events: bool = False) -> dict[str, Any]:
+        spec = self.spec
+        out = {
+            "match_id": spec.match_id,
+            "ruleset": spec.config.ruleset.name,
+            "options": dict(spec.config.options),
+            "seats": list(spec.names),
+            "seed": spec.seed,
+            "status": self.status,
+            "ranking": [list(g) for g in self.ranking],
+            "termination": self.termination,
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "stats": [s.to_dict() for s in self.stats],
+            "time_control": {"move_ms": spec.time_control.move_ms,
+                             "bank_ms": spec.time_control.bank_ms},
+            "on_fault": spec.on_fault,
+            "started_at": self.started_at,
+            "duration_s": round(self.duration_s, 6),
+            "turns": self.turns,
+        }
+        if with_events:
+            out["events"] = [event_to_dict(e) for e in self.events]
+        return out

@@ -1,0 +1,301 @@
+"""The match runner: one match between bot sessions, on the rules engine, under the clock.
+
+It asks the engine who acts and builds that seat's view (the only thing the seat is
+told), sends the turn, waits for an action under the seat's clock, lets the engine judge
+it, and fans the public events out. A bot that times out, disconnects, crashes or keeps
+sending refused actions gets a :class:`~arena.referee.results.Verdict`; by default the
+seat forfeits (the engine removes it as if it had lost) and the match goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Sequence
+
+from ono99.v1 import referee_pb2
+
+from arena.referee.results import (
+    ABORTED, ABORTED_STATUS, AUTOPLAY, CRASHED, DISCONNECTED, FINISHED, ILLEGAL, TIMEOUT,
+    MatchResult, MatchSpec, SeatStats, Verdict,
+)
+from arena.referee.session import BotSession, SessionClosed
+from arena.referee.wire import (
+    SeatStatesCache, VERDICT_KINDS, card_from_wire, cards_to_wire, event_to_wire,
+    places_to_wire, rules_to_wire, view_to_wire,
+)
+from arena.rules.errors import PlayError
+from arena.rules.game import Game
+
+#: Turn ids are unique across the referee's life, so an id names one seat's one turn.
+TURN_IDS = itertools.count(1)
+
+_RefereeMessage = referee_pb2.RefereeMessage
+_TurnRequest = referee_pb2.TurnRequest
+_perf_ns = time.perf_counter_ns
+
+
+class MatchListener:
+    """Receives a match's progress (live display, logs, spectators). Methods must not block."""
+
+    def match_started(self, spec: MatchSpec) -> None: ...
+
+    def events(self, spec: MatchSpec, game: Game, events: Sequence[tuple],
+               seat: int | None, latency_us: int | None) -> None:
+        """Events produced by one decision of ``seat`` (answered in ``latency_us``), or by
+        a forfeit or the set-up (``seat`` None)."""
+
+    def verdict(self, spec: MatchSpec, verdict: Verdict) -> None: ...
+
+    def match_ended(self, result: MatchResult) -> None: ...
+
+
+class MatchRunner:
+    """Plays one :class:`MatchSpec` between sessions (``None`` for a seat with no bot)."""
+
+    def __init__(self, spec: MatchSpec, sessions: Sequence[BotSession | None],
+                 listeners: Sequence[MatchListener] = ()) -> None:
+        n = spec.config.seats
+        if len(sessions) != n or len(spec.names) != n:
+            raise ValueError(f"{n} seats need {n} sessions and names")
+        self.spec = spec
+        self.sessions = list(sessions)
+        self.listeners = list(listeners)
+        self.game = Game.from_config(spec.config, spec.seed)
+        self.verdicts: list[Verdict] = []
+        self.stats = [SeatStats() for _ in range(n)]
+        self.result: MatchResult | None = None
+        self._autoplay = [False] * n
+        self._faulted = [False] * n
+        self._sent = [0] * n                   # events each seat has been sent
+        self._wire: list = []                  # game.events encoded once, shared by all seats
+        self._bank_ns = [spec.time_control.bank_ms * 1_000_000] * n
+        self._move_ns = spec.time_control.move_ms * 1_000_000
+        self._last_latency = [0] * n
+        self._states = SeatStatesCache()
+        self._turns = 0
+        self._reported = 0                     # events already given to listeners
+
+    # ---------------------------------------------------------------- the match
+
+    async def run(self) -> MatchResult:
+        """Play the match to its end and return the result (also kept in ``self.result``).
+        Cancelled (shutdown), it records ``aborted`` verdicts, tells the bots, and re-raises."""
+        started_at = time.time()
+        t0 = time.perf_counter()
+        try:
+            await self._start()
+            game = self.game
+            while not game.finished:
+                seat = game.to_act
+                if self._autoplay[seat]:
+                    game.play(seat, game.legal_cards()[0])
+                    self._report(seat, None)
+                    continue
+                await self._turn(seat)
+        except asyncio.CancelledError:
+            self._abort(started_at, time.perf_counter() - t0)
+            await self._tell_end(timeout=1.0)
+            raise
+        outcome = self.game.outcome
+        self.result = MatchResult(
+            self.spec, FINISHED, outcome.ranking, outcome.termination, self.verdicts,
+            self.stats, started_at, time.perf_counter() - t0, self._turns, self.game.events)
+        await self._tell_end()
+        for listener in self.listeners:
+            listener.match_ended(self.result)
+        return self.result
+
+    async def _start(self) -> None:
+        spec = self.spec
+        for listener in self.listeners:
+            listener.match_started(spec)
+        rules = rules_to_wire(spec.config)
+        tc = referee_pb2.TimeControl(move_ms=spec.time_control.move_ms,
+                                     bank_ms=spec.time_control.bank_ms)
+        for seat, session in enumerate(self.sessions):
+            if session is None or session.closed:
+                self._fault(seat, DISCONNECTED, "no bot connected for this seat"
+                            if session is None else f"disconnected before the match: {session.close_reason}")
+                continue
+            session.begin_match()
+            try:
+                await session.send(_RefereeMessage(match_start=referee_pb2.MatchStart(
+                    match_id=spec.match_id, seat=seat, seat_names=list(spec.names), rules=rules,
+                    time_control=tc, bot_seed=spec.bot_seed(seat))))
+            except SessionClosed:
+                await self._lost(seat, session, 0)
+        self._report(None, None)
+
+    async def _turn(self, seat: int) -> None:
+        """Ask ``seat`` for a card until one is accepted or the seat gets a verdict."""
+        game = self.game
+        session = self.sessions[seat]
+        spec = self.spec
+        turn_id = next(TURN_IDS)
+        view = game.view(seat)
+        self._encode_events()
+        wire = self._wire
+        msg = _RefereeMessage(turn=_TurnRequest(
+            match_id=spec.match_id, turn_id=turn_id,
+            view=view_to_wire(view, self._states.get(view.table)),
+            legal=cards_to_wire(view.legal), over_limit=view.over_limit,
+            events=wire[self._sent[seat]:], move_ms=spec.time_control.move_ms,
+            bank_ms=self._bank_ns[seat] // 1_000_000,
+            previous_latency_us=self._last_latency[seat]))
+        self._sent[seat] = len(wire)
+        session.open_turn(turn_id)
+        start = _perf_ns()
+        deadline = start + self._move_ns + self._bank_ns[seat]
+        try:
+            await session.send(msg)
+            await self._flush_events(skip=seat)
+            while True:
+                remaining = (deadline - _perf_ns()) / 1e9
+                if remaining <= 0:
+                    raise TimeoutError
+                action = await asyncio.wait_for(session.next_action(), remaining)
+                if action is not None:
+                    card = card_from_wire(action.card)
+                    if card is None:
+                        await session.reject(turn_id, "malformed",
+                                             f"{action.card} is not a card of the Card enum")
+                    else:
+                        try:
+                            game.play(seat, card)
+                        except PlayError as exc:
+                            await session.reject(turn_id, exc.code, str(exc))
+                        else:
+                            break
+                if session.rejections > spec.max_rejections:
+                    session.close_turn()
+                    self._fault(seat, ILLEGAL, f"{session.rejections} refused actions in this match "
+                                f"(the limit is {spec.max_rejections})", (_perf_ns() - start) // 1000)
+                    return
+        except TimeoutError:
+            session.close_turn()
+            elapsed = (_perf_ns() - start) // 1000
+            self._fault(seat, TIMEOUT, f"no valid answer within {spec.time_control.move_ms} ms "
+                        f"+ {self._bank_ns[seat] // 1_000_000} ms of bank", elapsed)
+            self._bank_ns[seat] = 0
+            return
+        except SessionClosed:
+            session.close_turn()
+            await self._lost(seat, session, (_perf_ns() - start) // 1000)
+            return
+        latency_ns = _perf_ns() - start
+        session.close_turn()
+        over = latency_ns - self._move_ns
+        if over > 0:
+            self._bank_ns[seat] -= over
+        latency_us = latency_ns // 1000
+        self._last_latency[seat] = latency_us
+        stats = self.stats[seat]
+        stats.moves += 1
+        stats.latency_us_total += latency_us
+        if latency_us > stats.latency_us_max:
+            stats.latency_us_max = latency_us
+        stats.rejections = session.rejections
+        self._turns += 1
+        self._report(seat, latency_us)
+
+    # ---------------------------------------------------------------- faults
+
+    async def _lost(self, seat: int, session: BotSession, latency_us: int) -> None:
+        """The seat's stream ended: a crash if its process exited, else a disconnection."""
+        process = session.process
+        if process is not None:
+            code = await process.wait_exit(0.5)
+            if code is not None:
+                self._fault(seat, CRASHED, process.describe_exit(), latency_us)
+                return
+        self._fault(seat, DISCONNECTED, session.close_reason or "the stream ended", latency_us)
+
+    def _fault(self, seat: int, kind: str, detail: str, latency_us: int = 0) -> None:
+        """Record a verdict; the seat forfeits, or the referee plays for it from now on."""
+        if self._faulted[seat]:
+            return
+        self._faulted[seat] = True
+        verdict = Verdict(seat, kind, detail, latency_us)
+        self.verdicts.append(verdict)
+        session = self.sessions[seat]
+        if session is not None:
+            self.stats[seat].rejections = session.rejections
+        for listener in self.listeners:
+            listener.verdict(self.spec, verdict)
+        game = self.game
+        if self.spec.on_fault == AUTOPLAY:
+            self._autoplay[seat] = True
+        elif not game.finished and game.in_game[seat]:
+            game.forfeit(seat)
+            self._report(None, None)
+
+    def _abort(self, started_at: float, duration: float) -> None:
+        game = self.game
+        for seat in range(game.seats):
+            if not self._faulted[seat] and (game.finished or game.in_game[seat]):
+                self._faulted[seat] = True
+                self.verdicts.append(Verdict(seat, ABORTED, "the referee stopped the match"))
+        self.result = MatchResult(self.spec, ABORTED_STATUS, (), ABORTED, self.verdicts,
+                                  self.stats, started_at, duration, self._turns, game.events)
+
+    # ---------------------------------------------------------------- messages
+
+    def _encode_events(self) -> None:
+        events = self.game.events
+        wire = self._wire
+        for i in range(len(wire), len(events)):
+            wire.append(event_to_wire(events[i]))
+
+    def _report(self, seat: int | None, latency_us: int | None) -> None:
+        events = self.game.events
+        if self.listeners and self._reported < len(events):
+            new = events[self._reported:]
+            for listener in self.listeners:
+                listener.events(self.spec, self.game, new, seat, latency_us)
+        self._reported = len(events)
+
+    async def _flush_events(self, skip: int) -> None:
+        """Send each live seat (but ``skip``) the events it has not seen yet."""
+        wire = self._wire
+        n = len(wire)
+        for seat, session in enumerate(self.sessions):
+            if seat == skip or session is None or session.closed or self._sent[seat] >= n:
+                continue
+            pending = wire[self._sent[seat]:]
+            self._sent[seat] = n
+            try:
+                await session.send(_RefereeMessage(events=referee_pb2.Events(
+                    match_id=self.spec.match_id, events=pending)))
+            except SessionClosed:
+                pass  # noticed at its next turn
+
+    async def _tell_end(self, timeout: float | None = None) -> None:
+        """Send every live seat the match end: ranking, verdicts, every hand revealed."""
+        game = self.game
+        self._encode_events()
+        result = self.result
+        hands = [referee_pb2.Hand(seat=s, cards=cards_to_wire(
+            game.hands[s] if game.hands[s] is not None else game.revealed.get(s, ())))
+            for s in range(game.seats)]
+        verdicts = [referee_pb2.Verdict(seat=v.seat, kind=VERDICT_KINDS[v.kind], detail=v.detail,
+                                        latency_us=v.latency_us) for v in self.verdicts]
+        for seat, session in enumerate(self.sessions):
+            if session is None:
+                continue
+            session.end_match()
+            if session.closed:
+                continue
+            msg = _RefereeMessage(match_end=referee_pb2.MatchEnd(
+                match_id=self.spec.match_id, ranking=places_to_wire(result.ranking),
+                termination=result.termination, verdicts=verdicts, hands=hands,
+                events=self._wire[self._sent[seat]:]))
+            self._sent[seat] = len(self._wire)
+            try:
+                if timeout is None:
+                    await session.send(msg)
+                else:
+                    await asyncio.wait_for(asyncio.shield(session.send(msg)), timeout)
+            except (SessionClosed, TimeoutError, asyncio.CancelledError):
+                pass

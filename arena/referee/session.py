@@ -1,0 +1,150 @@
+"""One bot connection: its identity, its writes, and the turn it may answer.
+
+A session lives as long as the bot's stream. The match runner opens a turn on it, sends
+the request, and waits for actions; actions that do not answer the open turn are refused
+here (``stale_turn``, ``not_your_turn``, ``malformed``) so the runner never sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from ono99.v1 import referee_pb2
+
+from arena.referee.wire import ERROR_CODES
+
+if TYPE_CHECKING:
+    from arena.bots.process import BotProcess
+
+_session_ids = itertools.count(1)
+_CLOSED = object()  # wakes a waiting runner when the stream ends
+_NUDGE = object()   # wakes a waiting runner to count a refusal made here
+
+
+class SessionClosed(Exception):
+    """The bot's stream has ended; the message says how."""
+
+
+class BotSession:
+    """The referee's end of one bot's stream."""
+
+    def __init__(self, token: str, name: str, context: Any, sdk: str = "") -> None:
+        self.session_id = f"s{next(_session_ids)}"
+        self.token = token
+        self.name = name
+        self.sdk = sdk
+        self.context = context
+        self.process: BotProcess | None = None  # set when the arena launched this bot
+        self.close_reason = ""
+        self.rejections = 0                     # refused actions in the current match
+        self.in_match = False
+        self._closed = False
+        self._write_lock = asyncio.Lock()
+        self._open_turn: int | None = None
+        self._issued: set[int] = set()
+        self._actions: asyncio.Queue = asyncio.Queue()
+        self._done = asyncio.get_running_loop().create_future()
+
+    # ---------------------------------------------------------------- state
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, reason: str) -> None:
+        """The stream ended (or must end): wake whoever waits on it."""
+        if self._closed:
+            return
+        self._closed = True
+        self.close_reason = reason
+        self._actions.put_nowait(_CLOSED)
+        if not self._done.done():
+            self._done.set_result(reason)
+
+    async def wait_closed(self) -> str:
+        return await asyncio.shield(self._done)
+
+    # ---------------------------------------------------------------- writes
+
+    async def send(self, msg: referee_pb2.RefereeMessage) -> None:
+        """Write one message; :class:`SessionClosed` if the stream is gone."""
+        if self._closed:
+            raise SessionClosed(self.close_reason)
+        try:
+            async with self._write_lock:
+                await self.context.write(msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the transport failed: the stream is gone
+            self.close(f"write failed: {exc}")
+            raise SessionClosed(self.close_reason) from None
+
+    async def reject(self, turn_id: int, code: str, reason: str) -> None:
+        self.rejections += 1
+        try:
+            await self.send(referee_pb2.RefereeMessage(rejected=referee_pb2.ActionRejected(
+                turn_id=turn_id, code=ERROR_CODES[code], reason=reason)))
+        except SessionClosed:
+            pass
+
+    # ---------------------------------------------------------------- turns
+
+    def begin_match(self) -> None:
+        self.in_match = True
+        self.rejections = 0
+        self._issued.clear()
+
+    def end_match(self) -> None:
+        self.in_match = False
+        self._open_turn = None
+
+    def open_turn(self, turn_id: int) -> None:
+        self._open_turn = turn_id
+        self._issued.add(turn_id)
+        queue = self._actions
+        while not queue.empty():  # drop anything left from an earlier turn
+            item = queue.get_nowait()
+            if item is _CLOSED:
+                queue.put_nowait(_CLOSED)
+                break
+
+    def close_turn(self) -> None:
+        self._open_turn = None
+
+    async def next_action(self) -> referee_pb2.Action | None:
+        """The next action for the open turn; None when a refusal was counted here.
+        Raises :class:`SessionClosed` when the stream ends."""
+        item = await self._actions.get()
+        if item is _CLOSED:
+            self._actions.put_nowait(_CLOSED)
+            raise SessionClosed(self.close_reason)
+        if item is _NUDGE:
+            return None
+        return item
+
+    # ---------------------------------------------------------------- reads
+
+    async def on_message(self, msg: referee_pb2.BotMessage) -> None:
+        """A message from the bot (called by the servicer's read loop)."""
+        kind = msg.WhichOneof("kind")
+        if kind == "action":
+            action = msg.action
+            turn_id = action.turn_id
+            if turn_id == self._open_turn and turn_id:
+                self._actions.put_nowait(action)
+                return
+            if turn_id in self._issued:
+                await self.reject(turn_id, "stale_turn", f"turn {turn_id} is already over")
+            else:
+                await self.reject(turn_id, "not_your_turn",
+                                  f"turn {turn_id} is not a turn of yours"
+                                  + ("" if self._open_turn is None
+                                     else f"; your open turn is {self._open_turn}"))
+        elif kind == "hello":
+            await self.reject(0, "malformed", "hello was already received on this stream")
+        else:
+            await self.reject(0, "malformed", "a BotMessage with no action")
+        if self._open_turn is not None:
+            self._actions.put_nowait(_NUDGE)

@@ -1,0 +1,134 @@
+"""The one place where engine values become protobuf messages and back.
+
+Engine card codes map to ``ono99.v1.Card`` values by ``code + 1`` (0 is unspecified),
+in the same order, so a sorted hand stays sorted on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ono99.v1 import game_pb2, referee_pb2
+
+from arena.rules.cards import TOKENS
+from arena.rules.events import (
+    DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
+)
+from arena.rules.rulesets import GameConfig
+from arena.rules.views import SeatView
+
+N_CARDS = len(TOKENS)
+
+_Event = game_pb2.Event
+_SeatState = game_pb2.SeatState
+_SeatView = game_pb2.SeatView
+
+
+def card_to_wire(code: int) -> int:
+    return code + 1
+
+
+def card_from_wire(value: int) -> int | None:
+    """The engine code of a ``Card`` value, or None for UNSPECIFIED or an unknown value."""
+    code = value - 1
+    return code if 0 <= code < N_CARDS else None
+
+
+def cards_to_wire(cards: Iterable[int]) -> list[int]:
+    return [c + 1 for c in cards]
+
+
+def rules_to_wire(config: GameConfig) -> game_pb2.Rules:
+    options = {k: (str(v).lower() if isinstance(v, bool) else str(v))
+               for k, v in config.options.items()}
+    return game_pb2.Rules(ruleset=config.ruleset.name, options=options, seats=config.seats,
+                          limit=config.limit)
+
+
+def places_to_wire(ranking: Sequence[Sequence[int]]) -> list[game_pb2.Place]:
+    return [game_pb2.Place(seats=list(group)) for group in ranking]
+
+
+def event_to_wire(e: tuple) -> game_pb2.Event:
+    """An engine event tuple (see :mod:`arena.rules.events`) as a protobuf Event."""
+    kind = e[0]
+    if kind == PLAY:
+        return _Event(card_played=game_pb2.CardPlayed(seat=e[1], card=e[2] + 1, total=e[3]))
+    if kind == DRAW:
+        return _Event(cards_drawn=game_pb2.CardsDrawn(seat=e[1], count=e[2]))
+    if kind == DEAL:
+        return _Event(round_started=game_pb2.RoundStarted(
+            round=e[1], dealer=e[2], first=e[3], total=e[4]))
+    if kind == FOUR_99:
+        return _Event(four_ninety_nines=game_pb2.FourNinetyNines(seat=e[1], total=e[2]))
+    if kind == RESHUFFLE:
+        return _Event(reshuffled=game_pb2.Reshuffled(draw_size=e[1]))
+    if kind == LOSE:
+        return _Event(seat_lost=game_pb2.SeatLost(seat=e[1]))
+    if kind == TOKEN:
+        return _Event(token_lost=game_pb2.TokenLost(seat=e[1], tokens_left=e[2]))
+    if kind == OUT:
+        return _Event(out_of_round=game_pb2.OutOfRound(seat=e[1], card=0 if e[2] is None else e[2] + 1))
+    if kind == SCORES:
+        return _Event(round_scored=game_pb2.RoundScored(scores=list(e[1])))
+    if kind == ELIMINATE:
+        return _Event(seat_eliminated=game_pb2.SeatEliminated(
+            seat=e[1], hand=[] if e[2] is None else cards_to_wire(e[2])))
+    if kind == FORFEIT:
+        return _Event(seat_forfeited=game_pb2.SeatForfeited(seat=e[1]))
+    if kind == END:
+        return _Event(game_ended=game_pb2.GameEnded(ranking=places_to_wire(e[1]), termination=e[2]))
+    raise ValueError(f"unknown event {e!r}")
+
+
+def events_to_wire(events: Iterable[tuple]) -> list[game_pb2.Event]:
+    return [event_to_wire(e) for e in events]
+
+
+class SeatStatesCache:
+    """Encodes a Table's per-seat states once and reuses them while the Table is the same
+    object (it changes only at eliminations, tokens, scores and new rounds)."""
+
+    __slots__ = ("_table", "_states")
+
+    def __init__(self) -> None:
+        self._table = None
+        self._states: list[game_pb2.SeatState] = []
+
+    def get(self, table) -> list[game_pb2.SeatState]:
+        if table is not self._table:
+            revealed = table.revealed
+            self._states = [
+                _SeatState(hand_size=size or 0, in_game=table.in_game[s], in_round=table.in_round[s],
+                           tokens=table.tokens[s], score=table.scores[s],
+                           revealed=cards_to_wire(revealed.get(s, ())))
+                for s, size in enumerate(table.hand_sizes)]
+            self._table = table
+        return self._states
+
+
+def view_to_wire(view: SeatView, seat_states: list[game_pb2.SeatState]) -> game_pb2.SeatView:
+    """A seat's engine view as a protobuf SeatView (``seat_states`` from the cache)."""
+    table = view.table
+    return _SeatView(
+        seat=view.seat, hand=[c + 1 for c in view.hand], total=view.total,
+        direction=view.direction, to_act=-1 if view.to_act is None else view.to_act,
+        owed=view.owed, draw_size=view.draw_size, discard_size=view.discard_size,
+        seats=seat_states, round=table.round, dealer=table.dealer)
+
+
+ERROR_CODES = {
+    "not_your_turn": referee_pb2.ERROR_CODE_NOT_YOUR_TURN,
+    "not_in_hand": referee_pb2.ERROR_CODE_NOT_IN_HAND,
+    "illegal_play": referee_pb2.ERROR_CODE_ILLEGAL_PLAY,
+    "stale_turn": referee_pb2.ERROR_CODE_STALE_TURN,
+    "malformed": referee_pb2.ERROR_CODE_MALFORMED,
+}
+
+VERDICT_KINDS = {
+    "timeout": referee_pb2.VERDICT_KIND_TIMEOUT,
+    "disconnected": referee_pb2.VERDICT_KIND_DISCONNECTED,
+    "crashed": referee_pb2.VERDICT_KIND_CRASHED,
+    "illegal": referee_pb2.VERDICT_KIND_ILLEGAL,
+    "aborted": referee_pb2.VERDICT_KIND_ABORTED,
+}

@@ -1,0 +1,119 @@
+"""The bot's side of the protocol, independent of the transport.
+
+:class:`Driver` takes each message the referee sends and returns the messages to send
+back. The gRPC client (:mod:`ono99.bot.client`) and the scripted fake referee
+(:mod:`ono99.bot.testing`) both drive a bot through it, so what a unit test exercises
+is what runs against a real referee.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Iterator
+
+from ono99.bot.base import Bot
+from ono99.bot.model import CARD_VALUES, Event, Match, MatchResult, View
+from ono99.v1 import referee_pb2
+
+log = logging.getLogger("ono99.bot")
+
+PROTOCOL_VERSION = 1
+
+
+class Driver:
+    """Feeds one bot the referee's messages; produces its answers."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.matches: dict[str, Match] = {}
+        self.finished = False
+        self.welcome: referee_pb2.Welcome | None = None
+        self._open_turn: tuple[referee_pb2.TurnRequest, set[str]] | None = None
+
+    def hello(self, token: str, name: str | None = None, sdk: str = "") -> referee_pb2.BotMessage:
+        """The first message of a session."""
+        return referee_pb2.BotMessage(hello=referee_pb2.Hello(
+            name=name or self.bot.name, token=token, protocol_version=PROTOCOL_VERSION, sdk=sdk))
+
+    def handle(self, msg: referee_pb2.RefereeMessage) -> Iterator[referee_pb2.BotMessage]:
+        """Messages to send in answer to ``msg`` (an action for a turn, nothing otherwise)."""
+        kind = msg.WhichOneof("kind")
+        if kind == "turn":
+            yield self._turn(msg.turn)
+        elif kind == "events":
+            self._events(msg.events.match_id, msg.events.events)
+        elif kind == "rejected":
+            retry = self._rejected(msg.rejected)
+            if retry is not None:
+                yield retry
+        elif kind == "match_start":
+            start = msg.match_start
+            match = Match.from_proto(start)
+            self.matches[start.match_id] = match
+            self.bot.random = random.Random(start.bot_seed)
+            self.bot.on_match_start(match)
+        elif kind == "match_end":
+            end = msg.match_end
+            self._events(end.match_id, end.events)
+            match = self.matches.pop(end.match_id, None)
+            self._open_turn = None
+            self.bot.on_match_end(MatchResult.from_proto(end), match)
+        elif kind == "welcome":
+            self.welcome = msg.welcome
+        elif kind == "refusal":
+            self.finished = True
+            raise RefusedError(msg.refusal)
+        elif kind == "goodbye":
+            self.finished = True
+
+    def _events(self, match_id: str, events) -> Match | None:
+        match = self.matches.get(match_id)
+        if match is None:
+            return None
+        for raw in events:
+            event = Event.from_proto(raw)
+            match.events.append(event)
+            self.bot.on_event(event, match)
+        return match
+
+    def _turn(self, turn: referee_pb2.TurnRequest) -> referee_pb2.BotMessage:
+        match = self._events(turn.match_id, turn.events)
+        if match is None:  # a turn of a match we were never told of: answer anyway
+            match = Match(turn.match_id, turn.view.seat, [], None, turn.move_ms, turn.bank_ms, 0)
+            self.matches[turn.match_id] = match
+        view = View(turn, match)
+        card = self.bot.choose(view)
+        self._open_turn = (turn, {card})
+        return self._action(turn.turn_id, card)
+
+    def _rejected(self, rejected: referee_pb2.ActionRejected) -> referee_pb2.BotMessage | None:
+        """The referee refused our action: let the bot try again with a card not yet tried."""
+        log.warning("action rejected (%s): %s",
+                    referee_pb2.ErrorCode.Name(rejected.code), rejected.reason)
+        if self._open_turn is None or self._open_turn[0].turn_id != rejected.turn_id:
+            return None
+        turn, tried = self._open_turn
+        match = self.matches.get(turn.match_id)
+        view = View(turn, match)
+        card = self.bot.on_rejected(view, rejected.reason, tried)
+        if card is None:
+            return None
+        tried.add(card)
+        return self._action(turn.turn_id, card)
+
+    @staticmethod
+    def _action(turn_id: int, card: str) -> referee_pb2.BotMessage:
+        value = CARD_VALUES.get(card, 0)  # an unknown token goes out as UNSPECIFIED: malformed
+        if not value:
+            log.error("the bot chose %r, which is not a card token", card)
+        return referee_pb2.BotMessage(action=referee_pb2.Action(turn_id=turn_id, card=value))
+
+
+class RefusedError(RuntimeError):
+    """The referee refused this bot's Hello."""
+
+    def __init__(self, refusal: referee_pb2.Refusal) -> None:
+        self.code = referee_pb2.RefusalCode.Name(refusal.code)
+        self.reason = refusal.reason
+        super().__init__(f"referee refused the connection ({self.code}): {self.reason}")

@@ -1,0 +1,118 @@
+"""A scripted fake referee, to unit-test a bot without a server.
+
+    from ono99.bot.testing import FakeReferee
+
+    ref = FakeReferee(MyBot(), seats=3)
+    ref.event("play", seat=2, card="7", total=40)
+    card = ref.turn(hand=["5", "P2", "9", "R"], legal=["5", "P2", "R"], total=40)
+    assert card == "P2"
+    ref.end(ranking=[[0], [2], [1]])
+
+It drives the bot through the same :class:`~ono99.bot.driver.Driver` as the real
+client, with real protobuf messages; only the network is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ono99.bot.base import Bot
+from ono99.bot.driver import Driver
+from ono99.bot.model import CARD_VALUES
+from ono99.v1 import game_pb2, referee_pb2
+
+_EVENT_BUILDERS = {
+    "play": lambda f: game_pb2.Event(card_played=game_pb2.CardPlayed(
+        seat=f["seat"], card=CARD_VALUES[f["card"]], total=f.get("total", 0))),
+    "draw": lambda f: game_pb2.Event(cards_drawn=game_pb2.CardsDrawn(
+        seat=f["seat"], count=f.get("count", 1))),
+    "deal": lambda f: game_pb2.Event(round_started=game_pb2.RoundStarted(
+        round=f.get("round", 1), dealer=f.get("dealer", 0), first=f.get("first", 1),
+        total=f.get("total", 0))),
+    "eliminate": lambda f: game_pb2.Event(seat_eliminated=game_pb2.SeatEliminated(
+        seat=f["seat"], hand=[CARD_VALUES[c] for c in f.get("hand", ())])),
+    "lose": lambda f: game_pb2.Event(seat_lost=game_pb2.SeatLost(seat=f["seat"])),
+}
+
+
+class FakeReferee:
+    """Plays the referee's part of one match with a bot, message by message."""
+
+    def __init__(self, bot: Bot, seats: int = 2, seat: int = 0, ruleset: str = "modern",
+                 options: dict[str, str] | None = None, limit: int | None = None,
+                 bot_seed: int = 1, match_id: str = "fake-1", move_ms: int = 1000,
+                 bank_ms: int = 10000) -> None:
+        self.bot = bot
+        self.driver = Driver(bot)
+        self.seats = seats
+        self.seat = seat
+        self.match_id = match_id
+        self.move_ms = move_ms
+        self.bank_ms = bank_ms
+        self.turn_id = 0
+        self.sent: list[referee_pb2.BotMessage] = []
+        self._pending: list[game_pb2.Event] = []
+        limit = limit if limit is not None else (98 if ruleset == "modern" else 99)
+        self._send(referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
+            match_id=match_id, seat=seat, seat_names=[f"seat{i}" for i in range(seats)],
+            rules=game_pb2.Rules(ruleset=ruleset, options=options or {}, seats=seats, limit=limit),
+            time_control=referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms),
+            bot_seed=bot_seed)))
+
+    def _send(self, msg: referee_pb2.RefereeMessage) -> list[referee_pb2.BotMessage]:
+        answers = list(self.driver.handle(msg))
+        self.sent.extend(answers)
+        return answers
+
+    def event(self, kind: str, **fields) -> None:
+        """Queue a public event (``play``, ``draw``, ``deal``, ``eliminate``, ``lose``); it
+        reaches the bot with the next turn, or at once with :meth:`flush`."""
+        self._pending.append(_EVENT_BUILDERS[kind](fields))
+
+    def flush(self) -> None:
+        """Send the queued events in an Events message."""
+        events, self._pending = self._pending, []
+        self._send(referee_pb2.RefereeMessage(events=referee_pb2.Events(
+            match_id=self.match_id, events=events)))
+
+    def turn(self, hand: Sequence[str], legal: Sequence[str] | None = None, total: int = 0,
+             direction: int = 1, owed: int = 1, hand_sizes: Sequence[int] | None = None,
+             in_game: Sequence[bool] | None = None, draw_size: int = 50,
+             over_limit: bool = False) -> str | None:
+        """Ask the bot for a card; returns the token it answered (None if it sent nothing)."""
+        self.turn_id += 1
+        n = self.seats
+        sizes = hand_sizes or [4] * n
+        alive = in_game or [True] * n
+        view = game_pb2.SeatView(
+            seat=self.seat, hand=[CARD_VALUES[c] for c in hand], total=total,
+            direction=direction, to_act=self.seat, owed=owed, draw_size=draw_size,
+            seats=[game_pb2.SeatState(hand_size=sizes[i], in_game=alive[i], in_round=alive[i])
+                   for i in range(n)],
+            round=1, dealer=(self.seat - 1) % n)
+        events, self._pending = self._pending, []
+        answers = self._send(referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
+            match_id=self.match_id, turn_id=self.turn_id, view=view,
+            legal=[CARD_VALUES[c] for c in (legal if legal is not None else hand)],
+            over_limit=over_limit, events=events, move_ms=self.move_ms, bank_ms=self.bank_ms)))
+        return self._card(answers)
+
+    def reject(self, reason: str = "illegal", code: int = referee_pb2.ERROR_CODE_ILLEGAL_PLAY) -> str | None:
+        """Refuse the last answer; returns the bot's next try (None if it sent nothing)."""
+        return self._card(self._send(referee_pb2.RefereeMessage(rejected=referee_pb2.ActionRejected(
+            turn_id=self.turn_id, code=code, reason=reason))))
+
+    def end(self, ranking: Sequence[Sequence[int]], termination: str = "last_standing") -> None:
+        """End the match."""
+        events, self._pending = self._pending, []
+        self._send(referee_pb2.RefereeMessage(match_end=referee_pb2.MatchEnd(
+            match_id=self.match_id, termination=termination, events=events,
+            ranking=[game_pb2.Place(seats=list(g)) for g in ranking])))
+
+    @staticmethod
+    def _card(answers: list[referee_pb2.BotMessage]) -> str | None:
+        from ono99.bot.model import token_of
+        for msg in answers:
+            if msg.WhichOneof("kind") == "action":
+                return token_of(msg.action.card)
+        return None
