@@ -13,11 +13,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from arena.bots.launcher import BotStartError, LocalBot
+from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
+from arena.local import LocalArena, seat_labels
 from arena.referee.results import AUTOPLAY, FORFEIT, MatchResult, MatchSpec, TimeControl, Verdict
-from arena.referee.runner import MatchListener, MatchRunner
-from arena.referee.server import RefereeServer
+from arena.referee.runner import MatchListener
 from arena.rules.cards import TOKENS
 from arena.rules.errors import ConfigError
 from arena.rules.events import DEAL, ELIMINATE, END, FORFEIT as FORFEIT_EVENT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN, event_to_dict
@@ -73,16 +73,6 @@ def time_control(args: argparse.Namespace) -> TimeControl:
     if args.move_time <= 0 or args.bank < 0:
         raise ConfigError("--move-time must be positive and --bank at least 0")
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
-
-
-def seat_labels(names: Sequence[str]) -> list[str]:
-    """Names for seats; a bot sitting more than once gets #2, #3..."""
-    seen: dict[str, int] = {}
-    labels = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        labels.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return labels
 
 
 class LiveLog(MatchListener):
@@ -170,48 +160,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _play(args, manifests, config, tc, console: Console, out: Path) -> int:
-    labels = seat_labels([m.name for m in manifests])
-    server = await RefereeServer.start(args.listen)
-    bots = [LocalBot(m, server.lobby, server.address, label, out, args.connect_timeout)
-            for m, label in zip(manifests, labels)]
     results: list[MatchResult] = []
-    runner: MatchRunner | None = None
     try:
-        console.print(f"referee at {server.address}; {config.describe()}; {tc.describe()}")
-        try:
-            await asyncio.gather(*(bot.start() for bot in bots))
-        except BotStartError as exc:
-            console.print(f"[bold red]error:[/bold red] {exc}")
-            return 1
-        live = LiveLog(console, args.quiet)
-        run_id = time.strftime("%Y%m%d%H%M%S")
-        for i in range(args.games):
-            seed = args.seed + i
-            sessions = []
-            for bot in bots:
-                try:
-                    sessions.append(await bot.ensure())
-                except BotStartError as exc:
-                    console.print(f"[red]cannot restart {bot.label}: {exc}[/red]")
-                    sessions.append(None)
-            spec = MatchSpec(f"{run_id}-g{i + 1}", config, seed, tuple(labels), tc,
-                             on_fault=args.on_fault, max_rejections=args.max_rejections)
-            if not args.quiet:
-                console.rule(f"game {i + 1} of {args.games} (seed {seed})")
-            runner = MatchRunner(spec, sessions, [live])
-            result = await runner.run()
-            runner = None
-            results.append(result)
-            write_log(out / f"{spec.match_id}.jsonl", result)
-            console.print(f"game {i + 1} (seed {seed}): {escape(describe_result(result))}")
-    except asyncio.CancelledError:
-        if runner is not None and runner.result is not None:
-            write_log(out / f"{runner.spec.match_id}.jsonl", runner.result)
-        raise
-    finally:
-        await server.stop("the match is over")
-        await asyncio.gather(*(bot.stop() for bot in bots), return_exceptions=True)
-    print_summary(console, labels, results)
+        async with LocalArena.open(manifests, args.listen, out, args.connect_timeout) as local:
+            console.print(f"referee at {local.server.address}; {config.describe()}; {tc.describe()}")
+            live = LiveLog(console, args.quiet)
+            run_id = time.strftime("%Y%m%d%H%M%S")
+            try:
+                for i in range(args.games):
+                    seed = args.seed + i
+                    spec = MatchSpec(f"{run_id}-g{i + 1}", config, seed, tuple(local.labels), tc,
+                                     on_fault=args.on_fault, max_rejections=args.max_rejections)
+                    if not args.quiet:
+                        console.rule(f"game {i + 1} of {args.games} (seed {seed})")
+                    result = await local.play(spec, [live])
+                    results.append(result)
+                    write_log(out / f"{spec.match_id}.jsonl", result)
+                    console.print(f"game {i + 1} (seed {seed}): {escape(describe_result(result))}")
+            except asyncio.CancelledError:
+                runner = local.runner
+                if runner is not None and runner.result is not None:
+                    write_log(out / f"{runner.spec.match_id}.jsonl", runner.result)
+                raise
+    except BotStartError as exc:
+        console.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+        return 1
+    print_summary(console, seat_labels([m.name for m in manifests]), results)
     console.print(f"event logs: {out}")
     return 0
 

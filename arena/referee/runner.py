@@ -205,7 +205,7 @@ class MatchRunner:
     async def _lost(self, seat: int, session: BotSession, latency_us: int) -> None:
         """The seat's stream ended: a crash if its process exited, else a disconnection."""
         process = session.process
-        if process is not None:
+        if process is not None and not session.closed_by_referee:
             code = await process.wait_exit(0.5)
             if code is not None:
                 self._fault(seat, CRASHED, process.describe_exit(), latency_us)

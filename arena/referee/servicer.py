@@ -60,8 +60,9 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         except asyncio.CancelledError:
             session.close("the stream was cancelled")
             raise
-        except Exception as exc:  # a broken stream or undecodable bytes
-            session.close(f"stream error: {exc.__class__.__name__}: {exc}")
+        except Exception as exc:  # undecodable bytes, or a broken stream
+            session.close(f"the referee closed the stream: {exc.__class__.__name__}: {exc}",
+                          by_referee=True)
         finally:
             session.close("the stream ended")
 

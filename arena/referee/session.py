@@ -38,6 +38,7 @@ class BotSession:
         self.context = context
         self.process: BotProcess | None = None  # set when the arena launched this bot
         self.close_reason = ""
+        self.closed_by_referee = False          # the referee ended the stream (bad bytes)
         self.rejections = 0                     # refused actions in the current match
         self.in_match = False
         self._closed = False
@@ -53,11 +54,12 @@ class BotSession:
     def closed(self) -> bool:
         return self._closed
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str, by_referee: bool = False) -> None:
         """The stream ended (or must end): wake whoever waits on it."""
         if self._closed:
             return
         self._closed = True
+        self.closed_by_referee = by_referee
         self.close_reason = reason
         self._actions.put_nowait(_CLOSED)
         if not self._done.done():

@@ -776,10 +776,11 @@ def test_setup_of_a_seeded_game(ruleset, seats):
     deck = len(make_config(ruleset, {}, seats).ruleset.deck)
     in_hands = sum(len(h) for h in game.hands if h is not None)
     assert in_hands + len(game.draw) + len(game.discard) + len(game.out_of_play) == deck
-    if game.round == 1 and not any(e[0] in (PLAY, FOUR_99, LOSE, OUT) for e in game.events):
-        assert all(len(h) == 4 for h in game.hands)
-        assert game.total == 0 and game.direction == 1 and game.to_act == 0
-        assert len(game.draw) == deck - 4 * seats and not game.discard
+    # seed 11 deals every seat a playable hand, so nothing has happened on its own yet
+    assert game.round == 1 and not any(e[0] in (PLAY, FOUR_99, LOSE, OUT) for e in game.events)
+    assert all(len(h) == 4 for h in game.hands)
+    assert game.total == 0 and game.direction == 1 and game.to_act == 0 and game.owed == 1
+    assert len(game.draw) == deck - 4 * seats and not game.discard
 
 
 # ---- Players: 2 to 8 at one table for every ruleset

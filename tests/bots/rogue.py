@@ -1,0 +1,138 @@
+"""A bot speaking the raw protocol (no SDK), which misbehaves on purpose for the tests.
+
+    rogue.py MODE [TRIGGER]
+
+It answers its first TRIGGER-1 turns with its first legal card, then, from turn TRIGGER:
+  sleep          sleeps $ROGUE_SLEEP seconds before answering (a late answer is stale)
+  exit           exits with code 1 (a crash in the middle of a match)
+  garbage_card   answers with a card outside the Card enum, and again after each refusal
+  unspecified    answers with CARD_UNSPECIFIED, and again after each refusal
+  garbage_bytes  sends bytes that are not a BotMessage
+  not_in_hand    answers once with a card it does not hold, then correctly
+  other_turn     answers once with a turn id never given to it, then correctly
+  stale          answers once with the previous turn's id, then correctly
+  wrong_token    says hello with a wrong token (no trigger)
+  bad_protocol   says hello with protocol version 99 (no trigger)
+  no_hello       sends an action first (no trigger)
+  record         plays random legal cards (seeded from the match start) and records every
+                 message it receives, hex-encoded, one per line, in the file named by
+                 a third argument
+  good           plays its first legal card every turn
+Every refusal code and rejection code it receives is appended to $ROGUE_LOG.
+"""
+
+import os
+import queue
+import random
+import sys
+import time
+
+import grpc
+from ono99.v1 import referee_pb2 as pb
+
+MODE = sys.argv[1]
+TRIGGER = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+LOG = os.environ.get("ROGUE_LOG")
+RECORD = sys.argv[3] if len(sys.argv) > 3 else None
+
+
+def log(line):
+    if LOG:
+        with open(LOG, "a") as f:
+            f.write(line + "\n")
+
+
+def main():
+    channel = grpc.insecure_channel(os.environ["ONO99_REFEREE"])
+    grpc.channel_ready_future(channel).result(timeout=10)
+    play = channel.stream_stream("/ono99.v1.Referee/Play", request_serializer=lambda b: b,
+                                 response_deserializer=pb.RefereeMessage.FromString)
+    outbox = queue.SimpleQueue()
+
+    def send(msg):
+        outbox.put(msg if isinstance(msg, bytes) else msg.SerializeToString())
+
+    def requests():
+        while True:
+            item = outbox.get()
+            if item is None:
+                return
+            yield item
+
+    token = "wrong-token" if MODE == "wrong_token" else os.environ["ONO99_TOKEN"]
+    version = 99 if MODE == "bad_protocol" else 1
+    if MODE == "no_hello":
+        send(pb.BotMessage(action=pb.Action(turn_id=1, card=7)))
+    else:
+        send(pb.BotMessage(hello=pb.Hello(name="rogue", token=token, protocol_version=version)))
+    turns = 0
+    previous = None
+    pending = None  # the open turn to answer correctly after a deliberate mistake
+    rng = random.Random(0)
+    record = open(RECORD, "a") if RECORD else None
+    call = play(requests())
+    try:
+        for msg in call:
+            kind = msg.WhichOneof("kind")
+            if record:
+                record.write(msg.SerializeToString().hex() + "\n")
+                record.flush()
+            if kind == "refusal":
+                log("refusal " + pb.RefusalCode.Name(msg.refusal.code))
+                return 3
+            if kind == "goodbye":
+                return 0
+            if kind == "match_start":
+                rng = random.Random(msg.match_start.bot_seed)
+            if kind == "rejected":
+                log("rejected " + pb.ErrorCode.Name(msg.rejected.code))
+                if MODE == "garbage_card":
+                    send(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id, card=999)))
+                elif MODE == "unspecified":
+                    send(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id, card=0)))
+                elif pending is not None:
+                    send(pb.BotMessage(action=pb.Action(turn_id=pending.turn_id, card=pending.legal[0])))
+                    pending = None
+                continue
+            if kind != "turn":
+                continue
+            t = msg.turn
+            turns += 1
+            answer = pb.BotMessage(action=pb.Action(turn_id=t.turn_id, card=t.legal[0]))
+            if MODE == "record":
+                answer.action.card = t.legal[rng.randrange(len(t.legal))]
+            elif turns == TRIGGER:
+                if MODE == "sleep":
+                    time.sleep(float(os.environ.get("ROGUE_SLEEP", "2")))
+                elif MODE == "exit":
+                    os._exit(1)
+                elif MODE == "garbage_card":
+                    answer.action.card = 999
+                elif MODE == "unspecified":
+                    answer.action.card = 0
+                elif MODE == "garbage_bytes":
+                    send(b"\x0a\xff\xff\xff\xff\xff\xff")
+                    continue
+                elif MODE == "not_in_hand":
+                    missing = [c for c in range(1, 18) if c not in t.view.hand]
+                    answer.action.card = missing[0]
+                    pending = t
+                elif MODE == "other_turn":
+                    answer.action.turn_id = t.turn_id + 1_000_000
+                    pending = t
+                elif MODE == "stale" and previous is not None:
+                    answer.action.turn_id = previous
+                    pending = t
+            previous = t.turn_id
+            send(answer)
+    except grpc.RpcError as exc:
+        log("rpc_error " + exc.code().name)
+        return 5
+    finally:
+        outbox.put(None)
+        call.cancel()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Misbehaving bots: each gets the right verdict or refusal, the match finishes for the
+others, and the referee keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from ono99.v1 import referee_pb2 as pb
+
+from conftest import BOTS, play, spec
+
+from arena.referee.results import AUTOPLAY, FINISHED
+from arena.referee.server import RefereeServer
+
+
+def verdict_kinds(result):
+    return {v.seat: v.kind for v in result.verdicts}
+
+
+def two_matches(names, **kw):
+    return [spec(names, seed=7, **kw), spec(names, seed=8, **kw)]
+
+
+def check_others_finish(results, faulty_seat):
+    first, second = results
+    assert first.status == FINISHED and first.ranking[-1] == (faulty_seat,)
+    assert second.status == FINISHED  # the referee keeps serving
+
+
+def rejections(path):
+    return path.read_text().split("\n") if path.exists() else []
+
+
+def test_a_bot_that_sleeps_past_its_time_times_out(rogue, tmp_path, monkeypatch):
+    monkeypatch.setenv("ROGUE_SLEEP", "1.5")
+    results = play([rogue("sleep", 2), BOTS / "random", BOTS / "random"],
+                   lambda n: two_matches(n, move_ms=200, bank_ms=300))
+    verdict = results[0].verdicts[0]
+    assert (verdict.seat, verdict.kind) == (0, "timeout")
+    assert 500_000 <= verdict.latency_us < 1_000_000  # 200 ms + 300 ms bank, then the verdict
+    assert "200 ms + 300 ms" in verdict.detail
+    check_others_finish(results, 0)
+
+
+def test_a_bot_that_exits_mid_match_crashed_and_is_restarted(rogue):
+    results = play([BOTS / "random", rogue("exit", 2)], lambda n: two_matches(n))
+    verdict = results[0].verdicts[0]
+    assert (verdict.seat, verdict.kind) == (1, "crashed")
+    assert "exited with code 1" in verdict.detail
+    assert results[0].ranking == ((0,), (1,))
+    # restarted for the next match, where it crashes again at the same point
+    assert verdict_kinds(results[1]) == {1: "crashed"}
+
+
+@pytest.mark.parametrize("mode", ["garbage_card", "unspecified"])
+def test_a_bot_that_sends_garbage_cards_is_refused_then_judged_illegal(rogue, tmp_path, monkeypatch, mode):
+    log = tmp_path / "rogue.log"
+    monkeypatch.setenv("ROGUE_LOG", str(log))
+    results = play([rogue(mode, 2), BOTS / "random", BOTS / "greedy"],
+                   lambda n: two_matches(n, max_rejections=3))
+    assert verdict_kinds(results[0]) == {0: "illegal"}
+    assert "4 refused actions" in results[0].verdicts[0].detail
+    assert rejections(log)[:4] == ["rejected ERROR_CODE_MALFORMED"] * 4
+    check_others_finish(results, 0)
+
+
+def test_a_bot_that_sends_undecodable_bytes_is_disconnected(rogue):
+    results = play([rogue("garbage_bytes", 2), BOTS / "random", BOTS / "random"],
+                   lambda n: two_matches(n))
+    assert verdict_kinds(results[0]) == {0: "disconnected"}
+    assert "DecodeError" in results[0].verdicts[0].detail
+    check_others_finish(results, 0)
+
+
+@pytest.mark.parametrize("mode, code", [
+    ("not_in_hand", "ERROR_CODE_NOT_IN_HAND"),
+    ("other_turn", "ERROR_CODE_NOT_YOUR_TURN"),
+    ("stale", "ERROR_CODE_STALE_TURN"),
+])
+def test_a_refused_action_leaves_the_turn_open(rogue, tmp_path, monkeypatch, mode, code):
+    log = tmp_path / "rogue.log"
+    monkeypatch.setenv("ROGUE_LOG", str(log))
+    results = play([rogue(mode, 3), BOTS / "random"], lambda n: [spec(n, seed=s) for s in (3, 4, 5)])
+    assert code in "".join(rejections(log))
+    for result in results:
+        assert result.status == FINISHED
+        assert result.verdicts == []  # one refusal is no fault: it answered again in time
+    assert results[0].stats[0].rejections + results[1].stats[0].rejections >= 1
+
+
+def test_autoplay_records_the_verdict_and_plays_the_first_legal_card(rogue):
+    results = play([rogue("exit", 2), BOTS / "random"],
+                   lambda n: [spec(n, seed=7, on_fault=AUTOPLAY)])
+    result = results[0]
+    assert verdict_kinds(result) == {0: "crashed"}
+    assert result.status == FINISHED
+    assert not any(e[0] == "forfeit" for e in result.events)
+    plays = [e for e in result.events if e[0] == "play" and e[1] == 0]
+    assert len(plays) > 2  # the referee went on playing for seat 0
+
+
+async def _hello(address, token, version=1, first=None):
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream("/ono99.v1.Referee/Play",
+                                     request_serializer=pb.BotMessage.SerializeToString,
+                                     response_deserializer=pb.RefereeMessage.FromString)()
+        await call.write(first or pb.BotMessage(hello=pb.Hello(
+            name="x", token=token, protocol_version=version)))
+        reply = await call.read()
+        status = await call.code() if reply.WhichOneof("kind") == "refusal" else None
+        call.cancel()
+        return reply, status
+
+
+@pytest.mark.parametrize("case, code, status", [
+    ("wrong", pb.REFUSAL_CODE_BAD_TOKEN, grpc.StatusCode.UNAUTHENTICATED),
+    ("empty", pb.REFUSAL_CODE_BAD_TOKEN, grpc.StatusCode.UNAUTHENTICATED),
+    ("protocol", pb.REFUSAL_CODE_UNSUPPORTED_PROTOCOL, grpc.StatusCode.FAILED_PRECONDITION),
+    ("no_hello", pb.REFUSAL_CODE_NO_HELLO, grpc.StatusCode.INVALID_ARGUMENT),
+    ("in_use", pb.REFUSAL_CODE_TOKEN_IN_USE, grpc.StatusCode.ALREADY_EXISTS),
+])
+def test_hellos_are_refused_precisely_and_the_referee_keeps_serving(case, code, status):
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            reg = server.lobby.register("good")
+            if case == "in_use":
+                async with grpc.aio.insecure_channel(server.address) as channel:
+                    first = channel.stream_stream(
+                        "/ono99.v1.Referee/Play", request_serializer=pb.BotMessage.SerializeToString,
+                        response_deserializer=pb.RefereeMessage.FromString)()
+                    await first.write(pb.BotMessage(hello=pb.Hello(token=reg.token, protocol_version=1)))
+                    assert (await first.read()).WhichOneof("kind") == "welcome"
+                    reply, got = await _hello(server.address, reg.token)
+                    first.cancel()
+            else:
+                token = {"wrong": "nope", "empty": ""}.get(case, reg.token)
+                first_msg = pb.BotMessage(action=pb.Action(turn_id=1, card=7)) if case == "no_hello" else None
+                reply, got = await _hello(server.address, token, 99 if case == "protocol" else 1, first_msg)
+            assert reply.WhichOneof("kind") == "refusal"
+            assert reply.refusal.code == code and reply.refusal.reason
+            assert got == status
+            await asyncio.sleep(0.05)
+            # still serving: a good hello is welcome
+            welcome, _ = await _hello(server.address, reg.token)
+            assert welcome.WhichOneof("kind") == "welcome"
+            assert welcome.welcome.bot_name == "good"
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+def test_a_launched_bot_with_a_wrong_token_is_refused(rogue, tmp_path, monkeypatch):
+    from arena.bots.launcher import BotStartError
+    log = tmp_path / "rogue.log"
+    monkeypatch.setenv("ROGUE_LOG", str(log))
+    with pytest.raises(BotStartError, match="exited with code 3 before connecting"):
+        play([rogue("wrong_token"), BOTS / "random"], lambda n: [spec(n)])
+    assert rejections(log)[0] == "refusal REFUSAL_CODE_BAD_TOKEN"

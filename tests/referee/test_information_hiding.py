@@ -1,0 +1,120 @@
+"""Information hiding over the wire: every message every bot received, across many
+matches of every ruleset, carries no card hidden from that seat at that moment."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from google.protobuf.descriptor import FieldDescriptor
+from ono99.v1 import game_pb2, referee_pb2
+
+from conftest import play, spec
+
+from arena.referee.wire import card_from_wire, event_to_wire
+from arena.rules.game import Game
+
+CARD_ENUM = game_pb2.Card.DESCRIPTOR
+
+
+def card_fields(msg, path=""):
+    """Every (path, card value) of Card-typed fields in a message, recursively."""
+    for field, value in msg.ListFields():
+        name = f"{path}.{field.name}" if path else field.name
+        if field.type == FieldDescriptor.TYPE_ENUM and field.enum_type is CARD_ENUM:
+            values = value if field.is_repeated else [value]
+            for v in values:
+                yield name, v
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            if field.message_type.GetOptions().map_entry:
+                continue
+            items = value if field.is_repeated else [value]
+            for i, item in enumerate(items):
+                yield from card_fields(item, f"{name}[{i}]" if field.is_repeated else name)
+
+
+def snapshots(result):
+    """Replay the match; the game state after each step, keyed by its event count."""
+    game = Game.from_config(result.spec.config, result.spec.seed)
+    states = {len(game.events): snapshot(game)}
+    for e in result.events:
+        if e[0] == "play" or (e[0] == "out" and e[2] is not None):
+            game.play(e[1], e[2])
+        elif e[0] == "forfeit":
+            game.forfeit(e[1])
+        else:
+            continue
+        states[len(game.events)] = snapshot(game)
+    assert game.events == result.events
+    return states
+
+
+def snapshot(game):
+    return {"hands": [None if h is None else list(h) for h in game.hands],
+            "in_game": list(game.in_game), "revealed": dict(game.revealed)}
+
+
+def check_stream(messages, seat, result):
+    states = snapshots(result)
+    public = [event_to_wire(e) for e in result.events]
+    delivered = 0
+    for msg in messages:
+        kind = msg.WhichOneof("kind")
+        body = getattr(msg, kind)
+        events = list(getattr(body, "events", []))
+        # the events a seat receives are exactly the public record, in order
+        assert events == public[delivered:delivered + len(events)]
+        delivered += len(events)
+        if kind in ("match_end", "match_start", "welcome", "goodbye"):
+            continue  # match_end reveals every hand: the match is over
+        state = states.get(delivered)
+        for path, value in card_fields(body):
+            card = card_from_wire(value)
+            if path.startswith("events["):
+                if ".seat_eliminated.hand" in path:
+                    victim = int(events[int(path[7:path.index("]")])].seat_eliminated.seat)
+                    assert not states[max(states)]["in_game"][victim]
+                continue  # played cards are public; the record was compared above
+            assert kind == "turn", f"{kind} carries card {value} at {path}"
+            assert state is not None, f"turn at event {delivered} matches no state of the game"
+            if path == "view.hand" or path == "legal":
+                assert card in state["hands"][seat], f"{path}: {card} not in seat {seat}'s hand"
+            elif path.startswith("view.seats[") and path.endswith(".revealed"):
+                other = int(path[len("view.seats["):path.index("]")])
+                assert not state["in_game"][other], f"hand of seat {other} shown while it plays"
+                assert card in state["revealed"][other]
+            else:
+                pytest.fail(f"a turn carries card {card} at {path}")
+        if kind == "turn":
+            hand = [card_from_wire(v) for v in body.view.hand]
+            assert Counter(hand) == Counter(state["hands"][seat])
+    assert delivered == len(public)
+
+
+@pytest.mark.parametrize("ruleset, options, seats", [
+    ("modern", None, 4),
+    ("modern", None, 2),
+    ("classic", {"ninety_nine_on_zero": True}, 3),
+    ("classic", {"scoring": "points", "points_target": 60}, 3),
+    ("classic-set99", None, 5),
+])
+def test_no_message_carries_a_hidden_card(rogue, tmp_path, ruleset, options, seats):
+    folders = []
+    for seat in range(seats):
+        record = tmp_path / f"seat{seat}.hex"
+        folders.append((rogue("record", name=f"rec{seat}", extra=[str(record)]), record))
+    results = play([f for f, _ in folders],
+                   lambda names: [spec(names, ruleset, seed, options) for seed in range(1, 9)])
+    for seat, (_, record) in enumerate(folders):
+        messages = [referee_pb2.RefereeMessage.FromString(bytes.fromhex(line))
+                    for line in record.read_text().split()]
+        by_match: dict[str, list] = {}
+        for msg in messages:
+            kind = msg.WhichOneof("kind")
+            match_id = getattr(getattr(msg, kind), "match_id", None)
+            if match_id:
+                by_match.setdefault(match_id, []).append(msg)
+        assert len(by_match) == len(results)
+        for result in results:
+            check_stream(by_match[result.match_id], seat, result)
+            assert any(m.WhichOneof("kind") == "turn" for m in by_match[result.match_id])
