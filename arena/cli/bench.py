@@ -24,10 +24,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     engine.add_argument("--seconds", type=float, default=2.0,
                         help="time per ruleset and seat count (default: 2)")
     engine.set_defaults(run=run_engine)
+    referee = what.add_parser(
+        "referee",
+        help="referee: per-turn round trip and throughput against bare gRPC",
+        description="Measure, in one run and on the same transport, a bare gRPC bidi-stream "
+                    "ping-pong with a TurnRequest-sized message (the floor) and full matches "
+                    "between two random bots over the referee, with 1 and 8 streams/matches in "
+                    "flight. Ends with 'referee: turn p50 X us = R x bare p50 Y us; 8 in flight: "
+                    "P% of bare throughput'.",
+    )
+    referee.add_argument("--seconds", type=float, default=5.0,
+                         help="measuring time of each of the four runs (default: 5)")
+    referee.add_argument("--listen", choices=["unix", "tcp"], default="unix",
+                         help="transport: unix socket (default) or loopback TCP")
+    referee.set_defaults(run=run_referee)
 
 
 def run_engine(args: argparse.Namespace) -> int:
     from arena.bench import engine
 
     engine.run(args.seconds, Console())
+    return 0
+
+
+def run_referee(args: argparse.Namespace) -> int:
+    from arena.bench import referee
+
+    referee.run(args.seconds, args.listen, Console())
     return 0

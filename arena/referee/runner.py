@@ -26,6 +26,7 @@ from arena.referee.wire import (
     places_to_wire, rules_to_wire, view_to_wire,
 )
 from arena.rules.errors import PlayError
+from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
 from arena.rules.game import Game
 
 #: Turn ids are unique across the referee's life, so an id names one seat's one turn.
@@ -34,6 +35,7 @@ TURN_IDS = itertools.count(1)
 _RefereeMessage = referee_pb2.RefereeMessage
 _TurnRequest = referee_pb2.TurnRequest
 _perf_ns = time.perf_counter_ns
+_ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
 
 
 class MatchListener:
@@ -155,7 +157,7 @@ class MatchRunner:
                 remaining = (deadline - _perf_ns()) / 1e9
                 if remaining <= 0:
                     raise TimeoutError
-                action = await asyncio.wait_for(session.next_action(), remaining)
+                action = await session.next_action(remaining)
                 if action is not None:
                     card = card_from_wire(action.card)
                     if card is None:
@@ -257,13 +259,25 @@ class MatchRunner:
         self._reported = len(events)
 
     async def _flush_events(self, skip: int) -> None:
-        """Send each live seat (but ``skip``) the events it has not seen yet."""
+        """Send each live seat (but ``skip``, about to act) the events it has not seen yet.
+
+        A seat is not sent the bare echo of its own accepted action (its play and draw):
+        it knows them already, and gets them with its next message. This spares a write
+        per turn, and in a two-seat match every Events message."""
         wire = self._wire
+        events = self.game.events
         n = len(wire)
         for seat, session in enumerate(self.sessions):
-            if seat == skip or session is None or session.closed or self._sent[seat] >= n:
+            sent = self._sent[seat]
+            if seat == skip or session is None or session.closed or sent >= n:
                 continue
-            pending = wire[self._sent[seat]:]
+            for i in range(sent, n):
+                e = events[i]
+                if e[1] != seat or e[0] not in _ECHOES:
+                    break
+            else:
+                continue  # only its own play and draw: no message needed now
+            pending = wire[sent:]
             self._sent[seat] = n
             try:
                 await session.send(_RefereeMessage(events=referee_pb2.Events(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ono99.v1 import referee_pb2
@@ -21,6 +22,12 @@ if TYPE_CHECKING:
 _session_ids = itertools.count(1)
 _CLOSED = object()  # wakes a waiting runner when the stream ends
 _NUDGE = object()   # wakes a waiting runner to count a refusal made here
+_TIMEOUT = object()  # the turn's clock ran out
+
+
+def _expire(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(_TIMEOUT)
 
 
 class SessionClosed(Exception):
@@ -42,11 +49,14 @@ class BotSession:
         self.rejections = 0                     # refused actions in the current match
         self.in_match = False
         self._closed = False
-        self._write_lock = asyncio.Lock()
+        self._writing = False
+        self._backlog: deque = deque()           # messages queued behind a write under way
         self._open_turn: int | None = None
         self._issued: set[int] = set()
-        self._actions: asyncio.Queue = asyncio.Queue()
-        self._done = asyncio.get_running_loop().create_future()
+        self._inbox: deque = deque()            # actions (or nudges) not yet taken
+        self._waiter: asyncio.Future | None = None
+        self._loop = asyncio.get_running_loop()
+        self._done = self._loop.create_future()
 
     # ---------------------------------------------------------------- state
 
@@ -61,7 +71,7 @@ class BotSession:
         self._closed = True
         self.closed_by_referee = by_referee
         self.close_reason = reason
-        self._actions.put_nowait(_CLOSED)
+        self._deliver(_CLOSED)
         if not self._done.done():
             self._done.set_result(reason)
 
@@ -71,17 +81,26 @@ class BotSession:
     # ---------------------------------------------------------------- writes
 
     async def send(self, msg: referee_pb2.RefereeMessage) -> None:
-        """Write one message; :class:`SessionClosed` if the stream is gone."""
+        """Write one message, in order with every other; :class:`SessionClosed` if the
+        stream is gone. A message sent while another write is under way is queued and
+        written by that writer (no lock on the hot path)."""
         if self._closed:
             raise SessionClosed(self.close_reason)
+        if self._writing:
+            self._backlog.append(msg)
+            return
+        self._writing = True
         try:
-            async with self._write_lock:
-                await self.context.write(msg)
+            await self.context.write(msg)
+            while self._backlog:
+                await self.context.write(self._backlog.popleft())
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the transport failed: the stream is gone
             self.close(f"write failed: {exc}")
             raise SessionClosed(self.close_reason) from None
+        finally:
+            self._writing = False
 
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
@@ -105,22 +124,38 @@ class BotSession:
     def open_turn(self, turn_id: int) -> None:
         self._open_turn = turn_id
         self._issued.add(turn_id)
-        queue = self._actions
-        while not queue.empty():  # drop anything left from an earlier turn
-            item = queue.get_nowait()
-            if item is _CLOSED:
-                queue.put_nowait(_CLOSED)
-                break
+        self._inbox.clear()  # nothing from an earlier turn answers this one
 
     def close_turn(self) -> None:
         self._open_turn = None
 
-    async def next_action(self) -> referee_pb2.Action | None:
-        """The next action for the open turn; None when a refusal was counted here.
-        Raises :class:`SessionClosed` when the stream ends."""
-        item = await self._actions.get()
+    def _deliver(self, item: object) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(item)
+        else:
+            self._inbox.append(item)
+
+    async def next_action(self, timeout: float) -> referee_pb2.Action | None:
+        """The next action for the open turn, waiting up to ``timeout`` s; None when a
+        refusal was counted here. Raises :class:`SessionClosed` when the stream ends and
+        ``TimeoutError`` when the time runs out. (A bare future and a timer handle, not
+        ``asyncio.wait_for``: no task per turn.)"""
+        if self._closed:
+            raise SessionClosed(self.close_reason)
+        if self._inbox:
+            item = self._inbox.popleft()
+        else:
+            waiter = self._waiter = self._loop.create_future()
+            timer = self._loop.call_later(timeout, _expire, waiter)
+            try:
+                item = await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
+            if item is _TIMEOUT:
+                raise TimeoutError
         if item is _CLOSED:
-            self._actions.put_nowait(_CLOSED)
             raise SessionClosed(self.close_reason)
         if item is _NUDGE:
             return None
@@ -135,7 +170,7 @@ class BotSession:
             action = msg.action
             turn_id = action.turn_id
             if turn_id == self._open_turn and turn_id:
-                self._actions.put_nowait(action)
+                self._deliver(action)
                 return
             if turn_id in self._issued:
                 await self.reject(turn_id, "stale_turn", f"turn {turn_id} is already over")
@@ -149,4 +184,4 @@ class BotSession:
         else:
             await self.reject(0, "malformed", "a BotMessage with no action")
         if self._open_turn is not None:
-            self._actions.put_nowait(_NUDGE)
+            self._deliver(_NUDGE)
