@@ -42,9 +42,14 @@ class LocalArena:
                    log_dir: Path | None = None, connect_timeout: float = 10.0
                    ) -> AsyncIterator[LocalArena]:
         """Start a referee and every bot, wait until all are connected; stop all on exit.
-        Raises :class:`BotStartError` if a bot fails to start or connect."""
+        Raises :class:`BotStartError` if a bot fails to start or connect, :class:`OSError`
+        if the referee cannot listen on ``listen``."""
         manifests = [b if isinstance(b, BotManifest) else load_manifest(b) for b in bots]
-        server = await RefereeServer.start(listen)
+        try:
+            server = await RefereeServer.start(listen)
+        except RuntimeError:  # grpc refuses to bind the address
+            raise OSError(f"the referee cannot listen on {listen!r} (a bad address, "
+                          "or one already in use)") from None
         labels = seat_labels([m.name for m in manifests])
         local = cls(server, [LocalBot(m, server.lobby, server.address, label, log_dir, connect_timeout)
                              for m, label in zip(manifests, labels)])
@@ -57,7 +62,8 @@ class LocalArena:
 
     async def play(self, spec: MatchSpec, listeners: Sequence[MatchListener] = ()) -> MatchResult:
         """Play one match; a bot that died since the last match is restarted first (if it
-        cannot be, its seat starts with a ``disconnected`` verdict)."""
+        cannot be, its seat starts with a ``disconnected`` verdict). Cancelled, the match
+        has ended (``self.runner.result``, ``aborted`` unless it was over) when this raises."""
         sessions = []
         for bot in self.bots:
             try:

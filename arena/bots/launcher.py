@@ -68,14 +68,18 @@ class LocalBot:
                 try:
                     session = connect.result()
                 except TimeoutError:
-                    await self.process.stop()
+                    running = self.process.returncode is None
+                    await self.process.stop()  # so say "stopped", not "killed by SIGTERM"
+                    how = ("it was stopped" + self.process.stderr_note() if running
+                           else self.process.describe_exit())
                     raise BotStartError(
                         f"bot {self.label} ({self.manifest.folder}) did not connect within "
-                        f"{self.connect_timeout:g} s; {self.process.describe_exit()}") from None
+                        f"{self.connect_timeout:g} s; {how}") from None
                 session.process = self.process
                 return session
             raise BotStartError(f"bot {self.label} ({self.manifest.folder}) "
-                                f"{self.process.describe_exit()} before connecting")
+                                f"{self.process.exit_status()} before connecting"
+                                f"{self.process.stderr_note()}")
         finally:
             connect.cancel()
             exited.cancel()

@@ -78,18 +78,24 @@ class BotProcess:
 
     def describe_exit(self) -> str:
         """How the process ended, with the last lines of its stderr."""
+        return f"bot process {self.exit_status()}" + self.stderr_note()
+
+    def exit_status(self) -> str:
+        """``"exited with code 7"``, ``"was killed by SIGKILL"`` or ``"is still running"``."""
         code = self.returncode
         if code is None:
-            how = "is still running"
-        elif code < 0:
+            return "is still running"
+        if code < 0:
             try:
-                how = f"was killed by {signal.Signals(-code).name}"
+                return f"was killed by {signal.Signals(-code).name}"
             except ValueError:
-                how = f"was killed by signal {-code}"
-        else:
-            how = f"exited with code {code}"
+                return f"was killed by signal {-code}"
+        return f"exited with code {code}"
+
+    def stderr_note(self) -> str:
+        """``"; stderr: "`` and the last lines of its stderr on one line, or ``""``."""
         tail = " | ".join(list(self.stderr_tail)[-3:])
-        return f"bot process {how}" + (f"; stderr: {tail}" if tail else "")
+        return f"; stderr: {tail}" if tail else ""
 
     async def stop(self, grace: float = 2.0) -> None:
         """Ask the process to end (SIGTERM), then kill it after ``grace`` seconds."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,8 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
-    if args.move_time <= 0 or args.bank < 0:
-        raise ConfigError("--move-time must be positive and --bank at least 0")
+    if not (0 < args.move_time < math.inf and 0 <= args.bank < math.inf):
+        raise ConfigError("--move-time must be positive and --bank at least 0 (finite seconds)")
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
 
 
@@ -146,16 +148,24 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"a match needs 2 to 8 bot folders, got {len(args.bots)}")
     if args.games < 1:
         raise ConfigError("--games must be at least 1")
+    if not 0 < args.connect_timeout < math.inf:
+        raise ConfigError("--connect-timeout must be positive (finite seconds)")
+    if args.max_rejections < 0:
+        raise ConfigError("--max-rejections must be at least 0")
     manifests = [load_manifest(folder) for folder in args.bots]
     config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
     tc = time_control(args)
     console = Console(highlight=False)
     out = args.out or Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the --out folder {out}: {exc.strerror}") from None
     try:
         return asyncio.run(_play(args, manifests, config, tc, console, out))
     except KeyboardInterrupt:
-        console.print(f"interrupted: the match in flight was recorded as aborted in {out}")
+        print(f"arena match: interrupted; the game in progress, if any, is logged as aborted; "
+              f"event logs: {out}", file=sys.stderr)
         return 130
 
 
@@ -181,9 +191,10 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                 runner = local.runner
                 if runner is not None and runner.result is not None:
                     write_log(out / f"{runner.spec.match_id}.jsonl", runner.result)
+                    console.print(f"game {i + 1} (seed {seed}): {escape(describe_result(runner.result))}")
                 raise
-    except BotStartError as exc:
-        console.print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+    except (BotStartError, OSError) as exc:  # one line on stderr, never wrapped
+        print(f"arena match: error: {exc}", file=sys.stderr)
         return 1
     print_summary(console, seat_labels([m.name for m in manifests]), results)
     console.print(f"event logs: {out}")

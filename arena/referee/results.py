@@ -17,7 +17,8 @@ DISCONNECTED = "disconnected"  # the bot's stream ended during the match
 CRASHED = "crashed"            # the bot process exited during the match
 ILLEGAL = "illegal"            # too many refused actions in one match
 ABORTED = "aborted"            # the referee stopped the match (shutdown)
-VERDICTS = (TIMEOUT, DISCONNECTED, CRASHED, ILLEGAL, ABORTED)
+RETIRED = "retired"            # the bot failed too often and was retired from the tournament
+VERDICTS = (TIMEOUT, DISCONNECTED, CRASHED, ILLEGAL, ABORTED, RETIRED)
 
 # What happens to a faulty seat (MatchSpec.on_fault).
 FORFEIT = "forfeit"  # it leaves the game as if it had lost (default)

@@ -57,7 +57,10 @@ class MatchRunner:
     """Plays one :class:`MatchSpec` between sessions (``None`` for a seat with no bot)."""
 
     def __init__(self, spec: MatchSpec, sessions: Sequence[BotSession | None],
-                 listeners: Sequence[MatchListener] = ()) -> None:
+                 listeners: Sequence[MatchListener] = (),
+                 absent: dict[int, tuple[str, str]] | None = None) -> None:
+        """``absent`` gives, for a seat without a session, the verdict kind and detail to
+        record (default: disconnected, no bot connected)."""
         n = spec.config.seats
         if len(sessions) != n or len(spec.names) != n:
             raise ValueError(f"{n} seats need {n} sessions and names")
@@ -78,6 +81,7 @@ class MatchRunner:
         self._states = SeatStatesCache()
         self._turns = 0
         self._reported = 0                     # events already given to listeners
+        self._absent = absent or {}
 
     # ---------------------------------------------------------------- the match
 
@@ -118,8 +122,10 @@ class MatchRunner:
                                      bank_ms=spec.time_control.bank_ms)
         for seat, session in enumerate(self.sessions):
             if session is None or session.closed:
-                self._fault(seat, DISCONNECTED, "no bot connected for this seat"
-                            if session is None else f"disconnected before the match: {session.close_reason}")
+                kind, detail = self._absent.get(seat, (DISCONNECTED, "no bot connected for this seat"))
+                if session is not None:
+                    detail = f"disconnected before the match: {session.close_reason}"
+                self._fault(seat, kind, detail)
                 continue
             session.begin_match()
             try:
@@ -306,10 +312,13 @@ class MatchRunner:
                 termination=result.termination, verdicts=verdicts, hands=hands,
                 events=self._wire[self._sent[seat]:]))
             self._sent[seat] = len(self._wire)
-            try:
-                if timeout is None:
+            if timeout is None:
+                try:
                     await session.send(msg)
-                else:
-                    await asyncio.wait_for(asyncio.shield(session.send(msg)), timeout)
+                except SessionClosed:
+                    pass
+                continue
+            try:  # aborting: the task was cancelled once already; do not hang on a bot
+                await asyncio.wait_for(asyncio.shield(session.send(msg)), timeout)
             except (SessionClosed, TimeoutError, asyncio.CancelledError):
                 pass

@@ -95,6 +95,7 @@ class BotSession:
             while self._backlog:
                 await self.context.write(self._backlog.popleft())
         except asyncio.CancelledError:
+            self._backlog.clear()  # shutting down: what was queued behind this write is dropped
             raise
         except Exception as exc:  # the transport failed: the stream is gone
             self.close(f"write failed: {exc}")

@@ -131,4 +131,5 @@ VERDICT_KINDS = {
     "crashed": referee_pb2.VERDICT_KIND_CRASHED,
     "illegal": referee_pb2.VERDICT_KIND_ILLEGAL,
     "aborted": referee_pb2.VERDICT_KIND_ABORTED,
+    "retired": referee_pb2.VERDICT_KIND_RETIRED,
 }
