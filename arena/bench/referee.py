@@ -3,11 +3,15 @@
 Both halves run in this process on the same transport (a unix socket by default):
 
 * bare: a servicer that writes a TurnRequest-sized message on a Play stream and waits
-  for the answer, to a client process that answers at once (the Python SDK's transport);
+  for the answer, to client processes that answer at once over the Python SDK's
+  transport (a sync gRPC stream fed from a queue);
 * referee: full matches between two ``bots/random`` processes on the real referee.
 
-Per-turn round trips are measured the same way in both (from just before the write to
-the answer's arrival), with 1 stream / 1 match, then 8 streams / 8 matches in flight.
+Round trips are measured the same way in both: from just before the write to the
+answer's arrival. Every client and bot is started once; then the four runs (bare with 1
+stream, referee with 1 match, bare with 8 streams, referee with 8 matches in flight) take
+turns in short slices for several rounds, so that the machine's drift (a shared VM's
+speed moves by 20% from minute to minute) weighs on all four alike.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -32,14 +37,16 @@ from arena.rules.game import Game
 from arena.rules.rulesets import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
+STREAMS = 8
+RUNS = ("bare-1", "referee-1", "bare-8", "referee-8")
 
 
 @dataclass
 class Figures:
-    """Round trips of one half of the benchmark."""
+    """Round trips of one run, pooled over its slices."""
 
-    latencies_us: list[int]
-    seconds: float
+    latencies_us: list[int] = field(default_factory=list)
+    seconds: float = 0.0
     matches: int = 0
 
     @property
@@ -63,131 +70,161 @@ def sample_turn() -> referee_pb2.RefereeMessage:
         game.play(game.to_act, game.legal_cards()[0])
     view = game.view(game.to_act)
     return referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
-        match_id="bench-0000000000-g1", turn_id=12345, view=view_to_wire(view, SeatStatesCache().get(view.table)),
+        match_id="bench-0000000000-g1", turn_id=12345,
+        view=view_to_wire(view, SeatStatesCache().get(view.table)),
         legal=cards_to_wire(view.legal), events=[event_to_wire(e) for e in game.events[-2:]],
         move_ms=1000, bank_ms=10000, previous_latency_us=321))
 
 
+class _Gate:
+    """Which run may work now, and where its round trips go."""
+
+    def __init__(self) -> None:
+        self.run: str | None = None
+        self.sink: list[int] | None = None
+        self.changed = asyncio.Event()
+
+    def open(self, run: str | None, sink: list[int] | None) -> None:
+        self.run, self.sink = run, sink
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    async def wait(self, runs: tuple[str, ...]) -> None:
+        while self.run not in runs:
+            await self.changed.wait()
+
+
 class _PingServicer(referee_pb2_grpc.RefereeServicer):
-    def __init__(self, rounds: float, deadline: float, sink: list[int]) -> None:
-        self.deadline = deadline
-        self.sink = sink
+    """Streams ping-pong while their run is open (stream 0 in both runs, 1-7 in bare-8)."""
+
+    def __init__(self, gate: _Gate) -> None:
+        self.gate = gate
         self.msg = sample_turn()
+        self.connected = 0
+        self.stop = False
 
     async def Play(self, request_iterator, context):  # noqa: N802
         await context.read()  # hello
-        msg = self.msg
-        sink = self.sink
-        perf = time.perf_counter_ns
-        while time.perf_counter() < self.deadline:
-            t0 = perf()
-            await context.write(msg)
-            if await context.read() is grpc.aio.EOF:
-                return
-            sink.append((perf() - t0) // 1000)
+        index = self.connected
+        self.connected += 1
+        runs = ("bare-1", "bare-8") if index == 0 else ("bare-8",)
+        msg, gate, perf = self.msg, self.gate, time.perf_counter_ns
+        while not self.stop:
+            await gate.wait(runs + ("stop",))
+            if gate.run == "stop":
+                break
+            sink = gate.sink
+            while gate.run in runs:
+                t0 = perf()
+                await context.write(msg)
+                if await context.read() is grpc.aio.EOF:
+                    return
+                sink.append((perf() - t0) // 1000)
         await context.write(referee_pb2.RefereeMessage(goodbye=referee_pb2.Goodbye(reason="done")))
 
 
-async def bare(streams: int, seconds: float, listen: str) -> Figures:
-    """Ping-pong on ``streams`` Play streams from as many client processes."""
-    sink: list[int] = []
-    server = grpc.aio.server()
-    warmup = 0.5
-    servicer = _PingServicer(0, 0.0, sink)
-    referee_pb2_grpc.add_RefereeServicer_to_server(servicer, server)
-    if listen == "unix":
-        import tempfile
-        address = f"unix:{tempfile.mkdtemp(prefix='ono99-bench-')}/bare.sock"
-        server.add_insecure_port(address)
-    else:
-        address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
-    await server.start()
-    clients = [await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arena.bench.pingpong_client", address, cwd=ROOT)
-        for _ in range(streams)]
-    # clients take a while to import grpc: start the clock once they are all streaming
-    servicer.deadline = time.perf_counter() + 120
-    while len(sink) < streams * 50:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(warmup)
-    sink.clear()
-    start = time.perf_counter()
-    servicer.deadline = start + seconds
-    await asyncio.gather(*(c.wait() for c in clients))
-    elapsed = time.perf_counter() - start
-    await server.stop(0)
-    return Figures(list(sink), elapsed)
-
-
 class _Latencies(MatchListener):
-    def __init__(self) -> None:
-        self.sink: list[int] = []
-        self.recording = False
+    def __init__(self, gate: _Gate, run: str) -> None:
+        self.gate = gate
+        self.run = run
 
     def events(self, spec, game, events, seat, latency_us) -> None:
-        if latency_us is not None and self.recording:
-            self.sink.append(latency_us)
+        if latency_us is not None and self.gate.run == self.run:
+            self.gate.sink.append(latency_us)
 
 
-async def referee(in_flight: int, seconds: float, listen: str) -> Figures:
-    """Matches between pairs of random bots, ``in_flight`` matches at once."""
-    server = await RefereeServer.start(listen)
+def _address(server: grpc.aio.Server, listen: str, name: str) -> str:
+    if listen == "unix":
+        address = f"unix:{tempfile.mkdtemp(prefix='ono99-bench-')}/{name}.sock"
+        server.add_insecure_port(address)
+        return address
+    return f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+
+
+async def measure(seconds: float, listen: str, rounds: int = 4) -> dict[str, Figures]:
+    """Each run gets ``seconds`` in all, in ``rounds`` slices."""
+    gate = _Gate()
+    figures = {run: Figures() for run in RUNS}
+    matches = {run: 0 for run in RUNS}
+
+    bare = grpc.aio.server()
+    pinger = _PingServicer(gate)
+    referee_pb2_grpc.add_RefereeServicer_to_server(pinger, bare)
+    bare_address = _address(bare, listen, "bare")
+    await bare.start()
+    clients = [await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arena.bench.pingpong_client", bare_address, cwd=ROOT)
+        for _ in range(STREAMS)]
+
+    referee = await RefereeServer.start(listen)
     manifest = load_manifest(ROOT / "bots" / "random")
-    pairs = [[LocalBot(manifest, server.lobby, server.address, f"random-{i}-{s}") for s in range(2)]
-             for i in range(in_flight)]
-    await asyncio.gather(*(b.start() for pair in pairs for b in pair))
+    pairs = [[LocalBot(manifest, referee.lobby, referee.address, f"random-{i}-{s}") for s in range(2)]
+             for i in range(STREAMS)]
     config = make_config("modern", None, 2)
-    listener = _Latencies()
-    matches = [0]
-    deadline = [float("inf")]
 
-    async def loop(i: int, pair: list[LocalBot]) -> None:
-        seed = i * 1_000_000
-        while time.perf_counter() < deadline[0]:
+    async def play(i: int, pair: list[LocalBot]) -> None:
+        runs = ("referee-1", "referee-8") if i == 0 else ("referee-8",)
+        listeners = {run: [_Latencies(gate, run)] for run in runs}
+        seed = i * 1_000_000_000
+        while True:
+            await gate.wait(runs + ("stop",))
+            run = gate.run
+            if run == "stop":
+                return
             seed += 1
             spec = MatchSpec(f"bench-{i}-{seed}", config, seed, ("random", "random"),
                              TimeControl(5000, 10000))
-            await MatchRunner(spec, [b.session for b in pair], [listener]).run()
-            if listener.recording:
-                matches[0] += 1
+            await MatchRunner(spec, [b.session for b in pair], listeners[run]).run()
+            if gate.run == run:
+                matches[run] += 1
 
     try:
-        deadline[0] = time.perf_counter() + 0.5 + seconds
-        tasks = [asyncio.create_task(loop(i, pair)) for i, pair in enumerate(pairs)]
-        await asyncio.sleep(0.5)  # warm-up
-        listener.recording = True
-        start = time.perf_counter()
-        await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
+        await asyncio.gather(*(b.start() for pair in pairs for b in pair))
+        while pinger.connected < STREAMS:
+            await asyncio.sleep(0.01)
+        players = [asyncio.create_task(play(i, pair)) for i, pair in enumerate(pairs)]
+        for run in RUNS:  # warm-up: every path once
+            gate.open(run, [])
+            await asyncio.sleep(0.3)
+        for _ in range(rounds):
+            for run in RUNS:
+                fig = figures[run]
+                before = matches[run]
+                start = time.perf_counter()
+                gate.open(run, fig.latencies_us)
+                await asyncio.sleep(seconds / rounds)
+                gate.open(None, None)
+                fig.seconds += time.perf_counter() - start
+                await asyncio.sleep(0.05)  # let the last round trips of the slice land
+                fig.matches += matches[run] - before
+        gate.open("stop", None)
+        await asyncio.gather(*players)
     finally:
-        await server.stop()
+        pinger.stop = True
+        gate.open("stop", None)
+        await asyncio.gather(*(c.wait() for c in clients))
+        await bare.stop(0)
+        await referee.stop()
         await asyncio.gather(*(b.stop() for pair in pairs for b in pair))
-    return Figures(listener.sink, elapsed, matches[0])
+    return figures
 
 
-async def measure(seconds: float, listen: str) -> dict[str, Figures]:
-    out = {}
-    out["bare-1"] = await bare(1, seconds, listen)
-    out["referee-1"] = await referee(1, seconds, listen)
-    out["bare-8"] = await bare(8, seconds, listen)
-    out["referee-8"] = await referee(8, seconds, listen)
-    return out
-
-
-def run(seconds: float, listen: str, console) -> dict[str, Figures]:
+def run(seconds: float, listen: str, console, rounds: int = 4) -> dict[str, Figures]:
     from rich.table import Table
 
-    figs = asyncio.run(measure(seconds, listen))
-    table = Table(title=f"referee vs bare gRPC ping-pong ({listen} socket, {seconds:g} s each)")
+    figs = asyncio.run(measure(seconds, listen, rounds))
+    table = Table(title=f"referee vs bare gRPC ping-pong ({listen} socket, {seconds:g} s per run "
+                        f"in {rounds} interleaved slices)")
     for col in ("run", "round trips", "p50 us", "p99 us", "round trips/s", "matches/s"):
         table.add_column(col, justify="left" if col == "run" else "right")
     labels = {"bare-1": "bare, 1 stream", "referee-1": "referee, 1 match",
               "bare-8": "bare, 8 streams", "referee-8": "referee, 8 matches in flight"}
     for key, fig in figs.items():
         table.add_row(labels[key], f"{len(fig.latencies_us):,}", f"{fig.p50:.0f}", f"{fig.p99:.0f}",
-                      f"{fig.rate:,.0f}", f"{fig.matches / fig.seconds:.1f}" if key.startswith("referee") else "")
+                      f"{fig.rate:,.0f}",
+                      f"{fig.matches / fig.seconds:.1f}" if key.startswith("referee") else "")
     console.print(table)
-    b1, r1, b8, r8 = figs["bare-1"], figs["referee-1"], figs["bare-8"], figs["referee-8"]
+    b1, r1, b8, r8 = (figs[k] for k in RUNS)
     console.print(f"referee: turn p50 {r1.p50:.0f} us = {r1.p50 / b1.p50:.2f} x bare p50 {b1.p50:.0f} us; "
                   f"8 in flight: {100 * r8.rate / b8.rate:.0f}% of bare throughput", highlight=False)
     return figs

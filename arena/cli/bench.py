@@ -35,6 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     referee.add_argument("--seconds", type=float, default=5.0,
                          help="measuring time of each of the four runs (default: 5)")
+    referee.add_argument("--rounds", type=int, default=4,
+                         help="slices each run is cut into, interleaved with the others (default: 4)")
     referee.add_argument("--listen", choices=["unix", "tcp"], default="unix",
                          help="transport: unix socket (default) or loopback TCP")
     referee.set_defaults(run=run_referee)
@@ -50,5 +52,5 @@ def run_engine(args: argparse.Namespace) -> int:
 def run_referee(args: argparse.Namespace) -> int:
     from arena.bench import referee
 
-    referee.run(args.seconds, args.listen, Console())
+    referee.run(args.seconds, args.listen, Console(), args.rounds)
     return 0

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 
 from ono99.bot.base import Bot
-from ono99.bot.model import CARD_VALUES, Event, Match, MatchResult, View
+from ono99.bot.model import CARD_VALUES, Match, MatchResult, View
 from ono99.v1 import referee_pb2
 
 log = logging.getLogger("ono99.bot")
@@ -26,6 +26,8 @@ class Driver:
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
+        # events are converted for the bot only if it listens to them (or reads them)
+        self._hooks_events = type(bot).on_event is not Bot.on_event
         self.matches: dict[str, Match] = {}
         self.finished = False
         self.welcome: referee_pb2.Welcome | None = None
@@ -71,10 +73,13 @@ class Driver:
         match = self.matches.get(match_id)
         if match is None:
             return None
-        for raw in events:
-            event = Event.from_proto(raw)
-            match.events.append(event)
-            self.bot.on_event(event, match)
+        if not events:
+            return match
+        start = len(match._raw)
+        match._raw.extend(events)
+        if self._hooks_events:
+            for event in match.events[start:]:
+                self.bot.on_event(event, match)
         return match
 
     def _turn(self, turn: referee_pb2.TurnRequest) -> referee_pb2.BotMessage:

@@ -6,7 +6,7 @@ pays only for what it reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ono99.v1 import game_pb2, referee_pb2
@@ -110,23 +110,36 @@ class SeatInfo:
     revealed: tuple[str, ...]
 
 
-@dataclass
 class Match:
     """A match this bot plays in, and the public history seen so far."""
 
-    match_id: str
-    seat: int
-    names: list[str]
-    rules: Rules
-    move_ms: int
-    bank_ms: int
-    bot_seed: int
-    events: list[Event] = field(default_factory=list)
+    __slots__ = ("match_id", "seat", "names", "rules", "move_ms", "bank_ms", "bot_seed",
+                 "_raw", "_events")
+
+    def __init__(self, match_id: str, seat: int, names: list[str], rules: Rules | None,
+                 move_ms: int, bank_ms: int, bot_seed: int) -> None:
+        self.match_id = match_id
+        self.seat = seat
+        self.names = names
+        self.rules = rules
+        self.move_ms = move_ms
+        self.bank_ms = bank_ms
+        self.bot_seed = bot_seed
+        self._raw: list[game_pb2.Event] = []   # as received; converted when first read
+        self._events: list[Event] = []
 
     @classmethod
     def from_proto(cls, msg: referee_pb2.MatchStart) -> Match:
         return cls(msg.match_id, msg.seat, list(msg.seat_names), Rules.from_proto(msg.rules),
                    msg.time_control.move_ms, msg.time_control.bank_ms, msg.bot_seed)
+
+    @property
+    def events(self) -> list[Event]:
+        """Every public event of the match so far, in order."""
+        done = len(self._events)
+        if done < len(self._raw):
+            self._events.extend(Event.from_proto(e) for e in self._raw[done:])
+        return self._events
 
     def played(self, this_round: bool = False) -> list[str]:
         """Cards played so far, in order (the public discard history); with
@@ -140,6 +153,9 @@ class Match:
             elif e.kind == "four99":
                 out.extend(["99"] * 4)
         return out
+
+    def __repr__(self) -> str:
+        return f"Match({self.match_id!r}, seat={self.seat}, names={self.names})"
 
 
 class View:
