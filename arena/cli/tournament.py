@@ -1,0 +1,404 @@
+"""``arena tournament``, ``arena standings``, ``arena matches``, ``arena show``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from arena.bots.launcher import BotStartError
+from arena.cli.match import add_match_options, time_control
+from arena.referee.results import FORFEIT, MatchResult
+from arena.rules.errors import ConfigError
+from arena.rules.events import describe_event
+from arena.rules.rulesets import parse_option_args
+from arena.store import StoreError, open_store
+from arena.tournament.ratings import OnlineElo, Outcome
+from arena.tournament.schedule import PlannedMatch
+from arena.tournament.standings import Standings, faults_text, standings
+from arena.tournament.tournament import Settings, Tournament, default_concurrency
+
+DEFAULT_DB = "arena.db"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tournament",
+        help="run a round-robin tournament, live, with standings saved to SQLite",
+        description="Round-robin for any table size: every combination of K bots is a table and "
+                    "every table plays the same deals. With duplicate deals (the default) each "
+                    "deal is played once per rotation of the seats, so every bot holds every "
+                    "seat's cards and luck cancels. Bots are started once and reused; results "
+                    "go to a SQLite file as each match finishes, so an interrupted tournament "
+                    "resumes with --resume NAME.",
+    )
+    p.add_argument("bots", nargs="*", metavar="BOT_DIR", help="bot folders (bot.toml), 2 or more")
+    p.add_argument("--table-size", type=int, default=2, metavar="K",
+                   help="seats per table, 2-8 (default: 2)")
+    p.add_argument("--games", type=int, default=10, metavar="N",
+                   help="deals per table (default: 10); with duplicate deals each is played K "
+                        "times, once per seat rotation")
+    p.add_argument("--no-duplicate", dest="duplicate", action="store_false",
+                   help="one match per deal (seats still rotate from deal to deal)")
+    p.add_argument("--concurrency", type=int, default=default_concurrency(), metavar="C",
+                   help=f"matches at once (default: the number of cores, {default_concurrency()})")
+    p.add_argument("--seed", type=int, default=1, help="master seed of the deals (default: 1)")
+    p.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
+                   help=f"SQLite file for results (default: ./{DEFAULT_DB})")
+    p.add_argument("--name", default=None, help="tournament name (default: t-<date>-<time>)")
+    p.add_argument("--resume", default=None, metavar="NAME",
+                   help="continue the interrupted tournament NAME with its stored settings")
+    p.add_argument("--retire-after", type=int, default=3, metavar="N",
+                   help="retire a bot after N crashes or failed starts (default: 3); its "
+                        "remaining matches are forfeits")
+    p.add_argument("--durable", action="store_true",
+                   help="fsync every stored match (survives power loss, slower)")
+    p.add_argument("--logs", type=Path, default=None, metavar="DIR",
+                   help="folder for the bots' stderr (default: runs/<name>)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no live view: only the schedule and the final standings")
+    add_match_options(p)
+    p.set_defaults(run=run_tournament)
+
+    s = sub.add_parser("standings", help="print a tournament's standings from the database",
+                       description="Elo standings of a stored tournament (the latest if no "
+                                   "name): a batch Bradley-Terry fit with 95%% intervals and "
+                                   "the likelihood-of-superiority matrix.")
+    s.add_argument("name", nargs="?", help="tournament name (default: the latest)")
+    s.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(run=run_standings)
+
+    m = sub.add_parser("matches", help="list a tournament's matches from the database")
+    m.add_argument("name", nargs="?", help="tournament name (default: the latest)")
+    m.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    m.add_argument("--json", action="store_true", help="machine-readable output")
+    m.add_argument("--limit", type=int, default=None, help="only the last N matches")
+    m.set_defaults(run=run_matches)
+
+    w = sub.add_parser("show", help="show one stored match and its event log")
+    w.add_argument("match", type=int, metavar="MATCH", help="match id (see 'arena matches')")
+    w.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    w.add_argument("--json", action="store_true", help="machine-readable output")
+    w.set_defaults(run=run_show)
+
+
+# ------------------------------------------------------------------------ tournament
+
+_SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "ruleset", "option", "move_time",
+                  "bank", "on_fault", "max_rejections", "retire_after")
+
+
+def run_tournament(args: argparse.Namespace) -> int:
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    if args.retire_after < 1:
+        raise ConfigError("--retire-after must be at least 1")
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    try:
+        store = open_store(args.db, durable=args.durable)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        if args.resume:
+            if args.bots:
+                raise ConfigError("--resume takes the bots and settings stored with the "
+                                  "tournament; give no bot folders")
+            changed = [f"--{f.replace('_', '-')}" for f in _SETTING_FLAGS
+                       if getattr(args, f) != _DEFAULTS.get(f)]
+            if changed:
+                raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
+            tournament = Tournament.resume(store, args.resume)
+        else:
+            tc = time_control(args)
+            settings = Settings(
+                bot_dirs=tuple(args.bots), table_size=args.table_size, games=args.games,
+                ruleset=args.ruleset, options=parse_option_args(args.option),
+                duplicate=args.duplicate, seed=args.seed, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
+                on_fault=args.on_fault, max_rejections=args.max_rejections,
+                retire_after=args.retire_after)
+            if len(settings.bot_dirs) < 2:
+                raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
+            name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
+            tournament = Tournament.create(store, name, settings)
+    except StoreError as exc:
+        store.close()
+        raise ConfigError(str(exc)) from None
+    except BaseException:
+        store.close()
+        raise
+    try:
+        return _run(tournament, args, console, err)
+    finally:
+        store.close()
+
+
+_DEFAULTS = {"table_size": 2, "games": 10, "duplicate": True, "seed": 1, "ruleset": "modern",
+             "option": [], "move_time": 1.0, "bank": 10.0, "on_fault": FORFEIT, "max_rejections": 5,
+             "retire_after": 3}
+
+
+def describe_schedule(t: Tournament) -> str:
+    s = t.settings
+    size = s.size()
+    per_deal = f"x {s.table_size} seat rotations (duplicate)" if s.duplicate else "(no duplicates)"
+    return (f"{size.bots} bots, {size.tables} tables of {s.table_size}, {size.deals} deals each "
+            f"{per_deal}: {size.matches} matches")
+
+
+def _run(t: Tournament, args, console: Console, err: Console) -> int:
+    for warning in t.warnings:
+        err.print(f"warning: {escape(warning)}")
+    total = len(t.plan)
+    pending = t.pending()
+    done_before = total - len(pending)
+    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {describe_schedule(t)}")
+    console.print(f"{t.config.describe()}; {t.settings.move_ms / 1000:g} s/move + "
+                  f"{t.settings.bank_ms / 1000:g} s bank; concurrency {args.concurrency}"
+                  + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
+    view = LiveView(t, total, done_before, console, args.quiet)
+    logs = args.logs or Path("runs") / t.name.replace("/", "_")
+    try:
+        with view:
+            asyncio.run(t.run(args.concurrency, view.result, (), args.listen, logs,
+                              args.connect_timeout, view.retired))
+    except KeyboardInterrupt:
+        stored = len(t.store.finished_keys(t.record))
+        err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "
+                  f"will be played again from their seeds. Resume with:\n"
+                  f"  arena tournament --resume {t.name} --db {args.db}")
+        return 130
+    except (BotStartError, OSError) as exc:
+        err.print(f"arena tournament: error: {escape(str(exc))}")
+        return 1
+    final = standings(t.store.matches(t.record), t.names)
+    print_standings(console, final, f"standings of {t.name} (batch fit)")
+    console.print(f"saved in {args.db}; see: arena standings {t.name} --db {args.db}")
+    return 0
+
+
+class LiveView:
+    """Progress and provisional standings while a tournament runs (plain lines when the
+    output is not a terminal)."""
+
+    def __init__(self, t: Tournament, total: int, done: int, console: Console, quiet: bool) -> None:
+        self.t = t
+        self.total = total
+        self.done = done
+        self.console = console
+        self.quiet = quiet
+        self.elo = OnlineElo(t.names)
+        self.faults = Counter()
+        self.lines = {b: {"matches": 0, "wins": 0, "places": 0} for b in t.names}
+        self.started = time.perf_counter()
+        self.played = 0
+        self.live = console.is_terminal and not quiet
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), TextColumn("{task.fields[faults]}"),
+            console=console)
+        self.task = self.progress.add_task("matches", total=total, completed=done,
+                                           rate="", faults="faults 0")
+        self._live: Live | None = None
+        self._next_report = 0.1
+
+    def __enter__(self) -> LiveView:
+        if self.live:
+            self._live = Live(Group(self.progress, _Renderable(self._table)), console=self.console,
+                              refresh_per_second=4, transient=True)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)
+
+    def retired(self, bot: str, reason: str) -> None:
+        msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason)}"
+        (self._live.console if self._live else self.console).print(msg)
+
+    def result(self, plan: PlannedMatch, result: MatchResult) -> None:
+        self.done += 1
+        self.played += 1
+        names = result.spec.names
+        places = result.places()
+        self.elo.update(Outcome(names, places, plan.sample))
+        for seat, bot in enumerate(names):
+            line = self.lines[bot]
+            line["matches"] += 1
+            line["places"] += places[seat]
+        if result.ranking and len(result.ranking[0]) == 1:
+            self.lines[names[result.ranking[0][0]]]["wins"] += 1
+        for v in result.verdicts:
+            self.faults[v.kind] += 1
+        elapsed = time.perf_counter() - self.started
+        rate = self.played / elapsed if elapsed > 0 else 0.0
+        self.progress.update(self.task, completed=self.done, rate=f"{rate:.1f} matches/s",
+                             faults=f"faults {sum(self.faults.values())}")
+        if self.live or self.quiet:
+            return
+        order = " > ".join("=".join(names[s] for s in g) for g in result.ranking)
+        verdicts = "".join(f"; {names[v.seat]} {v.kind}" for v in result.verdicts)
+        self.console.print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {plan.key}: "
+                           f"{escape(order)} ({result.termination}, {result.turns} turns{escape(verdicts)})")
+        if self.done / self.total >= self._next_report or self.done == self.total:
+            self._next_report += 0.1
+            board = ", ".join(f"{b} {r:.0f}" for b, r in
+                              sorted(self.elo.ratings.items(), key=lambda kv: -kv[1]))
+            self.console.print(f"  provisional Elo after {self.done} matches ({rate:.1f}/s): {escape(board)}")
+
+    def _table(self) -> Table:
+        table = Table(title="provisional standings (online Elo, updated live)", title_justify="left")
+        for col in ("rank", "bot", "Elo*", "matches", "wins", "avg place"):
+            table.add_column(col, justify="left" if col == "bot" else "right")
+        ranked = sorted(self.t.names, key=lambda b: -self.elo.ratings[b])
+        for i, bot in enumerate(ranked, 1):
+            line = self.lines[bot]
+            avg = line["places"] / line["matches"] if line["matches"] else 0
+            table.add_row(str(i), escape(bot), f"{self.elo.ratings[bot]:.0f}", str(line["matches"]),
+                          str(line["wins"]), f"{avg:.2f}" if line["matches"] else "-")
+        return table
+
+
+class _Renderable:
+    def __init__(self, build) -> None:
+        self.build = build
+
+    def __rich__(self):
+        return self.build()
+
+
+def print_standings(console: Console, board: Standings, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults"):
+        table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
+    for i, line in enumerate(board.lines, 1):
+        table.add_row(str(i), escape(line.bot), f"{line.elo:.0f}",
+                      f"{line.interval:.0f}" if board.fit else "-", str(line.matches),
+                      str(line.wins), f"{line.average_place:.2f}" if line.matches else "-",
+                      faults_text(line.faults))
+    console.print(table)
+    if board.fit is None or len(board.lines) > 12:
+        return
+    los = Table(title="likelihood of superiority (row stronger than column), %", title_justify="left")
+    los.add_column("")
+    for line in board.lines:
+        los.add_column(escape(line.bot[:10]), justify="right")
+    for line, row in zip(board.lines, board.los_matrix()):
+        los.add_row(escape(line.bot), *("" if a is line else f"{100 * v:.0f}"
+                                        for a, v in zip(board.lines, row)))
+    console.print(los)
+
+
+# ------------------------------------------------------------------------ reading the store
+
+def _open(args):
+    path = Path(args.db)
+    if not path.exists():
+        raise ConfigError(f"no database at {path} (give --db PATH; tournaments write ./{DEFAULT_DB} by default)")
+    try:
+        return open_store(str(path))
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def run_standings(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        record = store.tournament(args.name)
+        board = standings(store.matches(record), record.bots)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"tournament": record.name, **board.to_dict()}, indent=2))
+        return 0
+    console = Console(highlight=False)
+    print_standings(console, board, f"standings of {record.name} "
+                                    f"({sum(l.matches for l in board.lines) // max(1, record.settings['table_size'])} matches)")
+    return 0
+
+
+def run_matches(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        record = store.tournament(args.name)
+        matches = store.matches(record)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        store.close()
+    if args.limit is not None:
+        matches = matches[-args.limit:] if args.limit > 0 else []
+    if args.json:
+        print(json.dumps([m.to_dict() for m in matches], indent=2))
+        return 0
+    console = Console(highlight=False)
+    table = Table(title=f"matches of {record.name}", title_justify="left")
+    for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
+        table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
+    for m in matches:
+        ranking = " > ".join("=".join(m.bots[s] for s in g) for g in m.ranking) or m.status
+        faults = ", ".join(f"{m.bots[v['seat']]} {v['kind']}" for v in m.verdicts)
+        table.add_row(str(m.id), m.key, " ".join(m.bots), escape(ranking), m.termination,
+                      str(m.turns), escape(faults), f"{m.duration_s:.2f} s")
+    console.print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        match = store.match(args.match)
+        events = store.events(args.match)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({**match.to_dict(), "events": events}, indent=2))
+        return 0
+    console = Console(highlight=False)
+    console.print(f"match {match.id} ({match.key}) of {escape(match.tournament)}: {match.ruleset}, "
+                  f"seed {match.seed}, seats: " + ", ".join(f"{i} {b}" for i, b in enumerate(match.bots)))
+    for e in events:
+        console.print("  " + escape(_describe(e, match.bots)))
+    ranking = " > ".join("=".join(match.bots[s] for s in g) for g in match.ranking)
+    console.print(f"result: {escape(ranking)} ({match.termination}, {match.turns} turns, "
+                  f"{match.duration_s:.3f} s)")
+    for v in match.verdicts:
+        console.print(f"verdict: {escape(match.bots[v['seat']])} {v['kind']}: {escape(v['detail'])}")
+    return 0
+
+
+def _describe(event: dict, bots: list[str]) -> str:
+    """An event dict as a line, seats named by their bots."""
+    from arena.rules.cards import CODES
+    values = []
+    for key, value in event.items():
+        if key == "kind":
+            continue
+        if key == "card":
+            value = None if value is None else CODES[value]
+        elif key == "hand":
+            value = None if value is None else tuple(CODES[c] for c in value)
+        elif key == "ranking":
+            value = tuple(tuple(g) for g in value)
+        elif key == "scores":
+            value = tuple(value)
+        values.append(value)
+    line = describe_event((event["kind"], *values))
+    for seat, bot in sorted(enumerate(bots), key=lambda sb: -sb[0]):
+        line = line.replace(f"seat {seat}", bot)
+    return line

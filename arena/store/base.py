@@ -1,0 +1,125 @@
+"""The storage interface: everything the tournament code and the CLI ask of a database.
+
+One small interface, so a server database can sit beside SQLite without touching the
+tournament code; one shared test suite runs against every backend.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+from arena.referee.results import MatchResult
+
+
+@dataclass(frozen=True)
+class TournamentRecord:
+    """A stored tournament: its name and the settings that rebuild its schedule."""
+
+    id: int
+    name: str
+    created_at: float
+    settings: dict[str, Any]
+    bots: list[str]            # bot names, in the order of the schedule
+
+
+@dataclass(frozen=True)
+class BotRecord:
+    """A stored bot version: name, manifest, content hash of its folder."""
+
+    id: int
+    name: str
+    folder: str
+    manifest: dict[str, Any]
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """A stored match, as results and standings read it."""
+
+    id: int
+    tournament: str
+    key: str                     # the schedule's key: unique in its tournament
+    sample: str                  # matches of one sample (a duplicate set) share it
+    bots: list[str]              # bot name per seat
+    seed: int
+    ruleset: str
+    options: dict[str, Any]
+    status: str
+    ranking: list[list[int]]
+    termination: str
+    verdicts: list[dict[str, Any]]
+    stats: list[dict[str, Any]]
+    started_at: float
+    duration_s: float
+    turns: int
+
+    def places(self) -> list[int]:
+        places = [0] * len(self.bots)
+        place = 1
+        for group in self.ranking:
+            for seat in group:
+                places[seat] = place
+            place += len(group)
+        return places
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "id", "tournament", "key", "sample", "bots", "seed", "ruleset", "options", "status",
+            "ranking", "termination", "verdicts", "stats", "started_at", "duration_s", "turns")}
+
+
+class StoreError(Exception):
+    """A storage request cannot be met (unknown tournament, name taken, newer schema...)."""
+
+
+class Store(abc.ABC):
+    """A database of tournaments, bots and matches."""
+
+    @abc.abstractmethod
+    def create_tournament(self, name: str, settings: dict[str, Any], bots: list[BotRecord]) -> TournamentRecord:
+        """A new tournament; :class:`StoreError` if the name is taken."""
+
+    @abc.abstractmethod
+    def tournament(self, name: str | None = None) -> TournamentRecord:
+        """The tournament called ``name`` (the latest when None); :class:`StoreError` if none."""
+
+    @abc.abstractmethod
+    def tournaments(self) -> list[TournamentRecord]:
+        """Every tournament, oldest first."""
+
+    @abc.abstractmethod
+    def tournament_bots(self, tournament: TournamentRecord) -> list[BotRecord]:
+        """The bot versions a tournament was created with, in schedule order."""
+
+    @abc.abstractmethod
+    def add_bot(self, name: str, folder: str, manifest: dict[str, Any], content_hash: str) -> BotRecord:
+        """The bot version with this name and hash, stored if new."""
+
+    @abc.abstractmethod
+    def record_match(self, tournament: TournamentRecord, key: str, sample: str,
+                     bots: list[str], result: MatchResult) -> int:
+        """Store a finished match with its events, in one transaction; returns its id.
+        Storing a key twice raises :class:`StoreError` and keeps the first."""
+
+    @abc.abstractmethod
+    def finished_keys(self, tournament: TournamentRecord) -> set[str]:
+        """Keys of the tournament's stored matches."""
+
+    @abc.abstractmethod
+    def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
+        """The tournament's matches, in the order they were stored."""
+
+    @abc.abstractmethod
+    def match(self, match_id: int) -> MatchRecord:
+        """One match; :class:`StoreError` if unknown."""
+
+    @abc.abstractmethod
+    def events(self, match_id: int) -> list[dict[str, Any]]:
+        """A match's public event record (as :func:`arena.rules.events.event_to_dict`)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the database."""

@@ -1,0 +1,249 @@
+"""The SQLite backend: one file, WAL mode, a schema version with ordered migrations.
+
+A finished match and its events are written in one transaction, so a crash (Ctrl-C,
+``kill -9``) can lose a match in flight but never a finished one. ``durable=True`` also
+makes each commit survive a power loss (``synchronous=FULL``: an fsync per match);
+the default, ``synchronous=NORMAL`` in WAL mode, survives process crashes and may lose
+the last commits on power loss, which a resume then plays again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from arena.referee.results import MatchResult
+from arena.rules.events import event_to_dict
+from arena.store.base import BotRecord, MatchRecord, Store, StoreError, TournamentRecord
+
+#: Ordered migrations: MIGRATIONS[k] takes the schema from version k to k+1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at REAL NOT NULL,
+        settings TEXT NOT NULL              -- JSON: everything that rebuilds the schedule
+    );
+    CREATE TABLE bots (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        manifest TEXT NOT NULL,             -- JSON of bot.toml as read
+        content_hash TEXT NOT NULL,         -- SHA-256 of the bot folder
+        UNIQUE (name, content_hash)
+    );
+    CREATE TABLE tournament_bots (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        position INTEGER NOT NULL,
+        bot_id INTEGER NOT NULL REFERENCES bots(id),
+        PRIMARY KEY (tournament_id, position)
+    );
+    CREATE TABLE matches (
+        id INTEGER PRIMARY KEY,
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        key TEXT NOT NULL,                  -- the schedule's key of this match
+        sample TEXT NOT NULL,               -- matches of one duplicate set share it
+        match_uid TEXT NOT NULL,            -- the referee's match id
+        bots TEXT NOT NULL,                 -- JSON: bot name per seat
+        seed INTEGER NOT NULL,
+        ruleset TEXT NOT NULL,
+        options TEXT NOT NULL,              -- JSON
+        status TEXT NOT NULL,
+        ranking TEXT NOT NULL,              -- JSON: groups of tied seats, best first
+        termination TEXT NOT NULL,
+        verdicts TEXT NOT NULL,             -- JSON
+        stats TEXT NOT NULL,                -- JSON: per-seat timing
+        started_at REAL NOT NULL,
+        duration_s REAL NOT NULL,
+        turns INTEGER NOT NULL,
+        UNIQUE (tournament_id, key)
+    );
+    CREATE TABLE match_events (
+        match_id INTEGER PRIMARY KEY REFERENCES matches(id),
+        encoding TEXT NOT NULL,             -- "json-zlib": zlib of a JSON list of event tuples
+        data BLOB NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SQLiteStore(Store):
+    """A :class:`Store` in one SQLite file."""
+
+    def __init__(self, path: str | Path, durable: bool = False) -> None:
+        self.path = str(path)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+        self.write_seconds = 0.0   # time spent in record_match, for the benchmark
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has schema version {version}, newer than this "
+                             f"arena's {SCHEMA_VERSION}: upgrade the arena")
+        for target in range(version, SCHEMA_VERSION):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version={target + 1}")
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    # ---------------------------------------------------------------- tournaments
+
+    def create_tournament(self, name: str, settings: dict[str, Any],
+                          bots: list[BotRecord]) -> TournamentRecord:
+        created = time.time()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = self.db.execute(
+                "INSERT INTO tournaments (name, created_at, settings) VALUES (?, ?, ?)",
+                (name, created, json.dumps(settings)))
+            tid = cur.lastrowid
+            self.db.executemany(
+                "INSERT INTO tournament_bots (tournament_id, position, bot_id) VALUES (?, ?, ?)",
+                [(tid, i, b.id) for i, b in enumerate(bots)])
+            self.db.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            self.db.execute("ROLLBACK")
+            raise StoreError(f"a tournament called {name!r} already exists in {self.path}") from None
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return TournamentRecord(tid, name, created, settings, [b.name for b in bots])
+
+    def _tournament(self, row) -> TournamentRecord:
+        tid, name, created, settings = row
+        bots = [r[0] for r in self.db.execute(
+            "SELECT b.name FROM tournament_bots tb JOIN bots b ON b.id = tb.bot_id "
+            "WHERE tb.tournament_id = ? ORDER BY tb.position", (tid,))]
+        return TournamentRecord(tid, name, created, json.loads(settings), bots)
+
+    def tournament(self, name: str | None = None) -> TournamentRecord:
+        if name is None:
+            row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
+                                  "ORDER BY id DESC LIMIT 1").fetchone()
+            if row is None:
+                raise StoreError(f"no tournament in {self.path} yet")
+        else:
+            row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
+                                  "WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                known = [t.name for t in self.tournaments()]
+                raise StoreError(f"no tournament called {name!r} in {self.path}"
+                                 + (f"; known: {', '.join(known)}" if known else ""))
+        return self._tournament(row)
+
+    def tournaments(self) -> list[TournamentRecord]:
+        rows = self.db.execute("SELECT id, name, created_at, settings FROM tournaments ORDER BY id")
+        return [self._tournament(r) for r in rows.fetchall()]
+
+    # ---------------------------------------------------------------- bots
+
+    def tournament_bots(self, tournament: TournamentRecord) -> list[BotRecord]:
+        rows = self.db.execute(
+            "SELECT b.id, b.name, b.folder, b.manifest, b.content_hash FROM tournament_bots tb "
+            "JOIN bots b ON b.id = tb.bot_id WHERE tb.tournament_id = ? ORDER BY tb.position",
+            (tournament.id,))
+        return [BotRecord(i, n, f, json.loads(m), h) for i, n, f, m, h in rows.fetchall()]
+
+    def add_bot(self, name: str, folder: str, manifest: dict[str, Any], content_hash: str) -> BotRecord:
+        row = self.db.execute("SELECT id FROM bots WHERE name = ? AND content_hash = ?",
+                              (name, content_hash)).fetchone()
+        if row is None:
+            cur = self.db.execute(
+                "INSERT INTO bots (name, folder, manifest, content_hash) VALUES (?, ?, ?, ?)",
+                (name, folder, json.dumps(manifest), content_hash))
+            bot_id = cur.lastrowid
+        else:
+            bot_id = row[0]
+        return BotRecord(bot_id, name, folder, manifest, content_hash)
+
+    # ---------------------------------------------------------------- matches
+
+    def record_match(self, tournament: TournamentRecord, key: str, sample: str,
+                     bots: list[str], result: MatchResult) -> int:
+        t0 = time.perf_counter()
+        spec = result.spec
+        row = result.to_dict()
+        events = zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = self.db.execute(
+                "INSERT INTO matches (tournament_id, key, sample, match_uid, bots, seed, ruleset, "
+                "options, status, ranking, termination, verdicts, stats, started_at, duration_s, "
+                "turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (tournament.id, key, sample, spec.match_id, json.dumps(bots), spec.seed,
+                 spec.config.ruleset.name, json.dumps(row["options"]), result.status,
+                 json.dumps(row["ranking"]), result.termination, json.dumps(row["verdicts"]),
+                 json.dumps(row["stats"]), result.started_at, result.duration_s, result.turns))
+            match_id = cur.lastrowid
+            self.db.execute("INSERT INTO match_events (match_id, encoding, data) VALUES (?, ?, ?)",
+                            (match_id, "json-zlib", events))
+            self.db.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            self.db.execute("ROLLBACK")
+            raise StoreError(f"match {key!r} of tournament {tournament.name!r} is already stored") from None
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.write_seconds += time.perf_counter() - t0
+        return match_id
+
+    def finished_keys(self, tournament: TournamentRecord) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = ?",
+                                              (tournament.id,))}
+
+    _MATCH_COLUMNS = ("m.id, t.name, m.key, m.sample, m.bots, m.seed, m.ruleset, m.options, m.status, "
+                      "m.ranking, m.termination, m.verdicts, m.stats, m.started_at, m.duration_s, m.turns")
+
+    @staticmethod
+    def _match(row) -> MatchRecord:
+        (mid, tname, key, sample, bots, seed, ruleset, options, status, ranking, termination,
+         verdicts, stats, started_at, duration_s, turns) = row
+        return MatchRecord(mid, tname, key, sample, json.loads(bots), seed, ruleset,
+                           json.loads(options), status, json.loads(ranking), termination,
+                           json.loads(verdicts), json.loads(stats), started_at, duration_s, turns)
+
+    def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
+        rows = self.db.execute(
+            f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            "WHERE m.tournament_id = ? ORDER BY m.id", (tournament.id,))
+        return [self._match(r) for r in rows.fetchall()]
+
+    def match(self, match_id: int) -> MatchRecord:
+        row = self.db.execute(
+            f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            "WHERE m.id = ?", (match_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no match {match_id} in {self.path}")
+        return self._match(row)
+
+    def events(self, match_id: int) -> list[dict[str, Any]]:
+        row = self.db.execute("SELECT encoding, data FROM match_events WHERE match_id = ?",
+                              (match_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no events of match {match_id} in {self.path}")
+        encoding, data = row
+        if encoding != "json-zlib":
+            raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
+        return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+
+    def close(self) -> None:
+        self.db.close()

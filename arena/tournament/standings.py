@@ -1,0 +1,89 @@
+"""Standings from stored matches: the batch rating fit plus each bot's record."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.store.base import MatchRecord
+from arena.tournament.ratings import Fit, Outcome, fit
+
+
+@dataclass
+class BotLine:
+    """One bot's row of the standings."""
+
+    bot: str
+    elo: float = 1500.0
+    interval: float = 0.0           # half-width of the 95% interval
+    matches: int = 0
+    wins: int = 0                   # sole first place
+    place_total: int = 0
+    faults: Counter = field(default_factory=Counter)   # verdict kind -> count
+
+    @property
+    def average_place(self) -> float:
+        return self.place_total / self.matches if self.matches else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bot": self.bot, "elo": round(self.elo, 1), "ci95": round(self.interval, 1),
+                "matches": self.matches, "wins": self.wins,
+                "average_place": round(self.average_place, 3), "faults": dict(self.faults)}
+
+
+@dataclass
+class Standings:
+    """Every bot's line, best first, and the fit behind them (None before any match)."""
+
+    lines: list[BotLine]
+    fit: Fit | None
+
+    def los_matrix(self) -> list[list[float]]:
+        """LOS[i][j]: probability that line i's bot is stronger than line j's."""
+        bots = [line.bot for line in self.lines]
+        if self.fit is None:
+            return [[0.5] * len(bots) for _ in bots]
+        return [[self.fit.los(a, b) for b in bots] for a in bots]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"standings": [dict(rank=i + 1, **line.to_dict()) for i, line in enumerate(self.lines)],
+                "los": {a.bot: {b.bot: round(v, 4) for b, v in zip(self.lines, row)}
+                        for a, row in zip(self.lines, self.los_matrix())}}
+
+
+def outcomes(matches: Iterable[MatchRecord]) -> list[Outcome]:
+    """What the ratings read of stored matches: finished ones only."""
+    return [Outcome(m.bots, m.places(), m.sample) for m in matches
+            if m.status == "finished" and m.ranking]
+
+
+def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
+    """Standings of ``bots`` from their stored matches."""
+    lines = {b: BotLine(b) for b in bots}
+    for m in matches:
+        if m.status != "finished" or not m.ranking:
+            continue
+        places = m.places()
+        for seat, bot in enumerate(m.bots):
+            line = lines.setdefault(bot, BotLine(bot))
+            line.matches += 1
+            line.place_total += places[seat]
+        if len(m.ranking[0]) == 1:
+            lines[m.bots[m.ranking[0][0]]].wins += 1
+        for v in m.verdicts:
+            lines[m.bots[v["seat"]]].faults[v["kind"]] += 1
+    outs = outcomes(matches)
+    result_fit = fit(outs, list(lines)) if outs else None
+    if result_fit is not None:
+        for line in lines.values():
+            line.elo = result_fit.elo(line.bot)
+            line.interval = result_fit.interval(line.bot)
+    ordered = sorted(lines.values(), key=lambda l: (-l.elo, l.average_place, l.bot))
+    return Standings(ordered, result_fit)
+
+
+def faults_text(faults: Counter) -> str:
+    """``2 timeout, 1 crashed`` (or ``0``)."""
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(faults.items())) or "0"

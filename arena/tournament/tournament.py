@@ -1,0 +1,154 @@
+"""A tournament: settings, the bots, its schedule, its record in the store, and running it.
+
+Settings are stored with the tournament, so ``--resume NAME`` rebuilds the same schedule
+and plays only the matches the store does not have: finished matches are neither
+replayed nor duplicated, and matches that were in flight are played again from their
+seeds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.bots.manifest import BotManifest, load_manifest
+from arena.referee.results import FORFEIT, MatchResult, MatchSpec, TimeControl
+from arena.referee.runner import MatchListener
+from arena.rules.errors import ConfigError
+from arena.rules.rulesets import GameConfig, make_config
+from arena.store.base import Store, TournamentRecord
+from arena.tournament import schedule
+from arena.tournament.executor import LocalExecutor
+from arena.tournament.schedule import PlannedMatch
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides a tournament's schedule and its matches."""
+
+    bot_dirs: tuple[str, ...]
+    table_size: int = 2
+    games: int = 10                   # deals per table
+    ruleset: str = "modern"
+    options: dict[str, Any] = field(default_factory=dict)
+    duplicate: bool = True
+    seed: int = 1
+    move_ms: int = 1000
+    bank_ms: int = 10_000
+    on_fault: str = FORFEIT
+    max_rejections: int = 5
+    retire_after: int = 3
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["bot_dirs"] = list(self.bot_dirs)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        data = dict(data)
+        data["bot_dirs"] = tuple(data["bot_dirs"])
+        return cls(**data)
+
+    def config(self) -> GameConfig:
+        return make_config(self.ruleset, self.options, self.table_size)
+
+    def size(self) -> schedule.ScheduleSize:
+        return schedule.size(len(self.bot_dirs), self.table_size, self.games, self.duplicate)
+
+
+class Tournament:
+    """A tournament in the store, ready to run (or to resume)."""
+
+    def __init__(self, store: Store, record: TournamentRecord, settings: Settings,
+                 manifests: Sequence[BotManifest], warnings: Sequence[str] = ()) -> None:
+        self.store = store
+        self.record = record
+        self.settings = settings
+        self.manifests = list(manifests)
+        self.names = [m.name for m in manifests]
+        self.config = settings.config()
+        self.plan = schedule.build(len(manifests), settings.table_size, settings.games,
+                                   settings.duplicate, settings.seed)
+        self.warnings = list(warnings)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @classmethod
+    def create(cls, store: Store, name: str, settings: Settings) -> Tournament:
+        """Check the settings and the bots, and store a new tournament."""
+        manifests = [load_manifest(d) for d in settings.bot_dirs]
+        names = [m.name for m in manifests]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"two bots are named {duplicates[0]!r}: every bot of a tournament "
+                              "needs its own name (the 'name' in bot.toml)")
+        schedule.check(len(manifests), settings.table_size, settings.games)
+        settings.config()  # a bad ruleset or option is refused before anything is stored
+        settings = Settings.from_dict({**settings.to_dict(),
+                                       "bot_dirs": [str(m.folder) for m in manifests]})
+        bots = [store.add_bot(m.name, str(m.folder), _manifest_dict(m), m.content_hash())
+                for m in manifests]
+        record = store.create_tournament(name, settings.to_dict(), bots)
+        return cls(store, record, settings, manifests)
+
+    @classmethod
+    def resume(cls, store: Store, name: str) -> Tournament:
+        """The stored tournament ``name``, with its bots loaded from their folders again."""
+        record = store.tournament(name)
+        settings = Settings.from_dict(record.settings)
+        manifests = [load_manifest(d) for d in settings.bot_dirs]
+        warnings = []
+        stored = {b.name: b for b in store.tournament_bots(record)}
+        for m in manifests:
+            old = stored.get(m.name)
+            if old is not None and old.content_hash != m.content_hash():
+                warnings.append(f"bot {m.name} ({m.folder}) changed since the tournament started; "
+                                "its remaining matches use the new version")
+        return cls(store, record, settings, manifests, warnings)
+
+    def pending(self) -> list[PlannedMatch]:
+        """The planned matches the store does not have yet."""
+        done = self.store.finished_keys(self.record)
+        return [p for p in self.plan if p.key not in done]
+
+    def spec(self, plan: PlannedMatch) -> MatchSpec:
+        s = self.settings
+        return MatchSpec(f"{self.name}/{plan.key}", self.config, plan.seed,
+                         tuple(self.names[b] for b in plan.seats), TimeControl(s.move_ms, s.bank_ms),
+                         plan.bot_seeds, s.on_fault, s.max_rejections)
+
+    async def run(self, concurrency: int, on_result: Callable[[PlannedMatch, MatchResult], None],
+                  listeners: Sequence[MatchListener] = (), listen: str = "unix",
+                  log_dir: Path | None = None, connect_timeout: float = 10.0,
+                  on_retire: Callable[[str, str], None] | None = None) -> None:
+        """Play every pending match; each result is stored (one transaction) before
+        ``on_result`` sees it."""
+        pending = self.pending()
+        if not pending:
+            return
+        executor = LocalExecutor(self.manifests, self.names, concurrency, listen, log_dir,
+                                 connect_timeout, self.settings.retire_after, listeners, on_retire)
+
+        def record(plan: PlannedMatch, result: MatchResult) -> None:
+            self.store.record_match(self.record, plan.key, plan.sample,
+                                    [self.names[b] for b in plan.seats], result)
+            on_result(plan, result)
+
+        await executor.run(pending, self.spec, record)
+
+
+def default_concurrency() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def _manifest_dict(m: BotManifest) -> dict[str, Any]:
+    return {"name": m.name, "command": list(m.command), "setup": list(m.setup) if m.setup else None,
+            "description": m.description}
+
+
