@@ -295,7 +295,10 @@ class MatchResult:
         )
 
     def place_of(self, seat: int) -> int:
-        """``seat``'s place, 1 = best; tied seats share the best place of their group."""
+        """``seat``'s place, 1 = best; tied seats share the best place of their group;
+        0 when the match has no ranking (it was aborted)."""
+        if not self.ranking:
+            return 0
         place = 1
         for group in self.ranking:
             if seat in group:

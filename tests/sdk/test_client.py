@@ -1,0 +1,252 @@
+"""The real gRPC client (``ono99.bot.run``/``play``) against real referees: exit codes,
+messages, and a whole session. Bots run as subprocesses (the sample bots' scripts) or in
+threads next to a referee served by the test's own event loop; nothing is mocked."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ono99.bot import Bot, play, run
+from ono99.bot.client import EXIT_BROKEN, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, SDK
+
+from arena.referee.results import MatchSpec, TimeControl
+from arena.referee.runner import MatchRunner
+from arena.referee.server import RefereeServer
+from arena.rules.rulesets import make_config
+
+ROOT = Path(__file__).resolve().parents[2]
+RANDOM_BOT = ROOT / "bots" / "random" / "bot.py"
+GREEDY_BOT = ROOT / "bots" / "greedy" / "bot.py"
+
+
+def bot_env(**extra: str) -> dict[str, str]:
+    """This environment without any ONO99_* variable, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONO99_")}
+    env.update(extra)
+    return env
+
+
+def run_script(script: Path, *args: str, env: dict[str, str] | None = None,
+               timeout: float = 15) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), *args], env=env or bot_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+async def start_script(script: Path, *args: str, env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, str(script), *args, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+
+
+async def finish(proc: asyncio.subprocess.Process, timeout: float = 10) -> tuple[int, str]:
+    _, err = await asyncio.wait_for(proc.communicate(), timeout)
+    return proc.returncode, err.decode()
+
+
+def one_match(sessions, ruleset="modern", seed=3) -> MatchRunner:
+    spec = MatchSpec(f"sdk-{seed}", make_config(ruleset, None, len(sessions)), seed,
+                     tuple(s.name for s in sessions), TimeControl(2000, 5000))
+    return MatchRunner(spec, sessions)
+
+
+# ---------------------------------------------------------------- usage
+
+
+@pytest.mark.parametrize("args", [(), ("--referee", "unix:/nowhere"), ("--token", "t")])
+def test_missing_referee_or_token_is_a_usage_error(args):
+    proc = run_script(RANDOM_BOT, *args)
+    assert proc.returncode == EXIT_USAGE == 2
+    assert "give the referee address and token" in proc.stderr
+    assert "--referee/--token" in proc.stderr and "$ONO99_REFEREE/$ONO99_TOKEN" in proc.stderr
+
+
+def test_missing_arguments_in_process(capsys, monkeypatch):
+    for name in ("ONO99_REFEREE", "ONO99_TOKEN", "ONO99_BOT_NAME"):
+        monkeypatch.delenv(name, raising=False)
+
+    class Idle(Bot):
+        def choose(self, view):
+            return view.legal[0]
+
+    assert run(Idle(), []) == EXIT_USAGE
+    assert "give the referee address and token" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- unreachable
+
+
+def test_nothing_listening_exits_4_quickly(tmp_path):
+    address = f"unix:{tmp_path / 'nobody.sock'}"
+    started = time.monotonic()
+    proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t", "--connect-timeout", "0.5")
+    took = time.monotonic() - started
+    assert proc.returncode == EXIT_UNREACHABLE == 4
+    assert f"no referee reachable at {address} within 0.5 s" in proc.stderr
+    assert took < 5, f"took {took:.1f} s"
+
+
+@pytest.fixture
+def unused_tcp_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_nothing_listening_on_tcp_exits_4(unused_tcp_port):
+    class Idle(Bot):
+        def choose(self, view):
+            return view.legal[0]
+
+    started = time.monotonic()
+    assert play(Idle(), f"127.0.0.1:{unused_tcp_port}", "t", connect_timeout=0.3) == EXIT_UNREACHABLE
+    assert time.monotonic() - started < 3
+
+
+# ---------------------------------------------------------------- a real referee
+
+
+@pytest.mark.parametrize("token, code, reason", [
+    ("not-a-token", "REFUSAL_CODE_BAD_TOKEN", "unknown token"),
+    ("", "REFUSAL_CODE_BAD_TOKEN", "no token in the hello"),
+])
+def test_a_refused_hello_exits_3_with_the_reason(token, code, reason):
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        try:
+            server.lobby.register("someone")
+            proc = await start_script(RANDOM_BOT, "--referee", server.address, "--token", token,
+                                      "--connect-timeout", "5", env=bot_env())
+            return await finish(proc)
+        finally:
+            await server.stop()
+
+    rc, err = asyncio.run(scenario())
+    assert rc == EXIT_REFUSED == 3
+    assert f"referee refused the connection ({code}): {reason}" in err
+
+
+def test_a_token_in_use_is_refused():
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        try:
+            token = server.lobby.register("twice").token
+            first = await start_script(RANDOM_BOT, env=bot_env(ONO99_REFEREE=server.address,
+                                                               ONO99_TOKEN=token))
+            await server.lobby.wait_session(token, 5)
+            second = await start_script(RANDOM_BOT, env=bot_env(ONO99_REFEREE=server.address,
+                                                                ONO99_TOKEN=token))
+            refused = await finish(second)
+        finally:
+            await server.stop()
+        return refused, await finish(first)
+
+    (rc, err), (first_rc, _) = asyncio.run(scenario())
+    assert rc == EXIT_REFUSED
+    assert "REFUSAL_CODE_TOKEN_IN_USE" in err and "already in use" in err
+    assert first_rc == EXIT_OK   # the first session got its goodbye
+
+
+def test_subprocess_bots_play_a_match_and_exit_0_after_goodbye():
+    """The sample scripts configured by the environment, as ``arena match`` launches them."""
+
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        procs = []
+        try:
+            regs = [server.lobby.register(n) for n in ("random", "greedy")]
+            for script, reg in zip((RANDOM_BOT, GREEDY_BOT), regs):
+                procs.append(await start_script(script, env=bot_env(
+                    ONO99_REFEREE=server.address, ONO99_TOKEN=reg.token, ONO99_BOT_NAME=reg.name)))
+            sessions = [await server.lobby.wait_session(r.token, 5) for r in regs]
+            result = await one_match(sessions).run()
+        finally:
+            await server.stop("all done")
+        return sessions, result, [await finish(p) for p in procs]
+
+    sessions, result, exits = asyncio.run(scenario())
+    assert [s.sdk for s in sessions] == [SDK, SDK]
+    assert result.verdicts == [] and sorted(s for g in result.ranking for s in g) == [0, 1]
+    assert result.turns > 0
+    assert [rc for rc, _ in exits] == [EXIT_OK, EXIT_OK], exits
+
+
+class Recorder(Bot):
+    """Plays its first legal card; records what it sees."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts, self.ends, self.turns, self.events = [], [], [], 0
+
+    def choose(self, view):
+        assert view.legal and set(view.legal) <= set(view.hand)
+        self.turns.append((view.turn_id, view.seat, view.total))
+        return view.legal[0]
+
+    def on_match_start(self, match):
+        self.starts.append(match)
+
+    def on_event(self, event, match):
+        self.events += 1
+
+    def on_match_end(self, result, match):
+        self.ends.append((result, match))
+
+
+def test_in_process_bots_play_two_matches_over_one_connection():
+    bots = [Recorder(), Recorder()]
+
+    async def scenario():
+        server = await RefereeServer.start("tcp")
+        try:
+            regs = [server.lobby.register(n) for n in ("left", "right")]
+            codes = [asyncio.create_task(asyncio.to_thread(play, bot, server.address, reg.token,
+                                                           None, 5))
+                     for bot, reg in zip(bots, regs)]
+            sessions = [await server.lobby.wait_session(r.token, 5) for r in regs]
+            results = [await one_match(sessions, "modern", seed=5).run(),
+                       await one_match(sessions, "classic", seed=6).run()]
+        finally:
+            await server.stop("all done")
+        return results, await asyncio.wait_for(asyncio.gather(*codes), 10)
+
+    results, codes = asyncio.run(scenario())
+    assert codes == [EXIT_OK, EXIT_OK]
+    for seat, bot in enumerate(bots):
+        assert [m.seat for m in bot.starts] == [seat, seat]
+        assert [m.names for m in bot.starts] == [["left", "right"]] * 2
+        assert [m.rules.ruleset for m in bot.starts] == ["modern", "classic"]
+        assert [r.match_id for r, _ in bot.ends] == [r.match_id for r in results]
+        assert [r.ranking for r, _ in bot.ends] == [r.ranking for r in results]
+        assert all(m is start for (_, m), start in zip(bot.ends, bot.starts))
+        assert all(s == seat for _, s, _ in bot.turns)
+        assert bot.events > 0
+        # every move this bot made is in the referee's record
+        assert len(bot.turns) == sum(r.stats[seat].moves for r in results)
+
+
+def test_a_referee_that_vanishes_without_goodbye_exits_5():
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        token = server.lobby.register("orphan").token
+        proc = await start_script(RANDOM_BOT, "--referee", server.address, "--token", token,
+                                  env=bot_env())
+        await server.lobby.wait_session(token, 5)
+        await server.server.stop(None)    # no goodbye: the stream is cut
+        try:
+            return await finish(proc)
+        finally:
+            await server.stop()               # removes the socket's folder
+
+    rc, err = asyncio.run(scenario())
+    assert rc == EXIT_BROKEN == 5
+    assert "connection to the referee broke" in err
