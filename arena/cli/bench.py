@@ -40,6 +40,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     referee.add_argument("--listen", choices=["unix", "tcp"], default="unix",
                          help="transport: unix socket (default) or loopback TCP")
     referee.set_defaults(run=run_referee)
+    tournament = what.add_parser(
+        "tournament",
+        help="tournament: matches/s at concurrency 1 and 2, storage cost, memory",
+        description="A 2-seat round-robin of 4 random bots through the real tournament code, "
+                    "at concurrency 1 then 2. Ends with 'tournament: concurrency 2 = R x "
+                    "concurrency 1; storage S% of match time'.",
+    )
+    tournament.add_argument("--games", type=int, default=25,
+                            help="deals per table (default: 25, i.e. 300 matches per run)")
+    tournament.set_defaults(run=run_tournament)
+    ratings = what.add_parser(
+        "ratings",
+        help="ratings: do standings find a known order, and how fast, with and without duplicates",
+        description="Round-robins of bots of known strength order (counter with 0-100%% random "
+                    "moves) under plain, duplicate, and duplicate + common bot seeds designs; "
+                    "prints Kendall's tau and the matches needed to separate adjacent bots at "
+                    "95%% LOS. Ends with 'ratings: tau T_dup duplicate, T_plain plain; matches to "
+                    "separate M_dup duplicate, M_plain plain'.",
+    )
+    ratings.add_argument("--seeds", type=int, default=4, help="master seeds per design (default: 4)")
+    ratings.add_argument("--table-size", type=int, default=2, help="seats per table (default: 2)")
+    ratings.add_argument("--budget", type=int, default=8000,
+                         help="matches per run (default: 8000)")
+    ratings.set_defaults(run=run_ratings)
 
 
 def run_engine(args: argparse.Namespace) -> int:
@@ -53,4 +77,18 @@ def run_referee(args: argparse.Namespace) -> int:
     from arena.bench import referee
 
     referee.run(args.seconds, args.listen, Console(), args.rounds)
+    return 0
+
+
+def run_tournament(args: argparse.Namespace) -> int:
+    from arena.bench import tournament
+
+    tournament.run(Console(), args.games)
+    return 0
+
+
+def run_ratings(args: argparse.Namespace) -> int:
+    from arena.bench import ratings
+
+    ratings.run(Console(), args.seeds, args.table_size, args.budget)
     return 0

@@ -82,10 +82,18 @@ class SQLiteStore(Store):
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        try:
+            # sqlite3.connect opens lazily: a file that is not a database fails here
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+        except BaseException:
+            self.db.close()
+            raise
         self.write_seconds = 0.0   # time spent in record_match, for the benchmark
 
     def _migrate(self) -> None:
@@ -96,10 +104,12 @@ class SQLiteStore(Store):
         for target in range(version, SCHEMA_VERSION):
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                for statement in MIGRATIONS[target].split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version={target + 1}")
+                # another process may have run this migration while we waited for the lock
+                if self.db.execute("PRAGMA user_version").fetchone()[0] <= target:
+                    for statement in MIGRATIONS[target].split(";"):
+                        if statement.strip():
+                            self.db.execute(statement)
+                    self.db.execute(f"PRAGMA user_version={target + 1}")
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")

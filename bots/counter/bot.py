@@ -6,7 +6,14 @@ For each legal card it estimates the chance that the next seat holds no playable
 after it (a hypergeometric draw of that seat's hand size from the unseen cards) and
 plays the card most likely to make the next seat lose, keeping deflectors for owed pairs
 and, all else equal, the total low.
+
+``--epsilon P`` (or ONO99_EPSILON) plays a uniformly random legal card with probability P,
+which makes a family of bots of known strength order for the ratings benchmark.
 """
+
+import argparse
+import os
+import sys
 
 from collections import Counter
 from math import comb
@@ -24,8 +31,17 @@ FORCING = {"P2", "DP"}
 class CounterBot(Bot):
     name = "counter"
 
+    def __init__(self, epsilon: float = 0.0) -> None:
+        super().__init__()
+        self.epsilon = epsilon
+
     def choose(self, view):
         legal = view.legal
+        # draw the coin and the pick every turn, whatever epsilon is: bots given the same
+        # seed then make their random moves at the same moments (common random numbers)
+        coin, pick = self.random.random(), self.random.random()
+        if coin < self.epsilon:
+            return legal[int(pick * len(legal))]
         rules = view.match.rules
         ruleset = rules.ruleset
         modern = ruleset == "modern"
@@ -110,5 +126,12 @@ class CounterBot(Bot):
         return {c: n for c, n in counts.items() if n > 0}
 
 
+def main(argv=None):
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--epsilon", type=float, default=float(os.environ.get("ONO99_EPSILON", 0)))
+    args, rest = p.parse_known_args(argv)
+    return run(CounterBot(args.epsilon), rest)
+
+
 if __name__ == "__main__":
-    raise SystemExit(run(CounterBot()))
+    raise SystemExit(main(sys.argv[1:]))

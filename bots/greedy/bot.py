@@ -35,8 +35,11 @@ class GreedyBot(Bot):
 
     def choose(self, view):
         legal = view.legal
-        if self.epsilon and self.random.random() < self.epsilon:
-            return legal[self.random.randrange(len(legal))]
+        # draw the coin and the pick every turn, whatever epsilon is: bots given the same
+        # seed then make their random moves at the same moments (common random numbers)
+        coin, pick = self.random.random(), self.random.random()
+        if coin < self.epsilon:
+            return legal[int(pick * len(legal))]
         ruleset = view.match.rules.ruleset
         deflectors = DEFLECTORS.get(ruleset, {"R", "H"})
         if view.owed == 2:

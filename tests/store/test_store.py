@@ -1,0 +1,465 @@
+"""One test suite for every storage backend, plus the SQLite backend's own promises.
+
+Every test of the shared suite takes the ``store`` (or ``backend``) fixture, which is
+parametrized over :data:`BACKENDS`; a server backend joins the suite with one more entry
+there. The matches stored are real: whole seeded games of :class:`arena.rules.Game`
+played by a seeded random policy, so the event records are the engine's own.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from arena.referee.results import (
+    FINISHED, TIMEOUT, MatchResult, MatchSpec, SeatStats, Verdict,
+)
+from arena.rules import Game, make_config
+from arena.rules.events import event_to_dict
+from arena.store import (
+    BotRecord, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
+)
+from arena.store.sqlite import SCHEMA_VERSION
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ------------------------------------------------------------------------ the backends
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How the suite reaches one storage backend."""
+
+    name: str
+    location: Callable[[Path], str]            # where a fresh, empty store lives
+    open: Callable[..., Store]                 # open(location, durable=False)
+    # Arm ``store`` so that its next record_match kills this process (SIGKILL) in the
+    # middle of the write: after the match row, before its events, inside the transaction.
+    die_mid_write: Callable[[Store], None]
+
+
+def _sqlite_die_mid_write(store: Store) -> None:
+    class Dying:
+        """Passes every statement to the real connection, and dies before the events."""
+
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self._db = db
+
+        def execute(self, sql: str, *args):
+            if sql.lstrip().startswith("INSERT INTO match_events"):
+                # the match row is in (uncommitted): show it, then die
+                rows = self._db.execute("SELECT count(*) FROM matches").fetchone()[0]
+                print(f"dying with {rows} match rows in the open transaction", flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+            return self._db.execute(sql, *args)
+
+        def __getattr__(self, name: str):
+            return getattr(self._db, name)
+
+    store.db = Dying(store.db)
+
+
+BACKENDS = [
+    Backend("sqlite", lambda tmp: str(tmp / "arena.db"), open_store, _sqlite_die_mid_write),
+]
+BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
+
+
+@pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
+def backend(request) -> Backend:
+    return request.param
+
+
+@pytest.fixture
+def store(backend, tmp_path):
+    s = backend.open(backend.location(tmp_path))
+    yield s
+    s.close()
+
+
+# ------------------------------------------------------------------------ real matches
+
+
+NAMES = ("ada", "bob", "cy", "dee", "eve", "fay", "gus", "hal")
+
+
+def played(seed: int, ruleset: str = "modern", options=None, seats: int = 3,
+           verdicts: tuple[Verdict, ...] = ()) -> MatchResult:
+    """A whole seeded game played by a seeded random policy, as the referee reports it."""
+    config = make_config(ruleset, options, seats)
+    game = Game.from_config(config, seed)
+    rng = random.Random(seed)
+    stats = [SeatStats() for _ in range(seats)]
+    while not game.finished:
+        seat = game.to_act
+        game.play(seat, rng.choice(game.legal_cards()))
+        latency = rng.randrange(50, 5000)
+        stats[seat].moves += 1
+        stats[seat].latency_us_total += latency
+        stats[seat].latency_us_max = max(stats[seat].latency_us_max, latency)
+    spec = MatchSpec(f"suite/m{seed}", config, seed, NAMES[:seats])
+    turns = sum(s.moves for s in stats)
+    return MatchResult(spec, FINISHED, game.outcome.ranking, game.outcome.termination,
+                       list(verdicts), stats, 1_700_000_000.25 + seed, 0.0123456789 * (seed + 1),
+                       turns, list(game.events))
+
+
+def expected_events(result: MatchResult) -> list[dict]:
+    return [event_to_dict(e) for e in result.events]
+
+
+def bot(store: Store, name: str, content_hash: str = "h0") -> BotRecord:
+    return store.add_bot(name, f"/bots/{name}", {"name": name, "command": ["run", name]},
+                         content_hash)
+
+
+def tournament(store: Store, name: str = "cup", bots=("ada", "bob", "cy")) -> TournamentRecord:
+    return store.create_tournament(name, {"games": 3, "table_size": 2, "seed": 7},
+                                   [bot(store, b) for b in bots])
+
+
+# ------------------------------------------------------------------------ tournaments
+
+
+def test_tournaments_are_found_by_name_the_latest_by_none_and_listed_oldest_first(store):
+    with pytest.raises(StoreError, match="no tournament"):
+        store.tournament()
+    first = tournament(store, "first")
+    second = tournament(store, "second", bots=("cy", "ada"))
+    third = tournament(store, "third")
+
+    assert store.tournament("second") == second
+    assert store.tournament("first") == first
+    assert store.tournament() == third
+    assert store.tournament(None) == third
+    assert [t.name for t in store.tournaments()] == ["first", "second", "third"]
+    assert store.tournaments() == [first, second, third]
+    assert second.settings == {"games": 3, "table_size": 2, "seed": 7}
+    assert second.bots == ["cy", "ada"]
+
+
+def test_a_taken_tournament_name_is_refused_and_nothing_is_stored(store):
+    original = tournament(store, "cup", bots=("ada", "bob"))
+    with pytest.raises(StoreError, match="'cup'"):
+        store.create_tournament("cup", {"games": 99}, [bot(store, "cy"), bot(store, "dee")])
+
+    assert store.tournaments() == [original]
+    assert store.tournament("cup").settings == original.settings
+    assert [b.name for b in store.tournament_bots(original)] == ["ada", "bob"]
+    # the store is still usable: the failed transaction is not left open
+    assert tournament(store, "cup-2").name == "cup-2"
+
+
+def test_an_unknown_tournament_name_is_refused_with_the_known_names(store):
+    tournament(store, "spring")
+    tournament(store, "autumn")
+    with pytest.raises(StoreError) as err:
+        store.tournament("winter")
+    message = str(err.value)
+    assert "'winter'" in message
+    assert "spring" in message and "autumn" in message
+
+
+# ------------------------------------------------------------------------ bots
+
+
+def test_add_bot_keeps_one_record_per_name_and_content_hash(store):
+    first = bot(store, "ada", "aaaa")
+    again = bot(store, "ada", "aaaa")
+    changed = bot(store, "ada", "bbbb")
+    other = bot(store, "bob", "aaaa")
+
+    assert again.id == first.id
+    assert changed.id != first.id
+    assert other.id not in (first.id, changed.id)
+    assert (first.name, first.content_hash) == ("ada", "aaaa")
+
+
+def test_tournament_bots_are_the_bot_versions_in_schedule_order(store):
+    bots = [bot(store, "cy", "c1"), bot(store, "ada", "a1"), bot(store, "bob", "b1")]
+    newer_ada = bot(store, "ada", "a2")
+    record = store.create_tournament("cup", {}, bots)
+    later = store.create_tournament("cup-2", {}, [newer_ada, bots[0]])
+
+    assert store.tournament_bots(record) == bots
+    assert store.tournament("cup").bots == ["cy", "ada", "bob"]
+    assert store.tournament_bots(later) == [newer_ada, bots[0]]
+    assert store.tournament_bots(record)[1].manifest == {"name": "ada", "command": ["run", "ada"]}
+
+
+# ------------------------------------------------------------------------ matches
+
+
+def test_record_match_stores_every_field_and_the_engine_events(store):
+    t = tournament(store)
+    result = played(11, "classic", {"scoring": "points", "points_target": 60}, seats=3,
+                    verdicts=(Verdict(1, TIMEOUT, "no answer in 1000 ms + bank", 1_234_567),))
+    seated = ["bob", "cy", "ada"]
+    mid = store.record_match(t, "t0-d0-r1", "t0-d0", seated, result)
+
+    record = store.match(mid)
+    assert record == MatchRecord(
+        id=mid, tournament="cup", key="t0-d0-r1", sample="t0-d0", bots=seated, seed=11,
+        ruleset="classic", options=dict(result.spec.config.options), status=FINISHED,
+        ranking=[list(g) for g in result.ranking], termination=result.termination,
+        verdicts=[{"seat": 1, "kind": TIMEOUT, "detail": "no answer in 1000 ms + bank",
+                   "latency_us": 1_234_567}],
+        stats=[s.to_dict() for s in result.stats], started_at=result.started_at,
+        duration_s=result.duration_s, turns=result.turns)
+    assert record.options["scoring"] == "points"
+    assert record.places() == result.places()
+    assert store.events(mid) == expected_events(result)
+    assert store.matches(t) == [record]
+
+
+@pytest.mark.parametrize("seed, ruleset, options, seats", [
+    (1, "modern", None, 2),
+    (2, "modern", None, 4),
+    (3, "classic", {"tokens": 1}, 5),
+    (4, "classic-set99", {"scoring": "points", "points_mode": "lowest"}, 3),
+    (5, "modern", {"max_plays": 5}, 3),          # a draw by the play limit: one tied group
+])
+def test_events_round_trip_for_every_ruleset(store, seed, ruleset, options, seats):
+    t = tournament(store)
+    result = played(seed, ruleset, options, seats)
+    mid = store.record_match(t, f"k{seed}", f"k{seed}", list(NAMES[:seats]), result)
+    assert store.events(mid) == expected_events(result)
+    assert store.events(mid)[-1]["kind"] == "end"
+    assert store.match(mid).places() == result.places()
+    if result.termination == "max_plays":
+        assert store.match(mid).places() == [1] * seats
+
+
+def test_a_key_stored_twice_is_refused_and_the_first_match_kept(store):
+    t = tournament(store)
+    first = played(21)
+    mid = store.record_match(t, "t0-d0-r0", "t0-d0", ["ada", "bob", "cy"], first)
+    with pytest.raises(StoreError, match="t0-d0-r0"):
+        store.record_match(t, "t0-d0-r0", "other", ["cy", "bob", "ada"], played(22))
+
+    [kept] = store.matches(t)
+    assert kept.id == mid and kept.seed == 21 and kept.sample == "t0-d0"
+    assert kept.bots == ["ada", "bob", "cy"]
+    assert store.events(mid) == expected_events(first)
+    # the refused write left no transaction open
+    store.record_match(t, "t0-d0-r1", "t0-d0", ["ada", "bob", "cy"], played(23))
+    assert len(store.matches(t)) == 2
+
+
+def test_keys_are_unique_per_tournament_not_per_store(store):
+    a, b = tournament(store, "a"), tournament(store, "b")
+    store.record_match(a, "t0-d0-r0", "s", ["ada", "bob", "cy"], played(31))
+    store.record_match(b, "t0-d0-r0", "s", ["ada", "bob", "cy"], played(32))
+    assert [m.seed for m in store.matches(a)] == [31]
+    assert [m.seed for m in store.matches(b)] == [32]
+    assert store.matches(b)[0].tournament == "b"
+
+
+def test_finished_keys_and_matches_per_tournament_in_the_order_stored(store):
+    a, b = tournament(store, "a"), tournament(store, "b")
+    assert store.finished_keys(a) == set()
+    assert store.matches(a) == []
+    keys = ["t2-d0-r0", "t0-d1-r2", "t0-d0-r0", "t1-d0-r1"]   # not sorted on purpose
+    for seed, key in enumerate(keys):
+        store.record_match(a, key, key[:5], ["ada", "bob", "cy"], played(seed))
+        store.record_match(b, f"b-{key}", key, ["cy", "bob", "ada"], played(100 + seed))
+
+    assert store.finished_keys(a) == set(keys)
+    assert store.finished_keys(b) == {f"b-{k}" for k in keys}
+    assert [m.key for m in store.matches(a)] == keys
+    assert [m.seed for m in store.matches(a)] == [0, 1, 2, 3]
+    assert [m.sample for m in store.matches(a)] == [k[:5] for k in keys]
+    assert all(m.tournament == "a" for m in store.matches(a))
+
+
+def test_an_unknown_match_is_refused(store):
+    t = tournament(store)
+    mid = store.record_match(t, "k", "k", ["ada", "bob", "cy"], played(1))
+    with pytest.raises(StoreError, match=str(mid + 1000)):
+        store.match(mid + 1000)
+    with pytest.raises(StoreError, match=str(mid + 1000)):
+        store.events(mid + 1000)
+
+
+def test_reopening_keeps_everything(backend, tmp_path):
+    location = backend.location(tmp_path)
+    store = backend.open(location)
+    t = tournament(store)
+    result = played(41, seats=4)
+    mid = store.record_match(t, "k", "s", list(NAMES[:4]), result)
+    before = (store.tournaments(), store.tournament_bots(t), store.matches(t))
+    store.close()
+
+    store = backend.open(location)
+    try:
+        assert (store.tournaments(), store.tournament_bots(t), store.matches(t)) == before
+        assert store.events(mid) == expected_events(result)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("ranking, places", [
+    ([[2], [0], [1]], [2, 3, 1]),
+    ([[1, 3], [0], [2]], [3, 1, 4, 1]),       # a shared first place: the next is third
+    ([[0], [1, 2, 3]], [1, 2, 2, 2]),
+    ([[0, 1, 2]], [1, 1, 1]),                 # a draw: everyone first
+])
+def test_match_record_places_share_the_best_place_of_a_tie(ranking, places):
+    record = MatchRecord(1, "cup", "k", "k", list(NAMES[:len(places)]), 1, "modern", {},
+                         FINISHED, ranking, "x", [], [], 0.0, 0.0, 0)
+    assert record.places() == places
+
+
+# ------------------------------------------------------------------------ crash safety
+
+
+CRASH_SCRIPT = r"""
+import importlib.util, os, signal, sys
+path, backend_name, location, n, mode = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("store_suite", path)
+suite = sys.modules["store_suite"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(suite)
+backend = suite.BACKENDS_BY_NAME[backend_name]
+store = backend.open(location)
+t = store.tournament("crash")
+for i in range(int(n)):
+    store.record_match(t, f"k{i}", f"s{i}", ["ada", "bob", "cy"], suite.played(i))
+    print("recorded", i, flush=True)
+if mode == "between-matches":
+    print("dying between matches", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+backend.die_mid_write(store)
+store.record_match(t, f"k{n}", f"s{n}", ["ada", "bob", "cy"], suite.played(int(n)))
+print("survived", flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["between-matches", "mid-write"])
+def test_kill_9_loses_at_most_the_match_in_flight(backend, tmp_path, mode):
+    n = 5
+    location = backend.location(tmp_path)
+    store = backend.open(location)
+    tournament(store, "crash")
+    store.close()
+
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASH_SCRIPT, __file__, backend.name, location, str(n), mode],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:n] == [f"recorded {i}" for i in range(n)]
+    if mode == "mid-write":
+        # it died with the match row of the match in flight already written, uncommitted
+        assert lines[n:] == [f"dying with {n + 1} match rows in the open transaction"]
+
+    store = backend.open(location)
+    try:
+        t = store.tournament("crash")
+        stored = store.matches(t)
+        assert [m.key for m in stored] == [f"k{i}" for i in range(n)]
+        assert store.finished_keys(t) == {f"k{i}" for i in range(n)}
+        for i, m in enumerate(stored):
+            assert m.seed == i
+            assert store.events(m.id) == expected_events(played(i))
+        # a resume plays the lost match again
+        again = played(n)
+        mid = store.record_match(t, f"k{n}", f"s{n}", ["ada", "bob", "cy"], again)
+        assert store.events(mid) == expected_events(again)
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------------------ SQLite specifics
+
+
+def _pragma(path: Path, name: str):
+    db = sqlite3.connect(path)
+    try:
+        return db.execute(f"PRAGMA {name}").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_sqlite_a_new_file_is_migrated_to_the_schema_version_in_wal_mode(tmp_path):
+    path = tmp_path / "new.db"
+    SQLiteStore(path).close()
+    assert SCHEMA_VERSION >= 1
+    assert _pragma(path, "user_version") == SCHEMA_VERSION
+    assert _pragma(path, "journal_mode") == "wal"
+    # reopening an up-to-date file runs no migration again
+    SQLiteStore(path).close()
+    assert _pragma(path, "user_version") == SCHEMA_VERSION
+
+
+def test_sqlite_a_file_from_a_newer_arena_is_refused_naming_both_versions(tmp_path):
+    path = tmp_path / "future.db"
+    newer = SCHEMA_VERSION + 7
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version={newer}")
+    db.close()
+
+    with pytest.raises(StoreError) as err:
+        SQLiteStore(path)
+    message = str(err.value)
+    assert re.search(rf"\b{newer}\b", message), message
+    assert re.search(rf"\b{SCHEMA_VERSION}\b", message), message
+    assert _pragma(path, "user_version") == newer          # left as it was
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    db.close()
+
+
+def test_sqlite_a_file_that_is_not_a_database_is_refused_with_a_store_error(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("these are notes, not a database\n" * 20)
+    with pytest.raises(StoreError, match="notes.txt"):
+        SQLiteStore(path)
+
+
+@pytest.mark.parametrize("durable, synchronous", [(False, 1), (True, 2)])   # NORMAL, FULL
+def test_sqlite_durable_makes_every_commit_synchronous_full(tmp_path, durable, synchronous):
+    store = open_store(str(tmp_path / "d.db"), durable=durable)
+    try:
+        assert store.db.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+    finally:
+        store.close()
+
+
+def test_sqlite_arenas_opening_a_new_file_at_once_migrate_it_once(tmp_path):
+    """Two arenas that read the old version before either took the write lock."""
+    path = tmp_path / "shared.db"
+    busy = sqlite3.connect(path, isolation_level=None)
+    busy.execute("PRAGMA journal_mode=WAL")
+    busy.execute("BEGIN IMMEDIATE")        # a third process holds the write lock for now
+    outcomes: list[object] = []
+
+    def open_and_close():
+        try:
+            SQLiteStore(path).close()
+            outcomes.append("ok")
+        except Exception as exc:            # reported below, with its message
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)                          # both have read user_version 0 and wait for the lock
+    busy.execute("ROLLBACK")
+    busy.close()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert outcomes == ["ok", "ok"]
+    assert _pragma(path, "user_version") == SCHEMA_VERSION

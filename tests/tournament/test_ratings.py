@@ -1,0 +1,301 @@
+"""The ratings: a Bradley-Terry fit of finishing orders, its intervals, LOS, Kendall's tau,
+and the provisional online Elo.
+
+The data are synthetic, drawn from seeded generators with known strengths, so every
+claim is checked against the truth the data came from.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from arena.tournament.ratings import (
+    ELO_MEAN, ELO_SCALE, Z95, Fit, OnlineElo, Outcome, fit, kendall_tau, pairs,
+)
+
+# True Elo of the synthetic bots (mean 1500, like the fit's scale), best first.
+TRUE = {"ann": 1725.0, "ben": 1575.0, "cat": 1425.0, "dan": 1275.0}
+BEST_FIRST = list(TRUE)
+
+
+def p_beats(a: float, b: float) -> float:
+    """Bradley-Terry on the Elo scale: 400 points is 10:1."""
+    return 1.0 / (1.0 + 10.0 ** ((b - a) / 400.0))
+
+
+def round_robin(per_pair: int, seed: int, truth: dict[str, float] = TRUE) -> list[Outcome]:
+    """Two-seat matches drawn from Bradley-Terry; each match is its own sample."""
+    rng = random.Random(seed)
+    out = []
+    for a, b in itertools.combinations(sorted(truth), 2):
+        for g in range(per_pair):
+            a_wins = rng.random() < p_beats(truth[a], truth[b])
+            seats = (a, b) if g % 2 == 0 else (b, a)
+            places = (1, 2) if (seats[0] == a) == a_wins else (2, 1)
+            out.append(Outcome(seats, places, f"{a}-{b}-{g}"))
+    return out
+
+
+def gap_interval(f: Fit, a: str, b: str) -> float:
+    """Half-width of the 95% interval of the Elo gap between a and b."""
+    i, j = f.bots.index(a), f.bots.index(b)
+    var = f.cov[i][i] + f.cov[j][j] - 2 * f.cov[i][j]
+    return Z95 * ELO_SCALE * math.sqrt(var)
+
+
+# ------------------------------------------------------------------------ the fit
+
+
+def test_fit_recovers_known_strengths_within_the_intervals():
+    f = fit(round_robin(150, seed=0))
+    assert f.ranked() == BEST_FIRST
+    assert sum(f.elo(b) for b in TRUE) / len(TRUE) == pytest.approx(ELO_MEAN)
+    for bot, truth in TRUE.items():
+        assert abs(f.elo(bot) - truth) <= f.interval(bot), (bot, f.elo(bot), f.interval(bot))
+        assert 10 < f.interval(bot) < 80
+    for a, b in itertools.combinations(TRUE, 2):
+        gap = f.elo(a) - f.elo(b)
+        assert abs(gap - (TRUE[a] - TRUE[b])) <= gap_interval(f, a, b), (a, b, gap)
+
+
+def test_the_95_percent_intervals_cover_the_truth_about_95_percent_of_the_time():
+    covered = total = 0
+    for seed in range(1000, 1030):
+        f = fit(round_robin(60, seed))
+        for bot, truth in TRUE.items():
+            total += 1
+            covered += abs(f.elo(bot) - truth) <= f.interval(bot)
+    # 95% expected; half-width intervals would cover about 68%, doubled ones nearly 100%
+    assert 0.88 * total <= covered <= 0.99 * total, (covered, total)
+
+
+def test_the_prior_keeps_a_perfect_record_finite_with_a_wide_interval():
+    out = []
+    for g in range(10):
+        for other in ("ben", "cat", "dan"):
+            out.append(Outcome(("ann", other), (1, 2), f"ann-{other}-{g}"))       # always wins
+        for other in ("ben", "cat"):
+            out.append(Outcome((other, "dan"), (1, 2), f"{other}-dan-{g}"))      # always loses
+        out.append(Outcome(("ben", "cat"), (1, 2) if g % 2 else (2, 1), f"ben-cat-{g}"))
+    f = fit(out)
+
+    assert all(math.isfinite(t) for t in f.theta)
+    assert all(math.isfinite(f.interval(b)) for b in f.bots)
+    assert f.ranked()[0] == "ann" and f.ranked()[-1] == "dan"
+    assert f.elo("ben") == pytest.approx(f.elo("cat"))
+    # same number of games each; the perfect records are the least certain
+    for extreme in ("ann", "dan"):
+        for middle in ("ben", "cat"):
+            assert f.interval(extreme) > f.interval(middle)
+
+
+@pytest.mark.parametrize("games", [1, 3, 20, 100])
+def test_n_wins_out_of_n_are_finite_and_less_certain_than_a_split(games):
+    perfect = fit([Outcome(("a", "b"), (1, 2), f"s{i}") for i in range(games)])
+    split = fit([Outcome(("a", "b"), (1, 2) if i % 2 else (2, 1), f"s{i}") for i in range(games)])
+    assert math.isfinite(perfect.elo("a")) and perfect.elo("a") > ELO_MEAN
+    assert perfect.elo("a") - ELO_MEAN == pytest.approx(ELO_MEAN - perfect.elo("b"))
+    assert perfect.interval("a") >= split.interval("a") > 0
+    assert perfect.interval("a") > 50
+
+
+def test_pairs_score_shared_places_as_half_points_and_weigh_each_bots_pairs_one():
+    got = pairs(Outcome(("a", "b", "c", "d"), (2, 1, 2, 4), "s"))
+    assert got == [
+        ("a", "b", 0.0, 1 / 3), ("a", "c", 0.5, 1 / 3), ("a", "d", 1.0, 1 / 3),
+        ("b", "c", 1.0, 1 / 3), ("b", "d", 1.0, 1 / 3), ("c", "d", 1.0, 1 / 3),
+    ]
+    for k in range(2, 9):
+        bots = [f"b{i}" for i in range(k)]
+        ps = pairs(Outcome(bots, list(range(1, k + 1)), "s"))
+        assert len(ps) == k * (k - 1) // 2
+        for bot in bots:
+            assert sum(w for a, b, _, w in ps if bot in (a, b)) == pytest.approx(1.0)
+    assert pairs(Outcome(("solo",), (1,), "s")) == []
+
+
+def test_a_match_of_all_ties_leaves_the_ratings_equal():
+    f = fit([Outcome(("a", "b", "c"), (1, 1, 1), f"s{i}") for i in range(12)])
+    for bot in ("a", "b", "c"):
+        assert f.elo(bot) == pytest.approx(ELO_MEAN, abs=1e-6)
+    assert f.los("a", "b") == pytest.approx(0.5)
+
+
+def test_a_shared_place_counts_as_half_a_win_each():
+    ties = fit([Outcome(("a", "b"), (1, 1), f"s{i}") for i in range(10)]
+               + [Outcome(("a", "c"), (1, 2), f"t{i}") for i in range(10)])
+    split = fit([Outcome(("a", "b"), (1, 2) if i % 2 else (2, 1), f"s{i}") for i in range(10)]
+                + [Outcome(("a", "c"), (1, 2), f"t{i}") for i in range(10)])
+    for bot in ("a", "b", "c"):
+        assert ties.elo(bot) == pytest.approx(split.elo(bot), abs=1e-6)
+    # and a tie for first of three: both winners gain the same over the third
+    f = fit([Outcome(("a", "b", "c"), (1, 1, 3), f"s{i}") for i in range(6)]
+            + [Outcome(("a", "b", "c"), (1, 2, 3), f"t{i}") for i in range(3)]
+            + [Outcome(("a", "b", "c"), (2, 1, 3), f"u{i}") for i in range(3)])
+    assert f.elo("a") == pytest.approx(f.elo("b"), abs=1e-6)
+    assert f.elo("c") < f.elo("a") - 100
+
+
+@pytest.mark.parametrize("k", [3, 4, 6])
+def test_a_k_seat_match_weighs_like_one_two_seat_match_per_pair_over_k_minus_1(k):
+    """K-1 copies of a K-seat order carry the same pairwise evidence as one 2-seat match
+    for each of its pairs, so the fitted ratings must be the same."""
+    rng = random.Random(k)
+    bots = [f"b{i}" for i in range(k + 2)]
+    multi, two_seat = [], []
+    for m in range(40):
+        table = rng.sample(bots, k)
+        order = rng.sample(range(1, k + 1), k)          # each seat's place
+        for c in range(k - 1):
+            multi.append(Outcome(table, order, f"m{m}-{c}"))
+        for s, t in itertools.combinations(range(k), 2):
+            two_seat.append(Outcome((table[s], table[t]), (order[s], order[t]), f"m{m}-{s}-{t}"))
+    a, b = fit(multi, bots), fit(two_seat, bots)
+    for bot in bots:
+        assert a.elo(bot) == pytest.approx(b.elo(bot), abs=1e-6)
+    # one copy instead of K-1 is weaker evidence: ratings closer to the mean
+    one = fit([o for o in multi if o.sample.endswith("-0")], bots)
+    spread = lambda f: max(f.elo(x) for x in bots) - min(f.elo(x) for x in bots)  # noqa: E731
+    assert spread(one) < spread(a)
+
+
+def test_multi_seat_plackett_luce_data_recovers_the_order():
+    rng = random.Random(5)
+    strength = {b: 10 ** (r / 400) for b, r in TRUE.items()}
+    out = []
+    for m in range(300):
+        left, order = list(TRUE), []
+        while left:                                      # Plackett-Luce: best of the rest
+            pick = rng.choices(left, [strength[b] for b in left])[0]
+            order.append(pick)
+            left.remove(pick)
+        seats = rng.sample(list(TRUE), 4)
+        out.append(Outcome(seats, [order.index(b) + 1 for b in seats], f"m{m}"))
+    f = fit(out)
+    assert f.ranked() == BEST_FIRST
+    assert kendall_tau(f.ranked(), BEST_FIRST) == 1.0
+
+
+# ------------------------------------------------------------------------ LOS and intervals
+
+
+def test_los_is_a_probability_that_favours_the_stronger():
+    f = fit(round_robin(40, seed=3))
+    for a, b in itertools.permutations(TRUE, 2):
+        assert f.los(a, b) + f.los(b, a) == pytest.approx(1.0, abs=1e-12)
+        assert 0.0 <= f.los(a, b) <= 1.0
+        if f.elo(a) > f.elo(b):
+            assert f.los(a, b) > 0.5
+    assert f.los("ann", "ann") == 0.5
+    assert f.los("ann", "dan") > 0.999          # 450 Elo apart, 40 games a pair
+
+
+def test_intervals_shrink_as_data_grows():
+    small, large = fit(round_robin(20, seed=7)), fit(round_robin(80, seed=7))
+    for bot in TRUE:
+        # four times the data: about half the width
+        assert large.interval(bot) < 0.7 * small.interval(bot), bot
+        assert large.interval(bot) > 0.3 * small.interval(bot), bot
+    assert large.samples == 4 * small.samples == 4 * 6 * 20
+
+
+def duplicate_sets(deals: int, luck: float, seed: int, clustered: bool) -> list[Outcome]:
+    """Two-seat duplicate deals, each played in both rotations. A share ``luck`` of the
+    deals is won by whoever holds the lucky seat, so the two rotations split 1-1 (their
+    luck cancels within the set); the other deals are decided by skill, the same way in
+    both rotations. ``clustered`` makes each set one sample; otherwise each match is."""
+    rng = random.Random(seed)
+    truth = {"a": 1600.0, "b": 1500.0, "c": 1400.0}
+    out = []
+    for d in range(deals):
+        for x, y in itertools.combinations(sorted(truth), 2):
+            rotations = ((x, y), (y, x))
+            if rng.random() < luck:
+                lucky = rng.randrange(2)
+                results = [(seats, (1, 2) if lucky == 0 else (2, 1)) for seats in rotations]
+            else:
+                x_wins = rng.random() < p_beats(truth[x], truth[y])
+                results = [((x, y), (1, 2) if x_wins else (2, 1)),
+                           ((y, x), (2, 1) if x_wins else (1, 2))]
+            for r, (seats, places) in enumerate(results):
+                out.append(Outcome(seats, places, f"{x}{y}-d{d}" if clustered else f"{x}{y}-d{d}-r{r}"))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_duplicate_sets_whose_luck_cancels_give_narrower_clustered_intervals(seed):
+    clustered = fit(duplicate_sets(60, 0.8, seed, clustered=True))
+    independent = fit(duplicate_sets(60, 0.8, seed, clustered=False))
+    assert clustered.samples * 2 == independent.samples
+    for bot in clustered.bots:
+        # the same pairs, so the same ratings; only the design's variance differs
+        assert clustered.elo(bot) == pytest.approx(independent.elo(bot), abs=1e-9)
+        assert clustered.interval(bot) < 0.85 * independent.interval(bot), bot
+
+
+def test_clustering_matches_whose_luck_does_not_cancel_widens_the_intervals():
+    """The converse: when both rotations go the same way by luck, a set is one coin
+    flip counted twice, and treating its matches as independent overstates certainty."""
+    rng = random.Random(11)
+    clustered, independent = [], []
+    for d in range(150):
+        for x, y in itertools.combinations("abc", 2):
+            x_wins = rng.random() < 0.5
+            for r, seats in enumerate(((x, y), (y, x))):
+                places = (1, 2) if (seats[0] == x) == x_wins else (2, 1)
+                clustered.append(Outcome(seats, places, f"{x}{y}-d{d}"))
+                independent.append(Outcome(seats, places, f"{x}{y}-d{d}-r{r}"))
+    c, i = fit(clustered), fit(independent)
+    for bot in "abc":
+        assert c.interval(bot) > 1.2 * i.interval(bot)
+
+
+# ------------------------------------------------------------------------ Kendall's tau
+
+
+def test_kendall_tau_identities():
+    order = ["a", "b", "c", "d", "e"]
+    assert kendall_tau(order, order) == 1.0
+    assert kendall_tau(order[::-1], order) == -1.0
+    swapped = ["b", "a", "c", "d", "e"]                  # one discordant pair of ten
+    assert kendall_tau(swapped, order) == pytest.approx(0.8)
+    rng = random.Random(1)
+    for _ in range(20):
+        shuffled = rng.sample(order, len(order))
+        assert kendall_tau(shuffled, order) == pytest.approx(kendall_tau(order, shuffled))
+        assert kendall_tau(shuffled[::-1], order) == pytest.approx(-kendall_tau(shuffled, order))
+    assert kendall_tau(["x"], ["x"]) == 1.0
+
+
+# ------------------------------------------------------------------------ online Elo
+
+
+def test_online_elo_moves_the_winner_up_and_keeps_the_sum():
+    elo = OnlineElo(["a", "b", "c"], k=16.0)
+    elo.update(Outcome(("a", "b"), (1, 2), "s0"))
+    assert elo.ratings["a"] == pytest.approx(ELO_MEAN + 8.0)        # K/2 from an even start
+    assert elo.ratings["b"] == pytest.approx(ELO_MEAN - 8.0)
+    assert elo.ratings["c"] == ELO_MEAN
+
+    before = dict(elo.ratings)
+    elo.update(Outcome(("c", "a", "b"), (1, 2, 3), "s1"))
+    assert elo.ratings["c"] > before["c"]
+    assert elo.ratings["b"] < before["b"]
+    assert sum(elo.ratings.values()) == pytest.approx(3 * ELO_MEAN)
+
+    rng = random.Random(2)
+    for m in range(200):
+        seats = rng.sample(["a", "b", "c"], rng.choice([2, 3]))
+        places = [rng.randint(1, len(seats)) for _ in seats]
+        elo.update(Outcome(seats, places, f"r{m}"))
+    assert sum(elo.ratings.values()) == pytest.approx(3 * ELO_MEAN)
+
+
+def test_online_elo_a_tie_between_equals_changes_nothing():
+    elo = OnlineElo(["a", "b", "c"])
+    elo.update(Outcome(("a", "b", "c"), (1, 1, 1), "s"))
+    assert elo.ratings == {"a": ELO_MEAN, "b": ELO_MEAN, "c": ELO_MEAN}

@@ -1,0 +1,171 @@
+"""The schedule as data: sizes, tables, duplicate rotations, seeds, keys and refusals."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, defaultdict
+from math import comb
+
+import pytest
+
+from arena.rules.errors import ConfigError
+from arena.tournament.schedule import build, check, derive_seed, size
+
+# (bots, table size, deals, duplicate)
+SETUPS = [
+    (2, 2, 1, False), (2, 2, 5, True), (3, 2, 4, True), (4, 2, 3, False), (4, 3, 2, True),
+    (5, 3, 4, False), (5, 4, 2, True), (6, 6, 3, True), (8, 8, 2, True), (9, 8, 1, False),
+]
+
+
+@pytest.mark.parametrize("bots, k, deals, duplicate, tables, matches", [
+    (2, 2, 1, False, 1, 1),
+    (2, 2, 10, True, 1, 20),
+    (4, 2, 10, True, 6, 120),
+    (4, 2, 10, False, 6, 60),
+    (5, 3, 4, False, 10, 40),
+    (5, 3, 4, True, 10, 120),
+    (8, 8, 3, True, 1, 24),
+    (10, 4, 2, True, 210, 1680),
+])
+def test_size_counts_tables_and_matches(bots, k, deals, duplicate, tables, matches):
+    s = size(bots, k, deals, duplicate)
+    assert (s.bots, s.tables, s.deals, s.matches) == (bots, tables, deals, matches)
+
+
+@pytest.mark.parametrize("bots, k, deals, duplicate", SETUPS)
+def test_every_table_is_a_k_combination_played_deals_times_k_or_deals(bots, k, deals, duplicate):
+    plan = build(bots, k, deals, duplicate, seed=3)
+    assert len(plan) == size(bots, k, deals, duplicate).matches
+    per_table = Counter(p.table for p in plan)
+    assert set(per_table) == set(itertools.combinations(range(bots), k))
+    assert len(per_table) == comb(bots, k)
+    assert set(per_table.values()) == {deals * k if duplicate else deals}
+    for p in plan:
+        assert sorted(p.seats) == list(p.table)           # the table's bots, each once
+        assert len(p.bot_seeds) == k
+    # deal by deal: every table advances evenly
+    assert [p.deal for p in plan] == sorted(p.deal for p in plan)
+
+
+@pytest.mark.parametrize("bots, k, deals", [(3, 2, 3), (4, 3, 2), (5, 4, 2), (8, 8, 2)])
+def test_duplicate_plays_each_deal_once_per_rotation_with_every_bot_in_every_seat(bots, k, deals):
+    plan = build(bots, k, deals, duplicate=True, seed=9)
+    by_set = defaultdict(list)
+    for p in plan:
+        by_set[(p.table, p.deal)].append(p)
+    assert len(by_set) == comb(bots, k) * deals
+    for (table, deal), matches in by_set.items():
+        assert sorted(p.rotation for p in matches) == list(range(k))
+        assert len({p.seats for p in matches}) == k
+        for seat in range(k):
+            assert sorted(p.seats[seat] for p in matches) == list(table)   # each bot once per seat
+        assert len({p.seed for p in matches}) == 1                        # the same cards
+        assert len({p.sample for p in matches}) == 1                      # one sample
+    # different sets are different samples
+    assert len({p.sample for p in plan}) == len(by_set)
+
+
+@pytest.mark.parametrize("duplicate", [True, False])
+def test_a_deal_has_the_same_seed_at_every_table_and_deals_differ(duplicate):
+    plan = build(5, 3, 6, duplicate, seed=11)
+    seeds = defaultdict(set)
+    for p in plan:
+        seeds[p.deal].add(p.seed)
+    assert all(len(s) == 1 for s in seeds.values())
+    assert len({next(iter(s)) for s in seeds.values()}) == 6
+    assert all(0 <= p.seed < 2**63 for p in plan)
+    # the tournament seed changes every deal
+    other = {p.deal: p.seed for p in build(5, 3, 6, duplicate, seed=12)}
+    assert all(other[d] not in seeds[d] for d in seeds)
+
+
+@pytest.mark.parametrize("bots, k, deals, duplicate", SETUPS)
+def test_keys_are_unique_and_stable_across_calls(bots, k, deals, duplicate):
+    plan = build(bots, k, deals, duplicate, seed=5)
+    assert len({p.key for p in plan}) == len(plan)
+    assert build(bots, k, deals, duplicate, seed=5) == plan
+    # the keys do not depend on the seed: a resume finds its matches by key
+    assert [p.key for p in build(bots, k, deals, duplicate, seed=6)] == [p.key for p in plan]
+    if not duplicate:
+        assert all(p.sample == p.key for p in plan)
+
+
+def test_keys_name_table_deal_and_rotation():
+    plan = build(3, 2, 2, duplicate=True, seed=1)
+    assert [p.key for p in plan[:6]] == ["t0-d0-r0", "t0-d0-r1", "t1-d0-r0", "t1-d0-r1",
+                                         "t2-d0-r0", "t2-d0-r1"]
+    assert plan[0].sample == plan[1].sample == "t0-d0"
+
+
+def test_duplicate_bot_seeds_depend_only_on_deal_and_seat():
+    plan = build(5, 3, 4, duplicate=True, seed=21)
+    by_deal = defaultdict(set)
+    for p in plan:
+        by_deal[p.deal].add(p.bot_seeds)
+    for deal, seeds in by_deal.items():
+        assert len(seeds) == 1, deal                      # every table, every rotation
+        [bot_seeds] = seeds
+        assert len(set(bot_seeds)) == 3                   # seats differ
+        assert all(0 <= s < 2**63 for s in bot_seeds)
+    assert len({next(iter(s)) for s in by_deal.values()}) == 4   # deals differ
+    # whoever holds a seat gets that seat's random stream
+    holders = defaultdict(set)
+    for p in plan:
+        for seat, bot in enumerate(p.seats):
+            holders[(p.deal, p.bot_seeds[seat])].add(seat)
+    assert all(len(seats) == 1 for seats in holders.values())
+
+
+@pytest.mark.parametrize("duplicate, common", [(True, False), (False, True), (False, False)])
+def test_bot_seeds_are_per_match_without_common_duplicate_seeds(duplicate, common):
+    plan = build(4, 2, 3, duplicate, seed=21, common_bot_seeds=common)
+    all_seeds = [s for p in plan for s in p.bot_seeds]
+    assert len(set(all_seeds)) == len(all_seeds)
+
+
+def test_plain_mode_rotates_the_seats_with_the_deal_index():
+    k = 3
+    plan = build(4, k, 7, duplicate=False, seed=2)
+    for p in plan:
+        assert p.rotation == p.deal % k
+        assert p.seats == tuple(p.table[(s + p.deal) % k] for s in range(k))
+    # over K consecutive deals every bot of a table sits in every seat once
+    for table in itertools.combinations(range(4), k):
+        first = [p for p in plan if p.table == table and p.deal < k]
+        for seat in range(k):
+            assert sorted(p.seats[seat] for p in first) == list(table)
+
+
+@pytest.mark.parametrize("bots, k, deals, words", [
+    (1, 2, 1, ["at least 2 bots", "got 1"]),
+    (0, 2, 1, ["at least 2 bots", "got 0"]),
+    (4, 1, 1, ["--table-size 1", "2 to 8"]),
+    (10, 9, 1, ["--table-size 9", "2 to 8"]),
+    (3, 4, 1, ["--table-size 4", "at least 4 bots", "3 were given"]),
+    (4, 2, 0, ["--games 0", "at least one deal"]),
+    (4, 2, -3, ["--games -3"]),
+])
+def test_impossible_schedules_are_refused_naming_the_problem(bots, k, deals, words):
+    for call in (lambda: check(bots, k, deals), lambda: build(bots, k, deals, True, seed=1)):
+        with pytest.raises(ConfigError) as err:
+            call()
+        for word in words:
+            assert word in str(err.value)
+
+
+def test_possible_schedules_pass_the_check():
+    for bots, k, deals, _ in SETUPS:
+        check(bots, k, deals)
+
+
+def test_derive_seed_is_stable_and_63_bits():
+    # computed once; a change here changes every stored tournament's deals
+    assert derive_seed("deal", 42, 0) == 2487159404285688481
+    assert derive_seed("bot", 7, 3, 1) == 8282417254002730863
+    assert derive_seed("deal", 42, 0) != derive_seed("deal", 42, 1)
+    assert derive_seed("deal", 42, 0) != derive_seed("deal", 43, 0)
+    seeds = [derive_seed("x", i) for i in range(2000)]
+    assert all(0 <= s < 2**63 for s in seeds)
+    assert len(set(seeds)) == len(seeds)
+    assert max(seeds) > 2**62                             # the top bit is used, not wasted
