@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import time
 from collections import Counter
 from pathlib import Path
@@ -105,31 +106,42 @@ def run_tournament(args: argparse.Namespace) -> int:
         raise ConfigError("--retire-after must be at least 1")
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
+    # Everything is checked before the database is opened (or created): a refused
+    # tournament stores nothing.
+    if args.resume:
+        if args.bots:
+            raise ConfigError("--resume takes the bots and settings stored with the "
+                              "tournament; give no bot folders")
+        changed = [f"--{f.replace('_', '-')}" for f in _SETTING_FLAGS
+                   if getattr(args, f) != _DEFAULTS.get(f)]
+        if changed:
+            raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
+        if not Path(args.db).exists():
+            raise ConfigError(f"no database at {args.db} (give the --db of the tournament to resume)")
+    else:
+        tc = time_control(args)
+        settings = Settings(
+            bot_dirs=tuple(args.bots), table_size=args.table_size, games=args.games,
+            ruleset=args.ruleset, options=parse_option_args(args.option),
+            duplicate=args.duplicate, seed=args.seed, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
+            on_fault=args.on_fault, max_rejections=args.max_rejections,
+            retire_after=args.retire_after)
+        if len(settings.bot_dirs) < 2:
+            raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
+        Tournament.check(settings)
+        name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
     try:
         store = open_store(args.db, durable=args.durable)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
     try:
         if args.resume:
-            if args.bots:
-                raise ConfigError("--resume takes the bots and settings stored with the "
-                                  "tournament; give no bot folders")
-            changed = [f"--{f.replace('_', '-')}" for f in _SETTING_FLAGS
-                       if getattr(args, f) != _DEFAULTS.get(f)]
-            if changed:
-                raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
             tournament = Tournament.resume(store, args.resume)
         else:
-            tc = time_control(args)
-            settings = Settings(
-                bot_dirs=tuple(args.bots), table_size=args.table_size, games=args.games,
-                ruleset=args.ruleset, options=parse_option_args(args.option),
-                duplicate=args.duplicate, seed=args.seed, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
-                on_fault=args.on_fault, max_rejections=args.max_rejections,
-                retire_after=args.retire_after)
-            if len(settings.bot_dirs) < 2:
-                raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
-            name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
+            if any(t.name == name for t in store.tournaments()):
+                # before Tournament.create stores the bots' versions for nothing
+                raise ConfigError(f"a tournament called {name!r} already exists in {args.db} "
+                                  f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
             tournament = Tournament.create(store, name, settings)
     except StoreError as exc:
         store.close()
@@ -158,14 +170,17 @@ def describe_schedule(t: Tournament) -> str:
 
 def _run(t: Tournament, args, console: Console, err: Console) -> int:
     for warning in t.warnings:
-        err.print(f"warning: {escape(warning)}")
+        err.print(f"warning: {escape(warning)}", soft_wrap=True)
     total = len(t.plan)
     pending = t.pending()
     done_before = total - len(pending)
-    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {describe_schedule(t)}")
+    # soft_wrap: a line is never broken (a test or a log reads it whole; a terminal wraps it)
+    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {describe_schedule(t)}",
+                  soft_wrap=True)
     console.print(f"{t.config.describe()}; {t.settings.move_ms / 1000:g} s/move + "
                   f"{t.settings.bank_ms / 1000:g} s bank; concurrency {args.concurrency}"
-                  + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
+                  + (f"; resuming: {done_before} of {total} already played" if done_before else ""),
+                  soft_wrap=True)
     view = LiveView(t, total, done_before, console, args.quiet)
     logs = args.logs or Path("runs") / t.name.replace("/", "_")
     try:
@@ -176,14 +191,16 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "
                   f"will be played again from their seeds. Resume with:\n"
-                  f"  arena tournament --resume {t.name} --db {args.db}")
+                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
+                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
         return 130
     except (BotStartError, OSError) as exc:
-        err.print(f"arena tournament: error: {escape(str(exc))}")
+        err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
     final = standings(t.store.matches(t.record), t.names)
-    print_standings(console, final, f"standings of {t.name} (batch fit)")
-    console.print(f"saved in {args.db}; see: arena standings {t.name} --db {args.db}")
+    print_standings(console, final, f"standings of {escape(t.name)} (batch fit)")
+    console.print(f"saved in {escape(args.db)}; see: arena standings {escape(shlex.quote(t.name))} "
+                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
     return 0
 
 
@@ -225,7 +242,7 @@ class LiveView:
 
     def retired(self, bot: str, reason: str) -> None:
         msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason)}"
-        (self._live.console if self._live else self.console).print(msg)
+        (self._live.console if self._live else self.console).print(msg, soft_wrap=True)
 
     def result(self, plan: PlannedMatch, result: MatchResult) -> None:
         self.done += 1
@@ -250,12 +267,14 @@ class LiveView:
         order = " > ".join("=".join(names[s] for s in g) for g in result.ranking)
         verdicts = "".join(f"; {names[v.seat]} {v.kind}" for v in result.verdicts)
         self.console.print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {plan.key}: "
-                           f"{escape(order)} ({result.termination}, {result.turns} turns{escape(verdicts)})")
+                           f"{escape(order)} ({result.termination}, {result.turns} turns{escape(verdicts)})",
+                           soft_wrap=True)
         if self.done / self.total >= self._next_report or self.done == self.total:
             self._next_report += 0.1
             board = ", ".join(f"{b} {r:.0f}" for b, r in
                               sorted(self.elo.ratings.items(), key=lambda kv: -kv[1]))
-            self.console.print(f"  provisional Elo after {self.done} matches ({rate:.1f}/s): {escape(board)}")
+            self.console.print(f"  provisional Elo after {self.done} matches ({rate:.1f}/s): {escape(board)}",
+                               soft_wrap=True)
 
     def _table(self) -> Table:
         table = Table(title="provisional standings (online Elo, updated live)", title_justify="left")
@@ -325,7 +344,7 @@ def run_standings(args: argparse.Namespace) -> int:
         print(json.dumps({"tournament": record.name, **board.to_dict()}, indent=2))
         return 0
     console = Console(highlight=False)
-    print_standings(console, board, f"standings of {record.name} "
+    print_standings(console, board, f"standings of {escape(record.name)} "
                                     f"({sum(l.matches for l in board.lines) // max(1, record.settings['table_size'])} matches)")
     return 0
 
@@ -345,7 +364,7 @@ def run_matches(args: argparse.Namespace) -> int:
         print(json.dumps([m.to_dict() for m in matches], indent=2))
         return 0
     console = Console(highlight=False)
-    table = Table(title=f"matches of {record.name}", title_justify="left")
+    table = Table(title=f"matches of {escape(record.name)}", title_justify="left")
     for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
         table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
     for m in matches:
@@ -371,14 +390,16 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     console = Console(highlight=False)
     console.print(f"match {match.id} ({match.key}) of {escape(match.tournament)}: {match.ruleset}, "
-                  f"seed {match.seed}, seats: " + ", ".join(f"{i} {b}" for i, b in enumerate(match.bots)))
+                  f"seed {match.seed}, seats: " + escape(", ".join(f"{i} {b}" for i, b in enumerate(match.bots))),
+                  soft_wrap=True)
     for e in events:
-        console.print("  " + escape(_describe(e, match.bots)))
+        console.print("  " + escape(_describe(e, match.bots)), soft_wrap=True)
     ranking = " > ".join("=".join(match.bots[s] for s in g) for g in match.ranking)
     console.print(f"result: {escape(ranking)} ({match.termination}, {match.turns} turns, "
-                  f"{match.duration_s:.3f} s)")
+                  f"{match.duration_s:.3f} s)", soft_wrap=True)
     for v in match.verdicts:
-        console.print(f"verdict: {escape(match.bots[v['seat']])} {v['kind']}: {escape(v['detail'])}")
+        console.print(f"verdict: {escape(match.bots[v['seat']])} {v['kind']}: {escape(v['detail'])}",
+                      soft_wrap=True)
     return 0
 
 

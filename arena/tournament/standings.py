@@ -60,7 +60,9 @@ def outcomes(matches: Iterable[MatchRecord]) -> list[Outcome]:
 
 
 def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
-    """Standings of ``bots`` from their stored matches."""
+    """Standings of ``bots`` from their stored matches (in any order: the same matches give
+    the same standings, to the last bit, however a resumed run stored them)."""
+    matches = sorted(matches, key=lambda m: m.key)  # the fit's sums, always in one order
     lines = {b: BotLine(b) for b in bots}
     for m in matches:
         if m.status != "finished" or not m.ranking:

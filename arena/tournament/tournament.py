@@ -79,9 +79,11 @@ class Tournament:
     def name(self) -> str:
         return self.record.name
 
-    @classmethod
-    def create(cls, store: Store, name: str, settings: Settings) -> Tournament:
-        """Check the settings and the bots, and store a new tournament."""
+    @staticmethod
+    def check(settings: Settings) -> list[BotManifest]:
+        """The bots' manifests, once the settings and the bots are checked; raises
+        :class:`ConfigError` saying what is wrong. Needs no store: a refused tournament
+        leaves nothing behind."""
         manifests = [load_manifest(d) for d in settings.bot_dirs]
         names = [m.name for m in manifests]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -90,6 +92,12 @@ class Tournament:
                               "needs its own name (the 'name' in bot.toml)")
         schedule.check(len(manifests), settings.table_size, settings.games)
         settings.config()  # a bad ruleset or option is refused before anything is stored
+        return manifests
+
+    @classmethod
+    def create(cls, store: Store, name: str, settings: Settings) -> Tournament:
+        """Check the settings and the bots, and store a new tournament."""
+        manifests = cls.check(settings)
         settings = Settings.from_dict({**settings.to_dict(),
                                        "bot_dirs": [str(m.folder) for m in manifests]})
         bots = [store.add_bot(m.name, str(m.folder), _manifest_dict(m), m.content_hash())

@@ -1,0 +1,504 @@
+"""``arena tournament``, ``standings``, ``matches`` and ``show`` as a user runs them: the real
+command in a subprocess, real bot processes, a SQLite file in a temporary folder.
+
+A refused request is one error line, a non-zero exit, no traceback and nothing stored; a
+bot that keeps crashing is retired and its remaining matches are forfeits; a tournament
+killed with SIGKILL or interrupted with Ctrl-C resumes to the very results an
+uninterrupted run stores. After every run no bot process is left: each run gets a unique
+environment variable, which the bots inherit, and /proc is searched for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "bots"
+SAMPLES = [BOTS / "random", BOTS / "greedy", BOTS / "counter"]
+ROGUE = ROOT / "tests" / "bots" / "rogue.py"
+MARK = "ARENA_TOURNAMENT_CLI_TEST"
+
+# The interrupted tournaments: long enough (about 2-3 s) to be stopped part way.
+LONG = ["--games", "40", "--concurrency", "2", "--seed", "7", "-q"]
+LONG_TOTAL = 3 * 40 * 2
+
+
+# ---------------------------------------------------------------- processes
+
+def new_mark() -> str:
+    return uuid.uuid4().hex
+
+
+def kill_marked(value: str) -> None:
+    for pid in processes_marked(value):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture
+def mark():
+    """A marker for this test's processes; at teardown, any still running are killed."""
+    value = new_mark()
+    yield value
+    kill_marked(value)
+
+
+def processes_marked(value: str) -> list[int]:
+    """Pids of live processes whose environment carries ``MARK=value``."""
+    needle = f"{MARK}={value}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                pids.append(int(entry.name))
+        except OSError:  # gone, or not ours
+            pass
+    return pids
+
+
+def wait_unmarked(value: str, seconds: float) -> list[int]:
+    """Wait up to ``seconds`` for every marked process to end; the pids still running."""
+    deadline = time.monotonic() + seconds
+    while (left := processes_marked(value)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def command(*args) -> list[str]:
+    return [sys.executable, "-m", "arena.cli.main", *map(str, args)]
+
+
+def env_for(value: str) -> dict[str, str]:
+    return {**os.environ, MARK: value}
+
+
+def arena(mark: str, *args, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``arena ARGS`` to its end; no traceback, no bot process left."""
+    proc = subprocess.run(command(*args), cwd=ROOT, env=env_for(mark), capture_output=True,
+                          text=True, timeout=timeout)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert processes_marked(mark) == [], "bot processes left running"
+    return proc
+
+
+def ok(mark: str, *args, timeout: float = 60) -> subprocess.CompletedProcess:
+    proc = arena(mark, *args, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def read_json(mark: str, *args):
+    return json.loads(ok(mark, *args, "--json").stdout)
+
+
+def error_line(proc: subprocess.CompletedProcess, command_name: str = "tournament") -> str:
+    """The one error line of a refused command (exit 2, nothing on stdout)."""
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"arena {command_name}: error: "), proc.stderr
+    return lines[0]
+
+
+# ---------------------------------------------------------------- bot folders and the store
+
+def copy_bot(sample: Path, folder: Path, name: str) -> Path:
+    """A copy of a sample bot under another name."""
+    shutil.copytree(sample, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (folder / "bot.toml").read_text()
+    (folder / "bot.toml").write_text(toml.replace(f'name = "{sample.name}"', f'name = "{name}"'))
+    return folder
+
+
+def rogue_bot(folder: Path, mode: str, trigger: int, name: str = "rogue") -> Path:
+    folder.mkdir()
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["{{python}}", "{ROGUE}", "{mode}", "{trigger}"]\n')
+    return folder
+
+
+def stored(db: Path) -> dict[str, int]:
+    """Rows of every table, read-only."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def copy_db(source: Path, target: Path) -> None:
+    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    dst.close()
+    src.close()
+
+
+def stored_matches(db: Path) -> int:
+    """Rows of ``matches`` (0 before the table exists), read while a tournament writes."""
+    if not db.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def keys_stored(db: Path, name: str) -> list[str]:
+    """Every stored key of tournament ``name``, duplicates included."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT m.key FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            "WHERE t.name = ?", (name,))]
+
+
+# ---------------------------------------------------------------- a tournament and its reports
+
+def test_a_tournament_prints_its_schedule_and_standings_and_stores_every_match(tmp_path, mark):
+    db = tmp_path / "arena.db"
+    proc = ok(mark, "tournament", *SAMPLES, "--games", 3, "--name", "three", "--db", db,
+              "--logs", tmp_path / "logs")
+    out = proc.stdout
+    assert proc.stderr == ""
+    assert "3 bots, 3 tables of 2, 3 deals each x 2 seat rotations (duplicate): 18 matches\n" in out
+    assert "[18/18] " in out  # a line per match when the output is not a terminal
+    assert "standings of three (batch fit)" in out
+    assert "likelihood of superiority" in out
+    assert f"saved in {db}; see: arena standings three --db {db}" in out
+    standing_rows = [line for line in out.splitlines() if line.startswith("│")
+                     and any(f" {b} " in line for b in ("random", "greedy", "counter"))]
+    assert len(standing_rows) >= 3
+
+    matches = read_json(mark, "matches", "three", "--db", db)
+    assert len(matches) == 18
+    assert len({m["key"] for m in matches}) == 18
+    assert {m["tournament"] for m in matches} == {"three"}
+    assert all(m["status"] == "finished" and m["verdicts"] == [] for m in matches)
+    assert all(sorted(s for g in m["ranking"] for s in g) == [0, 1] for m in matches)
+    for bot in ("random", "greedy", "counter"):
+        assert sum(bot in m["bots"] for m in matches) == 12
+    samples = {}
+    for m in matches:
+        samples.setdefault(m["sample"], []).append(m)
+    assert len(samples) == 9
+    for group in samples.values():  # a duplicate deal: one seed, both seatings
+        assert len(group) == 2 and group[0]["seed"] == group[1]["seed"]
+        assert group[0]["bots"] == group[1]["bots"][::-1]
+
+    board = read_json(mark, "standings", "three", "--db", db)
+    assert board["tournament"] == "three"
+    lines = board["standings"]
+    assert [line["rank"] for line in lines] == [1, 2, 3]
+    assert {line["bot"] for line in lines} == {"random", "greedy", "counter"}
+    assert all(line["matches"] == 12 and line["faults"] == {} for line in lines)
+    assert sum(line["wins"] for line in lines) == 18
+    assert [line["elo"] for line in lines] == sorted((line["elo"] for line in lines), reverse=True)
+    assert set(board["los"]) == {"random", "greedy", "counter"}
+    assert all(set(row) == {"random", "greedy", "counter"} for row in board["los"].values())
+    assert math.isclose(board["los"]["random"]["greedy"] + board["los"]["greedy"]["random"], 1,
+                        abs_tol=2e-4)
+
+    first = matches[0]
+    shown = read_json(mark, "show", first["id"], "--db", db)
+    assert {k: v for k, v in shown.items() if k != "events"} == first
+    assert shown["events"] and shown["events"][0]["kind"] == "deal"
+    assert any(e["kind"] == "play" for e in shown["events"])
+
+    text = ok(mark, "standings", "three", "--db", db).stdout
+    assert "standings of three (18 matches)" in text and "counter" in text
+    text = ok(mark, "matches", "three", "--db", db).stdout
+    assert "matches of three" in text and first["key"] in text
+    text = ok(mark, "show", first["id"], "--db", db).stdout
+    assert text.startswith(f"match {first['id']} ({first['key']}) of three: modern, seed {first['seed']}")
+    assert "result: " in text
+    # with no name, the latest tournament
+    assert read_json(mark, "standings", "--db", db)["tournament"] == "three"
+    assert len(read_json(mark, "matches", "--db", db, "--limit", 5)) == 5
+
+
+@pytest.mark.parametrize("case", ["3 seats of 4 bots", "no duplicates", "3 seats, no duplicates"])
+def test_table_size_and_duplicates_decide_the_match_count(tmp_path, mark, case):
+    table_size, duplicate, games = {"3 seats of 4 bots": (3, True, 2),
+                                    "no duplicates": (2, False, 3),
+                                    "3 seats, no duplicates": (3, False, 2)}[case]
+    bots = SAMPLES + ([copy_bot(BOTS / "random", tmp_path / "random2", "random2")]
+                      if table_size == 3 else [])
+    n = len(bots)
+    tables = math.comb(n, table_size)
+    expected = tables * games * (table_size if duplicate else 1)
+    db = tmp_path / "arena.db"
+    args = ["--table-size", table_size, "--games", games] + ([] if duplicate else ["--no-duplicate"])
+    proc = ok(mark, "tournament", *bots, *args, "--name", "t", "--db", db, "--logs",
+              tmp_path / "logs", "-q")
+    rotations = f"x {table_size} seat rotations (duplicate)" if duplicate else "(no duplicates)"
+    assert (f"{n} bots, {tables} tables of {table_size}, {games} deals each {rotations}: "
+            f"{expected} matches\n") in proc.stdout
+
+    matches = read_json(mark, "matches", "t", "--db", db)
+    assert len(matches) == expected
+    assert len({m["key"] for m in matches}) == expected
+    assert all(len(m["bots"]) == table_size and len(set(m["bots"])) == table_size for m in matches)
+    assert all(m["status"] == "finished" for m in matches)
+    per_sample = table_size if duplicate else 1
+    assert len({m["sample"] for m in matches}) == expected // per_sample
+    lines = read_json(mark, "standings", "t", "--db", db)["standings"]
+    assert len(lines) == n
+    # every bot sits at C(n-1, K-1) of the tables
+    assert {line["matches"] for line in lines} == {expected * table_size // n}
+
+
+# ---------------------------------------------------------------- refusals
+
+@pytest.fixture(scope="module")
+def known_db(tmp_path_factory):
+    """A database holding one small finished tournament called ``known``."""
+    folder = tmp_path_factory.mktemp("known")
+    db = folder / "arena.db"
+    value = new_mark()
+    try:
+        ok(value, "tournament", BOTS / "random", BOTS / "greedy", "--games", 1, "--name", "known",
+           "--db", db, "--logs", folder / "logs", "-q")
+    finally:
+        kill_marked(value)
+    return db
+
+
+REFUSALS = {
+    # case: (arguments, uses the database with "known", expected in the error line)
+    "table larger than the bots": ([BOTS / "random", BOTS / "greedy", "--table-size", 3], False,
+                                   "--table-size 3 needs at least 3 bots, but 2 were given"),
+    "two bots of one name": ([BOTS / "random", "{random copy}"], False,
+                             "two bots are named 'random'"),
+    "one bot": ([BOTS / "random"], False, "a tournament needs at least 2 bot folders, got 1"),
+    "no bot": ([], False, "a tournament needs at least 2 bot folders, got 0"),
+    "resume with bot folders": ([BOTS / "random", BOTS / "greedy", "--resume", "known"], True,
+                                "--resume takes the bots and settings stored with the "
+                                "tournament; give no bot folders"),
+    "resume an unknown name": (["--resume", "nope"], True,
+                               "no tournament called 'nope' in {db}; known: known"),
+    "resume without a database": (["--resume", "known"], False, "no database at {db}"),
+    "resume with another --games": (["--resume", "known", "--games", 5], True,
+                                    "--resume keeps the stored settings; drop --games"),
+    "resume with another --seed and --table-size": (
+        ["--resume", "known", "--seed", 3, "--table-size", 3], True,
+        "--resume keeps the stored settings; drop --table-size, --seed"),
+    "a name that exists": ([BOTS / "counter", "{random copy}", "--name", "known"], True,
+                           "a tournament called 'known' already exists in {db}"),
+    "no concurrency": ([BOTS / "random", BOTS / "greedy", "--concurrency", 0], False,
+                       "--concurrency must be at least 1"),
+    "no retirement": ([BOTS / "random", BOTS / "greedy", "--retire-after", 0], False,
+                      "--retire-after must be at least 1"),
+    "no games": ([BOTS / "random", BOTS / "greedy", "--games", 0], False,
+                 "--games 0 is not allowed; every table plays at least one deal"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_a_refused_tournament_is_one_line_and_stores_nothing(tmp_path, mark, known_db, case):
+    args, existing, expected = REFUSALS[case]
+    if existing:
+        db = tmp_path / "arena.db"
+        copy_db(known_db, db)
+        before = stored(db)
+    else:
+        db = tmp_path / "new.db"
+    if "{random copy}" in args:  # a second folder whose bot.toml also says "random"
+        copy = shutil.copytree(BOTS / "random", tmp_path / "random-copy",
+                               ignore=shutil.ignore_patterns("__pycache__"))
+        (copy / "extra.txt").write_text("a version no database has seen\n")
+        args = [copy if a == "{random copy}" else a for a in args]
+    proc = arena(mark, "tournament", *args, "--db", db, "--logs", tmp_path / "logs")
+    line = error_line(proc)
+    assert expected.format(db=db) in line
+    if existing:
+        assert stored(db) == before, "a refused tournament changed the database"
+    else:
+        assert not db.exists(), "a refused tournament created the database"
+    assert not (tmp_path / "logs").exists()
+
+
+def test_the_readers_refuse_a_missing_or_empty_database(tmp_path, mark, known_db):
+    missing = tmp_path / "missing.db"
+    for reader in (["standings"], ["matches"], ["show", 1]):
+        line = error_line(arena(mark, *reader, "--db", missing), reader[0])
+        assert line.endswith(f"no database at {missing} (give --db PATH; tournaments write "
+                             "./arena.db by default)")
+    assert not missing.exists()
+
+    empty = tmp_path / "empty.db"
+    from arena.store import open_store
+    open_store(str(empty)).close()  # a database with the schema and no tournament
+    for reader in (["standings"], ["standings", "--json"], ["matches"]):
+        line = error_line(arena(mark, *reader, "--db", empty), reader[0])
+        assert line.endswith(f"no tournament in {empty} yet")
+    assert error_line(arena(mark, "show", 1, "--db", empty), "show").endswith(f"no match 1 in {empty}")
+    line = error_line(arena(mark, "standings", "nope", "--db", known_db), "standings")
+    assert line.endswith(f"no tournament called 'nope' in {known_db}; known: known")
+
+
+# ---------------------------------------------------------------- retirement
+
+def test_a_bot_that_keeps_crashing_is_retired_and_forfeits_the_rest(tmp_path, mark):
+    crasher = rogue_bot(tmp_path / "crasher", "exit", 1)  # exits at its first turn
+    db = tmp_path / "arena.db"
+    proc = ok(mark, "tournament", BOTS / "random", BOTS / "greedy", crasher, "--games", 2,
+              "--retire-after", 2, "--concurrency", 1, "--name", "r", "--db", db,
+              "--logs", tmp_path / "logs")
+    retire = [line for line in proc.stdout.splitlines() if "is retired" in line]
+    assert retire == ["rogue is retired: retired after 2 crashes or failed starts (last: bot "
+                      "process exited with code 1)"], proc.stdout
+
+    matches = read_json(mark, "matches", "r", "--db", db)
+    assert len(matches) == 12
+    assert all(m["status"] == "finished" for m in matches)
+    kinds = []
+    for m in matches:
+        if "rogue" not in m["bots"]:
+            assert m["verdicts"] == [] and m["turns"] > 0 and m["termination"] == "last_standing"
+            continue
+        seat = m["bots"].index("rogue")
+        other = 1 - seat
+        assert [v["seat"] for v in m["verdicts"]] == [seat]
+        assert m["ranking"] == [[other], [seat]]
+        kinds.append(m["verdicts"][0]["kind"])
+    # in the order played: two crashes, then forfeits
+    assert kinds == ["crashed"] * 2 + ["retired"] * 6
+    assert (tmp_path / "logs").is_dir()
+
+    lines = {line["bot"]: line for line in read_json(mark, "standings", "r", "--db", db)["standings"]}
+    assert lines["rogue"]["faults"] == {"crashed": 2, "retired": 6}
+    assert lines["rogue"]["wins"] == 0 and lines["rogue"]["matches"] == 8
+    assert lines["random"]["faults"] == lines["greedy"]["faults"] == {}
+    assert lines["random"]["wins"] + lines["greedy"]["wins"] == 12
+
+
+# ---------------------------------------------------------------- interrupted and resumed
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The long tournament played without interruption: its database."""
+    folder = tmp_path_factory.mktemp("reference")
+    db = folder / "arena.db"
+    value = new_mark()
+    try:
+        ok(value, "tournament", *SAMPLES, *LONG, "--name", "reference", "--db", db,
+           "--logs", folder / "logs", timeout=60)
+    finally:
+        kill_marked(value)
+    return db
+
+
+def start_long(mark: str, tmp_path: Path, name: str, db: Path) -> subprocess.Popen:
+    """Start the long tournament; return once about a third of it is stored."""
+    with (tmp_path / "stdout").open("w") as stdout:
+        proc = subprocess.Popen(
+            command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
+                    "--logs", tmp_path / "logs"),
+            cwd=ROOT, env=env_for(mark), stdout=stdout, stderr=subprocess.PIPE, text=True,
+            # as at a terminal, even if this test runs where SIGINT is ignored
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 30
+    while stored_matches(db) < LONG_TOTAL // 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        pytest.fail(f"the tournament ended (exit {proc.returncode}) before it could be interrupted: "
+                    f"{proc.stderr.read()}")
+    return proc
+
+
+def same_results(db: Path, name: str, reference_db: Path, mark: str) -> None:
+    """The resumed tournament stored exactly what the uninterrupted one did."""
+    keys = keys_stored(db, name)
+    assert len(keys) == len(set(keys)) == LONG_TOTAL, "a match is missing or stored twice"
+    mine = {m["key"]: m for m in read_json(mark, "matches", name, "--db", db)}
+    theirs = {m["key"]: m for m in read_json(mark, "matches", "reference", "--db", reference_db)}
+    assert set(mine) == set(theirs)
+    for key, m in mine.items():
+        assert m["status"] == "finished" and m["verdicts"] == [], m
+        for field in ("seed", "sample", "bots", "ranking", "termination", "turns"):
+            assert m[field] == theirs[key][field], (key, field)
+
+    board = read_json(mark, "standings", name, "--db", db)
+    expected = read_json(mark, "standings", "reference", "--db", reference_db)
+    assert board["tournament"] == name
+    assert [line["bot"] for line in board["standings"]] == [line["bot"] for line in expected["standings"]]
+    for line, other in zip(board["standings"], expected["standings"]):
+        assert line.keys() == other.keys()
+        for k in line:
+            if isinstance(line[k], float):
+                assert math.isclose(line[k], other[k], abs_tol=1e-6), (line["bot"], k)
+            else:
+                assert line[k] == other[k], (line["bot"], k)
+    for a, row in board["los"].items():
+        for b, v in row.items():
+            assert math.isclose(v, expected["los"][a][b], abs_tol=1e-6), (a, b)
+
+
+def test_a_tournament_killed_with_sigkill_resumes_to_the_same_results(tmp_path, mark, reference):
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "killed", db)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stderr.close()
+    played = stored_matches(db)
+    assert LONG_TOTAL // 3 <= played < LONG_TOTAL
+    # the bots notice their connection is gone and exit
+    assert wait_unmarked(mark, 5) == [], "bot processes outlived the killed arena"
+
+    resumed = ok(mark, "tournament", "--resume", "killed", "--db", db, "-q",
+                 "--logs", tmp_path / "logs")
+    assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
+    assert "standings of killed (batch fit)" in resumed.stdout
+    same_results(db, "killed", reference, mark)
+
+    again = ok(mark, "tournament", "--resume", "killed", "--db", db, "-q")
+    assert f"resuming: {LONG_TOTAL} of {LONG_TOTAL} already played" in again.stdout
+    assert len(keys_stored(db, "killed")) == LONG_TOTAL
+
+
+def test_ctrl_c_stops_a_tournament_that_then_resumes_to_the_same_results(tmp_path, mark, reference):
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "interrupted", db)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    try:
+        _, stderr = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert time.monotonic() - sent < 5
+    assert "Traceback" not in stderr + (tmp_path / "stdout").read_text()
+    assert processes_marked(mark) == [], "bot processes left running"
+    played = stored_matches(db)
+    assert 0 < played < LONG_TOTAL
+    lines = stderr.splitlines()
+    assert lines[0] == (f"interrupted: {played} of {LONG_TOTAL} matches are stored; the matches "
+                        "in flight will be played again from their seeds. Resume with:"), stderr
+    assert lines[1:] == [f"  arena tournament --resume interrupted --db {db}"], stderr
+
+    # the printed command, as given
+    resume = shlex.split(lines[1])
+    assert resume[0] == "arena"
+    resumed = ok(mark, *resume[1:], "-q", "--logs", tmp_path / "logs")
+    assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
+    same_results(db, "interrupted", reference, mark)
