@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -77,8 +78,4 @@ class LocalArena:
 
     async def close(self) -> None:
         await self.server.stop("the match is over")
-        for bot in self.bots:
-            try:
-                await bot.stop()
-            except Exception:  # pragma: no cover - best effort on shutdown
-                pass
+        await asyncio.gather(*(bot.stop() for bot in self.bots), return_exceptions=True)

@@ -97,11 +97,14 @@ class BotProcess:
         tail = " | ".join(list(self.stderr_tail)[-3:])
         return f"; stderr: {tail}" if tail else ""
 
-    async def stop(self, grace: float = 2.0) -> None:
-        """Ask the process to end (SIGTERM), then kill it after ``grace`` seconds."""
+    async def stop(self, grace: float = 2.0, linger: float = 0.5) -> None:
+        """Let the process end by itself for ``linger`` seconds (it was told goodbye),
+        then ask it to (SIGTERM), then kill it after ``grace`` seconds."""
         proc = self.proc
         if proc is None or proc.returncode is not None:
             await self.wait_exit(0.5)
+            return
+        if linger > 0 and await self.wait_exit(linger) is not None:
             return
         try:
             os.killpg(proc.pid, signal.SIGTERM)

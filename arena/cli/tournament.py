@@ -197,6 +197,12 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
+    elapsed = time.perf_counter() - view.started
+    if view.played:
+        console.print(f"{view.played} matches played in {elapsed:.1f} s "
+                      f"({view.played / elapsed:.1f}/s); faults: "
+                      + (", ".join(f"{n} {k}" for k, n in sorted(view.faults.items())) or "none"),
+                      soft_wrap=True)
     final = standings(t.store.matches(t.record), t.names)
     print_standings(console, final, f"standings of {escape(t.name)} (batch fit)")
     console.print(f"saved in {escape(args.db)}; see: arena standings {escape(shlex.quote(t.name))} "
