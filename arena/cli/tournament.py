@@ -112,6 +112,8 @@ def run_tournament(args: argparse.Namespace) -> int:
         if args.bots:
             raise ConfigError("--resume takes the bots and settings stored with the "
                               "tournament; give no bot folders")
+        if args.name is not None:
+            raise ConfigError("--resume NAME names the tournament; drop --name")
         changed = [f"--{f.replace('_', '-')}" for f in _SETTING_FLAGS
                    if getattr(args, f) != _DEFAULTS.get(f)]
         if changed:
