@@ -87,7 +87,7 @@ def measure(concurrency: int, games: int, folder: Path) -> TournamentFigures:
     return fig
 
 
-def run(console, games: int = 25) -> list[TournamentFigures]:
+def run(console, games: int = 40) -> list[TournamentFigures]:
     from rich.table import Table
 
     folder = Path(tempfile.mkdtemp(prefix="ono99-bench-tournament-"))

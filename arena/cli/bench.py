@@ -47,8 +47,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "at concurrency 1 then 2. Ends with 'tournament: concurrency 2 = R x "
                     "concurrency 1; storage S% of match time'.",
     )
-    tournament.add_argument("--games", type=int, default=25,
-                            help="deals per table (default: 25, i.e. 300 matches per run)")
+    tournament.add_argument("--games", type=int, default=40,
+                            help="deals per table (default: 40, i.e. 480 matches per run)")
     tournament.set_defaults(run=run_tournament)
     ratings = what.add_parser(
         "ratings",

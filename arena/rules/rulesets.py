@@ -200,6 +200,11 @@ class GameConfig:
         """``tokens`` or ``points`` for games of rounds; ``None`` for ``modern``."""
         return self.options.get("scoring")
 
+    def __reduce__(self):
+        # options are a read-only mapping, which pickle refuses: rebuild from plain values
+        changed = {k: v for k, v in self.options.items() if v != self.ruleset.option(k).default}
+        return (make_config, (self.ruleset.name, changed, self.seats))
+
     def describe(self) -> str:
         """One line, e.g. ``classic, 4 seats, scoring=points points_target=100``."""
         changed = [f"{k}={v}" for k, v in self.options.items()

@@ -22,6 +22,7 @@ from arena.rules.rulesets import GameConfig, make_config
 from arena.store.base import Store, TournamentRecord
 from arena.tournament import schedule
 from arena.tournament.executor import LocalExecutor
+from arena.tournament.multiprocess import MultiProcessExecutor
 from arena.tournament.schedule import PlannedMatch
 
 
@@ -140,8 +141,15 @@ class Tournament:
         pending = self.pending()
         if not pending:
             return
-        executor = LocalExecutor(self.manifests, self.names, concurrency, listen, log_dir,
-                                 connect_timeout, self.settings.retire_after, listeners, on_retire)
+        if concurrency > 1 and (os.cpu_count() or 1) > 1 and not listeners:
+            # one referee process does not use two cores well: one per core
+            executor = MultiProcessExecutor(self.manifests, self.names, concurrency, None, listen,
+                                            log_dir, connect_timeout, self.settings.retire_after,
+                                            on_retire)
+        else:
+            executor = LocalExecutor(self.manifests, self.names, concurrency, listen, log_dir,
+                                     connect_timeout, self.settings.retire_after, listeners,
+                                     on_retire)
 
         def record(plan: PlannedMatch, result: MatchResult) -> None:
             self.store.record_match(self.record, plan.key, plan.sample,
