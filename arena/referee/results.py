@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.rules.events import event_to_dict
+from arena.rules.game import places_of
 from arena.rules.rulesets import GameConfig
 
 # Verdict kinds: why the referee removed (or played for) a seat.
@@ -112,13 +113,7 @@ class MatchResult:
 
     def places(self) -> list[int]:
         """Each seat's place, 1 = best; a tie shares the best place of its group."""
-        places = [0] * len(self.spec.names)
-        place = 1
-        for group in self.ranking:
-            for seat in group:
-                places[seat] = place
-            place += len(group)
-        return places
+        return places_of(self.ranking, len(self.spec.names))
 
     def to_dict(self, with_events: bool = False) -> dict[str, Any]:
         spec = self.spec

@@ -58,6 +58,18 @@ class Deal:
     total: int = 0
 
 
+def places_of(ranking: Sequence[Sequence[int]], seats: int) -> list[int]:
+    """Each seat's place from a ranking (groups of tied seats, best first): 1 = best, tied
+    seats share the best place of their group, a seat missing from the ranking gets 0."""
+    places = [0] * seats
+    place = 1
+    for group in ranking:
+        for seat in group:
+            places[seat] = place
+        place += len(group)
+    return places
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a finished game ended: the ranking (groups of tied seats, best first) and why."""
@@ -68,13 +80,7 @@ class Outcome:
 
     def places(self) -> list[int]:
         """Each seat's place, 1 = best; tied seats share the best place of their group."""
-        places = [0] * sum(len(g) for g in self.ranking)
-        place = 1
-        for group in self.ranking:
-            for seat in group:
-                places[seat] = place
-            place += len(group)
-        return places
+        return places_of(self.ranking, sum(len(g) for g in self.ranking))
 
 
 class _SeededCards:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.referee.results import MatchResult
+from arena.rules.game import places_of
 
 
 @dataclass(frozen=True)
@@ -57,13 +58,8 @@ class MatchRecord:
     turns: int
 
     def places(self) -> list[int]:
-        places = [0] * len(self.bots)
-        place = 1
-        for group in self.ranking:
-            for seat in group:
-                places[seat] = place
-            place += len(group)
-        return places
+        """Each seat's place, 1 = best; a tie shares the best place of its group."""
+        return places_of(self.ranking, len(self.bots))
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
