@@ -18,6 +18,7 @@ from it (so a reshuffle is O(1)), and slow-changing public facts live in one sha
 
 from __future__ import annotations
 
+import copy
 import random
 from bisect import bisect_right, insort
 from collections import Counter
@@ -259,6 +260,13 @@ class Game:
         the discards into a new draw pile takes the next order of ``reshuffles`` (top
         first). A missing or inconsistent deal or order raises :class:`ScenarioError`."""
         return cls(config, _ScriptedCards(deals, reshuffles), dealer)
+
+    def clone(self) -> Game:
+        """An independent copy, for search with the engine as a forward model. It draws
+        the same cards as the original would, given the same plays (the generator's
+        state is copied too): a bot searching over hidden cards should deal them itself
+        (:meth:`from_deals`)."""
+        return copy.deepcopy(self)
 
     # ----------------------------------------------------------------- queries
 

@@ -74,3 +74,17 @@ def test_bench_engine_prints_its_table_and_summary_line():
     assert re.fullmatch(r"engine: \d+ decisions/s \(modern, 4 seats\)", last)
     for ruleset in ("modern", "classic", "classic-set99"):
         assert ruleset in out.stdout
+
+
+def test_a_clone_plays_on_alone_and_draws_what_the_original_would():
+    game = Game.new("classic", seats=3, seed=9)
+    for _ in range(6):
+        game.play(game.to_act, game.legal_cards()[0])
+    copy = game.clone()
+    before = list(game.events)
+    while not copy.finished:
+        copy.play(copy.to_act, copy.legal_cards()[0])
+    assert game.events == before and not game.finished
+    while not game.finished:
+        game.play(game.to_act, game.legal_cards()[0])
+    assert game.events == copy.events
