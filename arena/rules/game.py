@@ -268,6 +268,16 @@ class Game:
         (:meth:`from_deals`)."""
         return copy.deepcopy(self)
 
+    def __deepcopy__(self, memo: dict) -> Game:
+        clone = object.__new__(Game)
+        memo[id(self)] = clone
+        for name in Game.__slots__:
+            if name != "_getrandbits":
+                object.__setattr__(clone, name, copy.deepcopy(getattr(self, name), memo))
+        # a bound C method is not copied by deepcopy: bind the copy's own generator
+        clone._getrandbits = None if clone._cards.ordered else clone._cards.rng.getrandbits
+        return clone
+
     # ----------------------------------------------------------------- queries
 
     def legal_cards(self) -> tuple[int, ...]:
