@@ -12,6 +12,7 @@ process's memory after each third of the matches (it must not grow with matches 
 from __future__ import annotations
 
 import asyncio
+import gc
 import resource
 import shutil
 import tempfile
@@ -43,6 +44,11 @@ class TournamentFigures:
         return self.storage_seconds / self.seconds
 
 
+def statistics_of(runs: list[TournamentFigures]) -> TournamentFigures:
+    """The run with the median rate (its own figures, memory included)."""
+    return sorted(runs, key=lambda f: f.rate)[len(runs) // 2]
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm") as f:
         pages = int(f.read().split()[1])
@@ -60,10 +66,10 @@ def _bots(folder: Path) -> list[str]:
     return dirs
 
 
-def measure(concurrency: int, games: int, folder: Path) -> TournamentFigures:
-    db = folder / f"bench-c{concurrency}.db"
+def measure(concurrency: int, games: int, folder: Path, rep: int = 0) -> TournamentFigures:
+    db = folder / f"bench-c{concurrency}-{rep}.db"
     store = SQLiteStore(db)
-    settings = Settings(bot_dirs=tuple(_bots(folder / f"c{concurrency}")), table_size=2,
+    settings = Settings(bot_dirs=tuple(_bots(folder / f"c{concurrency}-{rep}")), table_size=2,
                         games=games, seed=7, move_ms=5000, bank_ms=10_000)
     t = Tournament.create(store, f"bench-c{concurrency}", settings)
     total = len(t.plan)
@@ -78,6 +84,7 @@ def measure(concurrency: int, games: int, folder: Path) -> TournamentFigures:
             marks["start"] = time.perf_counter()
             marks["storage"] = store.write_seconds
         if done[0] in (total // 3, 2 * total // 3, total):
+            gc.collect()  # what is still reachable, not garbage awaiting a collection
             fig.rss_mb.append(_rss_mb())
 
     asyncio.run(t.run(concurrency, on_result, log_dir=folder / "logs"))
@@ -87,16 +94,20 @@ def measure(concurrency: int, games: int, folder: Path) -> TournamentFigures:
     return fig
 
 
-def run(console, games: int = 40) -> list[TournamentFigures]:
+def run(console, games: int = 40, repeats: int = 3) -> list[TournamentFigures]:
     from rich.table import Table
 
     folder = Path(tempfile.mkdtemp(prefix="ono99-bench-tournament-"))
-    try:
-        figs = [measure(c, games, folder) for c in (1, 2)]
+    try:  # alternate the two, so that the machine's drift weighs on both alike
+        runs = [measure(c, games, folder, r) for r in range(repeats) for c in (1, 2)]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    figs = [statistics_of([f for f in runs if f.concurrency == c]) for c in (1, 2)]
+    console.print("matches/s of every run, in order: " + ", ".join(
+        f"c{f.concurrency} {f.rate:.0f}" for f in runs), highlight=False)
     table = Table(title=f"tournament: 4 random bots, 2 seats, duplicate deals, {figs[0].matches} "
-                        "matches per run (real referee, bot processes, SQLite)")
+                        f"timed matches per run, median of {repeats} runs each, alternated "
+                        "(real referee, bot processes, SQLite)")
     for col in ("concurrency", "matches/s", "ms per match", "storage ms per match", "storage share",
                 "memory after 1/3, 2/3, 3/3 (MB)"):
         table.add_column(col, justify="right")

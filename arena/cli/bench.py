@@ -49,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     tournament.add_argument("--games", type=int, default=40,
                             help="deals per table (default: 40, i.e. 480 matches per run)")
+    tournament.add_argument("--repeats", type=int, default=3,
+                            help="runs at each concurrency, alternated (default: 3)")
     tournament.set_defaults(run=run_tournament)
     ratings = what.add_parser(
         "ratings",
@@ -83,7 +85,7 @@ def run_referee(args: argparse.Namespace) -> int:
 def run_tournament(args: argparse.Namespace) -> int:
     from arena.bench import tournament
 
-    tournament.run(Console(), args.games)
+    tournament.run(Console(), args.games, args.repeats)
     return 0
 
 
