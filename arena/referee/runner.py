@@ -167,14 +167,12 @@ class MatchRunner:
                 if action is not None:
                     card = card_from_wire(action.card)
                     if card is None:
-                        session.read_again()
                         await session.reject(turn_id, "malformed",
                                              f"{action.card} is not a card of the Card enum")
                     else:
                         try:
                             game.play(seat, card)
                         except PlayError as exc:
-                            session.read_again()
                             await session.reject(turn_id, exc.code, str(exc))
                         else:
                             break

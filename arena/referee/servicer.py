@@ -50,18 +50,12 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             await session.send(referee_pb2.RefereeMessage(welcome=referee_pb2.Welcome(
                 protocol_version=PROTOCOL_VERSION, referee=f"ono99-arena/{__version__}",
                 bot_name=session.name, session_id=session.session_id)))
-            # the end of the RPC (the bot left, or crashed) is noticed even with no read posted
-            context.add_done_callback(lambda _: session.close("the bot's stream ended"))
             while True:
-                await session.wait_read()
-                if session.closed:
-                    break
                 msg = await context.read()
                 if msg is grpc.aio.EOF:
                     session.close("the bot closed its stream")
                     break
-                if not session.take(msg):
-                    await session.on_message(msg)
+                await session.on_message(msg)
             await session.wait_closed()
         except asyncio.CancelledError:
             session.close("the stream was cancelled")

@@ -52,9 +52,6 @@ class BotSession:
         self._writing = False
         self._backlog: deque = deque()           # messages queued behind a write under way
         self._open_turn: int | None = None
-        # reads are posted only while an answer is expected: an idle stream with a read
-        # pending measured ~15 us slower per round trip on the other streams
-        self._want_read = asyncio.Event()
         self._issued: set[int] = set()
         self._inbox: deque = deque()            # actions (or nudges) not yet taken
         self._waiter: asyncio.Future | None = None
@@ -74,7 +71,6 @@ class BotSession:
         self._closed = True
         self.closed_by_referee = by_referee
         self.close_reason = reason
-        self._want_read.set()  # let the reader see the end
         self._deliver(_CLOSED)
         if not self._done.done():
             self._done.set_result(reason)
@@ -130,20 +126,9 @@ class BotSession:
         self._open_turn = turn_id
         self._issued.add(turn_id)
         self._inbox.clear()  # nothing from an earlier turn answers this one
-        self._want_read.set()
 
     def close_turn(self) -> None:
         self._open_turn = None
-        self._want_read.clear()
-
-    def read_again(self) -> None:
-        """The action taken was refused: the turn stays open, read the next one."""
-        self._want_read.set()
-
-    async def wait_read(self) -> None:
-        """Until an answer is expected (a turn is open), or the session ends. Messages a
-        bot sends meanwhile wait in the stream and are answered at its next turn."""
-        await self._want_read.wait()
 
     def _deliver(self, item: object) -> None:
         waiter = self._waiter
@@ -178,17 +163,6 @@ class BotSession:
         return item
 
     # ---------------------------------------------------------------- reads
-
-    def take(self, msg: referee_pb2.BotMessage) -> bool:
-        """Hand an action for the open turn to the runner at once (the hot path, no
-        coroutine); False for anything else, which :meth:`on_message` answers."""
-        action = msg.action
-        turn_id = action.turn_id
-        if turn_id and turn_id == self._open_turn and msg.HasField("action"):
-            self._want_read.clear()  # until the runner asks again (a refused card)
-            self._deliver(action)
-            return True
-        return False
 
     async def on_message(self, msg: referee_pb2.BotMessage) -> None:
         """A message from the bot (called by the servicer's read loop)."""
