@@ -55,7 +55,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                 if msg is grpc.aio.EOF:
                     session.close("the bot closed its stream")
                     break
-                await session.on_message(msg)
+                if not session.take(msg):
+                    await session.on_message(msg)
             await session.wait_closed()
         except asyncio.CancelledError:
             session.close("the stream was cancelled")

@@ -164,6 +164,16 @@ class BotSession:
 
     # ---------------------------------------------------------------- reads
 
+    def take(self, msg: referee_pb2.BotMessage) -> bool:
+        """Hand an action for the open turn to the runner at once (the hot path, no
+        coroutine); False for anything else, which :meth:`on_message` answers."""
+        action = msg.action
+        turn_id = action.turn_id
+        if turn_id and turn_id == self._open_turn and msg.HasField("action"):
+            self._deliver(action)
+            return True
+        return False
+
     async def on_message(self, msg: referee_pb2.BotMessage) -> None:
         """A message from the bot (called by the servicer's read loop)."""
         kind = msg.WhichOneof("kind")
