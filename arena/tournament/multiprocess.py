@@ -166,7 +166,10 @@ async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log
         while True:
             await asyncio.sleep(_POLL_S)
             if os.getppid() != parent_pid:
-                main.cancel()  # the parent is gone
+                # the parent is gone: nobody will read what is queued, so do not wait at
+                # exit for it to be written (a full pipe would keep this process alive)
+                results.cancel_join_thread()
+                main.cancel()
                 return
             while True:
                 try:

@@ -461,7 +461,9 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_results(tmp_path, 
     played = stored_matches(db)
     assert LONG_TOTAL // 3 <= played < LONG_TOTAL
     # the bots notice their connection is gone and exit
-    assert wait_unmarked(mark, 5) == [], "bot processes outlived the killed arena"
+    left = wait_unmarked(mark, 5)
+    assert left == [], "bot processes outlived the killed arena: " + "; ".join(
+        open(f"/proc/{p}/cmdline").read().replace("\0", " ") for p in left)
 
     resumed = ok(mark, "tournament", "--resume", "killed", "--db", db, "-q",
                  "--logs", tmp_path / "logs")
