@@ -32,7 +32,7 @@ from arena.bots.manifest import load_manifest
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.runner import MatchListener, MatchRunner
 from arena.referee.server import RefereeServer
-from arena.referee.wire import SeatStatesCache, cards_to_wire, event_to_wire, view_to_wire
+from arena.referee.wire import EventEncoder, SeatStatesCache, turn_request
 from arena.rules.game import Game
 from arena.rules.rulesets import make_config
 
@@ -69,11 +69,9 @@ def sample_turn() -> referee_pb2.RefereeMessage:
     for _ in range(3):
         game.play(game.to_act, game.legal_cards()[0])
     view = game.view(game.to_act)
-    return referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
-        match_id="bench-0000000000-g1", turn_id=12345,
-        view=view_to_wire(view, SeatStatesCache().get(view.table)),
-        legal=cards_to_wire(view.legal), events=[event_to_wire(e) for e in game.events[-2:]],
-        move_ms=1000, bank_ms=10000, previous_latency_us=321))
+    events = EventEncoder().update(game.events)[-2:]
+    return turn_request("bench-0000000000-g1", 12345, view, SeatStatesCache(), events,
+                        1000, 10000, 321)
 
 
 class _Gate:

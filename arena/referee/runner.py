@@ -22,8 +22,8 @@ from arena.referee.results import (
 )
 from arena.referee.session import BotSession, SessionClosed
 from arena.referee.wire import (
-    SeatStatesCache, VERDICT_KINDS, card_from_wire, cards_to_wire, event_to_wire,
-    places_to_wire, rules_to_wire, view_to_wire,
+    VERDICT_KINDS, EventEncoder, SeatStatesCache, card_from_wire, cards_to_wire, match_end,
+    match_start, rules_to_wire, turn_request,
 )
 from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
@@ -33,7 +33,6 @@ from arena.rules.game import Game
 TURN_IDS = itertools.count(1)
 
 _RefereeMessage = referee_pb2.RefereeMessage
-_TurnRequest = referee_pb2.TurnRequest
 _perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
 
@@ -74,7 +73,7 @@ class MatchRunner:
         self._autoplay = [False] * n
         self._faulted = [False] * n
         self._sent = [0] * n                   # events each seat has been sent
-        self._wire: list = []                  # game.events encoded once, shared by all seats
+        self._encoder = EventEncoder()         # game.events encoded once, shared by all seats
         self._bank_ns = [spec.time_control.bank_ms * 1_000_000] * n
         self._move_ns = spec.time_control.move_ms * 1_000_000
         self._last_latency = [0] * n
@@ -118,8 +117,6 @@ class MatchRunner:
         for listener in self.listeners:
             listener.match_started(spec)
         rules = rules_to_wire(spec.config)
-        tc = referee_pb2.TimeControl(move_ms=spec.time_control.move_ms,
-                                     bank_ms=spec.time_control.bank_ms)
         for seat, session in enumerate(self.sessions):
             if session is None or session.closed:
                 kind, detail = self._absent.get(seat, (DISCONNECTED, "no bot connected for this seat"))
@@ -129,9 +126,7 @@ class MatchRunner:
                 continue
             session.begin_match()
             try:
-                await session.send(_RefereeMessage(match_start=referee_pb2.MatchStart(
-                    match_id=spec.match_id, seat=seat, seat_names=list(spec.names), rules=rules,
-                    time_control=tc, bot_seed=spec.bot_seed(seat))))
+                await session.send(match_start(spec, seat, rules))
             except SessionClosed:
                 await self._lost(seat, session, 0)
         self._report(None, None)
@@ -143,15 +138,10 @@ class MatchRunner:
         spec = self.spec
         turn_id = next(TURN_IDS)
         view = game.view(seat)
-        self._encode_events()
-        wire = self._wire
-        msg = _RefereeMessage(turn=_TurnRequest(
-            match_id=spec.match_id, turn_id=turn_id,
-            view=view_to_wire(view, self._states.get(view.table)),
-            legal=cards_to_wire(view.legal), over_limit=view.over_limit,
-            events=wire[self._sent[seat]:], move_ms=spec.time_control.move_ms,
-            bank_ms=self._bank_ns[seat] // 1_000_000,
-            previous_latency_us=self._last_latency[seat]))
+        wire = self._encoder.update(game.events)
+        msg = turn_request(spec.match_id, turn_id, view, self._states, wire[self._sent[seat]:],
+                           spec.time_control.move_ms, self._bank_ns[seat] // 1_000_000,
+                           self._last_latency[seat])
         self._sent[seat] = len(wire)
         session.open_turn(turn_id)
         start = _perf_ns()
@@ -250,12 +240,6 @@ class MatchRunner:
 
     # ---------------------------------------------------------------- messages
 
-    def _encode_events(self) -> None:
-        events = self.game.events
-        wire = self._wire
-        for i in range(len(wire), len(events)):
-            wire.append(event_to_wire(events[i]))
-
     def _report(self, seat: int | None, latency_us: int | None) -> None:
         events = self.game.events
         if self.listeners and self._reported < len(events):
@@ -270,7 +254,7 @@ class MatchRunner:
         A seat is not sent the bare echo of its own accepted action (its play and draw):
         it knows them already, and gets them with its next message. This spares a write
         per turn, and in a two-seat match every Events message."""
-        wire = self._wire
+        wire = self._encoder.wire
         events = self.game.events
         n = len(wire)
         for seat, session in enumerate(self.sessions):
@@ -294,7 +278,7 @@ class MatchRunner:
     async def _tell_end(self, timeout: float | None = None) -> None:
         """Send every live seat the match end: ranking, verdicts, every hand revealed."""
         game = self.game
-        self._encode_events()
+        wire = self._encoder.update(game.events)
         result = self.result
         hands = [referee_pb2.Hand(seat=s, cards=cards_to_wire(
             game.hands[s] if game.hands[s] is not None else game.revealed.get(s, ())))
@@ -307,11 +291,9 @@ class MatchRunner:
             session.end_match()
             if session.closed:
                 continue
-            msg = _RefereeMessage(match_end=referee_pb2.MatchEnd(
-                match_id=self.spec.match_id, ranking=places_to_wire(result.ranking),
-                termination=result.termination, verdicts=verdicts, hands=hands,
-                events=self._wire[self._sent[seat]:]))
-            self._sent[seat] = len(self._wire)
+            msg = match_end(self.spec.match_id, result.ranking, result.termination,
+                            wire[self._sent[seat]:], verdicts, hands)
+            self._sent[seat] = len(wire)
             if timeout is None:
                 try:
                     await session.send(msg)

@@ -7,6 +7,7 @@ in the same order, so a sorted hand stays sorted on the wire.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ono99.v1 import game_pb2, referee_pb2
 
@@ -16,6 +17,9 @@ from arena.rules.events import (
 )
 from arena.rules.rulesets import GameConfig
 from arena.rules.views import SeatView
+
+if TYPE_CHECKING:
+    from arena.referee.results import MatchSpec
 
 N_CARDS = len(TOKENS)
 
@@ -115,6 +119,51 @@ def view_to_wire(view: SeatView, seat_states: list[game_pb2.SeatState]) -> game_
         direction=view.direction, to_act=-1 if view.to_act is None else view.to_act,
         owed=view.owed, draw_size=view.draw_size, discard_size=view.discard_size,
         seats=seat_states, round=table.round, dealer=table.dealer)
+
+
+class EventEncoder:
+    """A game's public event record encoded once, shared by every seat's messages."""
+
+    __slots__ = ("wire",)
+
+    def __init__(self) -> None:
+        self.wire: list[game_pb2.Event] = []
+
+    def update(self, events: Sequence[tuple]) -> list[game_pb2.Event]:
+        """Encode the events not encoded yet; the whole encoded record."""
+        wire = self.wire
+        for i in range(len(wire), len(events)):
+            wire.append(event_to_wire(events[i]))
+        return wire
+
+
+def match_start(spec: MatchSpec, seat: int, rules: game_pb2.Rules) -> referee_pb2.RefereeMessage:
+    """The MatchStart a seat receives (``rules`` from :func:`rules_to_wire`, made once)."""
+    tc = spec.time_control
+    return referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
+        match_id=spec.match_id, seat=seat, seat_names=list(spec.names), rules=rules,
+        time_control=referee_pb2.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms),
+        bot_seed=spec.bot_seed(seat)))
+
+
+def turn_request(match_id: str, turn_id: int, view: SeatView, seat_states: SeatStatesCache,
+                 events: Sequence[game_pb2.Event], move_ms: int, bank_ms: int,
+                 previous_latency_us: int = 0) -> referee_pb2.RefereeMessage:
+    """The TurnRequest of the seat ``view`` belongs to: its view, nothing else, its legal
+    cards, the public events it has not seen, and its clock."""
+    return referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
+        match_id=match_id, turn_id=turn_id, view=view_to_wire(view, seat_states.get(view.table)),
+        legal=[c + 1 for c in view.legal], over_limit=view.over_limit, events=events,
+        move_ms=move_ms, bank_ms=bank_ms, previous_latency_us=previous_latency_us))
+
+
+def match_end(match_id: str, ranking: Sequence[Sequence[int]], termination: str,
+              events: Sequence[game_pb2.Event], verdicts: Sequence[referee_pb2.Verdict] = (),
+              hands: Sequence[referee_pb2.Hand] = ()) -> referee_pb2.RefereeMessage:
+    """The MatchEnd a seat receives."""
+    return referee_pb2.RefereeMessage(match_end=referee_pb2.MatchEnd(
+        match_id=match_id, ranking=places_to_wire(ranking), termination=termination,
+        verdicts=verdicts, hands=hands, events=events))
 
 
 ERROR_CODES = {

@@ -15,12 +15,11 @@ from collections.abc import Callable, Sequence
 
 from ono99.bot.base import Bot
 from ono99.bot.driver import Driver
-from ono99.v1 import referee_pb2
 
 from arena.referee.results import FINISHED, MatchResult, MatchSpec, SeatStats
 from arena.referee.wire import (
-    SeatStatesCache, card_from_wire, cards_to_wire, event_to_wire, places_to_wire, rules_to_wire,
-    view_to_wire,
+    EventEncoder, SeatStatesCache, card_from_wire, match_end, match_start, rules_to_wire,
+    turn_request,
 )
 from arena.rules.game import Game
 from arena.tournament.executor import Executor, ResultSink
@@ -34,26 +33,21 @@ def play_in_process(spec: MatchSpec, bots: Sequence[Bot]) -> MatchResult:
     game = Game.from_config(spec.config, spec.seed)
     drivers = [Driver(b) for b in bots]
     rules = rules_to_wire(spec.config)
-    tc = referee_pb2.TimeControl(move_ms=spec.time_control.move_ms, bank_ms=spec.time_control.bank_ms)
     for seat, driver in enumerate(drivers):
-        list(driver.handle(referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
-            match_id=spec.match_id, seat=seat, seat_names=list(spec.names), rules=rules,
-            time_control=tc, bot_seed=spec.bot_seed(seat)))))
-    wire: list = []
+        list(driver.handle(match_start(spec, seat, rules)))
+    encoder = EventEncoder()
     sent = [0] * len(drivers)
     states = SeatStatesCache()
     stats = [SeatStats() for _ in drivers]
+    tc = spec.time_control
     turn_id = 0
     while not game.finished:
         seat = game.to_act
-        events = game.events
-        wire.extend(event_to_wire(e) for e in events[len(wire):])
+        wire = encoder.update(game.events)
         view = game.view(seat)
         turn_id += 1
-        msg = referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
-            match_id=spec.match_id, turn_id=turn_id, view=view_to_wire(view, states.get(view.table)),
-            legal=cards_to_wire(view.legal), over_limit=view.over_limit, events=wire[sent[seat]:],
-            move_ms=tc.move_ms, bank_ms=tc.bank_ms))
+        msg = turn_request(spec.match_id, turn_id, view, states, wire[sent[seat]:],
+                           tc.move_ms, tc.bank_ms)
         sent[seat] = len(wire)
         answers = list(drivers[seat].handle(msg))
         card = card_from_wire(answers[0].action.card) if answers else None
@@ -62,12 +56,11 @@ def play_in_process(spec: MatchSpec, bots: Sequence[Bot]) -> MatchResult:
                              f"cards {view.legal}")
         game.play(seat, card)
         stats[seat].moves += 1
-    wire.extend(event_to_wire(e) for e in game.events[len(wire):])
+    wire = encoder.update(game.events)
     outcome = game.outcome
     for seat, driver in enumerate(drivers):
-        list(driver.handle(referee_pb2.RefereeMessage(match_end=referee_pb2.MatchEnd(
-            match_id=spec.match_id, ranking=places_to_wire(outcome.ranking),
-            termination=outcome.termination, events=wire[sent[seat]:]))))
+        list(driver.handle(match_end(spec.match_id, outcome.ranking, outcome.termination,
+                                     wire[sent[seat]:])))
     return MatchResult(spec, FINISHED, outcome.ranking, outcome.termination, [], stats,
                        started_at, time.perf_counter() - t0, turn_id, game.events)
 
