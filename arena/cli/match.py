@@ -17,12 +17,14 @@ from rich.table import Table
 
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
-from arena.local import LocalArena, seat_labels
+from arena.local import LocalArena
 from arena.referee.results import AUTOPLAY, FORFEIT, MatchResult, MatchSpec, TimeControl, Verdict
 from arena.referee.runner import MatchListener
 from arena.rules.cards import TOKENS
 from arena.rules.errors import ConfigError
-from arena.rules.events import DEAL, ELIMINATE, END, FORFEIT as FORFEIT_EVENT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN, event_to_dict
+from arena.rules.events import (
+    DRAW, ELIMINATE, END, FORFEIT as FORFEIT_EVENT, LOSE, PLAY, describe_event, event_to_dict,
+)
 from arena.rules.game import Game
 from arena.rules.rulesets import DEFAULT_RULESET, RULESETS, make_config, parse_option_args
 
@@ -77,6 +79,9 @@ def time_control(args: argparse.Namespace) -> TimeControl:
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
 
 
+_BAD_NEWS = (LOSE, ELIMINATE, FORFEIT_EVENT)
+
+
 class LiveLog(MatchListener):
     """Prints every turn of a match as it happens (plain text when not a terminal)."""
 
@@ -92,26 +97,10 @@ class LiveLog(MatchListener):
             kind = e[0]
             if kind == PLAY:
                 took = f"  [dim]{latency_us / 1000:.1f} ms[/dim]" if latency_us is not None and e[1] == seat else ""
-                self.console.print(f"  {names[e[1]]:>12} plays [bold]{TOKENS[e[2]]:>3}[/bold] -> {e[3]:>3}{took}")
-            elif kind == DEAL:
-                self.console.print(f"  round {e[1]}: {names[e[2]]} deals, {names[e[3]]} starts")
-            elif kind == FOUR_99:
-                self.console.print(f"  {names[e[1]]:>12} plays four 99s together")
-            elif kind == RESHUFFLE:
-                self.console.print(f"  [dim]discards reshuffled: {e[1]} cards[/dim]")
-            elif kind == LOSE:
-                self.console.print(f"  [red]{names[e[1]]} has no playable card[/red]")
-            elif kind == TOKEN:
-                self.console.print(f"  {names[e[1]]} gives up a token ({e[2]} left)")
-            elif kind == OUT:
-                how = "without playing" if e[2] is None else f"playing {TOKENS[e[2]]} past the limit"
-                self.console.print(f"  {names[e[1]]} is out of the round, {how}")
-            elif kind == SCORES:
-                self.console.print("  scores: " + ", ".join(f"{n} {s}" for n, s in zip(names, e[1])))
-            elif kind == ELIMINATE:
-                self.console.print(f"  [red]{names[e[1]]} is eliminated[/red]")
-            elif kind == FORFEIT_EVENT:
-                self.console.print(f"  [red]{names[e[1]]} forfeits[/red]")
+                self.console.print(f"  {escape(names[e[1]]):>12} plays [bold]{TOKENS[e[2]]:>3}[/bold] -> {e[3]:>3}{took}")
+            elif kind not in (DRAW, END):  # draws are noise here; the result line follows the end
+                line = escape(describe_event(e, names))
+                self.console.print(f"  [red]{line}[/red]" if kind in _BAD_NEWS else f"  {line}")
 
     def verdict(self, spec: MatchSpec, verdict: Verdict) -> None:
         self.console.print(f"  [bold red]verdict[/bold red] {spec.names[verdict.seat]}: "
@@ -196,14 +185,15 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
     except (BotStartError, OSError) as exc:  # one line on stderr, never wrapped
         print(f"arena match: error: {exc}", file=sys.stderr)
         return 1
-    print_summary(console, seat_labels([m.name for m in manifests]), results)
+    print_summary(console, results)
     console.print(f"event logs: {out}")
     return 0
 
 
-def print_summary(console: Console, labels: Sequence[str], results: Sequence[MatchResult]) -> None:
+def print_summary(console: Console, results: Sequence[MatchResult]) -> None:
     if not results:
         return
+    labels = results[0].spec.names
     table = Table(title=f"{len(results)} game(s)")
     for col in ("seat", "bot", "wins", "avg place", "faults", "mean move"):
         table.add_column(col, justify="left" if col == "bot" else "right")

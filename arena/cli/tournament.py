@@ -20,7 +20,7 @@ from arena.bots.launcher import BotStartError
 from arena.cli.match import add_match_options, time_control
 from arena.referee.results import FORFEIT, MatchResult
 from arena.rules.errors import ConfigError
-from arena.rules.events import describe_event
+from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
 from arena.tournament.ratings import OnlineElo, Outcome
@@ -272,7 +272,7 @@ class LiveView:
                              faults=f"faults {sum(self.faults.values())}")
         if self.live or self.quiet:
             return
-        order = " > ".join("=".join(names[s] for s in g) for g in result.ranking)
+        order = describe_ranking(result.ranking, names)
         verdicts = "".join(f"; {names[v.seat]} {v.kind}" for v in result.verdicts)
         self.console.print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {plan.key}: "
                            f"{escape(order)} ({result.termination}, {result.turns} turns{escape(verdicts)})",
@@ -376,7 +376,7 @@ def run_matches(args: argparse.Namespace) -> int:
     for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
         table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
     for m in matches:
-        ranking = " > ".join("=".join(m.bots[s] for s in g) for g in m.ranking) or m.status
+        ranking = describe_ranking(m.ranking, m.bots) or m.status
         faults = ", ".join(f"{m.bots[v['seat']]} {v['kind']}" for v in m.verdicts)
         table.add_row(str(m.id), m.key, " ".join(m.bots), escape(ranking), m.termination,
                       str(m.turns), escape(faults), f"{m.duration_s:.2f} s")
@@ -401,33 +401,11 @@ def run_show(args: argparse.Namespace) -> int:
                   f"seed {match.seed}, seats: " + escape(", ".join(f"{i} {b}" for i, b in enumerate(match.bots))),
                   soft_wrap=True)
     for e in events:
-        console.print("  " + escape(_describe(e, match.bots)), soft_wrap=True)
-    ranking = " > ".join("=".join(match.bots[s] for s in g) for g in match.ranking)
+        console.print("  " + escape(describe_event(event_from_dict(e), match.bots)), soft_wrap=True)
+    ranking = describe_ranking(match.ranking, match.bots)
     console.print(f"result: {escape(ranking)} ({match.termination}, {match.turns} turns, "
                   f"{match.duration_s:.3f} s)", soft_wrap=True)
     for v in match.verdicts:
         console.print(f"verdict: {escape(match.bots[v['seat']])} {v['kind']}: {escape(v['detail'])}",
                       soft_wrap=True)
     return 0
-
-
-def _describe(event: dict, bots: list[str]) -> str:
-    """An event dict as a line, seats named by their bots."""
-    from arena.rules.cards import CODES
-    values = []
-    for key, value in event.items():
-        if key == "kind":
-            continue
-        if key == "card":
-            value = None if value is None else CODES[value]
-        elif key == "hand":
-            value = None if value is None else tuple(CODES[c] for c in value)
-        elif key == "ranking":
-            value = tuple(tuple(g) for g in value)
-        elif key == "scores":
-            value = tuple(value)
-        values.append(value)
-    line = describe_event((event["kind"], *values))
-    for seat, bot in sorted(enumerate(bots), key=lambda sb: -sb[0]):
-        line = line.replace(f"seat {seat}", bot)
-    return line

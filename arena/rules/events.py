@@ -26,6 +26,7 @@ kind           fields after the kind                           when
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from arena.rules.cards import TOKENS
@@ -76,34 +77,64 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return out
 
 
-def describe_event(event: Event) -> str:
-    """One human-readable line for a log, e.g. ``seat 2 plays 7 (total 45)``."""
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """The event tuple back from :func:`event_to_dict` (cards from tokens)."""
+    from arena.rules.cards import CODES
+
+    kind = data["kind"]
+    values = []
+    for name in _FIELDS[kind]:
+        value = data[name]
+        if name == "card":
+            value = None if value is None else CODES[value]
+        elif name == "hand":
+            value = None if value is None else tuple(CODES[c] for c in value)
+        elif name == "ranking":
+            value = tuple(tuple(g) for g in value)
+        elif name == "scores":
+            value = tuple(value)
+        values.append(value)
+    return (kind, *values)
+
+
+def describe_ranking(ranking, names: Sequence[str] | None = None) -> str:
+    """``2 > 0=1``: best first, tied seats joined by ``=`` (named when ``names`` is given)."""
+    who = (lambda s: names[s]) if names is not None else str
+    return " > ".join("=".join(who(s) for s in group) for group in ranking)
+
+
+def describe_event(event: Event, names: Sequence[str] | None = None) -> str:
+    """One human-readable line for a log, e.g. ``seat 2 plays 7 (total 45)``; seats are
+    called by ``names`` when given."""
+    def who(seat: int) -> str:
+        return names[seat] if names is not None else f"seat {seat}"
+
     kind = event[0]
     if kind == PLAY:
-        return f"seat {event[1]} plays {TOKENS[event[2]]} (total {event[3]})"
+        return f"{who(event[1])} plays {TOKENS[event[2]]} (total {event[3]})"
     if kind == DRAW:
-        return f"seat {event[1]} draws {event[2]}"
+        return f"{who(event[1])} draws {event[2]}"
     if kind == DEAL:
-        return f"round {event[1]}: seat {event[2]} deals, seat {event[3]} acts first (total {event[4]})"
+        return (f"round {event[1]}: {who(event[2])} deals, {who(event[3])} acts first "
+                f"(total {event[4]})")
     if kind == FOUR_99:
-        return f"seat {event[1]} plays four 99s together (total {event[2]})"
+        return f"{who(event[1])} plays four 99s together (total {event[2]})"
     if kind == RESHUFFLE:
         return f"discards reshuffled into a draw pile of {event[1]}"
     if kind == LOSE:
-        return f"seat {event[1]} has no playable card and loses"
+        return f"{who(event[1])} has no playable card and loses"
     if kind == TOKEN:
-        return f"seat {event[1]} gives up a token ({event[2]} left)"
+        return f"{who(event[1])} gives up a token ({event[2]} left)"
     if kind == OUT:
         card = "without playing" if event[2] is None else f"after playing {TOKENS[event[2]]} past the limit"
-        return f"seat {event[1]} is out of the round {card}"
+        return f"{who(event[1])} is out of the round {card}"
     if kind == SCORES:
         return "scores: " + " ".join(str(s) for s in event[1])
     if kind == ELIMINATE:
         shown = "" if event[2] is None else " showing " + " ".join(TOKENS[c] for c in event[2])
-        return f"seat {event[1]} is eliminated{shown}"
+        return f"{who(event[1])} is eliminated{shown}"
     if kind == FORFEIT:
-        return f"seat {event[1]} forfeits"
+        return f"{who(event[1])} forfeits"
     if kind == END:
-        places = " > ".join("=".join(str(s) for s in group) for group in event[1])
-        return f"game over ({event[2]}): {places}"
+        return f"game over ({event[2]}): {describe_ranking(event[1], names)}"
     return repr(event)
