@@ -200,17 +200,19 @@ class GameConfig:
         """``tokens`` or ``points`` for games of rounds; ``None`` for ``modern``."""
         return self.options.get("scoring")
 
+    def changed_options(self) -> dict[str, Any]:
+        """The options that differ from the ruleset's defaults."""
+        return {k: v for k, v in self.options.items() if v != self.ruleset.option(k).default}
+
     def __reduce__(self):
         # options are a read-only mapping, which pickle refuses: rebuild from plain values
-        changed = {k: v for k, v in self.options.items() if v != self.ruleset.option(k).default}
-        return (make_config, (self.ruleset.name, changed, self.seats))
+        return (make_config, (self.ruleset.name, self.changed_options(), self.seats))
 
     def describe(self) -> str:
         """One line, e.g. ``classic, 4 seats, scoring=points points_target=100``."""
-        changed = [f"{k}={v}" for k, v in self.options.items()
-                   if v != self.ruleset.option(k).default]
+        changed = " ".join(f"{k}={v}" for k, v in self.changed_options().items())
         text = f"{self.ruleset.name}, {self.seats} seats"
-        return text + (", " + " ".join(changed) if changed else "")
+        return text + (", " + changed if changed else "")
 
 
 def make_config(ruleset: str = DEFAULT_RULESET, options: Mapping[str, Any] | None = None,
