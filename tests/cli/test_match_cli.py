@@ -9,53 +9,18 @@ inherit, and /proc is searched for it.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
+from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
-MARK = "ARENA_MATCH_CLI_TEST"
-
-
-@pytest.fixture
-def mark():
-    """A marker for this test's processes; at teardown, any still running are killed."""
-    value = uuid.uuid4().hex
-    yield value
-    for pid in processes_marked(value):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def processes_marked(value: str) -> list[int]:
-    """Pids of live processes whose environment carries ``MARK=value``."""
-    needle = f"{MARK}={value}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                pids.append(int(entry.name))
-        except OSError:  # gone, or not ours
-            pass
-    return pids
-
-
-def env_for(value: str) -> dict[str, str]:
-    return {**os.environ, MARK: value}
-
-
 def arena_match(mark: str, *args, timeout: float = 30) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, "-m", "arena.cli.main", "match", *map(str, args)],
                           cwd=ROOT, env=env_for(mark), capture_output=True, text=True,

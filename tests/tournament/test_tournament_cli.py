@@ -20,16 +20,17 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
+from support.processes import (  # noqa: F401 (mark is a fixture)
+    env_for, kill_marked, mark, new_mark, processes_marked, wait_unmarked,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
 SAMPLES = [BOTS / "random", BOTS / "greedy", BOTS / "counter"]
 ROGUE = ROOT / "tests" / "bots" / "rogue.py"
-MARK = "ARENA_TOURNAMENT_CLI_TEST"
 
 # The interrupted tournaments: long enough (about 2-3 s) to be stopped part way.
 LONG = ["--games", "40", "--concurrency", "2", "--seed", "7", "-q"]
@@ -38,55 +39,8 @@ LONG_TOTAL = 3 * 40 * 2
 
 # ---------------------------------------------------------------- processes
 
-def new_mark() -> str:
-    return uuid.uuid4().hex
-
-
-def kill_marked(value: str) -> None:
-    for pid in processes_marked(value):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-@pytest.fixture
-def mark():
-    """A marker for this test's processes; at teardown, any still running are killed."""
-    value = new_mark()
-    yield value
-    kill_marked(value)
-
-
-def processes_marked(value: str) -> list[int]:
-    """Pids of live processes whose environment carries ``MARK=value``."""
-    needle = f"{MARK}={value}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                pids.append(int(entry.name))
-        except OSError:  # gone, or not ours
-            pass
-    return pids
-
-
-def wait_unmarked(value: str, seconds: float) -> list[int]:
-    """Wait up to ``seconds`` for every marked process to end; the pids still running."""
-    deadline = time.monotonic() + seconds
-    while (left := processes_marked(value)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
 def command(*args) -> list[str]:
     return [sys.executable, "-m", "arena.cli.main", *map(str, args)]
-
-
-def env_for(value: str) -> dict[str, str]:
-    return {**os.environ, MARK: value}
 
 
 def arena(mark: str, *args, timeout: float = 60) -> subprocess.CompletedProcess:

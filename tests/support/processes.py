@@ -1,0 +1,62 @@
+"""Finding a test's leftover processes: every run gets a unique environment variable,
+which the arena and its bots inherit, and /proc is searched for it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+MARK = "ARENA_TEST_MARK"
+
+
+def new_mark() -> str:
+    return uuid.uuid4().hex
+
+
+def env_for(value: str) -> dict[str, str]:
+    """This process's environment plus the mark ``value``."""
+    return {**os.environ, MARK: value}
+
+
+def processes_marked(value: str) -> list[int]:
+    """Pids of live processes whose environment carries ``MARK=value``."""
+    needle = f"{MARK}={value}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                pids.append(int(entry.name))
+        except OSError:  # gone, or not ours
+            pass
+    return pids
+
+
+def kill_marked(value: str) -> None:
+    for pid in processes_marked(value):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def wait_unmarked(value: str, seconds: float) -> list[int]:
+    """Wait up to ``seconds`` for every marked process to end; the pids still running."""
+    deadline = time.monotonic() + seconds
+    while (left := processes_marked(value)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture
+def mark():
+    """A marker for this test's processes; at teardown, any still running are killed."""
+    value = new_mark()
+    yield value
+    kill_marked(value)
