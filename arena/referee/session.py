@@ -175,14 +175,11 @@ class BotSession:
         return False
 
     async def on_message(self, msg: referee_pb2.BotMessage) -> None:
-        """A message from the bot (called by the servicer's read loop)."""
+        """A message :meth:`take` did not take (called by the servicer's read loop): it is
+        refused, and the runner is nudged to count the refusal."""
         kind = msg.WhichOneof("kind")
         if kind == "action":
-            action = msg.action
-            turn_id = action.turn_id
-            if turn_id == self._open_turn and turn_id:
-                self._deliver(action)
-                return
+            turn_id = msg.action.turn_id
             if turn_id in self._issued:
                 await self.reject(turn_id, "stale_turn", f"turn {turn_id} is already over")
             else:
