@@ -49,6 +49,15 @@ class BotPool:
     retired: bool = False
     retire_reason: str = ""
 
+    def retire(self, reason: str) -> None:
+        """No more matches for this bot: its seats are forfeited with ``reason``."""
+        self.retired = True
+        self.retire_reason = reason
+
+
+def retire_reason(crashes: int, last: str) -> str:
+    return f"retired after {crashes} crashes or failed starts (last: {last})"
+
 
 class LocalExecutor(Executor):
     """Matches in this process, ``concurrency`` at once, on one referee."""
@@ -142,8 +151,6 @@ class LocalExecutor(Executor):
     def _crash(self, pool: BotPool, detail: str) -> None:
         pool.crashes += 1
         if not pool.retired and pool.crashes >= self.retire_after:
-            pool.retired = True
-            pool.retire_reason = (f"retired after {pool.crashes} crashes or failed starts "
-                                  f"(last: {detail})")
+            pool.retire(retire_reason(pool.crashes, detail))
             if self.on_retire is not None:
                 self.on_retire(pool.label, pool.retire_reason)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from arena.bots.manifest import BotManifest
 from arena.referee.results import CRASHED, MatchSpec
-from arena.tournament.executor import Executor, ResultSink
+from arena.tournament.executor import Executor, ResultSink, retire_reason
 from arena.tournament.schedule import PlannedMatch
 
 _POLL_S = 0.2
@@ -106,8 +106,7 @@ class MultiProcessExecutor(Executor):
             bot = plan.seats[verdict.seat]
             self.crashes[bot] += 1
             if bot not in self.retired and self.crashes[bot] >= self.retire_after:
-                reason = (f"retired after {self.crashes[bot]} crashes or failed starts "
-                          f"(last: {verdict.detail})")
+                reason = retire_reason(self.crashes[bot], verdict.detail)
                 self.retired[bot] = reason
                 for c in controls:
                     c.put(("retire", bot, reason))
@@ -153,13 +152,8 @@ async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log
                              retire_after=2**31)
     by_key = {plan.key: (i, spec) for i, plan, spec in share}
 
-    def retire(bot: int, reason: str) -> None:
-        pool = executor.pools[bot]
-        pool.retired = True
-        pool.retire_reason = reason
-
     for bot, reason in retired.items():
-        retire(bot, reason)
+        executor.pools[bot].retire(reason)
     main = asyncio.current_task()
 
     async def watch() -> None:
@@ -180,7 +174,7 @@ async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log
                     main.cancel()
                     return
                 if msg[0] == "retire":
-                    retire(msg[1], msg[2])
+                    executor.pools[msg[1]].retire(msg[2])
 
     watcher = asyncio.create_task(watch())
 
