@@ -18,7 +18,7 @@ from rich.table import Table
 
 from arena.bots.launcher import BotStartError
 from arena.cli.match import add_match_options, time_control
-from arena.referee.results import FORFEIT, MatchResult
+from arena.referee.results import MatchResult
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.rules.rulesets import parse_option_args
@@ -68,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no live view: only the schedule and the final standings")
     add_match_options(p)
-    p.set_defaults(run=run_tournament)
+    p.set_defaults(run=run_tournament, parser=p)
 
     s = sub.add_parser("standings", help="print a tournament's standings from the database",
                        description="Elo standings of a stored tournament (the latest if no "
@@ -115,7 +115,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         if args.name is not None:
             raise ConfigError("--resume NAME names the tournament; drop --name")
         changed = [f"--{f.replace('_', '-')}" for f in _SETTING_FLAGS
-                   if getattr(args, f) != _DEFAULTS.get(f)]
+                   if getattr(args, f) != args.parser.get_default(f)]
         if changed:
             raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
         if not Path(args.db).exists():
@@ -155,11 +155,6 @@ def run_tournament(args: argparse.Namespace) -> int:
         return _run(tournament, args, console, err)
     finally:
         store.close()
-
-
-_DEFAULTS = {"table_size": 2, "games": 10, "duplicate": True, "seed": 1, "ruleset": "modern",
-             "option": [], "move_time": 1.0, "bank": 10.0, "on_fault": FORFEIT, "max_rejections": 5,
-             "retire_after": 3}
 
 
 def describe_schedule(t: Tournament) -> str:
