@@ -18,7 +18,6 @@ from it (so a reshuffle is O(1)), and slow-changing public facts live in one sha
 
 from __future__ import annotations
 
-import copy
 import random
 from bisect import bisect_right, insort
 from collections import Counter
@@ -109,6 +108,13 @@ class _SeededCards:
     def reshuffle(self, discard: list[int]) -> list[int]:
         return discard  # unordered: draws pick at random
 
+    def copy(self) -> _SeededCards:
+        """An independent source that goes on drawing what this one would."""
+        twin = object.__new__(_SeededCards)
+        twin.rng = random.Random.__new__(random.Random)   # unseeded: setstate fills it all
+        twin.rng.setstate(self.rng.getstate())
+        return twin
+
 
 class _ScriptedCards:
     """Cards from explicit deals and reshuffle orders (top card first)."""
@@ -141,6 +147,13 @@ class _ScriptedCards:
         # draw piles are kept top card last, so a draw is a pop()
         return Deal([None if h is None else list(h) for h in deal.hands],
                     list(reversed(deal.draw)), deal.total)
+
+    def copy(self) -> _ScriptedCards:
+        """An independent source at the same point (the scripts themselves are never changed)."""
+        twin = object.__new__(_ScriptedCards)
+        twin.deals, twin.reshuffles = self.deals, self.reshuffles
+        twin.used_deals, twin.used_reshuffles = self.used_deals, self.used_reshuffles
+        return twin
 
     def reshuffle(self, discard: list[int]) -> list[int]:
         if self.used_reshuffles >= len(self.reshuffles):
@@ -266,16 +279,31 @@ class Game:
         the same cards as the original would, given the same plays (the generator's
         state is copied too): a bot searching over hidden cards should deal them itself
         (:meth:`from_deals`)."""
-        return copy.deepcopy(self)
+        # Field by field, not deepcopy (measured 457 us a clone, 20x this): immutable
+        # values (config, tuples, the frozen Table and Outcome) are shared, and every
+        # container the game changes in place is copied one level deep.
+        clone = object.__new__(Game)
+        for name in _SHARED:
+            object.__setattr__(clone, name, getattr(self, name))
+        clone.hands = [None if h is None else h[:] for h in self.hands]
+        clone.draw = self.draw[:]
+        clone.discard = self.discard[:]
+        clone.out_of_play = self.out_of_play[:]
+        clone.revealed = dict(self.revealed)
+        clone.in_game = self.in_game[:]
+        clone.in_round = self.in_round[:]
+        clone.tokens = self.tokens[:]
+        clone.scores = self.scores[:]
+        clone.events = self.events[:]
+        clone._out_blocks = [block[:] for block in self._out_blocks]
+        clone._cards = self._cards.copy()
+        # bind the copy's own generator (the original's bound method would draw for it)
+        clone._getrandbits = None if clone._cards.ordered else clone._cards.rng.getrandbits
+        return clone
 
     def __deepcopy__(self, memo: dict) -> Game:
-        clone = object.__new__(Game)
+        clone = self.clone()
         memo[id(self)] = clone
-        for name in Game.__slots__:
-            if name != "_getrandbits":
-                object.__setattr__(clone, name, copy.deepcopy(getattr(self, name), memo))
-        # a bound C method is not copied by deepcopy: bind the copy's own generator
-        clone._getrandbits = None if clone._cards.ordered else clone._cards.rng.getrandbits
         return clone
 
     # ----------------------------------------------------------------- queries
@@ -754,3 +782,9 @@ def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
         else:
             raise ValueError(f"not a decision: {decision!r}")
     return game
+
+
+#: Game fields a clone shares with its original: values never changed in place.
+_SHARED = tuple(n for n in Game.__slots__ if n not in {
+    "hands", "draw", "discard", "out_of_play", "revealed", "in_game", "in_round", "tokens",
+    "scores", "events", "_out_blocks", "_cards", "_getrandbits"})

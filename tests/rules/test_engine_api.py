@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import random
 import re
 import subprocess
 import sys
@@ -88,3 +90,29 @@ def test_a_clone_plays_on_alone_and_draws_what_the_original_would():
     while not game.finished:
         game.play(game.to_act, game.legal_cards()[0])
     assert game.events == copy.events
+
+
+STATE = [n for n in Game.__slots__ if n not in ("_cards", "_getrandbits")]
+
+
+@pytest.mark.parametrize("ruleset, options, seats", [
+    ("modern", None, 4), ("classic", None, 3), ("classic", {"scoring": "points"}, 4),
+    ("classic-set99", None, 5)])
+def test_playing_a_clone_to_the_end_changes_nothing_of_the_original(ruleset, options, seats):
+    # the clone copies field by field: a container shared by mistake would show here
+    for seed in range(20):
+        game = Game.new(ruleset, options, seats=seats, seed=seed)
+        rng = random.Random(seed)
+        for _ in range(rng.randrange(0, 60)):
+            if game.finished:
+                break
+            game.play(game.to_act, rng.choice(game.legal_cards()))
+        before = {n: copy.deepcopy(getattr(game, n)) for n in STATE}
+        clone = game.clone()
+        assert {n: getattr(clone, n) for n in STATE} == before
+        while not clone.finished:
+            if rng.random() < 0.05 and clone.in_game[clone.to_act]:
+                clone.forfeit(clone.to_act)
+            else:
+                clone.play(clone.to_act, rng.choice(clone.legal_cards()))
+        assert {n: getattr(game, n) for n in STATE} == before
