@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import math
+import secrets
 import sys
 import time
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from arena.rules.events import (
 )
 from arena.rules.game import Game
 from arena.rules.rulesets import DEFAULT_RULESET, RULESETS, make_config, parse_option_args
+from arena.seeds import Seeds
 
 
 def add_match_options(p: argparse.ArgumentParser) -> None:
@@ -60,17 +62,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play matches between bots, with a live log",
         description="Start a referee, launch each bot from its folder (bot.toml), play N games "
                     "and print every turn live, then the results. The same folder may be given "
-                    "twice. Game i uses seed SEED+i-1, so any game replays on its own with "
-                    "--seed and --games 1. Event logs go to OUT/<match id>.jsonl.",
+                    "twice. Every game gets a fresh secret seed, printed with its result once "
+                    "it is over: --seed S --games 1 replays that game exactly. With --seed S, "
+                    "game i uses seed S+i-1. Event logs go to OUT/game-<i>.jsonl.",
     )
     p.add_argument("bots", nargs="+", metavar="BOT_DIR", help="bot folder with a bot.toml (2-8)")
     add_match_options(p)
-    p.add_argument("--seed", type=int, default=1, help="seed of the first game (default: 1)")
+    p.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="seed of the first game, for games that replay exactly (default: a fresh "
+                        "secret per game). A known seed lets a bot compute the cards: use it "
+                        "with trusted bots only")
     p.add_argument("--games", type=int, default=1, help="number of games (default: 1)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="folder for event logs and bot stderr (default: runs/match-<time>)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only each game's result")
     p.set_defaults(run=run)
+
+
+def game_spec(args: argparse.Namespace, i: int, config, names: Sequence[str],
+              tc: TimeControl) -> MatchSpec:
+    """Game ``i`` (from 0): seed S+i with ``--seed S``, else a secret drawn for it alone
+    (no game's seed tells anything of another's). Its bot seeds and its match id are keyed
+    by its seed (:class:`MatchSpec`), so the seed alone replays it."""
+    seed = args.seed + i if args.seed is not None else secrets.randbits(63)
+    return MatchSpec(Seeds(seed).match_id("game"), config, seed, tuple(names), tc,
+                     on_fault=args.on_fault, max_rejections=args.max_rejections)
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
@@ -164,23 +180,22 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
         async with LocalArena.open(manifests, args.listen, out, args.connect_timeout) as local:
             console.print(f"referee at {local.server.address}; {config.describe()}; {tc.describe()}")
             live = LiveLog(console, args.quiet)
-            run_id = time.strftime("%Y%m%d%H%M%S")
             try:
                 for i in range(args.games):
-                    seed = args.seed + i
-                    spec = MatchSpec(f"{run_id}-g{i + 1}", config, seed, tuple(local.labels), tc,
-                                     on_fault=args.on_fault, max_rejections=args.max_rejections)
-                    if not args.quiet:
-                        console.rule(f"game {i + 1} of {args.games} (seed {seed})")
+                    spec = game_spec(args, i, config, local.labels, tc)
+                    if not args.quiet:  # the seed is shown once the game is over
+                        console.rule(f"game {i + 1} of {args.games}")
                     result = await local.play(spec, [live])
                     results.append(result)
-                    write_log(out / f"{spec.match_id}.jsonl", result)
-                    console.print(f"game {i + 1} (seed {seed}): {escape(describe_result(result))}")
+                    write_log(out / f"game-{i + 1}.jsonl", result)
+                    console.print(f"game {i + 1} (seed {spec.seed}): {escape(describe_result(result))}",
+                                  soft_wrap=True)
             except asyncio.CancelledError:
                 runner = local.runner
                 if runner is not None and runner.result is not None:
-                    write_log(out / f"{runner.spec.match_id}.jsonl", runner.result)
-                    console.print(f"game {i + 1} (seed {seed}): {escape(describe_result(runner.result))}")
+                    write_log(out / f"game-{i + 1}.jsonl", runner.result)
+                    console.print(f"game {i + 1} (seed {runner.spec.seed}): "
+                                  f"{escape(describe_result(runner.result))}", soft_wrap=True)
                 raise
     except (BotStartError, OSError) as exc:  # one line on stderr, never wrapped
         print(f"arena match: error: {exc}", file=sys.stderr)

@@ -11,6 +11,7 @@ from typing import Any
 from arena.rules.events import event_to_dict
 from arena.rules.game import places_of
 from arena.rules.rulesets import GameConfig
+from arena.seeds import Seeds
 
 # Verdict kinds: why the referee removed (or played for) a seat.
 TIMEOUT = "timeout"            # no valid answer within the move allowance plus the bank
@@ -55,9 +56,17 @@ class MatchSpec:
     max_rejections: int = 5           # refused actions a seat may send in one match
 
     def bot_seed(self, seat: int) -> int:
+        """The seed sent to ``seat``: from ``bot_seeds``, else keyed by the deal seed (a bot
+        cannot get from it back to the deal: that would take inverting BLAKE2b)."""
         if self.bot_seeds:
             return self.bot_seeds[seat]
-        return (self.seed * 1_000_003 + seat * 7919) % 2**63
+        return Seeds(self.seed).bot_seed("seat", seat)
+
+    def first_turn_id(self) -> int:
+        """Turn ids of the match count up from here: keyed by the deal seed and the match
+        id, so they say nothing of other matches (not even how many turns the referee
+        has run) and replay identically. Below 2^62, with room to count up."""
+        return Seeds(self.seed).bot_seed("turn ids", self.match_id) >> 1
 
 
 @dataclass(frozen=True)

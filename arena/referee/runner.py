@@ -29,9 +29,6 @@ from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
 from arena.rules.game import Game
 
-#: Turn ids are unique across the referee's life, so an id names one seat's one turn.
-TURN_IDS = itertools.count(1)
-
 _RefereeMessage = referee_pb2.RefereeMessage
 _perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
@@ -79,6 +76,7 @@ class MatchRunner:
         self._last_latency = [0] * n
         self._states = SeatStatesCache()
         self._turns = 0
+        self._turn_ids = itertools.count(spec.first_turn_id() + 1)
         self._reported = 0                     # events already given to listeners
         self._absent = absent or {}
 
@@ -136,7 +134,7 @@ class MatchRunner:
         game = self.game
         session = self.sessions[seat]
         spec = self.spec
-        turn_id = next(TURN_IDS)
+        turn_id = next(self._turn_ids)
         view = game.view(seat)
         wire = self._encoder.update(game.events)
         msg = turn_request(spec.match_id, turn_id, view, self._states, wire[self._sent[seat]:],

@@ -6,8 +6,9 @@ import os
 import tempfile
 
 import grpc
-from ono99.v1 import referee_pb2, referee_pb2_grpc
+from ono99.v1 import referee_pb2_grpc
 
+from arena.referee import wire
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import RefereeServicer
 
@@ -54,8 +55,7 @@ class RefereeServer:
         self.lobby.closing = True
         for session in self.lobby.sessions():
             try:
-                await session.send(referee_pb2.RefereeMessage(
-                    goodbye=referee_pb2.Goodbye(reason=reason)))
+                await session.send(wire.goodbye(reason))
             except Exception:
                 pass
             session.close(reason)

@@ -8,7 +8,7 @@ here (``stale_turn``, ``not_your_turn``, ``malformed``) so the runner never sees
 from __future__ import annotations
 
 import asyncio
-import itertools
+import secrets
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,6 @@ from arena.referee.wire import ERROR_CODES
 if TYPE_CHECKING:
     from arena.bots.process import BotProcess
 
-_session_ids = itertools.count(1)
 _CLOSED = object()  # wakes a waiting runner when the stream ends
 _NUDGE = object()   # wakes a waiting runner to count a refusal made here
 _TIMEOUT = object()  # the turn's clock ran out
@@ -38,7 +37,8 @@ class BotSession:
     """The referee's end of one bot's stream."""
 
     def __init__(self, token: str, name: str, context: Any, sdk: str = "") -> None:
-        self.session_id = f"s{next(_session_ids)}"
+        # random, not counted: a count would tell a bot how many sessions came before it
+        self.session_id = f"s-{secrets.token_hex(6)}"
         self.token = token
         self.name = name
         self.sdk = sdk

@@ -166,6 +166,11 @@ def match_end(match_id: str, ranking: Sequence[Sequence[int]], termination: str,
         verdicts=verdicts, hands=hands, events=events))
 
 
+def goodbye(reason: str) -> referee_pb2.RefereeMessage:
+    """The referee is done with a bot; its stream ends after this."""
+    return referee_pb2.RefereeMessage(goodbye=referee_pb2.Goodbye(reason=reason))
+
+
 ERROR_CODES = {
     "not_your_turn": referee_pb2.ERROR_CODE_NOT_YOUR_TURN,
     "not_in_hand": referee_pb2.ERROR_CODE_NOT_IN_HAND,

@@ -158,20 +158,24 @@ def read_log(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def game_number(path: Path) -> int:
+    return int(path.stem.removeprefix("game-"))
+
+
 def game_logs(out: Path) -> list[Path]:
-    """The event logs in game order (``<run id>-g<N>.jsonl``)."""
-    return sorted(out.glob("*.jsonl"), key=lambda p: int(p.stem.rsplit("-g", 1)[1]))
+    """The event logs in game order (``game-<N>.jsonl``)."""
+    return sorted(out.glob("game-*.jsonl"), key=game_number)
 
 
 def check_finished_log(path: Path, seats: list[str]) -> list[dict]:
     """A complete log: header, events, a finished result; returns the event lines."""
     lines = read_log(path)
     header, events, result = lines[0], lines[1:-1], lines[-1]
-    assert header["type"] == "match" and header["match_id"] == path.stem
+    assert header["type"] == "match" and re.fullmatch(r"[0-9a-f]{16}", header["match_id"])
     assert header["seats"] == seats
     assert events and all(e["type"] == "event" for e in events)
     assert result["type"] == "result" and result["status"] == "finished"
-    assert result["match_id"] == path.stem and result["verdicts"] == []
+    assert result["match_id"] == header["match_id"] and result["verdicts"] == []
     assert sorted(s for group in result["ranking"] for s in group) == list(range(len(seats)))
     return events
 
@@ -192,10 +196,31 @@ def test_a_match_prints_each_game_and_a_summary_and_logs_every_event(tmp_path, m
         assert re.search(r"│\s+1 │ random\s+│", proc.stdout)
         assert f"event logs: {out}" in proc.stdout
         logs = game_logs(out)
-        assert [int(p.stem.rsplit("-g", 1)[1]) for p in logs] == [1, 2, 3]
+        assert [game_number(p) for p in logs] == [1, 2, 3]
         assert [read_log(p)[0]["seed"] for p in logs] == [5, 6, 7]
         events.append([check_finished_log(p, ["counter", "random"]) for p in logs])
     assert events[0] == events[1]  # the same seeds replay the same games
+
+
+def test_without_a_seed_every_game_has_its_own_secret_that_replays_it(tmp_path, mark):
+    out = tmp_path / "secret"
+    proc = arena_match(mark, BOTS / "counter", BOTS / "random", "--games", 3, "-q", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    headers = [read_log(p)[0] for p in game_logs(out)]
+    seeds = [h["seed"] for h in headers]
+    # 63 random bits each, unrelated to each other (no S, S+1, ...)
+    assert len(set(seeds)) == 3 and all(2**40 < s < 2**63 for s in seeds)
+    assert all(abs(a - b) > 1000 for a in seeds for b in seeds if a != b)
+    for game, seed in enumerate(seeds, 1):
+        assert re.search(rf"^game {game} \(seed {seed}\): 1\. ", proc.stdout, re.M)
+    # the seed printed with a game replays it alone: cards, bot seeds and match id
+    again = tmp_path / "again"
+    proc = arena_match(mark, BOTS / "counter", BOTS / "random", "--games", 1, "--seed", seeds[1],
+                       "-q", "--out", again)
+    assert proc.returncode == 0, proc.stderr
+    [replayed] = game_logs(again)
+    assert read_log(replayed)[0] == headers[1] | {"started_at": read_log(replayed)[0]["started_at"]}
+    assert read_log(replayed)[1:-1] == read_log(game_logs(out)[1])[1:-1]
 
 
 def test_ctrl_c_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark):
@@ -239,7 +264,7 @@ def interrupt_a_match(mark: str, out: Path, stdout_path: Path) -> str:
     assert processes_marked(mark) == [], "bot processes left running"
 
     logs = game_logs(out)
-    assert [int(p.stem.rsplit("-g", 1)[1]) for p in logs] == list(range(1, len(logs) + 1))
+    assert [game_number(p) for p in logs] == list(range(1, len(logs) + 1))
     assert len(logs) < 200
     for path in logs[:-1]:
         check_finished_log(path, ["random", "random#2"])
@@ -250,10 +275,10 @@ def interrupt_a_match(mark: str, out: Path, stdout_path: Path) -> str:
     n = len(logs)
     if result["status"] == "finished":
         check_finished_log(logs[-1], ["random", "random#2"])
-        assert re.search(rf"^game {n} \(seed {n}\): 1\. ", output, re.M)
+        assert re.search(rf"^game {n} \(seed {last[0]['seed']}\): 1\. ", output, re.M)
         return "finished"
     assert result["status"] == "aborted" and result["termination"] == "aborted"
     assert result["ranking"] == []
     assert result["verdicts"] and {v["kind"] for v in result["verdicts"]} == {"aborted"}
-    assert f"game {n} (seed {n}): aborted after {result['turns']} turns" in output
+    assert f"game {n} (seed {last[0]['seed']}): aborted after {result['turns']} turns" in output
     return "aborted"

@@ -3,6 +3,7 @@ matches of every ruleset, carries no card hidden from that seat at that moment."
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -11,8 +12,11 @@ from ono99.v1 import game_pb2, referee_pb2
 
 from conftest import play, spec
 
+from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.wire import card_from_wire, event_to_wire
 from arena.rules.game import Game
+from arena.rules.rulesets import make_config
+from arena.seeds import Seeds, fresh_master
 
 CARD_ENUM = game_pb2.Card.DESCRIPTOR
 
@@ -118,3 +122,74 @@ def test_no_message_carries_a_hidden_card(rogue, tmp_path, ruleset, options, sea
         for result in results:
             check_stream(by_match[result.match_id], seat, result)
             assert any(m.WhichOneof("kind") == "turn" for m in by_match[result.match_id])
+
+
+def numbers(msg):
+    """Every number a message carries: integer fields, and every run of digits or of hex
+    digits in its strings (a seed could hide in a match id or a reason), recursively."""
+    for field, value in msg.ListFields():
+        values = value if field.is_repeated else [value]
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            if field.message_type.GetOptions().map_entry:
+                values = [v for kv in value.items() for v in kv]
+            else:
+                for item in values:
+                    yield from numbers(item)
+                continue
+        for v in values:
+            if isinstance(v, bool):
+                continue
+            if isinstance(v, int):
+                yield field.name, v
+            elif isinstance(v, str):
+                for run in re.findall(r"[0-9]+", v):
+                    yield field.name, int(run)
+                for run in re.findall(r"[0-9a-fA-F]{8,}", v):
+                    yield field.name, int(run, 16)
+
+
+def test_no_message_carries_a_number_equal_to_a_seed_of_the_run(rogue, tmp_path):
+    # seeds as a tournament makes them, from a secret master: the deals, every seat's bot
+    # seed; a bot receives its own bot seed in its match start, and nothing else of these
+    master = fresh_master()
+    seeds = Seeds(master)
+    seats = 3
+    folders = []
+    for seat in range(seats):
+        record = tmp_path / f"seat{seat}.hex"
+        folders.append((rogue("record", name=f"rec{seat}", extra=[str(record)]), record))
+    config = make_config("classic", {"scoring": "points", "points_target": 60}, seats)
+    specs = {}
+
+    def make(names):
+        out = []
+        for d in range(6):
+            spec = MatchSpec(seeds.match_id("cup", f"t0-d{d}"), config, seeds.deal_seed(0, d),
+                             tuple(names), TimeControl(),
+                             tuple(seeds.bot_seed(0, d, s) for s in range(seats)))
+            specs[spec.match_id] = spec
+            out.append(spec)
+        return out
+
+    play([f for f, _ in folders], make)
+    secret = {master, master & (2**64 - 1), master >> 64}
+    for spec in specs.values():
+        secret |= {spec.seed, spec.seed & 0xFFFFFFFF, spec.seed >> 32}
+    for seat, (_, record) in enumerate(folders):
+        messages = [referee_pb2.RefereeMessage.FromString(bytes.fromhex(line))
+                    for line in record.read_text().split()]
+        assert any(m.WhichOneof("kind") == "turn" for m in messages)
+        for msg in messages:
+            kind = msg.WhichOneof("kind")
+            body = getattr(msg, kind)
+            spec = specs.get(getattr(body, "match_id", ""))
+            others = set() if spec is None else {s for i, s in enumerate(spec.bot_seeds) if i != seat}
+            for name, value in numbers(body):
+                assert value not in secret, f"{kind}.{name} carries a seed of the run: {value}"
+                assert value not in others, f"{kind}.{name} carries another seat's bot seed"
+                if value == spec_bot_seed(spec, seat):
+                    assert (kind, name) == ("match_start", "bot_seed"), f"{kind}.{name}"
+
+
+def spec_bot_seed(spec, seat):
+    return None if spec is None else spec.bot_seeds[seat]
