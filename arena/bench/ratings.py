@@ -32,6 +32,7 @@ from pathlib import Path
 
 from arena.referee.results import MatchSpec
 from arena.rules.rulesets import make_config
+from arena.seeds import Seeds
 from arena.tournament import schedule
 from arena.tournament.inprocess import play_in_process
 from arena.tournament.ratings import Outcome, fit, kendall_tau
@@ -72,8 +73,10 @@ def run_design(design: str, seed: int, table_size: int, budget: int, tau_budget:
     duplicate = design != "plain"
     per_deal = schedule.size(n, table_size, 1, duplicate).matches
     deals = max(1, budget // per_deal)
-    plan = schedule.build(n, table_size, deals, duplicate, seed,
-                          common_bot_seeds=design == "duplicate+seeds")
+    # no phases: bot objects are made afresh for every match here, and the budget is
+    # counted deal after deal, each duplicate set whole
+    plan = schedule.build(n, table_size, deals, duplicate, Seeds(seed),
+                          common_bot_seeds=design == "duplicate+seeds", phases=False)
     config = make_config("modern", None, table_size)
     outcomes: list[Outcome] = []
     tau = float("nan")

@@ -12,7 +12,8 @@ from pathlib import Path
 from arena.bots.manifest import BotManifest
 from arena.bots.process import BotProcess
 from arena.referee.lobby import Lobby
-from arena.referee.session import BotSession
+from arena.referee import wire
+from arena.referee.session import BotSession, SessionClosed
 
 
 class BotStartError(RuntimeError):
@@ -23,14 +24,18 @@ class LocalBot:
     """One seat's bot: its manifest, its token in the lobby, its process and session."""
 
     def __init__(self, manifest: BotManifest, lobby: Lobby, referee: str, label: str,
-                 log_dir: Path | None = None, connect_timeout: float = 10.0) -> None:
+                 log_dir: Path | None = None, connect_timeout: float = 10.0,
+                 name: str | None = None) -> None:
+        """``label`` names this process in logs (and its stderr file); ``name`` is what the
+        bot is welcomed as (default: the label). They differ in tournaments, where a bot
+        runs as several processes and the number of each is nothing the bot should see."""
         self.manifest = manifest
         self.lobby = lobby
         self.referee = referee
         self.label = label
         self.log_dir = log_dir
         self.connect_timeout = connect_timeout
-        self.registration = lobby.register(label)
+        self.registration = lobby.register(name or label)
         self.process: BotProcess | None = None
         self.starts = 0
 
@@ -90,6 +95,16 @@ class LocalBot:
             return self.session
         return await self.start()
 
-    async def stop(self) -> None:
+    async def stop(self, goodbye: str | None = None) -> None:
+        """Stop the process; with ``goodbye``, first tell its session (if live) that the
+        referee is done with it, so it can exit by itself. Its token is then void."""
+        session = self.session
+        if goodbye is not None and session is not None and not session.closed:
+            try:
+                await session.send(wire.goodbye(goodbye))
+            except SessionClosed:
+                pass
+            session.close(goodbye)
         if self.process is not None:
             await self.process.stop()
+        self.lobby.unregister(self.registration.token)

@@ -24,6 +24,7 @@ from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
 from arena.tournament.ratings import OnlineElo, Outcome
+from arena.tournament import schedule
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Standings, faults_text, standings
 from arena.tournament.tournament import Settings, Tournament, default_concurrency
@@ -52,7 +53,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="one match per deal (seats still rotate from deal to deal)")
     p.add_argument("--concurrency", type=int, default=default_concurrency(), metavar="C",
                    help=f"matches at once (default: the number of cores, {default_concurrency()})")
-    p.add_argument("--seed", type=int, default=1, help="master seed of the deals (default: 1)")
+    p.add_argument("--seed", type=int, default=None, metavar="N",
+                   help="master seed of every deal and bot seed, for a run that replays exactly "
+                        "(default: a fresh secret, stored in the database for --resume). A known "
+                        "seed lets a bot compute every deal: use it with trusted bots only")
+    p.add_argument("--no-phases", dest="phases", action="store_false",
+                   help="let one bot process play every rotation of a deal (fewer process "
+                        "starts); a bot that remembers its cards then knows, in the next "
+                        "rotation, what another seat holds: trusted bots only")
     p.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
                    help=f"SQLite file for results (default: ./{DEFAULT_DB})")
     p.add_argument("--name", default=None, help="tournament name (default: t-<date>-<time>)")
@@ -95,8 +103,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 # ------------------------------------------------------------------------ tournament
 
-_SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "ruleset", "option", "move_time",
-                  "bank", "on_fault", "max_rejections", "retire_after")
+_SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset", "option",
+                  "move_time", "bank", "on_fault", "max_rejections", "retire_after")
 
 
 def run_tournament(args: argparse.Namespace) -> int:
@@ -114,8 +122,8 @@ def run_tournament(args: argparse.Namespace) -> int:
                               "tournament; give no bot folders")
         if args.name is not None:
             raise ConfigError("--resume NAME names the tournament; drop --name")
-        changed = [f"--{f.replace('_', '-')}" for f in _SETTING_FLAGS
-                   if getattr(args, f) != args.parser.get_default(f)]
+        flag = {a.dest: a.option_strings[0] for a in args.parser._actions if a.option_strings}
+        changed = [flag[f] for f in _SETTING_FLAGS if getattr(args, f) != args.parser.get_default(f)]
         if changed:
             raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
         if not Path(args.db).exists():
@@ -125,7 +133,8 @@ def run_tournament(args: argparse.Namespace) -> int:
         settings = Settings(
             bot_dirs=tuple(args.bots), table_size=args.table_size, games=args.games,
             ruleset=args.ruleset, options=parse_option_args(args.option),
-            duplicate=args.duplicate, seed=args.seed, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
+            duplicate=args.duplicate, seed=args.seed, phases=args.phases,
+            move_ms=tc.move_ms, bank_ms=tc.bank_ms,
             on_fault=args.on_fault, max_rejections=args.max_rejections,
             retire_after=args.retire_after)
         if len(settings.bot_dirs) < 2:
@@ -165,6 +174,18 @@ def describe_schedule(t: Tournament) -> str:
             f"{per_deal}: {size.matches} matches")
 
 
+def describe_integrity(t: Tournament) -> str:
+    """What keeps the bots from knowing the deals, in a few words."""
+    s = t.settings
+    seeds = ("secret seeds" if s.secret
+             else f"seed {s.seed} (bots could compute the deals: trusted bots only)")
+    if not s.duplicate:
+        return seeds
+    if not s.phases:
+        return f"{seeds}; no phases (a bot process plays every rotation: trusted bots only)"
+    return f"{seeds}; {schedule.phases_of(t.plan)} phases, fresh bot processes for each"
+
+
 def _run(t: Tournament, args, console: Console, err: Console) -> int:
     for warning in t.warnings:
         err.print(f"warning: {escape(warning)}", soft_wrap=True)
@@ -175,7 +196,8 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {describe_schedule(t)}",
                   soft_wrap=True)
     console.print(f"{t.config.describe()}; {t.settings.move_ms / 1000:g} s/move + "
-                  f"{t.settings.bank_ms / 1000:g} s bank; concurrency {args.concurrency}"
+                  f"{t.settings.bank_ms / 1000:g} s bank; concurrency {args.concurrency}; "
+                  f"{describe_integrity(t)}"
                   + (f"; resuming: {done_before} of {total} already played" if done_before else ""),
                   soft_wrap=True)
     view = LiveView(t, total, done_before, console, args.quiet)

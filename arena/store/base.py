@@ -43,6 +43,7 @@ class MatchRecord:
     id: int
     tournament: str
     key: str                     # the schedule's key: unique in its tournament
+    match_uid: str               # the opaque id the referee gave the match (bots saw it)
     sample: str                  # matches of one sample (a duplicate set) share it
     bots: list[str]              # bot name per seat
     seed: int
@@ -63,7 +64,7 @@ class MatchRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
-            "id", "tournament", "key", "sample", "bots", "seed", "ruleset", "options", "status",
+            "id", "tournament", "key", "match_uid", "sample", "bots", "seed", "ruleset", "options", "status",
             "ranking", "termination", "verdicts", "stats", "started_at", "duration_s", "turns")}
 
 

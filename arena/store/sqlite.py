@@ -220,14 +220,14 @@ class SQLiteStore(Store):
         return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = ?",
                                               (tournament.id,))}
 
-    _MATCH_COLUMNS = ("m.id, t.name, m.key, m.sample, m.bots, m.seed, m.ruleset, m.options, m.status, "
+    _MATCH_COLUMNS = ("m.id, t.name, m.key, m.match_uid, m.sample, m.bots, m.seed, m.ruleset, m.options, m.status, "
                       "m.ranking, m.termination, m.verdicts, m.stats, m.started_at, m.duration_s, m.turns")
 
     @staticmethod
     def _match(row) -> MatchRecord:
-        (mid, tname, key, sample, bots, seed, ruleset, options, status, ranking, termination,
+        (mid, tname, key, uid, sample, bots, seed, ruleset, options, status, ranking, termination,
          verdicts, stats, started_at, duration_s, turns) = row
-        return MatchRecord(mid, tname, key, sample, json.loads(bots), seed, ruleset,
+        return MatchRecord(mid, tname, key, uid, sample, json.loads(bots), seed, ruleset,
                            json.loads(options), status, json.loads(ranking), termination,
                            json.loads(verdicts), json.loads(stats), started_at, duration_s, turns)
 

@@ -7,6 +7,12 @@ started on demand (at most one per match in flight) and reused across matches. A
 whose process crashes is restarted before its next match and the crash is counted; a bot
 that crashes (or fails to start) ``retire_after`` times is retired: its remaining matches
 are played without it, its seat forfeited with a ``retired`` verdict.
+
+Processes belong to a phase of the schedule (see :mod:`arena.tournament.schedule`): when
+the first match of a new phase starts, every process of the earlier one is told goodbye
+and stopped (at once if idle, else as its match ends), and the new phase's matches get
+fresh processes, so no process plays two rotations of one deal. Plans arrive phase by
+phase, so an earlier phase never comes back.
 """
 
 from __future__ import annotations
@@ -39,20 +45,51 @@ class Executor(abc.ABC):
 
 @dataclass
 class BotPool:
-    """The processes of one bot, started on demand and reused."""
+    """The processes of one bot, started on demand and reused within a phase."""
 
     manifest: BotManifest
     label: str
-    instances: list[LocalBot] = field(default_factory=list)
-    free: list[LocalBot] = field(default_factory=list)
+    instances: list[LocalBot] = field(default_factory=list)   # every process not stopped
+    free: list[LocalBot] = field(default_factory=list)        # idle, of the current phase
+    phase: int = 0
+    started: int = 0                   # processes made so far (they are numbered in logs)
     crashes: int = 0                   # crashes mid-match and failed (re)starts
     retired: bool = False
     retire_reason: str = ""
+    _phase_of: dict[int, int] = field(default_factory=dict)   # id(process) -> its phase
 
     def retire(self, reason: str) -> None:
         """No more matches for this bot: its seats are forfeited with ``reason``."""
         self.retired = True
         self.retire_reason = reason
+
+    def add(self, bot: LocalBot) -> None:
+        """A new process, of the current phase."""
+        self.instances.append(bot)
+        self._phase_of[id(bot)] = self.phase
+
+    def enter_phase(self, phase: int) -> list[LocalBot]:
+        """Move to ``phase``; returns the idle processes of the earlier one, to stop
+        (processes in a match are stopped when :meth:`release` gets them back)."""
+        self.phase = phase
+        idle, self.free = self.free, []
+        for bot in idle:
+            self.drop(bot)
+        return idle
+
+    def release(self, bot: LocalBot) -> bool:
+        """A process is back from a match: True if it may play again (its phase is
+        current), False if it must be stopped."""
+        if self._phase_of.get(id(bot)) == self.phase:
+            self.free.append(bot)
+            return True
+        self.drop(bot)
+        return False
+
+    def drop(self, bot: LocalBot) -> None:
+        if bot in self.instances:
+            self.instances.remove(bot)
+        self._phase_of.pop(id(bot), None)
 
 
 def retire_reason(crashes: int, last: str) -> str:
@@ -76,6 +113,8 @@ class LocalExecutor(Executor):
         self.on_retire = on_retire
         self.server: RefereeServer | None = None
         self.runners: set[MatchRunner] = set()
+        self.phase = 0
+        self._stopping: set[asyncio.Task] = set()   # processes of past phases being stopped
 
     async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
                   on_result: ResultSink) -> None:
@@ -96,11 +135,13 @@ class LocalExecutor(Executor):
         finally:
             await self.server.stop("the tournament is over")
             await asyncio.gather(*(b.stop() for pool in self.pools for b in pool.instances),
-                                 return_exceptions=True)
+                                 *self._stopping, return_exceptions=True)
 
     async def _worker(self, queue: asyncio.Queue, spec_of, on_result: ResultSink) -> None:
         while not queue.empty():
             plan = queue.get_nowait()
+            if plan.phase != self.phase:
+                self._enter_phase(plan.phase)
             spec = spec_of(plan)
             seats = [self.pools[b] for b in plan.seats]
             leased: list[tuple[BotPool, LocalBot]] = []
@@ -132,7 +173,8 @@ class LocalExecutor(Executor):
                         self._crash(seats[verdict.seat], verdict.detail)
             finally:
                 for pool, bot in leased:
-                    pool.free.append(bot)
+                    if not pool.release(bot):
+                        self._stop(bot)
             outcome = on_result(plan, result)
             if asyncio.iscoroutine(outcome):
                 await outcome
@@ -141,12 +183,27 @@ class LocalExecutor(Executor):
         """A free process of the bot, or a new one (each worker holds at most one per bot)."""
         if pool.free:
             return pool.free.pop()
-        n = len(pool.instances) + 1
+        pool.started += 1
+        n = pool.started
         label = pool.label if n == 1 else f"{pool.label}#{n}"
         bot = LocalBot(pool.manifest, self.server.lobby, self.server.address, label,
-                       self.log_dir, self.connect_timeout)
-        pool.instances.append(bot)
+                       self.log_dir, self.connect_timeout, name=pool.manifest.name)
+        pool.add(bot)
         return bot
+
+    def _enter_phase(self, phase: int) -> None:
+        """The first match of ``phase`` is starting: no process of an earlier one plays again."""
+        self.phase = phase
+        for pool in self.pools:
+            for bot in pool.enter_phase(phase):
+                self._stop(bot)
+
+    def _stop(self, bot: LocalBot) -> None:
+        """Say goodbye to a process of a past phase and stop it, without holding up the
+        matches (its shutdown grace runs in the background)."""
+        task = asyncio.create_task(bot.stop(goodbye="this phase of the tournament is over"))
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
 
     def _crash(self, pool: BotPool, detail: str) -> None:
         pool.crashes += 1

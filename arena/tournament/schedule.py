@@ -1,13 +1,22 @@
-"""A tournament's schedule as data: every match it will play, with its seed and seating.
+"""A tournament's schedule as data: every match it will play, with its seeds and seating.
 
 Round-robin for any table size K: every combination of K bots is a table, and every
-table plays the same deals (common random numbers: deal d has the same seed at every
-table). With duplicate deals each deal is played once per cyclic rotation of the seats,
-so every bot holds every seat's cards of that deal; the K rotations form one *sample*
-for the ratings. The bots' own randomness is then seeded by (deal, seat): whoever holds
-a seat's cards also gets that seat's random stream, so two bots that decide alike play
-the very same game, and only their differences move the result. Without duplicate deals
-each match has its own deal, seats rotate from deal to deal, and each match is a sample.
+table plays N deals. With duplicate deals each deal is played once per cyclic rotation of
+the seats, so every bot holds every seat's cards of that deal; the K rotations form one
+*sample* for the ratings. The bots' own randomness is then seeded by (deal, seat):
+whoever holds a seat's cards also gets that seat's random stream, so two bots that decide
+alike play the very same game, and only their differences move the result. Without
+duplicate deals each match has its own deal, seats rotate from deal to deal, and each
+match is a sample. Whether a table plays duplicate deals is decided per table (a server
+cannot restart a remote bot between rotations, so its tables play plain deals).
+
+Integrity decides the rest. Seeds come from the run's secret (:mod:`arena.seeds`), and
+a deal belongs to one table: were a deal shared by every table (common random numbers),
+a bot would meet it again at its next table, knowing from the first match's end every
+hand and the draws. The rotations of one deal are split into *phases* (rotation r of
+every duplicate deal is phase r) and no bot process plays in two phases (the executors
+start fresh processes), so no process meets a deal twice. The schedule runs phase after
+phase and, within a phase, deal by deal, so every table advances evenly.
 
 A resume is "play what the store does not have yet": keys are stable for the same
 settings.
@@ -15,19 +24,17 @@ settings.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import comb
 
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import MAX_SEATS, MIN_SEATS
+from arena.seeds import Seeds
 
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from the parts (stable across machines and Python versions)."""
-    digest = hashlib.blake2b(":".join(str(p) for p in parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1
+#: Decides, for a table (its bots' indices), whether it plays duplicate deals.
+DuplicatePolicy = Callable[[tuple[int, ...]], bool]
 
 
 @dataclass(frozen=True)
@@ -40,8 +47,9 @@ class PlannedMatch:
     seats: tuple[int, ...]        # the bot at each seat
     deal: int
     rotation: int
-    seed: int                     # the deal: the engine's seed
+    seed: int                     # the deal: the engine's seed (never sent to a bot)
     bot_seeds: tuple[int, ...]    # one per seat, sent in the match start
+    phase: int = 0                # no bot process plays matches of two phases
 
 
 @dataclass(frozen=True)
@@ -72,23 +80,35 @@ def size(n_bots: int, table_size: int, deals: int, duplicate: bool) -> ScheduleS
     return ScheduleSize(n_bots, tables, deals, tables * deals * per_deal)
 
 
-def build(n_bots: int, table_size: int, deals: int, duplicate: bool, seed: int,
-          common_bot_seeds: bool = True) -> list[PlannedMatch]:
-    """Every match, deal by deal (so every table advances evenly)."""
+def build(n_bots: int, table_size: int, deals: int, duplicate: bool | DuplicatePolicy,
+          seeds: Seeds, common_bot_seeds: bool = True, phases: bool = True) -> list[PlannedMatch]:
+    """Every match, in the order to play them: phase by phase, deal by deal, table by table.
+
+    ``duplicate`` is a bool for every table or a :data:`DuplicatePolicy`; ``phases``
+    False puts every match in phase 0 (bot processes then carry their memory from one
+    rotation of a deal to the next: for trusted bots only)."""
     check(n_bots, table_size, deals)
     tables = list(itertools.combinations(range(n_bots), table_size))
-    plan = []
-    for d in range(deals):
-        deal_seed = derive_seed("deal", seed, d)
-        for t, table in enumerate(tables):
-            rotations = range(table_size) if duplicate else [d % table_size]
-            for r in rotations:
+    policy = duplicate if callable(duplicate) else (lambda table, d=bool(duplicate): d)
+    order = []
+    for t, table in enumerate(tables):
+        dup = policy(table)
+        for d in range(deals):
+            deal_seed = seeds.deal_seed(t, d)
+            shared = (tuple(seeds.bot_seed(t, d, s) for s in range(table_size))
+                      if dup and common_bot_seeds else None)
+            for r in (range(table_size) if dup else [d % table_size]):
                 seats = tuple(table[(s + r) % table_size] for s in range(table_size))
                 key = f"t{t}-d{d}-r{r}"
-                if duplicate and common_bot_seeds:
-                    bot_seeds = tuple(derive_seed("bot", seed, d, s) for s in range(table_size))
-                else:
-                    bot_seeds = tuple(derive_seed("bot", seed, key, s) for s in range(table_size))
-                plan.append(PlannedMatch(key, f"t{t}-d{d}" if duplicate else key, table, seats,
-                                         d, r, deal_seed, bot_seeds))
-    return plan
+                bot_seeds = shared or tuple(seeds.bot_seed(key, s) for s in range(table_size))
+                phase = r if dup and phases else 0
+                order.append(((phase, d, t, r), PlannedMatch(
+                    key, f"t{t}-d{d}" if dup else key, table, seats, d, r, deal_seed,
+                    bot_seeds, phase)))
+    order.sort(key=lambda item: item[0])
+    return [plan for _, plan in order]
+
+
+def phases_of(plan: list[PlannedMatch]) -> int:
+    """How many phases a plan has (each starts every bot afresh)."""
+    return 1 + max((p.phase for p in plan), default=0)

@@ -3,7 +3,8 @@
 Settings are stored with the tournament, so ``--resume NAME`` rebuilds the same schedule
 and plays only the matches the store does not have: finished matches are neither
 replayed nor duplicated, and matches that were in flight are played again from their
-seeds.
+seeds. The settings hold the master seed (a secret unless the organiser gave one), so
+they stay in the store: bots never see them.
 """
 
 from __future__ import annotations
@@ -19,11 +20,17 @@ from arena.referee.results import FORFEIT, MatchResult, MatchSpec, TimeControl
 from arena.referee.runner import MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import GameConfig, make_config
+from arena.seeds import Seeds, fresh_master
 from arena.store.base import Store, TournamentRecord
 from arena.tournament import schedule
 from arena.tournament.executor import LocalExecutor
 from arena.tournament.multiprocess import MultiProcessExecutor
 from arena.tournament.schedule import PlannedMatch
+
+
+#: The derivation of seeds from the master: 2 is :class:`arena.seeds.Seeds`, one deal
+#: per table. (1 was the public derivation of the first arena, deals shared by all tables.)
+SEEDING = 2
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,10 @@ class Settings:
     ruleset: str = "modern"
     options: dict[str, Any] = field(default_factory=dict)
     duplicate: bool = True
-    seed: int = 1
+    seed: int | None = None           # the master seed (arena.seeds); None: draw a secret
+    secret: bool = False              # the stored seed was drawn at random, not given
+    phases: bool = True               # fresh bot processes for each rotation of the deals
+    seeding: int = SEEDING            # how seeds derive from the master (see SEEDING)
     move_ms: int = 1000
     bank_ms: int = 10_000
     on_fault: str = FORFEIT
@@ -52,6 +62,9 @@ class Settings:
     def from_dict(cls, data: dict[str, Any]) -> Settings:
         data = dict(data)
         data["bot_dirs"] = tuple(data["bot_dirs"])
+        # stored by an arena before secret seeds: its deals came from public seeds, and
+        # no scheme here rebuilds them
+        data.setdefault("seeding", 1)
         return cls(**data)
 
     def config(self) -> GameConfig:
@@ -72,8 +85,9 @@ class Tournament:
         self.manifests = list(manifests)
         self.names = [m.name for m in manifests]
         self.config = settings.config()
+        self.seeds = Seeds(settings.seed)
         self.plan = schedule.build(len(manifests), settings.table_size, settings.games,
-                                   settings.duplicate, settings.seed)
+                                   settings.duplicate, self.seeds, phases=settings.phases)
         self.warnings = list(warnings)
 
     @property
@@ -99,8 +113,10 @@ class Tournament:
     def create(cls, store: Store, name: str, settings: Settings) -> Tournament:
         """Check the settings and the bots, and store a new tournament."""
         manifests = cls.check(settings)
-        settings = Settings.from_dict({**settings.to_dict(),
-                                       "bot_dirs": [str(m.folder) for m in manifests]})
+        changes: dict[str, Any] = {"bot_dirs": [str(m.folder) for m in manifests]}
+        if settings.seed is None:
+            changes.update(seed=fresh_master(), secret=True)
+        settings = Settings.from_dict({**settings.to_dict(), **changes})
         bots = [store.add_bot(m.name, str(m.folder), _manifest_dict(m), m.content_hash())
                 for m in manifests]
         record = store.create_tournament(name, settings.to_dict(), bots)
@@ -111,6 +127,11 @@ class Tournament:
         """The stored tournament ``name``, with its bots loaded from their folders again."""
         record = store.tournament(name)
         settings = Settings.from_dict(record.settings)
+        if settings.seeding != SEEDING:
+            raise ConfigError(
+                f"tournament {name!r} was stored by an older arena, whose deals came from "
+                "public seeds that bots could compute; it cannot be resumed by this one "
+                f"(its results stay readable: arena standings {name})")
         manifests = [load_manifest(d) for d in settings.bot_dirs]
         warnings = []
         stored = {b.name: b for b in store.tournament_bots(record)}
@@ -128,7 +149,9 @@ class Tournament:
 
     def spec(self, plan: PlannedMatch) -> MatchSpec:
         s = self.settings
-        return MatchSpec(f"{self.name}/{plan.key}", self.config, plan.seed,
+        # the id a bot sees is opaque (the store maps it to the key): no table, deal,
+        # rotation or order in it
+        return MatchSpec(self.seeds.match_id(self.name, plan.key), self.config, plan.seed,
                          tuple(self.names[b] for b in plan.seats), TimeControl(s.move_ms, s.bank_ms),
                          plan.bot_seeds, s.on_fault, s.max_rejections)
 

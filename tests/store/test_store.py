@@ -212,7 +212,8 @@ def test_record_match_stores_every_field_and_the_engine_events(store):
 
     record = store.match(mid)
     assert record == MatchRecord(
-        id=mid, tournament="cup", key="t0-d0-r1", sample="t0-d0", bots=seated, seed=11,
+        id=mid, tournament="cup", key="t0-d0-r1", match_uid=result.spec.match_id,
+        sample="t0-d0", bots=seated, seed=11,
         ruleset="classic", options=dict(result.spec.config.options), status=FINISHED,
         ranking=[list(g) for g in result.ranking], termination=result.termination,
         verdicts=[{"seat": 1, "kind": TIMEOUT, "detail": "no answer in 1000 ms + bank",
@@ -318,7 +319,7 @@ def test_reopening_keeps_everything(backend, tmp_path):
     ([[0, 1, 2]], [1, 1, 1]),                 # a draw: everyone first
 ])
 def test_match_record_places_share_the_best_place_of_a_tie(ranking, places):
-    record = MatchRecord(1, "cup", "k", "k", list(NAMES[:len(places)]), 1, "modern", {},
+    record = MatchRecord(1, "cup", "k", "m", "k", list(NAMES[:len(places)]), 1, "modern", {},
                          FINISHED, ranking, "x", [], [], 0.0, 0.0, 0)
     assert record.places() == places
 

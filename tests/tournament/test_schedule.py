@@ -1,7 +1,8 @@
-"""The schedule as data: sizes, tables, duplicate rotations, seeds, keys and refusals."""
+"""The schedule as data: sizes, tables, duplicate rotations, phases, seeds, keys and refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter, defaultdict
 from math import comb
@@ -9,7 +10,8 @@ from math import comb
 import pytest
 
 from arena.rules.errors import ConfigError
-from arena.tournament.schedule import build, check, derive_seed, size
+from arena.seeds import Seeds
+from arena.tournament.schedule import build, check, phases_of, size
 
 # (bots, table size, deals, duplicate)
 SETUPS = [
@@ -35,7 +37,7 @@ def test_size_counts_tables_and_matches(bots, k, deals, duplicate, tables, match
 
 @pytest.mark.parametrize("bots, k, deals, duplicate", SETUPS)
 def test_every_table_is_a_k_combination_played_deals_times_k_or_deals(bots, k, deals, duplicate):
-    plan = build(bots, k, deals, duplicate, seed=3)
+    plan = build(bots, k, deals, duplicate, Seeds(3))
     assert len(plan) == size(bots, k, deals, duplicate).matches
     per_table = Counter(p.table for p in plan)
     assert set(per_table) == set(itertools.combinations(range(bots), k))
@@ -44,13 +46,13 @@ def test_every_table_is_a_k_combination_played_deals_times_k_or_deals(bots, k, d
     for p in plan:
         assert sorted(p.seats) == list(p.table)           # the table's bots, each once
         assert len(p.bot_seeds) == k
-    # deal by deal: every table advances evenly
-    assert [p.deal for p in plan] == sorted(p.deal for p in plan)
+    # phase by phase, and deal by deal within a phase: every table advances evenly
+    assert [(p.phase, p.deal) for p in plan] == sorted((p.phase, p.deal) for p in plan)
 
 
 @pytest.mark.parametrize("bots, k, deals", [(3, 2, 3), (4, 3, 2), (5, 4, 2), (8, 8, 2)])
 def test_duplicate_plays_each_deal_once_per_rotation_with_every_bot_in_every_seat(bots, k, deals):
-    plan = build(bots, k, deals, duplicate=True, seed=9)
+    plan = build(bots, k, deals, True, Seeds(9))
     by_set = defaultdict(list)
     for p in plan:
         by_set[(p.table, p.deal)].append(p)
@@ -67,66 +69,103 @@ def test_duplicate_plays_each_deal_once_per_rotation_with_every_bot_in_every_sea
 
 
 @pytest.mark.parametrize("duplicate", [True, False])
-def test_a_deal_has_the_same_seed_at_every_table_and_deals_differ(duplicate):
-    plan = build(5, 3, 6, duplicate, seed=11)
+def test_a_deal_belongs_to_one_table_and_every_deal_differs(duplicate):
+    # a deal shared by tables would be met again by a bot at its next table, with every
+    # hand known from the first match's end
+    plan = build(5, 3, 6, duplicate, Seeds(11))
     seeds = defaultdict(set)
     for p in plan:
-        seeds[p.deal].add(p.seed)
+        seeds[(p.table, p.deal)].add(p.seed)
     assert all(len(s) == 1 for s in seeds.values())
-    assert len({next(iter(s)) for s in seeds.values()}) == 6
+    assert len({next(iter(s)) for s in seeds.values()}) == len(seeds) == comb(5, 3) * 6
     assert all(0 <= p.seed < 2**63 for p in plan)
-    # the tournament seed changes every deal
-    other = {p.deal: p.seed for p in build(5, 3, 6, duplicate, seed=12)}
-    assert all(other[d] not in seeds[d] for d in seeds)
+    # another master changes every deal
+    other = {(p.table, p.deal): p.seed for p in build(5, 3, 6, duplicate, Seeds(12))}
+    assert all(other[k] not in seeds[k] for k in seeds)
 
 
 @pytest.mark.parametrize("bots, k, deals, duplicate", SETUPS)
 def test_keys_are_unique_and_stable_across_calls(bots, k, deals, duplicate):
-    plan = build(bots, k, deals, duplicate, seed=5)
+    plan = build(bots, k, deals, duplicate, Seeds(5))
     assert len({p.key for p in plan}) == len(plan)
-    assert build(bots, k, deals, duplicate, seed=5) == plan
+    assert build(bots, k, deals, duplicate, Seeds(5)) == plan
     # the keys do not depend on the seed: a resume finds its matches by key
-    assert [p.key for p in build(bots, k, deals, duplicate, seed=6)] == [p.key for p in plan]
+    assert [p.key for p in build(bots, k, deals, duplicate, Seeds(6))] == [p.key for p in plan]
     if not duplicate:
         assert all(p.sample == p.key for p in plan)
 
 
-def test_keys_name_table_deal_and_rotation():
-    plan = build(3, 2, 2, duplicate=True, seed=1)
-    assert [p.key for p in plan[:6]] == ["t0-d0-r0", "t0-d0-r1", "t1-d0-r0", "t1-d0-r1",
-                                         "t2-d0-r0", "t2-d0-r1"]
-    assert plan[0].sample == plan[1].sample == "t0-d0"
+def test_keys_name_table_deal_and_rotation_in_phase_order():
+    plan = build(3, 2, 2, True, Seeds(1))
+    assert [p.key for p in plan] == [
+        "t0-d0-r0", "t1-d0-r0", "t2-d0-r0", "t0-d1-r0", "t1-d1-r0", "t2-d1-r0",   # phase 0
+        "t0-d0-r1", "t1-d0-r1", "t2-d0-r1", "t0-d1-r1", "t1-d1-r1", "t2-d1-r1"]   # phase 1
+    assert [p.phase for p in plan] == [0] * 6 + [1] * 6
+    assert plan[0].sample == plan[6].sample == "t0-d0"
+    # without phases: deal by deal, each duplicate set together, as one phase
+    plain = build(3, 2, 2, True, Seeds(1), phases=False)
+    assert [p.key for p in plain[:6]] == ["t0-d0-r0", "t0-d0-r1", "t1-d0-r0", "t1-d0-r1",
+                                          "t2-d0-r0", "t2-d0-r1"]
+    assert {p.phase for p in plain} == {0} and phases_of(plain) == 1
+    assert sorted(plain, key=lambda p: p.key) == sorted(
+        (dataclasses.replace(p, phase=0) for p in plan), key=lambda p: p.key)
 
 
-def test_duplicate_bot_seeds_depend_only_on_deal_and_seat():
-    plan = build(5, 3, 4, duplicate=True, seed=21)
+@pytest.mark.parametrize("bots, k, deals, duplicate", SETUPS)
+def test_no_bot_meets_a_deal_twice_in_one_phase(bots, k, deals, duplicate):
+    # the integrity property the executors rely on: a process lives in one phase, so
+    # no process meets a deal twice
+    plan = build(bots, k, deals, duplicate, Seeds(4))
+    seen = Counter((bot, p.phase, p.seed) for p in plan for bot in p.seats)
+    assert max(seen.values()) == 1
+    assert phases_of(plan) == (k if duplicate else 1)
+    assert all(p.phase == p.rotation for p in plan) if duplicate else all(p.phase == 0 for p in plan)
+
+
+def test_a_policy_decides_duplicate_deals_per_table():
+    # e.g. a server: tables with a bot it cannot restart play plain deals
+    remote = {1}
+    plan = build(4, 2, 3, lambda table: not remote & set(table), Seeds(8))
+    for table in itertools.combinations(range(4), 2):
+        matches = [p for p in plan if p.table == table]
+        if remote & set(table):
+            assert len(matches) == 3 and all(p.sample == p.key and p.phase == 0 for p in matches)
+        else:
+            assert len(matches) == 6 and {p.phase for p in matches} == {0, 1}
+    assert [p.phase for p in plan] == sorted(p.phase for p in plan)
+
+
+def test_duplicate_bot_seeds_depend_only_on_the_deal_and_seat():
+    plan = build(5, 3, 4, True, Seeds(21))
     by_deal = defaultdict(set)
     for p in plan:
-        by_deal[p.deal].add(p.bot_seeds)
+        by_deal[(p.table, p.deal)].add(p.bot_seeds)
     for deal, seeds in by_deal.items():
-        assert len(seeds) == 1, deal                      # every table, every rotation
+        assert len(seeds) == 1, deal                      # every rotation
         [bot_seeds] = seeds
         assert len(set(bot_seeds)) == 3                   # seats differ
         assert all(0 <= s < 2**63 for s in bot_seeds)
-    assert len({next(iter(s)) for s in by_deal.values()}) == 4   # deals differ
+    assert len({next(iter(s)) for s in by_deal.values()}) == len(by_deal)   # deals differ
     # whoever holds a seat gets that seat's random stream
     holders = defaultdict(set)
     for p in plan:
         for seat, bot in enumerate(p.seats):
-            holders[(p.deal, p.bot_seeds[seat])].add(seat)
+            holders[(p.table, p.deal, p.bot_seeds[seat])].add(seat)
     assert all(len(seats) == 1 for seats in holders.values())
+    # and no bot seed is a deal seed
+    assert not {p.seed for p in plan} & {s for p in plan for s in p.bot_seeds}
 
 
 @pytest.mark.parametrize("duplicate, common", [(True, False), (False, True), (False, False)])
 def test_bot_seeds_are_per_match_without_common_duplicate_seeds(duplicate, common):
-    plan = build(4, 2, 3, duplicate, seed=21, common_bot_seeds=common)
+    plan = build(4, 2, 3, duplicate, Seeds(21), common_bot_seeds=common)
     all_seeds = [s for p in plan for s in p.bot_seeds]
     assert len(set(all_seeds)) == len(all_seeds)
 
 
 def test_plain_mode_rotates_the_seats_with_the_deal_index():
     k = 3
-    plan = build(4, k, 7, duplicate=False, seed=2)
+    plan = build(4, k, 7, False, Seeds(2))
     for p in plan:
         assert p.rotation == p.deal % k
         assert p.seats == tuple(p.table[(s + p.deal) % k] for s in range(k))
@@ -147,7 +186,7 @@ def test_plain_mode_rotates_the_seats_with_the_deal_index():
     (4, 2, -3, ["--games -3"]),
 ])
 def test_impossible_schedules_are_refused_naming_the_problem(bots, k, deals, words):
-    for call in (lambda: check(bots, k, deals), lambda: build(bots, k, deals, True, seed=1)):
+    for call in (lambda: check(bots, k, deals), lambda: build(bots, k, deals, True, Seeds(1))):
         with pytest.raises(ConfigError) as err:
             call()
         for word in words:
@@ -157,15 +196,3 @@ def test_impossible_schedules_are_refused_naming_the_problem(bots, k, deals, wor
 def test_possible_schedules_pass_the_check():
     for bots, k, deals, _ in SETUPS:
         check(bots, k, deals)
-
-
-def test_derive_seed_is_stable_and_63_bits():
-    # computed once; a change here changes every stored tournament's deals
-    assert derive_seed("deal", 42, 0) == 2487159404285688481
-    assert derive_seed("bot", 7, 3, 1) == 8282417254002730863
-    assert derive_seed("deal", 42, 0) != derive_seed("deal", 42, 1)
-    assert derive_seed("deal", 42, 0) != derive_seed("deal", 43, 0)
-    seeds = [derive_seed("x", i) for i in range(2000)]
-    assert all(0 <= s < 2**63 for s in seeds)
-    assert len(set(seeds)) == len(seeds)
-    assert max(seeds) > 2**62                             # the top bit is used, not wasted

@@ -254,6 +254,12 @@ REFUSALS = {
     "resume with another --seed and --table-size": (
         ["--resume", "known", "--seed", 3, "--table-size", 3], True,
         "--resume keeps the stored settings; drop --table-size, --seed"),
+    "resume without duplicates or phases": (
+        ["--resume", "known", "--no-duplicate", "--no-phases"], True,
+        "--resume keeps the stored settings; drop --no-duplicate, --no-phases"),
+    "resume a tournament of an older arena": (["--resume", "old"], True,
+                                              "tournament 'old' was stored by an older arena, "
+                                              "whose deals came from public seeds"),
     "a name that exists": ([BOTS / "counter", "{random copy}", "--name", "known"], True,
                            "a tournament called 'known' already exists in {db}"),
     "no concurrency": ([BOTS / "random", BOTS / "greedy", "--concurrency", 0], False,
@@ -271,6 +277,13 @@ def test_a_refused_tournament_is_one_line_and_stores_nothing(tmp_path, mark, kno
     if existing:
         db = tmp_path / "arena.db"
         copy_db(known_db, db)
+        with sqlite3.connect(db) as conn:   # as an arena before secret seeds stored it
+            settings = json.loads(conn.execute("SELECT settings FROM tournaments").fetchone()[0])
+            for key in ("seeding", "secret", "phases"):
+                del settings[key]
+            conn.execute("INSERT INTO tournaments (name, created_at, settings) VALUES (?, ?, ?)",
+                         ("old", 0.0, json.dumps({**settings, "seed": 1})))
+        conn.close()
         before = stored(db)
     else:
         db = tmp_path / "new.db"
