@@ -13,10 +13,11 @@ cannot restart a remote bot between rotations, so its tables play plain deals).
 Integrity decides the rest. Seeds come from the run's secret (:mod:`arena.seeds`), and
 a deal belongs to one table: were a deal shared by every table (common random numbers),
 a bot would meet it again at its next table, knowing from the first match's end every
-hand and the draws. The rotations of one deal are split into *phases* (rotation r of
-every duplicate deal is phase r) and no bot process plays in two phases (the executors
-start fresh processes), so no process meets a deal twice. The schedule runs phase after
-phase and, within a phase, deal by deal, so every table advances evenly.
+hand and the draws. The rotations of one deal are split into *phases* (one rotation of
+every duplicate deal is a phase, rotation (p + t) mod K at table t in phase p) and no
+bot process plays in two phases (the executors start fresh processes), so no process
+meets a deal twice. The schedule runs phase after phase and, within a phase, deal by
+deal, so every table advances evenly.
 
 A resume is "play what the store does not have yet": keys are stable for the same
 settings.
@@ -101,7 +102,10 @@ def build(n_bots: int, table_size: int, deals: int, duplicate: bool | DuplicateP
                 seats = tuple(table[(s + r) % table_size] for s in range(table_size))
                 key = f"t{t}-d{d}-r{r}"
                 bot_seeds = shared or tuple(seeds.bot_seed(key, s) for s in range(table_size))
-                phase = r if dup and phases else 0
+                # phase p plays rotation (p + t) mod K at table t: every phase has one
+                # rotation of each deal, and across tables every bot sits in every seat
+                # (so the provisional ratings of phase 0 are not all seat 0's advantage)
+                phase = (r - t) % table_size if dup and phases else 0
                 order.append(((phase, d, t, r), PlannedMatch(
                     key, f"t{t}-d{d}" if dup else key, table, seats, d, r, deal_seed,
                     bot_seeds, phase)))

@@ -97,9 +97,10 @@ def test_keys_are_unique_and_stable_across_calls(bots, k, deals, duplicate):
 
 def test_keys_name_table_deal_and_rotation_in_phase_order():
     plan = build(3, 2, 2, True, Seeds(1))
+    # phase p plays rotation (p + t) mod 2 at table t
     assert [p.key for p in plan] == [
-        "t0-d0-r0", "t1-d0-r0", "t2-d0-r0", "t0-d1-r0", "t1-d1-r0", "t2-d1-r0",   # phase 0
-        "t0-d0-r1", "t1-d0-r1", "t2-d0-r1", "t0-d1-r1", "t1-d1-r1", "t2-d1-r1"]   # phase 1
+        "t0-d0-r0", "t1-d0-r1", "t2-d0-r0", "t0-d1-r0", "t1-d1-r1", "t2-d1-r0",   # phase 0
+        "t0-d0-r1", "t1-d0-r0", "t2-d0-r1", "t0-d1-r1", "t1-d1-r0", "t2-d1-r1"]   # phase 1
     assert [p.phase for p in plan] == [0] * 6 + [1] * 6
     assert plan[0].sample == plan[6].sample == "t0-d0"
     # without phases: deal by deal, each duplicate set together, as one phase
@@ -119,7 +120,19 @@ def test_no_bot_meets_a_deal_twice_in_one_phase(bots, k, deals, duplicate):
     seen = Counter((bot, p.phase, p.seed) for p in plan for bot in p.seats)
     assert max(seen.values()) == 1
     assert phases_of(plan) == (k if duplicate else 1)
-    assert all(p.phase == p.rotation for p in plan) if duplicate else all(p.phase == 0 for p in plan)
+    tables = sorted({p.table for p in plan})
+    if duplicate:
+        assert all(p.rotation == (p.phase + tables.index(p.table)) % k for p in plan)
+    else:
+        assert all(p.phase == 0 for p in plan)
+
+
+def test_in_each_phase_every_bot_sits_first_at_some_of_its_tables():
+    # so that provisional standings in the first phase are not seat 0's advantage
+    plan = build(5, 2, 1, True, Seeds(3))
+    for phase in (0, 1):
+        first = Counter(p.seats[0] for p in plan if p.phase == phase)
+        assert set(first) == set(range(5)), first
 
 
 def test_a_policy_decides_duplicate_deals_per_table():
