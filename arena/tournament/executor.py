@@ -56,7 +56,7 @@ class BotPool:
     crashes: int = 0                   # crashes mid-match and failed (re)starts
     retired: bool = False
     retire_reason: str = ""
-    _phase_of: dict[int, int] = field(default_factory=dict)   # id(process) -> its phase
+    _phase_of: dict[LocalBot, int] = field(default_factory=dict)   # process -> its phase
 
     def retire(self, reason: str) -> None:
         """No more matches for this bot: its seats are forfeited with ``reason``."""
@@ -66,7 +66,7 @@ class BotPool:
     def add(self, bot: LocalBot) -> None:
         """A new process, of the current phase."""
         self.instances.append(bot)
-        self._phase_of[id(bot)] = self.phase
+        self._phase_of[bot] = self.phase
 
     def enter_phase(self, phase: int) -> list[LocalBot]:
         """Move to ``phase``; returns the idle processes of the earlier one, to stop
@@ -80,7 +80,7 @@ class BotPool:
     def release(self, bot: LocalBot) -> bool:
         """A process is back from a match: True if it may play again (its phase is
         current), False if it must be stopped."""
-        if self._phase_of.get(id(bot)) == self.phase:
+        if self._phase_of.get(bot) == self.phase:
             self.free.append(bot)
             return True
         self.drop(bot)
@@ -89,7 +89,7 @@ class BotPool:
     def drop(self, bot: LocalBot) -> None:
         if bot in self.instances:
             self.instances.remove(bot)
-        self._phase_of.pop(id(bot), None)
+        self._phase_of.pop(bot, None)
 
 
 def retire_reason(crashes: int, last: str) -> str:
