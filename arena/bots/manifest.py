@@ -2,16 +2,16 @@
 
     name = "random"                      # required: the name shown in logs and standings
     command = "{python} bot.py"          # required: string (split like a shell) or list
-    setup = "{python} -m pip install -r requirements.txt"   # optional, run before launch
+    setup = "make"                       # optional: run once per version, before launch
     description = "uniform legal card"   # optional
 
 ``{python}`` is the interpreter running the arena (which has the Python SDK installed);
-``{dir}`` is the bot folder. The command runs in the bot folder.
+``{dir}`` is the bot folder. The command and the setup run in the bot folder (see
+:mod:`arena.bots.setup`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import shutil
@@ -39,14 +39,6 @@ class BotManifest:
     setup: tuple[str, ...] | None
     description: str
 
-    def content_hash(self) -> str:
-        """SHA-256 of every file in the bot folder (names and bytes), to tell versions apart."""
-        digest = hashlib.sha256()
-        for path in sorted(self.folder.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and not path.name.startswith(".arena"):
-                digest.update(str(path.relative_to(self.folder)).encode() + b"\0")
-                digest.update(path.read_bytes())
-        return digest.hexdigest()
 
 
 def _expand(parts: list[str], folder: Path) -> tuple[str, ...]:
@@ -94,10 +86,24 @@ def load_manifest(folder: str | Path) -> BotManifest:
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ManifestError(f"{path}: 'description' must be a string")
-    program = command[0]
-    resolved = (folder / program) if os.sep in program else None
-    if resolved is not None and not resolved.exists():
-        raise ManifestError(f"{path}: the command's program {program} does not exist")
-    if resolved is None and shutil.which(program) is None and not (folder / program).exists():
-        raise ManifestError(f"{path}: the command's program {program!r} is not found on PATH")
-    return BotManifest(name.strip(), folder, command, setup, description)
+    manifest = BotManifest(name.strip(), folder, command, setup, description)
+    problem = missing_program(manifest)
+    if problem and setup is None:   # a setup may build it: checked again after the setup
+        raise ManifestError(f"{path}: {problem}")
+    return manifest
+
+
+def missing_program(manifest: BotManifest) -> str | None:
+    """Why the bot's command cannot start (its program, or a file path it names such as
+    the script of an interpreter, is missing), or None."""
+    program, *args = manifest.command
+    if os.sep in program:
+        if not (manifest.folder / program).exists():
+            return f"the command's program {program} does not exist"
+    elif shutil.which(program) is None and not (manifest.folder / program).exists():
+        return f"the command's program {program!r} is not found on PATH"
+    for arg in args:   # "build/bot.py" or "dist/main.js": a path, which must exist
+        if (os.sep in arg and not arg.startswith("-") and "=" not in arg and "://" not in arg
+                and not (manifest.folder / arg).exists()):
+            return f"the command's file {arg} does not exist"
+    return None

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
+from arena.cli.prepare import add_setup_options, set_up
 from arena.local import LocalArena
 from arena.referee.results import AUTOPLAY, FORFEIT, MatchResult, MatchSpec, TimeControl, Verdict
 from arena.referee.runner import MatchListener
@@ -54,6 +55,7 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--listen", default="unix", metavar="ADDR",
                    help="where the referee listens: 'unix' (a private socket, default), 'tcp' "
                         "(a free loopback port) or an address such as 0.0.0.0:50051")
+    add_setup_options(p)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -160,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     manifests = [load_manifest(folder) for folder in args.bots]
     config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
     tc = time_control(args)
+    set_up(manifests, args)
     console = Console(highlight=False)
     out = args.out or Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
     try:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from arena.bots.launcher import BotStartError
 from arena.cli.match import add_match_options, time_control
+from arena.cli.prepare import set_up
 from arena.referee.results import MatchResult
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
@@ -139,7 +140,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             retire_after=args.retire_after)
         if len(settings.bot_dirs) < 2:
             raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
-        Tournament.check(settings)
+        set_up(Tournament.check(settings), args)
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
     try:
         store = open_store(args.db, durable=args.durable)
@@ -148,6 +149,7 @@ def run_tournament(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             tournament = Tournament.resume(store, args.resume)
+            set_up(tournament.manifests, args)
         else:
             if any(t.name == name for t in store.tournaments()):
                 # before Tournament.create stores the bots' versions for nothing

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots.manifest import BotManifest, load_manifest
+from arena.bots.setup import content_hash
 from arena.referee.results import FORFEIT, MatchResult, MatchSpec, TimeControl
 from arena.referee.runner import MatchListener
 from arena.rules.errors import ConfigError
@@ -117,7 +118,7 @@ class Tournament:
         if settings.seed is None:
             changes.update(seed=fresh_master(), secret=True)
         settings = Settings.from_dict({**settings.to_dict(), **changes})
-        bots = [store.add_bot(m.name, str(m.folder), _manifest_dict(m), m.content_hash())
+        bots = [store.add_bot(m.name, str(m.folder), _manifest_dict(m), content_hash(m))
                 for m in manifests]
         record = store.create_tournament(name, settings.to_dict(), bots)
         return cls(store, record, settings, manifests)
@@ -137,7 +138,7 @@ class Tournament:
         stored = {b.name: b for b in store.tournament_bots(record)}
         for m in manifests:
             old = stored.get(m.name)
-            if old is not None and old.content_hash != m.content_hash():
+            if old is not None and old.content_hash != content_hash(m):
                 warnings.append(f"bot {m.name} ({m.folder}) changed since the tournament started; "
                                 "its remaining matches use the new version")
         return cls(store, record, settings, manifests, warnings)

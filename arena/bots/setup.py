@@ -1,0 +1,203 @@
+"""A bot's ``setup`` (``bot.toml``): run once per version of the bot, before its first launch.
+
+A version is the content of the bot's *sources*: every file of its folder except what its
+setup produced (a build folder, ``node_modules``) and the arena's own ``.arena*`` files.
+After a setup succeeds, the files it created or changed are recorded with the sources'
+hash in ``.arena-setup.json``; the next launch with the same sources finds that record
+and skips the setup, and a changed source file (or a changed setup command) runs it
+again. The setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the
+bot folder with a time limit, and a failure (non-zero exit, time out, a command that does
+not start, or a bot program still missing afterwards) is a :class:`SetupError` that names
+the bot and the log. A lock file keeps two arenas from setting up one folder at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.bots.manifest import BotManifest, missing_program
+from arena.rules.errors import ConfigError
+
+STATE = ".arena-setup.json"
+LOG = ".arena-setup.log"
+LOCK = ".arena-setup.lock"
+DEFAULT_TIMEOUT_S = 600.0
+_STATE_VERSION = 1
+
+
+class SetupError(ConfigError):
+    """A bot's setup failed; the message names the bot, what happened and the log."""
+
+
+@dataclass(frozen=True)
+class SetupResult:
+    """What :func:`ensure_setup` did: ``ran`` (False: up to date, or no setup), how long."""
+
+    bot: str
+    ran: bool
+    seconds: float = 0.0
+    log: Path | None = None
+
+
+def _skipped(path: Path, folder: Path) -> bool:
+    return "__pycache__" in path.relative_to(folder).parts or path.name.startswith(".arena")
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file of the folder (relative path -> size, mtime in ns), arena files aside."""
+    out = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink() and not _skipped(path, folder):
+            st = path.stat()
+            out[str(path.relative_to(folder))] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def source_hash(folder: Path, outputs: frozenset[str] = frozenset()) -> str:
+    """SHA-256 of the bot's sources: names and bytes of every file but ``outputs``."""
+    digest = hashlib.sha256()
+    for rel in sorted(snapshot(folder)):
+        if rel in outputs:
+            continue
+        digest.update(rel.encode() + b"\0")
+        digest.update((folder / rel).read_bytes())
+    return digest.hexdigest()
+
+
+def recorded_outputs(folder: Path) -> frozenset[str]:
+    """The files the last successful setup produced (none if it never ran)."""
+    state = _read_state(folder)
+    return frozenset(state.get("outputs", ())) if state else frozenset()
+
+
+def content_hash(manifest: BotManifest) -> str:
+    """The bot's version: the hash of its sources, what its setup made left out (so a
+    built bot is the version it was before its build)."""
+    return source_hash(manifest.folder, recorded_outputs(manifest.folder))
+
+
+def _read_state(folder: Path) -> dict | None:
+    try:
+        state = json.loads((folder / STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and state.get("version") == _STATE_VERSION else None
+
+
+def up_to_date(manifest: BotManifest) -> bool:
+    """True when the setup already ran for these sources (or the bot has none)."""
+    if manifest.setup is None:
+        return True
+    state = _read_state(manifest.folder)
+    return (state is not None and state.get("command") == list(manifest.setup)
+            and state.get("hash") == source_hash(manifest.folder, frozenset(state.get("outputs", ()))))
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    with open(folder / LOCK, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
+                 on_start=None) -> SetupResult:
+    """Run the bot's setup unless its sources are already set up; then check that the
+    bot's program exists. ``on_start(manifest, log_path)`` is called before a setup runs
+    (to tell the user why they wait). Raises :class:`SetupError`."""
+    folder = manifest.folder
+    if manifest.setup is None:
+        return SetupResult(manifest.name, False)
+    log = folder / LOG
+    try:
+        lock = _locked(folder)
+        lock.__enter__()
+    except OSError as exc:
+        raise SetupError(f"cannot set up bot {manifest.name}: its folder {folder} is not "
+                         f"writable ({exc.strerror})") from None
+    try:
+        if up_to_date(manifest):
+            _check_program(manifest, log)
+            return SetupResult(manifest.name, False, log=log)
+        if on_start is not None:
+            on_start(manifest, log)
+        before = snapshot(folder)
+        hash_before = source_hash(folder)
+        seconds = _run(manifest, log, timeout)
+        _check_program(manifest, log)   # before recording it: a setup that built nothing
+        after = snapshot(folder)         # usable is run again next time
+        outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
+        (folder / STATE).write_text(json.dumps({
+            "version": _STATE_VERSION, "command": list(manifest.setup),
+            "hash": source_hash(folder, outputs), "hash_before": hash_before,
+            "outputs": sorted(outputs), "seconds": round(seconds, 3), "finished_at": time.time(),
+        }, indent=1), encoding="utf-8")
+        return SetupResult(manifest.name, True, seconds, log)
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _run(manifest: BotManifest, log: Path, timeout: float) -> float:
+    """Run the setup command, output to ``log``; its duration, or :class:`SetupError`."""
+    (manifest.folder / STATE).unlink(missing_ok=True)   # a setup under way is no setup
+    started = time.monotonic()
+    with log.open("wb") as out:
+        out.write(f"$ {' '.join(manifest.setup)}\n".encode())
+        out.flush()
+        try:
+            proc = subprocess.Popen(manifest.setup, cwd=manifest.folder, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise SetupError(f"the setup of bot {manifest.name} cannot start: "
+                             f"{manifest.setup[0]}: {exc.strerror}") from None
+        try:
+            code = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise SetupError(f"the setup of bot {manifest.name} did not finish within "
+                             f"{timeout:g} s and was stopped; its output is in {log}"
+                             f"{_tail(log)}") from None
+        except BaseException:   # Ctrl-C: leave no setup running behind
+            _kill_group(proc)
+            raise
+    if code != 0:
+        how = f"exited with code {code}" if code > 0 else f"was killed by signal {-code}"
+        raise SetupError(f"the setup of bot {manifest.name} {how}; its output is in {log}"
+                         f"{_tail(log)}")
+    return time.monotonic() - started
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _tail(log: Path, lines: int = 3) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    tail = " | ".join(line.strip() for line in text[1:][-lines:] if line.strip())
+    return f" (last lines: {tail})" if tail else ""
+
+
+def _check_program(manifest: BotManifest, log: Path) -> None:
+    problem = missing_program(manifest)
+    if problem:
+        raise SetupError(f"bot {manifest.name}: {problem} after its setup; see {log}")

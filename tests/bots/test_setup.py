@@ -1,0 +1,168 @@
+"""A bot's setup: once per version, skipped when up to date, failures that say what and
+where, a time limit that leaves nothing running, and the CLI's use of it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+
+from arena.bots.manifest import ManifestError, load_manifest
+from arena.bots.setup import LOG, STATE, SetupError, content_hash, ensure_setup, up_to_date
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A setup that "builds" the bot: copies src/bot.py to build/bot.py and counts its runs.
+BUILD = textwrap.dedent("""\
+    import pathlib, shutil, sys
+    pathlib.Path("build").mkdir(exist_ok=True)
+    shutil.copy("src/bot.py", "build/bot.py")
+    with open("runs.txt", "a") as f:
+        f.write("run\\n")
+    print("built", flush=True)
+""")
+
+
+def built_bot(folder: Path, setup: str = '["{python}", "build.py"]', name: str = "built") -> Path:
+    """A bot whose program exists only once its setup has run: a copy of bots/random."""
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "bot.py").write_text((ROOT / "bots" / "random" / "bot.py").read_text())
+    (folder / "build.py").write_text(BUILD)
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["{{python}}", "build/bot.py"]\nsetup = {setup}\n')
+    return folder
+
+
+def runs(folder: Path) -> int:
+    path = folder / "runs.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_setup_runs_once_per_version_and_again_when_a_source_changes(tmp_path):
+    folder = built_bot(tmp_path / "bot")
+    m = load_manifest(folder)          # its program does not exist yet: the setup builds it
+    version = content_hash(m)
+    assert not up_to_date(m)
+
+    first = ensure_setup(m)
+    assert first.ran and first.seconds > 0 and runs(folder) == 1
+    assert (folder / "build" / "bot.py").exists() and "built" in (folder / LOG).read_text()
+    assert content_hash(m) == version  # what the setup made is not part of the version
+    assert up_to_date(m)
+
+    again = ensure_setup(load_manifest(folder))
+    assert not again.ran and runs(folder) == 1
+
+    (folder / "src" / "bot.py").write_text((folder / "src" / "bot.py").read_text() + "\n# v2\n")
+    m2 = load_manifest(folder)
+    assert content_hash(m2) != version and not up_to_date(m2)
+    assert ensure_setup(m2).ran and runs(folder) == 2
+
+
+def test_a_changed_setup_command_runs_again(tmp_path):
+    folder = built_bot(tmp_path / "bot")
+    ensure_setup(load_manifest(folder))
+    toml = (folder / "bot.toml").read_text().replace('"build.py"]', '"build.py", "--again"]')
+    (folder / "bot.toml").write_text(toml)
+    assert ensure_setup(load_manifest(folder)).ran and runs(folder) == 2
+
+
+@pytest.mark.parametrize("setup, words", [
+    ('["{python}", "-c", "import sys; print(\'no compiler here\'); sys.exit(3)"]',
+     ["setup of bot built exited with code 3", LOG, "no compiler here"]),
+    ('["no-such-program-xyz"]', ["setup of bot built cannot start", "no-such-program-xyz"]),
+    ('["{python}", "-c", "print(1)"]',
+     ["bot built: the command's file build/bot.py does not exist after its setup", LOG]),
+])
+def test_a_failed_setup_names_the_bot_what_happened_and_the_log(tmp_path, setup, words):
+    folder = built_bot(tmp_path / "bot", setup)
+    with pytest.raises(SetupError) as err:
+        ensure_setup(load_manifest(folder))
+    for word in words:
+        assert word in str(err.value)
+    assert not (folder / STATE).exists()      # nothing recorded: the next launch tries again
+
+
+def test_a_setup_over_its_time_is_stopped_with_everything_it_started(tmp_path, mark):
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "sleep 30 & sleep 30"]')
+    env = env_for(mark)
+    os.environ.update(env)   # the setup and its children inherit the mark
+    try:
+        started = time.monotonic()
+        with pytest.raises(SetupError) as err:
+            ensure_setup(load_manifest(folder), timeout=0.5)
+    finally:
+        del os.environ["ARENA_TEST_MARK"]
+    assert time.monotonic() - started < 5
+    assert "did not finish within 0.5 s and was stopped" in str(err.value)
+    deadline = time.monotonic() + 5
+    while processes_marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_marked(mark) == []
+
+
+def test_two_arenas_setting_up_one_folder_run_the_setup_once(tmp_path):
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "sleep 0.5 && {python} build.py"]'
+                       .replace("{python}", sys.executable))
+    code = f"from arena.bots.setup import ensure_setup; from arena.bots.manifest import load_manifest; " \
+           f"print(ensure_setup(load_manifest({str(folder)!r})).ran)"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = sorted(p.communicate(timeout=30)[0].strip() for p in procs)
+    assert outs == ["False", "True"] and runs(folder) == 1
+
+
+def test_a_bot_without_setup_must_have_its_program(tmp_path):
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "x"\ncommand = "./missing"\n')
+    with pytest.raises(ManifestError, match="the command's program ./missing does not exist"):
+        load_manifest(folder)
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def arena(mark: str, *args) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=ROOT,
+                          env=env_for(mark), capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert processes_marked(mark) == []
+    return proc
+
+
+def test_arena_match_runs_the_setup_before_launching_and_only_once(tmp_path, mark):
+    folder = built_bot(tmp_path / "bot")
+    first = arena(mark, "match", folder, ROOT / "bots" / "random", "-q", "--out", tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.splitlines() == [
+        f"bot built: running its setup ({sys.executable} build.py), output in {folder / LOG}",
+        first.stderr.splitlines()[1]]
+    assert first.stderr.splitlines()[1].startswith("bot built: set up in ")
+    second = arena(mark, "match", folder, ROOT / "bots" / "random", "-q", "--out", tmp_path / "b")
+    assert second.returncode == 0 and second.stderr == "" and runs(folder) == 1
+
+
+def test_no_setup_refuses_a_bot_that_was_never_built(tmp_path, mark):
+    folder = built_bot(tmp_path / "bot")
+    proc = arena(mark, "match", folder, ROOT / "bots" / "random", "--no-setup", "--out", tmp_path / "a")
+    assert proc.returncode == 2 and runs(folder) == 0
+    assert proc.stderr.splitlines() == [
+        f"arena match: error: bot built ({folder}): the command's file build/bot.py does not "
+        "exist; its setup has not run (drop --no-setup)"]
+
+
+def test_a_failed_setup_stops_a_tournament_before_anything_is_stored(tmp_path, mark):
+    folder = built_bot(tmp_path / "bot", '["{python}", "-c", "raise SystemExit(4)"]')
+    db = tmp_path / "t.db"
+    proc = arena(mark, "tournament", folder, ROOT / "bots" / "random", "--games", 1, "--db", db)
+    assert proc.returncode == 2 and not db.exists()
+    [line] = proc.stderr.splitlines()[-1:]
+    assert line.startswith("arena tournament: error: the setup of bot built exited with code 4; "
+                           f"its output is in {folder / LOG}")
