@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-import grpc
+from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 

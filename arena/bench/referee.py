@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grpc
+from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 from arena.bots.launcher import LocalBot

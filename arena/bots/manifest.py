@@ -94,16 +94,18 @@ def load_manifest(folder: str | Path) -> BotManifest:
 
 
 def missing_program(manifest: BotManifest) -> str | None:
-    """Why the bot's command cannot start (its program, or a file path it names such as
-    the script of an interpreter, is missing), or None."""
+    """Why the bot's command cannot start (its program, or the script in a subfolder that
+    an interpreter is given first, is missing), or None."""
     program, *args = manifest.command
     if os.sep in program:
         if not (manifest.folder / program).exists():
             return f"the command's program {program} does not exist"
     elif shutil.which(program) is None and not (manifest.folder / program).exists():
         return f"the command's program {program!r} is not found on PATH"
-    for arg in args:   # "build/bot.py" or "dist/main.js": a path, which must exist
-        if (os.sep in arg and not arg.startswith("-") and "=" not in arg and "://" not in arg
-                and not (manifest.folder / arg).exists()):
-            return f"the command's file {arg} does not exist"
+    script = args[0] if args else ""
+    # an interpreter's script in a subfolder of the bot ("build/bot.py", "dist/main.js"),
+    # typically what a setup builds: it must exist too
+    if (os.sep in script and not os.path.isabs(script) and not script.startswith("-")
+            and not any(c.isspace() for c in script) and not (manifest.folder / script).exists()):
+        return f"the command's file {script} does not exist"
     return None

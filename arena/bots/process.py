@@ -9,6 +9,8 @@ import os
 import signal
 from pathlib import Path
 
+from ono99 import transport
+
 from arena.bots.manifest import BotManifest
 
 ENV_REFEREE = "ONO99_REFEREE"
@@ -32,6 +34,8 @@ class BotProcess:
 
     async def start(self) -> None:
         env = dict(os.environ)
+        if transport.CHOSE:   # the arena's own choice of gRPC transport is not the bot's
+            env.pop("GRPC_EXPERIMENTS", None)
         env.update({ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name,
                     "PYTHONUNBUFFERED": "1"})
         try:

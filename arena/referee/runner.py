@@ -14,22 +14,20 @@ import itertools
 import time
 from collections.abc import Sequence
 
-from ono99.v1 import referee_pb2
-
 from arena.referee.results import (
     ABORTED, ABORTED_STATUS, AUTOPLAY, CRASHED, DISCONNECTED, FINISHED, ILLEGAL, TIMEOUT,
     MatchResult, MatchSpec, SeatStats, Verdict,
 )
 from arena.referee.session import BotSession, SessionClosed
+from arena.referee import wire
 from arena.referee.wire import (
-    VERDICT_KINDS, EventEncoder, SeatStatesCache, card_from_wire, cards_to_wire, match_end,
-    match_start, rules_to_wire, turn_request,
+    EventEncoder, SeatStatesCache, card_from_wire, match_end, match_start, rules_to_wire,
+    turn_request,
 )
 from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
 from arena.rules.game import Game
 
-_RefereeMessage = referee_pb2.RefereeMessage
 _perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
 
@@ -136,11 +134,11 @@ class MatchRunner:
         spec = self.spec
         turn_id = next(self._turn_ids)
         view = game.view(seat)
-        wire = self._encoder.update(game.events)
-        msg = turn_request(spec.match_id, turn_id, view, self._states, wire[self._sent[seat]:],
+        encoded = self._encoder.update(game.events)
+        msg = turn_request(spec.match_id, turn_id, view, self._states, encoded[self._sent[seat]:],
                            spec.time_control.move_ms, self._bank_ns[seat] // 1_000_000,
                            self._last_latency[seat])
-        self._sent[seat] = len(wire)
+        self._sent[seat] = len(encoded)
         session.open_turn(turn_id)
         start = _perf_ns()
         deadline = start + self._move_ns + self._bank_ns[seat]
@@ -252,9 +250,9 @@ class MatchRunner:
         A seat is not sent the bare echo of its own accepted action (its play and draw):
         it knows them already, and gets them with its next message. This spares a write
         per turn, and in a two-seat match every Events message."""
-        wire = self._encoder.wire
+        encoded = self._encoder.wire
         events = self.game.events
-        n = len(wire)
+        n = len(encoded)
         for seat, session in enumerate(self.sessions):
             sent = self._sent[seat]
             if seat == skip or session is None or session.closed or sent >= n:
@@ -265,24 +263,21 @@ class MatchRunner:
                     break
             else:
                 continue  # only its own play and draw: no message needed now
-            pending = wire[sent:]
+            pending = encoded[sent:]
             self._sent[seat] = n
             try:
-                await session.send(_RefereeMessage(events=referee_pb2.Events(
-                    match_id=self.spec.match_id, events=pending)))
+                await session.send(wire.events(self.spec.match_id, pending))
             except SessionClosed:
                 pass  # noticed at its next turn
 
     async def _tell_end(self, timeout: float | None = None) -> None:
         """Send every live seat the match end: ranking, verdicts, every hand revealed."""
         game = self.game
-        wire = self._encoder.update(game.events)
+        encoded = self._encoder.update(game.events)
         result = self.result
-        hands = [referee_pb2.Hand(seat=s, cards=cards_to_wire(
-            game.hands[s] if game.hands[s] is not None else game.revealed.get(s, ())))
-            for s in range(game.seats)]
-        verdicts = [referee_pb2.Verdict(seat=v.seat, kind=VERDICT_KINDS[v.kind], detail=v.detail,
-                                        latency_us=v.latency_us) for v in self.verdicts]
+        hands = wire.hands_to_wire([game.hands[s] if game.hands[s] is not None
+                                    else game.revealed.get(s, ()) for s in range(game.seats)])
+        verdicts = wire.verdicts_to_wire(self.verdicts)
         for seat, session in enumerate(self.sessions):
             if session is None:
                 continue
@@ -290,8 +285,8 @@ class MatchRunner:
             if session.closed:
                 continue
             msg = match_end(self.spec.match_id, result.ranking, result.termination,
-                            wire[self._sent[seat]:], verdicts, hands)
-            self._sent[seat] = len(wire)
+                            encoded[self._sent[seat]:], verdicts, hands)
+            self._sent[seat] = len(encoded)
             if timeout is None:
                 try:
                     await session.send(msg)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-import grpc
+from ono99.transport import grpc
 from ono99.v1 import referee_pb2_grpc
 
 from arena.referee import wire

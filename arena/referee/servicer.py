@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-import grpc
+from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 from arena import __version__
+from arena.referee import wire
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 
 HELLO_TIMEOUT_S = 10.0
@@ -47,9 +48,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             await self._refuse(context, refusal)
             return
         try:
-            await session.send(referee_pb2.RefereeMessage(welcome=referee_pb2.Welcome(
-                protocol_version=PROTOCOL_VERSION, referee=f"ono99-arena/{__version__}",
-                bot_name=session.name, session_id=session.session_id)))
+            await session.send(wire.welcome(PROTOCOL_VERSION, f"ono99-arena/{__version__}",
+                                            session.name, session.session_id))
             while True:
                 msg = await context.read()
                 if msg is grpc.aio.EOF:
@@ -70,8 +70,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     @staticmethod
     async def _refuse(context, refusal: Refused) -> None:
         try:
-            await context.write(referee_pb2.RefereeMessage(refusal=referee_pb2.Refusal(
-                code=refusal.code, reason=refusal.reason)))
+            await context.write(wire.refusal(refusal.code, refusal.reason))
         except Exception:
             pass
         context.set_code(_REFUSAL_STATUS.get(refusal.code, grpc.StatusCode.PERMISSION_DENIED))

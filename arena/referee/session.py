@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ono99.v1 import referee_pb2
 
-from arena.referee.wire import ERROR_CODES
+from arena.referee import wire
 
 if TYPE_CHECKING:
     from arena.bots.process import BotProcess
@@ -106,8 +106,7 @@ class BotSession:
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
         try:
-            await self.send(referee_pb2.RefereeMessage(rejected=referee_pb2.ActionRejected(
-                turn_id=turn_id, code=ERROR_CODES[code], reason=reason)))
+            await self.send(wire.rejected(turn_id, code, reason))
         except SessionClosed:
             pass
 

@@ -19,7 +19,7 @@ from arena.rules.rulesets import GameConfig
 from arena.rules.views import SeatView
 
 if TYPE_CHECKING:
-    from arena.referee.results import MatchSpec
+    from arena.referee.results import MatchSpec, Verdict
 
 N_CARDS = len(TOKENS)
 
@@ -28,18 +28,19 @@ _SeatState = game_pb2.SeatState
 _SeatView = game_pb2.SeatView
 
 
-def card_to_wire(code: int) -> int:
-    return code + 1
+#: ``Card`` value = engine code + OFFSET (the enum's 0 is CARD_UNSPECIFIED). The one place
+#: it is written: everything below goes through it.
+OFFSET = 1
 
 
 def card_from_wire(value: int) -> int | None:
     """The engine code of a ``Card`` value, or None for UNSPECIFIED or an unknown value."""
-    code = value - 1
+    code = value - OFFSET
     return code if 0 <= code < N_CARDS else None
 
 
 def cards_to_wire(cards: Iterable[int]) -> list[int]:
-    return [c + 1 for c in cards]
+    return [c + OFFSET for c in cards]
 
 
 def rules_to_wire(config: GameConfig) -> game_pb2.Rules:
@@ -57,7 +58,7 @@ def event_to_wire(e: tuple) -> game_pb2.Event:
     """An engine event tuple (see :mod:`arena.rules.events`) as a protobuf Event."""
     kind = e[0]
     if kind == PLAY:
-        return _Event(card_played=game_pb2.CardPlayed(seat=e[1], card=e[2] + 1, total=e[3]))
+        return _Event(card_played=game_pb2.CardPlayed(seat=e[1], card=e[2] + OFFSET, total=e[3]))
     if kind == DRAW:
         return _Event(cards_drawn=game_pb2.CardsDrawn(seat=e[1], count=e[2]))
     if kind == DEAL:
@@ -72,7 +73,8 @@ def event_to_wire(e: tuple) -> game_pb2.Event:
     if kind == TOKEN:
         return _Event(token_lost=game_pb2.TokenLost(seat=e[1], tokens_left=e[2]))
     if kind == OUT:
-        return _Event(out_of_round=game_pb2.OutOfRound(seat=e[1], card=0 if e[2] is None else e[2] + 1))
+        return _Event(out_of_round=game_pb2.OutOfRound(
+            seat=e[1], card=0 if e[2] is None else e[2] + OFFSET))
     if kind == SCORES:
         return _Event(round_scored=game_pb2.RoundScored(scores=list(e[1])))
     if kind == ELIMINATE:
@@ -83,10 +85,6 @@ def event_to_wire(e: tuple) -> game_pb2.Event:
     if kind == END:
         return _Event(game_ended=game_pb2.GameEnded(ranking=places_to_wire(e[1]), termination=e[2]))
     raise ValueError(f"unknown event {e!r}")
-
-
-def events_to_wire(events: Iterable[tuple]) -> list[game_pb2.Event]:
-    return [event_to_wire(e) for e in events]
 
 
 class SeatStatesCache:
@@ -115,7 +113,7 @@ def view_to_wire(view: SeatView, seat_states: list[game_pb2.SeatState]) -> game_
     """A seat's engine view as a protobuf SeatView (``seat_states`` from the cache)."""
     table = view.table
     return _SeatView(
-        seat=view.seat, hand=[c + 1 for c in view.hand], total=view.total,
+        seat=view.seat, hand=[c + OFFSET for c in view.hand], total=view.total,
         direction=view.direction, to_act=-1 if view.to_act is None else view.to_act,
         owed=view.owed, draw_size=view.draw_size, discard_size=view.discard_size,
         seats=seat_states, round=table.round, dealer=table.dealer)
@@ -153,7 +151,7 @@ def turn_request(match_id: str, turn_id: int, view: SeatView, seat_states: SeatS
     cards, the public events it has not seen, and its clock."""
     return referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
         match_id=match_id, turn_id=turn_id, view=view_to_wire(view, seat_states.get(view.table)),
-        legal=[c + 1 for c in view.legal], over_limit=view.over_limit, events=events,
+        legal=[c + OFFSET for c in view.legal], over_limit=view.over_limit, events=events,
         move_ms=move_ms, bank_ms=bank_ms, previous_latency_us=previous_latency_us))
 
 
@@ -164,6 +162,39 @@ def match_end(match_id: str, ranking: Sequence[Sequence[int]], termination: str,
     return referee_pb2.RefereeMessage(match_end=referee_pb2.MatchEnd(
         match_id=match_id, ranking=places_to_wire(ranking), termination=termination,
         verdicts=verdicts, hands=hands, events=events))
+
+
+def events(match_id: str, events: Sequence[game_pb2.Event]) -> referee_pb2.RefereeMessage:
+    """Public events for a seat that is not about to act."""
+    return referee_pb2.RefereeMessage(events=referee_pb2.Events(match_id=match_id, events=events))
+
+
+def verdicts_to_wire(verdicts: Iterable[Verdict]) -> list[referee_pb2.Verdict]:
+    return [referee_pb2.Verdict(seat=v.seat, kind=VERDICT_KINDS[v.kind], detail=v.detail,
+                                latency_us=v.latency_us) for v in verdicts]
+
+
+def hands_to_wire(hands: Sequence[Sequence[int]]) -> list[referee_pb2.Hand]:
+    """Every seat's cards at the end of a match (``hands[seat]``)."""
+    return [referee_pb2.Hand(seat=s, cards=cards_to_wire(h)) for s, h in enumerate(hands)]
+
+
+def rejected(turn_id: int, code: str, reason: str) -> referee_pb2.RefereeMessage:
+    """An action was refused (``code`` one of :data:`ERROR_CODES`); the turn stays open."""
+    return referee_pb2.RefereeMessage(rejected=referee_pb2.ActionRejected(
+        turn_id=turn_id, code=ERROR_CODES[code], reason=reason))
+
+
+def welcome(protocol_version: int, referee: str, bot_name: str,
+            session_id: str) -> referee_pb2.RefereeMessage:
+    return referee_pb2.RefereeMessage(welcome=referee_pb2.Welcome(
+        protocol_version=protocol_version, referee=referee, bot_name=bot_name,
+        session_id=session_id))
+
+
+def refusal(code: int, reason: str) -> referee_pb2.RefereeMessage:
+    """A refused hello: ``code`` a ``RefusalCode``; the stream ends after it."""
+    return referee_pb2.RefereeMessage(refusal=referee_pb2.Refusal(code=code, reason=reason))
 
 
 def goodbye(reason: str) -> referee_pb2.RefereeMessage:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import random
 import re
 import subprocess
@@ -13,12 +14,15 @@ import pytest
 from arena.rules import ConfigError, Game, Outcome, make_config, parse_card, token
 
 
-def test_engine_imports_without_grpc_or_rich():
-    code = ("import sys, arena.rules; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('grpc', 'rich', 'google')]; "
-            "print(bad)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_engine_imports_with_nothing_but_the_standard_library():
+    code = ("import os, sys; env = dict(os.environ); import arena.rules, arena.seeds; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in "
+            "('grpc', 'rich', 'google', 'ono99')]; "
+            "print(bad, env == dict(os.environ))")
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_EXPERIMENTS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env)
+    assert out.stdout.strip() == "[] True"
 
 
 def test_different_seeds_give_different_deals():

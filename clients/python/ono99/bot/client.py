@@ -9,8 +9,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-import grpc
 
+from ono99.transport import grpc
 from ono99.bot import __version__
 from ono99.bot.base import Bot
 from ono99.bot.driver import Driver, RefusedError
