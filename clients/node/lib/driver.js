@@ -41,7 +41,7 @@ function asBot(bot) {
     if (/^class\b/.test(Function.prototype.toString.call(bot))) {
       throw new TypeError(`pass a bot instance (new ${bot.name}()), not the class`);
     }
-    return { name: bot.name || 'bot', choose: bot };
+    return { name: 'bot', choose: bot };
   }
   if (!bot || typeof bot.choose !== 'function') {
     throw new TypeError('a bot needs a choose(view) method (or pass a choose function)');
