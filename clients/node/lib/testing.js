@@ -137,12 +137,13 @@ class FakeReferee {
    * @param {number} [turn.owed] 1
    * @param {number[]} [turn.handSizes] default: 4 for every seat
    * @param {boolean[]} [turn.inGame] default: every seat in
+   * @param {string[][]} [turn.revealed] each seat's hand laid face up, default: none
    * @param {number} [turn.drawSize] 50
    * @param {boolean} [turn.overLimit] false
    * @param {bigint|string|number} [turn.turnId] default: one more than the last
    */
   async turn({
-    hand, legal, total = 0, direction = 1, owed = 1, handSizes, inGame, drawSize = 50,
+    hand, legal, total = 0, direction = 1, owed = 1, handSizes, inGame, revealed, drawSize = 50,
     overLimit = false, turnId,
   }) {
     this.turnId = String(turnId ?? BigInt(this.turnId) + 1n);
@@ -151,7 +152,9 @@ class FakeReferee {
     const alive = inGame || Array(n).fill(true);
     const view = {
       seat: this.seat, hand: hand.map(card), total, direction, toAct: this.seat, owed, drawSize,
-      seats: Array.from({ length: n }, (_, i) => ({ handSize: sizes[i], inGame: alive[i], inRound: alive[i] })),
+      seats: Array.from({ length: n }, (_, i) => ({
+        handSize: sizes[i], inGame: alive[i], inRound: alive[i], revealed: ((revealed || [])[i] || []).map(card),
+      })),
       round: 1, dealer: (((this.seat - 1) % n) + n) % n,
     };
     const events = this._pending;
