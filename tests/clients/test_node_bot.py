@@ -23,17 +23,25 @@ RULESETS = [
 ]
 
 
+def failures(tap: str) -> str:
+    """The failed tests of node's TAP output, with their details (else its end)."""
+    lines = tap.splitlines()
+    blocks = ["\n".join(lines[i:i + 40]) for i, line in enumerate(lines)
+              if line.lstrip().startswith("not ok")]
+    return "\n...\n".join(blocks)[-8000:] if blocks else tap[-4000:]
+
+
 def test_node_sdk_unit_tests_pass(node):
     """npm test in clients/node: the SDK against a fake referee (node's test runner)."""
     proc = subprocess.run(["npm", "test"], cwd=NODE_SDK, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, failures(proc.stdout) + proc.stderr[-2000:]
     assert "# fail 0" in proc.stdout
 
 
 def test_node_counter_unit_tests_pass(node):
     proc = subprocess.run([node, "--test", "bot.test.js"], cwd=NODE_COUNTER, capture_output=True,
                           text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, failures(proc.stdout) + proc.stderr[-2000:]
     assert "# fail 0" in proc.stdout
 
 
@@ -83,3 +91,17 @@ def test_node_counter_beats_random_clearly(node):
     assert all(r.verdicts == [] for r in results)
     wins = sum(r.ranking[0] == (0,) for r in results)
     assert wins >= 48, f"node-counter won {wins} of 80"  # 60%; bots/counter wins ~69%
+
+
+@pytest.mark.parametrize("ruleset, options", RULESETS)
+def test_node_counter_plays_exactly_as_counter(node, ruleset, options):
+    """The port is faithful: in the seat of bots/counter, against the same opponents and
+    seeds, node-counter makes the same decisions, so the games are the same."""
+    def games(bot):
+        return play([bot, BOTS / "random", BOTS / "pusher"],
+                    lambda names: [spec(names, ruleset, seed, options) for seed in range(1, 9)])
+
+    python, js = games(BOTS / "counter"), games(NODE_COUNTER)
+    assert [r.verdicts for r in js] == [[]] * 8
+    for a, b in zip(python, js):
+        assert a.events == b.events, f"seed {a.spec.seed}: node-counter decided otherwise than counter"
