@@ -50,6 +50,7 @@ options:
 function makeLog(stream, label, verbose) {
   const write = (level, text) => stream.write(`${new Date().toISOString()} ${label} ${level} ${text}\n`);
   return {
+    debugging: verbose,  // callers test it before building a costly message
     debug: verbose ? (text) => write('DEBUG', text) : () => {},
     warn: (text) => write('WARNING', text),
     error: (text) => write('ERROR', text),
@@ -133,8 +134,9 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
 }
 
 /**
- * Connect to `referee` and play until goodbye. Resolves to an exit code as run() does;
- * rejects with the error if the bot's own code throws (after closing the connection).
+ * Connect to `referee` and play until goodbye. Resolves to an exit code as run() does
+ * (2 for an address grpc cannot parse); rejects with the error if the bot's own code
+ * throws (after closing the connection).
  *
  * @param {object|Function} bot
  * @param {object} options
@@ -154,8 +156,14 @@ async function play(bot, {
   const botName = name || (bot && bot.name) || 'bot';
   const driver = new Driver(bot, { log: makeLog(stderr, botName, verbose) });
   const protocol = loadProtocol(protoDir);
-  const client = new protocol.RefereeClient(referee, protocol.grpc.credentials.createInsecure(),
-    CHANNEL_OPTIONS);
+  let client;
+  try {
+    client = new protocol.RefereeClient(referee, protocol.grpc.credentials.createInsecure(),
+      CHANNEL_OPTIONS);
+  } catch (err) {  // grpc-js cannot parse the address at all
+    say(`error: bad referee address ${JSON.stringify(referee)}: ${err.message}`);
+    return EXIT.USAGE;
+  }
   try {
     if (!(await waitForReady(client, connectTimeout))) {
       say(`error: no referee reachable at ${referee} within ${connectTimeout} s`);
@@ -181,7 +189,7 @@ async function session(client, protocol, driver, token, name, say) {
   call.on('error', () => {});
   const log = driver.log;
   const send = (msg) => {
-    log.debug(`send ${JSON.stringify(msg)}`);
+    if (log.debugging) log.debug(`send ${JSON.stringify(msg)}`);
     call.write(msg);
   };
   const messages = call[Symbol.asyncIterator]();
@@ -191,14 +199,13 @@ async function session(client, protocol, driver, token, name, say) {
       let next;
       try {
         next = await messages.next();
-      } catch (err) {  // the stream ended with an error status
-        if (driver.finished) return EXIT.OK;
+      } catch (err) {  // the stream ended with an error status before the goodbye
         const status = protocol.grpc.status[err.code] || err.code;
         say(`error: connection to the referee broke: ${status}: ${err.details ?? err.message}`);
         return EXIT.BROKEN;
       }
       if (next.done) break;
-      log.debug(`received ${JSON.stringify(next.value)}`);
+      if (log.debugging) log.debug(`received ${JSON.stringify(next.value)}`);
       for (const answer of await driver.handle(next.value)) send(answer);
     }
   } catch (err) {

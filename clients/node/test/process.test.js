@@ -11,11 +11,11 @@ const { startServer, socketAddress, msgs, grpc } = require('./support/fake-serve
 
 const BOT = path.join(__dirname, 'fixtures', 'bot.js');
 
-/** Run the fixture bot; resolves to {code, stdout, stderr}. Killed (and failed) after 10 s. */
+/** Run the fixture bot; resolves to {code, stdout, stderr}. Killed (and failed) after 20 s. */
 function runBot(args = [], env = {}) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ONO99_')));
   return new Promise((resolve) => {
-    execFile(process.execPath, [BOT, ...args], { env: { ...clean, ...env }, timeout: 10_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BOT, ...args], { env: { ...clean, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (err.killed ? `killed (${err.signal})` : err.code) : 0, stdout, stderr });
     });
   });
@@ -30,8 +30,9 @@ async function withServer(script, fn) {
   }
 }
 
-// Each test waits on a child process (most of it node's start-up): run them side by side.
-describe('the bot process', { concurrency: true }, () => {
+// Each test waits on a child process (most of it node's start-up): run a few side by side,
+// not all at once, which on a loaded machine would make each start slow enough to time out.
+describe('the bot process', { concurrency: 4 }, () => {
   test('no address or no token: usage error 2', async () => {
     const { code, stderr } = await runBot();
     assert.equal(code, EXIT.USAGE);

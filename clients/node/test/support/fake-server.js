@@ -52,7 +52,7 @@ class Session {
   }
 
   /** The next message from the bot; null once the stream is over. */
-  recv(timeoutMs = 5000) {
+  recv(timeoutMs = 10_000) {
     if (this._queue.length) return Promise.resolve(this._queue.shift());
     if (this.closed) return Promise.resolve(null);
     return new Promise((resolve, reject) => {
@@ -87,7 +87,7 @@ class Session {
   }
 
   /** Resolves once the bot's side of the stream is over (half-close or cancel). */
-  async gone(timeoutMs = 5000) {
+  async gone(timeoutMs = 10_000) {
     const start = Date.now();
     while (!this.closed) {
       if (Date.now() - start > timeoutMs) throw new Error('the bot kept its stream open');
