@@ -1,0 +1,229 @@
+'use strict';
+/** Connect a bot to a referee over gRPC and play until the referee says goodbye. */
+
+const { parseArgs } = require('node:util');
+
+const { Driver, RefusedError } = require('./driver');
+const { loadProtocol } = require('./proto');
+const { version } = require('../package.json');
+
+const SDK = `ono99-node/${version}`;
+const ENV_REFEREE = 'ONO99_REFEREE';
+const ENV_TOKEN = 'ONO99_TOKEN';
+const ENV_NAME = 'ONO99_BOT_NAME';
+
+/** Exit codes of run() (the Python SDK's, plus 1 for a bot whose own code threw). */
+const EXIT = Object.freeze({
+  OK: 0,           // the referee said goodbye
+  BOT_ERROR: 1,    // the bot's choose or a hook threw (Python: the uncaught exception's 1)
+  USAGE: 2,        // no referee address or no token, or a bad argument
+  REFUSED: 3,      // the referee refused the hello
+  UNREACHABLE: 4,  // no referee reachable within the connect timeout
+  BROKEN: 5,       // the connection broke, or the stream ended without a goodbye
+});
+
+const DEFAULT_CONNECT_TIMEOUT = 30;
+
+// A referee started after its bot (or restarting) is found within a second: grpc's
+// default backoff grows to minutes between attempts, longer than any connect timeout.
+const CHANNEL_OPTIONS = Object.freeze({
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+});
+
+const USAGE = `usage: node bot.js [--referee ADDR] [--token TOKEN] [--name NAME]
+                   [--connect-timeout SECONDS] [-v]
+
+An ONO 99 bot: connects to a referee and plays until told to stop.
+
+options:
+  --referee ADDR             referee address, e.g. localhost:50051 or unix:/path
+                             (default: $${ENV_REFEREE})
+  --token TOKEN              the secret token this bot was given (default: $${ENV_TOKEN})
+  --name NAME                name to announce (default: $${ENV_NAME} or the bot's own)
+  --connect-timeout SECONDS  seconds to keep retrying the connection (default: ${DEFAULT_CONNECT_TIMEOUT})
+  -v, --verbose              log every message
+  -h, --help                 show this help
+`;
+
+/** A logger writing to `stream`, every line stamped with the time and the bot's name. */
+function makeLog(stream, label, verbose) {
+  const write = (level, text) => stream.write(`${new Date().toISOString()} ${label} ${level} ${text}\n`);
+  return {
+    debugging: verbose,  // callers test it before building a costly message
+    debug: verbose ? (text) => write('DEBUG', text) : () => {},
+    warn: (text) => write('WARNING', text),
+    error: (text) => write('ERROR', text),
+  };
+}
+
+/**
+ * The settings run() takes from `argv` and `env`, or {exit, message} when it must stop.
+ * @returns {{referee?: string, token?: string, name?: string, connectTimeout: number,
+ *            verbose: boolean} | {exit: number, message: string}}
+ */
+function parseCommandLine(argv, env) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        referee: { type: 'string' },
+        token: { type: 'string' },
+        name: { type: 'string' },
+        'connect-timeout': { type: 'string' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    return { exit: EXIT.USAGE, message: `${USAGE}error: ${err.message}\n` };
+  }
+  if (values.help) return { exit: EXIT.OK, message: USAGE };
+  let connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+  if (values['connect-timeout'] !== undefined) {
+    connectTimeout = Number(values['connect-timeout']);
+    if (values['connect-timeout'].trim() === '' || !Number.isFinite(connectTimeout) || connectTimeout < 0) {
+      return {
+        exit: EXIT.USAGE,
+        message: `error: --connect-timeout takes a number of seconds, not ${JSON.stringify(values['connect-timeout'])}\n`,
+      };
+    }
+  }
+  return {
+    referee: values.referee ?? env[ENV_REFEREE],
+    token: values.token ?? env[ENV_TOKEN],
+    name: values.name ?? env[ENV_NAME],
+    connectTimeout,
+    verbose: Boolean(values.verbose),
+  };
+}
+
+/**
+ * Play `bot` against the referee named on the command line or in the environment.
+ * Resolves to an exit code (EXIT); never rejects: an exception of the bot's own code is
+ * printed on stderr and gives EXIT.BOT_ERROR.
+ *
+ *     run(new MyBot()).then((code) => process.exit(code));
+ *
+ * @param {object|Function} bot a Bot, an object with choose(view), or a choose function
+ * @param {string[]} [argv] the arguments (default: process.argv.slice(2))
+ * @param {NodeJS.ProcessEnv} [env] the environment (default: process.env)
+ * @param {{stderr?: {write: Function}, protoDir?: string}} [options]
+ */
+async function run(bot, argv = process.argv.slice(2), env = process.env, options = {}) {
+  const stderr = options.stderr || process.stderr;
+  const args = parseCommandLine(argv, env);
+  if (args.exit !== undefined) {
+    (args.exit === EXIT.OK ? process.stdout : stderr).write(args.message);
+    return args.exit;
+  }
+  if (!args.referee || args.token === undefined) {
+    stderr.write(`error: give the referee address and token (--referee/--token or ` +
+      `$${ENV_REFEREE}/$${ENV_TOKEN})\n`);
+    return EXIT.USAGE;
+  }
+  try {
+    return await play(bot, { ...args, stderr, protoDir: options.protoDir });
+  } catch (err) {
+    stderr.write(`error: the bot failed: ${err && err.stack ? err.stack : err}\n`);
+    return EXIT.BOT_ERROR;
+  }
+}
+
+/**
+ * Connect to `referee` and play until goodbye. Resolves to an exit code as run() does
+ * (2 for an address grpc cannot parse); rejects with the error if the bot's own code
+ * throws (after closing the connection).
+ *
+ * @param {object|Function} bot
+ * @param {object} options
+ * @param {string} options.referee "host:port" or "unix:/path"
+ * @param {string} options.token
+ * @param {string} [options.name] the name to announce (default: the bot's)
+ * @param {number} [options.connectTimeout] seconds to keep retrying the connection (30)
+ * @param {boolean} [options.verbose] log every message on stderr
+ * @param {{write: Function}} [options.stderr] where errors and logs go (process.stderr)
+ * @param {string} [options.protoDir] the folder holding ono99/v1/*.proto (see proto.js)
+ */
+async function play(bot, {
+  referee, token, name, connectTimeout = DEFAULT_CONNECT_TIMEOUT, verbose = false,
+  stderr = process.stderr, protoDir,
+} = {}) {
+  const say = (text) => stderr.write(`${text}\n`);
+  const botName = name || (bot && bot.name) || 'bot';
+  const driver = new Driver(bot, { log: makeLog(stderr, botName, verbose) });
+  const protocol = loadProtocol(protoDir);
+  let client;
+  try {
+    client = new protocol.RefereeClient(referee, protocol.grpc.credentials.createInsecure(),
+      CHANNEL_OPTIONS);
+  } catch (err) {  // grpc-js cannot parse the address at all
+    say(`error: bad referee address ${JSON.stringify(referee)}: ${err.message}`);
+    return EXIT.USAGE;
+  }
+  try {
+    if (!(await waitForReady(client, connectTimeout))) {
+      say(`error: no referee reachable at ${referee} within ${connectTimeout} s`);
+      return EXIT.UNREACHABLE;
+    }
+    return await session(client, protocol, driver, token, name, say);
+  } finally {
+    client.close();
+  }
+}
+
+function waitForReady(client, seconds) {
+  return new Promise((resolve) => {
+    client.waitForReady(Date.now() + seconds * 1000, (err) => resolve(!err));
+  });
+}
+
+/** One Play stream: hello, then answer every message until goodbye. */
+async function session(client, protocol, driver, token, name, say) {
+  const call = client.Play();
+  // Stream errors are read through the iterator below; this listener only keeps one that
+  // comes after we stopped reading (e.g. from cancel()) from crashing the process.
+  call.on('error', () => {});
+  const log = driver.log;
+  const send = (msg) => {
+    if (log.debugging) log.debug(`send ${JSON.stringify(msg)}`);
+    call.write(msg);
+  };
+  const messages = call[Symbol.asyncIterator]();
+  try {
+    send(driver.hello(token, name, SDK));
+    while (!driver.finished) {
+      let next;
+      try {
+        next = await messages.next();
+      } catch (err) {  // the stream ended with an error status before the goodbye
+        const status = protocol.grpc.status[err.code] || err.code;
+        say(`error: connection to the referee broke: ${status}: ${err.details ?? err.message}`);
+        return EXIT.BROKEN;
+      }
+      if (next.done) break;
+      if (log.debugging) log.debug(`received ${JSON.stringify(next.value)}`);
+      for (const answer of await driver.handle(next.value)) send(answer);
+    }
+  } catch (err) {
+    if (err instanceof RefusedError) {
+      say(`error: ${err.message}`);
+      return EXIT.REFUSED;
+    }
+    throw err;  // the bot's own code failed: the caller reports it
+  } finally {
+    call.cancel();
+  }
+  if (!driver.finished) {
+    say('error: the referee closed the stream without a goodbye');
+    return EXIT.BROKEN;
+  }
+  return EXIT.OK;
+}
+
+module.exports = {
+  run, play, parseCommandLine, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, CHANNEL_OPTIONS,
+};

@@ -1,0 +1,107 @@
+"""The Node.js SDK (clients/node) and its sample bot (bots/node-counter): its own unit
+tests, and real matches against the Python sample bots on a real referee."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import BOTS, NODE_SDK, play, replays, spec
+
+from arena.referee.results import FINISHED
+
+NODE_COUNTER = BOTS / "node-counter"
+
+RULESETS = [
+    ("modern", None),
+    ("classic", None),
+    ("classic", {"scoring": "points", "points_target": 60}),
+    ("classic", {"ninety_nine_on_zero": True, "tokens": 1}),
+    ("classic-set99", None),
+    ("classic-set99", {"scoring": "points", "points_mode": "lowest", "points_target": 80}),
+]
+
+
+def failures(tap: str) -> str:
+    """The failed tests of node's TAP output, with their details (else its end)."""
+    lines = tap.splitlines()
+    blocks = ["\n".join(lines[i:i + 40]) for i, line in enumerate(lines)
+              if line.lstrip().startswith("not ok")]
+    return "\n...\n".join(blocks)[-8000:] if blocks else tap[-4000:]
+
+
+def test_node_sdk_unit_tests_pass(node):
+    """npm test in clients/node: the SDK against a fake referee (node's test runner)."""
+    proc = subprocess.run(["npm", "test"], cwd=NODE_SDK, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, failures(proc.stdout) + proc.stderr[-2000:]
+    assert "# fail 0" in proc.stdout
+
+
+def test_node_counter_unit_tests_pass(node):
+    proc = subprocess.run([node, "--test", "bot.test.js"], cwd=NODE_COUNTER, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, failures(proc.stdout) + proc.stderr[-2000:]
+    assert "# fail 0" in proc.stdout
+
+
+@pytest.mark.parametrize("ruleset, options", RULESETS)
+@pytest.mark.parametrize("seats", [2, 4])
+def test_node_bot_plays_every_ruleset_to_the_end(node, ruleset, options, seats):
+    bots = ([NODE_COUNTER, BOTS / "counter"] if seats == 2 else
+            [NODE_COUNTER, BOTS / "pusher", BOTS / "counter", NODE_COUNTER])
+    node_seats = [i for i, b in enumerate(bots) if b == NODE_COUNTER]
+    # bot seeds above 2^63 travel as uint64: the node bot must take them without a fault
+    results = play(bots, lambda names: [
+        spec(names, ruleset, seed, options, bot_seeds=tuple(2**64 - 1 - i for i in range(seats)))
+        for seed in (1, 2)])
+    for result in results:
+        assert result.status == FINISHED
+        assert result.verdicts == []
+        assert sorted(s for g in result.ranking for s in g) == list(range(seats))
+        assert replays(result)
+        played = {e[1] for e in result.events if e[0] == "play"}
+        assert set(node_seats) <= played, "a node seat never played"
+
+
+def test_node_bot_replays_its_randomness_from_the_bot_seed(node, tmp_path):
+    """With --epsilon the node bot plays random cards drawn from bot.random: the same specs
+    give the same games, other bot seeds other games."""
+    folder = tmp_path / "node-random"
+    folder.mkdir()
+    script = (NODE_COUNTER / "bot.js").as_posix()
+    (folder / "bot.toml").write_text(
+        f'name = "node-random"\ncommand = ["node", "{script}", "--epsilon", "0.7"]\n')
+    bots = [folder, BOTS / "counter"]
+
+    def specs(seeds):
+        return lambda names: [spec(names, "modern", 5, bot_seeds=(s, 1)) for s in seeds]
+
+    first = play(bots, specs([2**63 + 5, 7]))
+    second = play(bots, specs([2**63 + 5, 7]))
+    assert [r.verdicts for r in first + second] == [[]] * 4
+    assert first[0].events == second[0].events
+    assert first[1].events == second[1].events
+    assert first[0].events != first[1].events
+
+
+def test_node_counter_beats_random_clearly(node):
+    results = play([NODE_COUNTER, BOTS / "random"],
+                   lambda names: [spec(names, seed=s) for s in range(1, 81)])
+    assert all(r.verdicts == [] for r in results)
+    wins = sum(r.ranking[0] == (0,) for r in results)
+    assert wins >= 48, f"node-counter won {wins} of 80"  # 60%; bots/counter wins ~69%
+
+
+@pytest.mark.parametrize("ruleset, options", RULESETS)
+def test_node_counter_plays_exactly_as_counter(node, ruleset, options):
+    """The port is faithful: in the seat of bots/counter, against the same opponents and
+    seeds, node-counter makes the same decisions, so the games are the same."""
+    def games(bot):
+        return play([bot, BOTS / "random", BOTS / "pusher"],
+                    lambda names: [spec(names, ruleset, seed, options) for seed in range(1, 9)])
+
+    python, js = games(BOTS / "counter"), games(NODE_COUNTER)
+    assert [r.verdicts for r in js] == [[]] * 8
+    for a, b in zip(python, js):
+        assert a.events == b.events, f"seed {a.spec.seed}: node-counter decided otherwise than counter"
