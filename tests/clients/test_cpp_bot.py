@@ -350,16 +350,20 @@ def test_a_real_referee_says_goodbye_and_the_bot_exits_0(cpp_bot):
         server = await RefereeServer.start("tcp")   # the other transport than the matches'
         try:
             reg = server.lobby.register("cpp")
-            proc = await start_bot(cpp_bot, env=bot_env(
+            proc = await start_bot(cpp_bot, "-v", env=bot_env(
                 ONO99_REFEREE=server.address, ONO99_TOKEN=reg.token, ONO99_BOT_NAME="cpp"))
             session = await server.lobby.wait_session(reg.token, 10)
         finally:
             await server.stop("all done")
-        return session, await finish(proc)
+        return reg.token, session, await finish(proc)
 
-    session, (rc, err) = asyncio.run(scenario())
+    token, session, (rc, err) = asyncio.run(scenario())
     assert rc == 0, err
     assert session.sdk.startswith("ono99-cpp/") and session.name == "cpp"
+    # -v logs every message, but never the secret token
+    assert 'cpp -> hello { name: "cpp" token: "<hidden>"' in err
+    assert 'cpp <- goodbye { reason: "all done" }' in err
+    assert token not in err
 
 
 def test_nothing_listening_exits_4_quickly(cpp_bot, tmp_path):

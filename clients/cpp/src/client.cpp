@@ -190,7 +190,11 @@ int play(Bot& bot, const Options& options) {
   };
 
   v1::BotMessage out = driver.hello(options.token, options.name, sdk_name());
-  if (options.verbose) log_message(who, "->", out);
+  if (options.verbose) {  // the token is a secret, and stderr goes to a log file
+    v1::BotMessage shown = out;
+    shown.mutable_hello()->set_token(options.token.empty() ? "" : "<hidden>");
+    log_message(who, "->", shown);
+  }
   bool writable = stream->Write(out);
   v1::RefereeMessage in;
   try {
