@@ -9,5 +9,13 @@ if ! command -v cmake >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1; then
     echo "(or run clients/cpp/install-deps.sh)" >&2
     exit 1
 fi
+# CMake refuses a build folder made for another source folder (a copied bot folder):
+# start that one afresh
+if [ -f build/CMakeCache.txt ] &&
+   ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$(pwd -P)" build/CMakeCache.txt; then
+    echo "setup: build/ was made for another folder; building afresh" >&2
+    rm -rf build
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# two parallel jobs fit CI's 2 cores; ONO99_BUILD_JOBS=N for a bigger machine
 cmake --build build -j "${ONO99_BUILD_JOBS:-2}"
