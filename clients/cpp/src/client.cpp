@@ -3,7 +3,12 @@
 // One thread and the synchronous bidi stream: read a message, hand it to the driver, write
 // the answer if there is one. A bot has nothing else to do while it waits, so there is no
 // hand-off between threads on the turn's path.
-#include <grpcpp/grpcpp.h>
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+#include <grpcpp/support/sync_stream.h>
 
 #include <chrono>
 #include <cmath>
