@@ -10,6 +10,7 @@
 #include <grpcpp/support/channel_arguments.h>
 #include <grpcpp/support/sync_stream.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -172,9 +173,10 @@ int play(Bot& bot, const Options& options) {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   auto channel =
       grpc::CreateCustomChannel(options.referee, grpc::InsecureChannelCredentials(), args);
+  // clamped so that the conversion to microseconds cannot overflow (a year is "forever")
+  const double wait_s = std::min(std::max(options.connect_timeout, 0.0), 365 * 86400.0);
   const auto deadline = std::chrono::system_clock::now() +
-                        std::chrono::microseconds(static_cast<std::int64_t>(
-                            options.connect_timeout * 1e6));
+                        std::chrono::microseconds(static_cast<std::int64_t>(wait_s * 1e6));
   if (!channel->WaitForConnected(deadline)) {
     std::cerr << "error: no referee reachable at " << options.referee << " within "
               << seconds_text(options.connect_timeout) << " s\n";
