@@ -1,0 +1,218 @@
+// Unit tests of the library without a network: cards, the model, and the Driver fed with
+// real protobuf messages (as the Python SDK's FakeReferee does). No test framework, to keep
+// the build to the Debian packages the library already needs: each CHECK prints what
+// failed, and main() returns non-zero if any did. Run with `ctest` in a build of clients/cpp.
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "driver.hpp"
+#include "ono99/bot.hpp"
+
+namespace {
+
+int failures = 0;
+
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      ++failures;                                                                     \
+      std::cerr << __FILE__ << ':' << __LINE__ << ": CHECK failed: " #cond << '\n'; \
+    }                                                                                 \
+  } while (0)
+
+using namespace ono99;
+
+class Recorder : public Bot {
+ public:
+  Recorder() : Bot("recorder") {}
+  Card choose(const View& view) override {
+    views.push_back(view);
+    first_random = random();
+    return view.legal.back();
+  }
+  void on_match_start(const Match& m) override { starts.push_back(m.match_id); }
+  void on_event(const Event& e, const Match& m) override {
+    event_kinds.push_back(std::string(kind_name(e.kind)));
+    events_seen_in_match = m.events.size();
+  }
+  void on_match_end(const MatchResult& r, const Match* m) override {
+    results.push_back(r);
+    ended_with_match = m != nullptr;
+  }
+  std::vector<View> views;
+  std::vector<std::string> starts, event_kinds;
+  std::vector<MatchResult> results;
+  std::size_t events_seen_in_match = 0;
+  bool ended_with_match = false;
+  std::uint64_t first_random = 0;
+};
+
+v1::RefereeMessage match_start(const std::string& id, std::uint64_t seed) {
+  v1::RefereeMessage msg;
+  auto* s = msg.mutable_match_start();
+  s->set_match_id(id);
+  s->set_seat(1);
+  s->add_seat_names("a");
+  s->add_seat_names("b");
+  s->add_seat_names("c");
+  s->mutable_rules()->set_ruleset("classic");
+  (*s->mutable_rules()->mutable_options())["ninety_nine_on_zero"] = "true";
+  s->mutable_rules()->set_seats(3);
+  s->mutable_rules()->set_limit(99);
+  s->set_bot_seed(seed);
+  return msg;
+}
+
+v1::RefereeMessage turn(const std::string& id, std::uint64_t turn_id) {
+  v1::RefereeMessage msg;
+  auto* t = msg.mutable_turn();
+  t->set_match_id(id);
+  t->set_turn_id(turn_id);
+  auto* v = t->mutable_view();
+  v->set_seat(1);
+  v->add_hand(v1::CARD_MINUS_TEN);
+  v->add_hand(v1::CARD_HOLD);
+  v->add_hand(v1::CARD_7);
+  v->set_total(42);
+  v->set_direction(-1);
+  v->set_owed(2);
+  for (int i = 0; i < 3; ++i) {
+    auto* s = v->add_seats();
+    s->set_hand_size(4);
+    s->set_in_game(true);
+    s->set_in_round(i != 0);  // seat 0 is out of the round
+  }
+  t->add_legal(v1::CARD_MINUS_TEN);
+  t->add_legal(v1::CARD_HOLD);
+  t->add_legal(v1::CARD_7);
+  auto* e = t->add_events()->mutable_card_played();
+  e->set_seat(2);
+  e->set_card(v1::CARD_DOUBLE_PLAY);
+  e->set_total(42);
+  t->add_events()->mutable_four_ninety_nines()->set_seat(0);
+  return msg;
+}
+
+void test_cards() {
+  CHECK(token(Card::N7) == "7");
+  CHECK(token(Card::Minus10) == "-10");
+  CHECK(token(Card::NinetyNine) == "99");
+  CHECK(token(static_cast<Card>(40)) == "?");
+  for (Card c : kAllCards) CHECK(card_from_token(token(c)) == c);
+  CHECK(!card_from_token("11").has_value());
+  CHECK(number_value(Card::N10) == 10 && number_value(Card::Hold) == -1);
+  CHECK(number_card(3) == Card::N3);
+  CHECK(static_cast<int>(Card::NinetyNine) == v1::CARD_99);  // the contract's numbers
+  CHECK(static_cast<int>(Card::Play2) == v1::CARD_PLAY_TWO);
+}
+
+void test_a_match_through_the_driver() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+
+  const v1::BotMessage hello = driver.hello("tok", "", "sdk/1");
+  CHECK(hello.hello().name() == "recorder" && hello.hello().token() == "tok");
+  CHECK(hello.hello().protocol_version() == 1);
+
+  const std::uint64_t seed = 18446744073709551615ull;
+  CHECK(!driver.handle(match_start("m", seed), &out));
+  CHECK(bot.starts == std::vector<std::string>{"m"});
+
+  const std::uint64_t id = 18446744073709551615ull;  // 2^64 - 1: echoed unchanged
+  CHECK(driver.handle(turn("m", id), &out));
+  CHECK(out.has_action() && out.action().turn_id() == id);
+  CHECK(out.action().card() == v1::CARD_7);
+  std::mt19937_64 expected(seed);
+  CHECK(bot.first_random == expected());  // seeded from bot_seed at the match start
+
+  const View& view = bot.views.at(0);
+  CHECK(view.total == 42 && view.owed == 2 && view.limit() == 99);
+  CHECK(view.hand.size() == 3 && view.is_legal(Card::Hold) && !view.is_legal(Card::N3));
+  CHECK(view.next_seat() == 2);   // direction -1 from seat 1 skips seat 0 (out of the round)
+  CHECK(view.next_seat(2) == 1);
+  CHECK(view.match->rules.option("ninety_nine_on_zero") == "true");
+  CHECK(view.match->rules.option("absent", "x") == "x");
+  CHECK((bot.event_kinds == std::vector<std::string>{"play", "four99"}));
+  CHECK(bot.events_seen_in_match == 2);  // on_event runs after the event is in match.events
+  CHECK((view.match->played() == std::vector<Card>{Card::DoublePlay, Card::NinetyNine,
+                                                    Card::NinetyNine, Card::NinetyNine,
+                                                    Card::NinetyNine}));
+
+  // a rejection: the default on_rejected answers the first legal card not tried yet
+  v1::RefereeMessage rejected;
+  rejected.mutable_rejected()->set_turn_id(id);
+  rejected.mutable_rejected()->set_code(v1::ERROR_CODE_ILLEGAL_PLAY);
+  CHECK(driver.handle(rejected, &out));
+  CHECK(out.action().turn_id() == id && out.action().card() == v1::CARD_MINUS_TEN);
+  CHECK(driver.handle(rejected, &out));
+  CHECK(out.action().card() == v1::CARD_HOLD);
+  CHECK(!driver.handle(rejected, &out));  // every legal card tried: nothing to send
+  rejected.mutable_rejected()->set_turn_id(5);
+  CHECK(!driver.handle(rejected, &out));  // not the open turn
+
+  v1::RefereeMessage end;
+  end.mutable_match_end()->set_match_id("m");
+  end.mutable_match_end()->set_termination("last_standing");
+  end.mutable_match_end()->add_ranking()->add_seats(2);
+  auto* tie = end.mutable_match_end()->add_ranking();
+  tie->add_seats(0);
+  tie->add_seats(1);
+  auto* verdict = end.mutable_match_end()->add_verdicts();
+  verdict->set_seat(0);
+  verdict->set_kind(v1::VERDICT_KIND_TIMEOUT);
+  auto* hand = end.mutable_match_end()->add_hands();
+  hand->set_seat(1);
+  hand->add_cards(v1::CARD_REVERSE);
+  CHECK(!driver.handle(end, &out));
+  CHECK(bot.results.size() == 1 && bot.ended_with_match);
+  const MatchResult& r = bot.results.at(0);
+  CHECK(r.place_of(2) == 1 && r.place_of(0) == 2 && r.place_of(1) == 2);
+  CHECK(r.verdicts.size() == 1 && r.verdicts[0].kind == "timeout");
+  CHECK(r.hands.at(1) == std::vector<Card>{Card::Reverse});
+
+  CHECK(!driver.finished());
+  v1::RefereeMessage bye;
+  bye.mutable_goodbye()->set_reason("done");
+  driver.handle(bye, &out);
+  CHECK(driver.finished() && !driver.refusal());
+}
+
+void test_refusal() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+  v1::RefereeMessage msg;
+  msg.mutable_refusal()->set_code(v1::REFUSAL_CODE_BAD_TOKEN);
+  msg.mutable_refusal()->set_reason("unknown token");
+  CHECK(!driver.handle(msg, &out));
+  CHECK(driver.finished() && driver.refusal() && driver.refusal()->reason() == "unknown token");
+}
+
+void test_random_helpers() {
+  Recorder bot;
+  bot.random.seed(7);
+  for (int i = 0; i < 1000; ++i) {
+    const double u = bot.random_unit();
+    CHECK(u >= 0.0 && u < 1.0);
+    CHECK(bot.random_index(3) < 3);
+  }
+  CHECK(bot.random_index(1) == 0);
+}
+
+}  // namespace
+
+int main() {
+  test_cards();
+  test_a_match_through_the_driver();
+  test_refusal();
+  test_random_helpers();
+  if (failures) {
+    std::cerr << failures << " check(s) failed\n";
+    return 1;
+  }
+  std::cout << "all checks passed\n";
+  return 0;
+}

@@ -1,0 +1,435 @@
+"""The C++ client (clients/cpp) through its sample bot, bots/cpp-counter.
+
+A module fixture builds the bot with the `setup` command of its bot.toml, as the arena
+will; then the bot plays real matches on a real referee against the Python sample bots
+on every ruleset, and speaks the raw protocol to a scripted referee (64-bit turn ids,
+rejections, goodbye, refusal, an unreachable or vanishing referee, exit codes).
+
+Only a missing cmake, protoc or grpc_cpp_plugin skips these tests; any other build
+failure fails them, with CMake's message (which names the Debian packages to install).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+import tomllib
+from pathlib import Path
+
+import grpc
+import pytest
+from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+
+from arena.local import LocalArena
+from arena.referee.results import FINISHED, MatchSpec, TimeControl
+from arena.referee.server import RefereeServer
+from arena.rules.game import replay
+from arena.rules.rulesets import make_config
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "bots"
+CPP_BOT = BOTS / "cpp-counter"
+PACKAGES = ("g++ make cmake pkg-config protobuf-compiler protobuf-compiler-grpc "
+            "libprotobuf-dev libgrpc++-dev")
+BUILD_TIMEOUT = 600  # a clean build takes about 30 s on 2 cores; a loaded machine, more
+
+# the module fixture's build runs inside the first test's time limit
+pytestmark = pytest.mark.timeout(BUILD_TIMEOUT + 120)
+
+RULESETS = [
+    ("modern", None),
+    ("classic", None),
+    ("classic", {"scoring": "points", "points_target": 60}),
+    ("classic", {"ninety_nine_on_zero": True, "tokens": 1}),
+    ("classic-set99", None),
+    ("classic-set99", {"scoring": "points", "points_mode": "lowest", "points_target": 80}),
+]
+
+
+# ---------------------------------------------------------------- building
+
+
+@pytest.fixture(scope="module")
+def cpp_bot() -> Path:
+    """The built bot folder (its executable is build/cpp-counter)."""
+    missing = [tool for tool in ("cmake", "protoc", "grpc_cpp_plugin") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"the C++ toolchain is missing ({', '.join(missing)} not found); install it "
+                    f"with: apt-get install -y --no-install-recommends {PACKAGES} "
+                    "(clients/cpp/install-deps.sh)")
+    # bot.toml is read directly: arena's load_manifest wants the command's program to
+    # exist already, which it does only after setup
+    manifest = tomllib.loads((CPP_BOT / "bot.toml").read_text())
+    setup = manifest["setup"]
+    command = shlex.split(setup) if isinstance(setup, str) else list(setup)
+    started = time.monotonic()
+    proc = subprocess.run(command, cwd=CPP_BOT, capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT)
+    if proc.returncode != 0:
+        pytest.fail(f"setup {command} of {CPP_BOT} failed ({proc.returncode}):\n"
+                    f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}", pytrace=False)
+    print(f"built {CPP_BOT.name} in {time.monotonic() - started:.1f} s")
+    assert (CPP_BOT / manifest["command"]).is_file()
+    return CPP_BOT
+
+
+# ---------------------------------------------------------------- real matches
+
+_ids = iter(range(1, 1_000_000))
+
+
+def spec(names, ruleset="modern", seed=1, options=None) -> MatchSpec:
+    return MatchSpec(f"cpp{next(_ids)}", make_config(ruleset, options, len(names)), seed,
+                     tuple(names), TimeControl(2000, 10_000))
+
+
+def play(bot_dirs, specs_for):
+    """Start a LocalArena with ``bot_dirs``; play the specs ``specs_for(labels)`` gives."""
+
+    async def go():
+        async with LocalArena.open(bot_dirs) as local:
+            return [await local.play(s) for s in specs_for(local.labels)]
+
+    return asyncio.run(go())
+
+
+def assert_complete_legal_game(result, seats: int) -> None:
+    assert result.status == FINISHED
+    assert result.verdicts == []
+    assert sorted(s for group in result.ranking for s in group) == list(range(seats))
+    # the referee's record is a real game: it replays from the seed
+    decisions = [(e[0], e[1], e[2]) if e[0] == "play" else ("play", e[1], e[2])
+                 for e in result.events if e[0] == "play" or (e[0] == "out" and e[2] is not None)]
+    assert replay(result.spec.config, result.spec.seed, decisions).events == result.events
+
+
+@pytest.mark.parametrize("others, cpp_seat", [
+    (["counter"], 0),
+    (["counter", "greedy", "random"], 2),
+], ids=["2-seats", "4-seats"])
+def test_plays_every_ruleset_against_the_python_bots(cpp_bot, others, cpp_seat):
+    dirs = [BOTS / name for name in others]
+    dirs.insert(cpp_seat, cpp_bot)
+    seats = len(dirs)
+    results = play(dirs, lambda names: [spec(names, ruleset, seed, options)
+                                        for ruleset, options in RULESETS for seed in (1, 2)])
+    for result in results:
+        assert_complete_legal_game(result, seats)
+        stats = result.stats[cpp_seat]
+        assert stats.rejections == 0
+    assert sum(r.stats[cpp_seat].moves for r in results) > 0
+
+
+@pytest.mark.parametrize("ruleset, options", [RULESETS[0], RULESETS[2], RULESETS[3], RULESETS[5]],
+                         ids=["modern", "classic-points", "classic-99-on-zero", "set99-lowest"])
+def test_makes_the_python_counters_moves(cpp_bot, ruleset, options):
+    """The port is faithful: with the same seeds, a table with cpp-counter plays exactly
+    the games the same table plays with the Python counter."""
+    others = [BOTS / "greedy", BOTS / "random", BOTS / "pusher"]
+    seeds = (11, 12, 13)
+
+    def games(counter):
+        results = play([counter, *others],
+                       lambda names: [spec(names, ruleset, s, options) for s in seeds])
+        return [r.events for r in results]
+
+    cpp_games = games(cpp_bot)
+    assert all(len(events) > 20 for events in cpp_games)
+    assert cpp_games == games(BOTS / "counter")
+
+
+def test_beats_random_clearly(cpp_bot):
+    results = play([cpp_bot, BOTS / "random"], lambda names: [spec(names, seed=s) for s in range(1, 61)])
+    wins = sum(r.ranking[0] == (0,) for r in results)
+    assert wins >= 33, f"cpp-counter won {wins} of 60"  # the Python counter wins ~69%
+
+
+# ---------------------------------------------------------------- the raw protocol
+
+BINARY_NAME = "build/cpp-counter"
+
+
+def bot_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONO99_")}
+    env.update(extra)
+    return env
+
+
+async def start_bot(bot_dir: Path, *args: str, env: dict[str, str] | None = None):
+    return await asyncio.create_subprocess_exec(
+        str(bot_dir / BINARY_NAME), *args, env=env or bot_env(), cwd=bot_dir,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+
+
+async def finish(proc, timeout: float = 10) -> tuple[int, str]:
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise AssertionError(f"the bot did not exit within {timeout} s") from None
+    return proc.returncode, err.decode()
+
+
+class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
+    """Serves ono99.v1.Referee; each Play stream runs ``script(stream)`` (read/write)."""
+
+    def __init__(self, script) -> None:
+        self.script = script
+        self.done: asyncio.Future | None = None
+
+    async def Play(self, request_iterator, context):
+        try:
+            await self.script(Stream(context))
+            self.done.set_result(None)
+        except BaseException as exc:  # the test reports it, not grpc's logs
+            if not self.done.done():
+                self.done.set_exception(exc)
+            raise
+
+
+class Stream:
+    def __init__(self, context) -> None:
+        self.context = context
+
+    async def read(self, timeout: float = 5) -> referee_pb2.BotMessage:
+        msg = await asyncio.wait_for(self.context.read(), timeout)
+        assert msg is not grpc.aio.EOF, "the bot closed its stream"
+        return msg
+
+    async def send(self, **kind) -> None:
+        await self.context.write(referee_pb2.RefereeMessage(**kind))
+
+
+async def serve(script, address: str):
+    servicer = ScriptedReferee(script)
+    servicer.done = asyncio.get_running_loop().create_future()
+    server = grpc.aio.server()
+    referee_pb2_grpc.add_RefereeServicer_to_server(servicer, server)
+    server.add_insecure_port(address)
+    await server.start()
+    return server, servicer
+
+
+C = game_pb2.Card
+
+
+def turn(turn_id: int, hand, legal, total=50, owed=1) -> referee_pb2.TurnRequest:
+    view = game_pb2.SeatView(
+        seat=0, hand=hand, total=total, direction=1, to_act=0, owed=owed, draw_size=40,
+        seats=[game_pb2.SeatState(hand_size=4, in_game=True, in_round=True) for _ in range(2)],
+        round=1, dealer=1)
+    return referee_pb2.TurnRequest(match_id="m1", turn_id=turn_id, view=view, legal=legal,
+                                   move_ms=1000, bank_ms=5000)
+
+
+def match_start() -> referee_pb2.MatchStart:
+    return referee_pb2.MatchStart(
+        match_id="m1", seat=0, seat_names=["cpp-counter", "other"],
+        rules=game_pb2.Rules(ruleset="modern", seats=2, limit=98,
+                             options={"max_total": "98", "max_plays": "1000"}),
+        time_control=referee_pb2.TimeControl(move_ms=1000, bank_ms=5000), bot_seed=2**64 - 1)
+
+
+def test_echoes_64_bit_turn_ids_retries_after_a_rejection_and_exits_0_on_goodbye(cpp_bot, tmp_path):
+    address = f"unix:{tmp_path / 'ref.sock'}"
+    seen: dict[str, object] = {}
+
+    async def script(stream: Stream):
+        hello = await stream.read()
+        seen["hello"] = hello
+        await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, referee="scripted",
+                                                      bot_name="cpp-counter", session_id="s1"))
+        await stream.send(match_start=match_start())
+        answers = []
+        for turn_id in (2**63 - 1, 2**63, 2**63 + 12345, 2**64 - 1):
+            await stream.send(turn=turn(turn_id, [C.CARD_3, C.CARD_9, C.CARD_REVERSE],
+                                        [C.CARD_3, C.CARD_9, C.CARD_REVERSE]))
+            answers.append((await stream.read()).action)
+        seen["answers"] = answers
+        # a refused answer: the bot tries another legal card for the same (huge) turn id
+        first = answers[-1].card
+        await stream.send(rejected=referee_pb2.ActionRejected(
+            turn_id=2**64 - 1, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason="scripted refusal"))
+        seen["retry"] = (await stream.read()).action
+        seen["first"] = first
+        await stream.send(match_end=referee_pb2.MatchEnd(
+            match_id="m1", termination="last_standing",
+            ranking=[game_pb2.Place(seats=[0]), game_pb2.Place(seats=[1])]))
+        await stream.send(goodbye=referee_pb2.Goodbye(reason="all done"))
+
+    async def scenario():
+        server, servicer = await serve(script, address)
+        try:
+            proc = await start_bot(cpp_bot, "--referee", address, "--token", "tok", "--name", "cee")
+            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
+            return await finish(proc)
+        finally:
+            await server.stop(0.5)
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 0, err
+    hello = seen["hello"].hello
+    assert (hello.name, hello.token, hello.protocol_version) == ("cee", "tok", 1)
+    assert hello.sdk.startswith("ono99-cpp/")
+    answers = seen["answers"]
+    assert [a.turn_id for a in answers] == [2**63 - 1, 2**63, 2**63 + 12345, 2**64 - 1]
+    assert all(a.card in (C.CARD_3, C.CARD_9, C.CARD_REVERSE) for a in answers)
+    retry = seen["retry"]
+    assert retry.turn_id == 2**64 - 1
+    assert retry.card != seen["first"] and retry.card in (C.CARD_3, C.CARD_9, C.CARD_REVERSE)
+    assert "action rejected (ERROR_CODE_ILLEGAL_PLAY): scripted refusal" in err
+
+
+def test_a_stream_that_ends_without_goodbye_exits_5(cpp_bot, tmp_path):
+    address = f"unix:{tmp_path / 'ref.sock'}"
+
+    async def script(stream: Stream):
+        await stream.read()
+        await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
+        # returning ends the stream with status OK and no goodbye
+
+    async def scenario():
+        server, servicer = await serve(script, address)
+        try:
+            proc = await start_bot(cpp_bot, env=bot_env(ONO99_REFEREE=address, ONO99_TOKEN="t"))
+            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
+            return await finish(proc)
+        finally:
+            await server.stop(0.5)
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 5, err
+    assert "the referee closed the stream without a goodbye" in err
+
+
+def test_a_referee_that_vanishes_exits_5(cpp_bot):
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        token = server.lobby.register("orphan").token
+        proc = await start_bot(cpp_bot, "--referee", server.address, "--token", token)
+        await server.lobby.wait_session(token, 10)
+        await server.server.stop(None)  # no goodbye: the stream is cut
+        try:
+            return await finish(proc)
+        finally:
+            await server.stop()
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 5, err
+    assert "connection to the referee broke" in err
+
+
+@pytest.mark.parametrize("token, code, reason", [
+    ("not-a-token", "REFUSAL_CODE_BAD_TOKEN", "unknown token"),
+    ("", "REFUSAL_CODE_BAD_TOKEN", "no token in the hello"),
+])
+def test_a_refused_hello_exits_3_with_the_reason(cpp_bot, token, code, reason):
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        try:
+            server.lobby.register("someone")
+            proc = await start_bot(cpp_bot, env=bot_env(ONO99_REFEREE=server.address,
+                                                        ONO99_TOKEN=token))
+            return await finish(proc)
+        finally:
+            await server.stop()
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 3, err
+    assert f"referee refused the connection ({code}): {reason}" in err
+
+
+def test_a_real_referee_says_goodbye_and_the_bot_exits_0(cpp_bot):
+    async def scenario():
+        server = await RefereeServer.start("tcp")   # the other transport than the matches'
+        try:
+            reg = server.lobby.register("cpp")
+            proc = await start_bot(cpp_bot, "-v", env=bot_env(
+                ONO99_REFEREE=server.address, ONO99_TOKEN=reg.token, ONO99_BOT_NAME="cpp"))
+            session = await server.lobby.wait_session(reg.token, 10)
+        finally:
+            await server.stop("all done")
+        return reg.token, session, await finish(proc)
+
+    token, session, (rc, err) = asyncio.run(scenario())
+    assert rc == 0, err
+    assert session.sdk.startswith("ono99-cpp/") and session.name == "cpp"
+    # -v logs every message, but never the secret token
+    assert 'cpp -> hello { name: "cpp" token: "<hidden>"' in err
+    assert 'cpp <- goodbye { reason: "all done" }' in err
+    assert token not in err
+
+
+def test_nothing_listening_exits_4_quickly(cpp_bot, tmp_path):
+    address = f"unix:{tmp_path / 'nobody.sock'}"
+    started = time.monotonic()
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--referee", address, "--token", "t",
+                           "--connect-timeout", "0.5"], env=bot_env(), capture_output=True,
+                          text=True, timeout=15)
+    took = time.monotonic() - started
+    assert proc.returncode == 4, proc.stderr
+    assert f"no referee reachable at {address} within 0.5 s" in proc.stderr
+    assert took < 5, f"took {took:.1f} s"
+
+
+def test_nothing_listening_on_tcp_exits_4(cpp_bot):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--connect-timeout=0.3"],
+                          env=bot_env(ONO99_REFEREE=f"127.0.0.1:{port}", ONO99_TOKEN="t"),
+                          capture_output=True, text=True, timeout=15)
+    assert proc.returncode == 4, proc.stderr
+
+
+def test_keeps_retrying_until_the_referee_appears(cpp_bot, tmp_path):
+    address = f"unix:{tmp_path / 'late.sock'}"
+
+    async def script(stream: Stream):
+        await stream.read()
+        await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
+        await stream.send(goodbye=referee_pb2.Goodbye(reason="bye"))
+
+    async def scenario():
+        proc = await start_bot(cpp_bot, "--referee", address, "--token", "t",
+                               "--connect-timeout", "10")
+        await asyncio.sleep(1.5)  # the bot is retrying by now
+        server, servicer = await serve(script, address)
+        try:
+            started = time.monotonic()
+            await asyncio.wait_for(asyncio.shield(servicer.done), 10)
+            return await finish(proc), time.monotonic() - started
+        finally:
+            await server.stop(0.5)
+
+    (rc, err), took = asyncio.run(scenario())
+    assert rc == 0, err
+    assert took < 5, f"the bot took {took:.1f} s to notice the referee"  # it retries every <= 1 s
+
+
+@pytest.mark.parametrize("args, env", [
+    ((), {}),
+    (("--referee", "unix:/nowhere"), {}),
+    (("--token", "t"), {}),
+    (("--bogus",), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t"}),
+    (("--connect-timeout", "soon"), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t"}),
+    (("--referee",), {}),
+])
+def test_usage_errors_exit_2(cpp_bot, args, env):
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), *args], env=bot_env(**env),
+                          capture_output=True, text=True, timeout=15)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ")
+
+
+def test_help_exits_0(cpp_bot):
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--help"], env=bot_env(),
+                          capture_output=True, text=True, timeout=15)
+    assert proc.returncode == 0
+    assert "--referee" in proc.stdout and "ONO99_TOKEN" in proc.stdout
