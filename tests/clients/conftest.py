@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.requirements import missing
 
 from arena.local import LocalArena
 from arena.referee.results import MatchSpec, TimeControl
@@ -29,7 +30,7 @@ def node() -> str:
     itself is missing."""
     program = shutil.which("node")
     if program is None:
-        pytest.skip("node is not installed: the Node.js SDK (clients/node) needs node >= 20")
+        missing("node is not installed: the Node.js SDK (clients/node) needs node >= 20")
     version = subprocess.run([program, "--version"], capture_output=True, text=True, check=True).stdout
     major = int(version.strip().lstrip("v").split(".")[0])
     assert major >= 20, f"clients/node needs node >= 20, this is {version.strip()}"

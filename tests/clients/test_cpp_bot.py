@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 import shutil
 import socket
 import subprocess
 import time
-import tomllib
 from pathlib import Path
 
 import grpc
 import pytest
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
+from support.requirements import missing as missing_tool
+
+from arena.bots.manifest import load_manifest
+from arena.bots.setup import SetupError, ensure_setup
 from arena.local import LocalArena
 from arena.referee.results import FINISHED, MatchSpec, TimeControl
 from arena.referee.server import RefereeServer
@@ -59,22 +61,17 @@ def cpp_bot() -> Path:
     """The built bot folder (its executable is build/cpp-counter)."""
     missing = [tool for tool in ("cmake", "protoc", "grpc_cpp_plugin") if shutil.which(tool) is None]
     if missing:
-        pytest.skip(f"the C++ toolchain is missing ({', '.join(missing)} not found); install it "
+        missing_tool(f"the C++ toolchain is missing ({', '.join(missing)} not found); install it "
                     f"with: apt-get install -y --no-install-recommends {PACKAGES} "
                     "(clients/cpp/install-deps.sh)")
-    # bot.toml is read directly: arena's load_manifest wants the command's program to
-    # exist already, which it does only after setup
-    manifest = tomllib.loads((CPP_BOT / "bot.toml").read_text())
-    setup = manifest["setup"]
-    command = shlex.split(setup) if isinstance(setup, str) else list(setup)
+    # the arena's own setup: once per version of the bot's sources
     started = time.monotonic()
-    proc = subprocess.run(command, cwd=CPP_BOT, capture_output=True, text=True,
-                          timeout=BUILD_TIMEOUT)
-    if proc.returncode != 0:
-        pytest.fail(f"setup {command} of {CPP_BOT} failed ({proc.returncode}):\n"
-                    f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}", pytrace=False)
-    print(f"built {CPP_BOT.name} in {time.monotonic() - started:.1f} s")
-    assert (CPP_BOT / manifest["command"]).is_file()
+    try:
+        result = ensure_setup(load_manifest(CPP_BOT), BUILD_TIMEOUT)
+    except SetupError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    print(f"{CPP_BOT.name}: {'built' if result.ran else 'up to date'} in "
+          f"{time.monotonic() - started:.1f} s")
     return CPP_BOT
 
 
@@ -184,9 +181,20 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
         self.done: asyncio.Future | None = None
 
     async def Play(self, request_iterator, context):
+        stream = Stream(context)
         try:
-            await self.script(Stream(context))
+            await self.script(stream)
             self.done.set_result(None)
+        except asyncio.CancelledError:
+            # gRPC cancels this handler when the bot ends its call: right after a goodbye
+            # that is the bot leaving as it should, even if the goodbye's write had not
+            # completed here yet
+            if not self.done.done():
+                if stream.said_goodbye:
+                    self.done.set_result(None)
+                else:
+                    self.done.set_exception(AssertionError("the bot ended its call early"))
+            raise
         except BaseException as exc:  # the test reports it, not grpc's logs
             if not self.done.done():
                 self.done.set_exception(exc)
@@ -196,6 +204,7 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
 class Stream:
     def __init__(self, context) -> None:
         self.context = context
+        self.said_goodbye = False
 
     async def read(self, timeout: float = 5) -> referee_pb2.BotMessage:
         msg = await asyncio.wait_for(self.context.read(), timeout)
@@ -203,6 +212,7 @@ class Stream:
         return msg
 
     async def send(self, **kind) -> None:
+        self.said_goodbye = self.said_goodbye or "goodbye" in kind
         await self.context.write(referee_pb2.RefereeMessage(**kind))
 
 
