@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.rules.events import event_to_dict
-from arena.rules.game import places_of
+from arena.rules.game import Deal, Game, places_of
 from arena.rules.rulesets import GameConfig
 from arena.seeds import Seeds
 
@@ -54,6 +54,13 @@ class MatchSpec:
     bot_seeds: tuple[int, ...] = ()   # one per seat; default: derived from the seed
     on_fault: str = FORFEIT
     max_rejections: int = 5           # refused actions a seat may send in one match
+    scenario: tuple[Deal, ...] = ()   # scripted first rounds; then random from the seed
+
+    def new_game(self) -> Game:
+        """The game this spec plays: from its seed, or its scenario and then its seed."""
+        if self.scenario:
+            return Game.from_deals(self.config, self.scenario, then_seed=self.seed)
+        return Game.from_config(self.config, self.seed)
 
     def bot_seed(self, seat: int) -> int:
         """The seed sent to ``seat``: from ``bot_seeds``, else keyed by the deal seed (a bot

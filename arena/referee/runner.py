@@ -61,7 +61,7 @@ class MatchRunner:
         self.spec = spec
         self.sessions = list(sessions)
         self.listeners = list(listeners)
-        self.game = Game.from_config(spec.config, spec.seed)
+        self.game = spec.new_game()
         self.verdicts: list[Verdict] = []
         self.stats = [SeatStats() for _ in range(n)]
         self.result: MatchResult | None = None

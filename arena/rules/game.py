@@ -117,17 +117,26 @@ class _SeededCards:
 
 
 class _ScriptedCards:
-    """Cards from explicit deals and reshuffle orders (top card first)."""
+    """Cards from explicit deals and reshuffle orders (top card first); with ``rng``, once
+    those are used up, shuffled ones (a scripted start to an otherwise random game)."""
 
     ordered = True
 
-    def __init__(self, deals: Sequence[Deal], reshuffles: Sequence[Sequence[int]]) -> None:
+    def __init__(self, deals: Sequence[Deal], reshuffles: Sequence[Sequence[int]],
+                 rng: random.Random | None = None) -> None:
         self.deals = list(deals)
         self.reshuffles = [list(r) for r in reshuffles]
         self.used_deals = 0
         self.used_reshuffles = 0
+        self.rng = rng
 
     def deal(self, game: Game) -> Deal:
+        if self.used_deals >= len(self.deals) and self.rng is not None:
+            pile = list(game.config.ruleset.deck)
+            self.rng.shuffle(pile)
+            hands = [None if not game.in_game[s] else [pile.pop() for _ in range(4)]
+                     for s in range(game.seats)]
+            return Deal(hands, pile, 0)    # the pile is kept top card last: pop() draws
         if self.used_deals >= len(self.deals):
             raise ScenarioError(f"round {game.round} needs a deal, but only "
                                 f"{len(self.deals)} deal(s) are given")
@@ -153,9 +162,16 @@ class _ScriptedCards:
         twin = object.__new__(_ScriptedCards)
         twin.deals, twin.reshuffles = self.deals, self.reshuffles
         twin.used_deals, twin.used_reshuffles = self.used_deals, self.used_reshuffles
+        twin.rng = None
+        if self.rng is not None:
+            twin.rng = random.Random.__new__(random.Random)
+            twin.rng.setstate(self.rng.getstate())
         return twin
 
     def reshuffle(self, discard: list[int]) -> list[int]:
+        if self.used_reshuffles >= len(self.reshuffles) and self.rng is not None:
+            self.rng.shuffle(discard)
+            return discard
         if self.used_reshuffles >= len(self.reshuffles):
             raise ScenarioError(f"the draw pile is empty and a reshuffle of "
                                 f"{len(discard)} discards needs an order, but only "
@@ -268,11 +284,15 @@ class Game:
 
     @classmethod
     def from_deals(cls, config: GameConfig, deals: Sequence[Deal],
-                   reshuffles: Sequence[Sequence[int]] = (), dealer: int | None = None) -> Game:
+                   reshuffles: Sequence[Sequence[int]] = (), dealer: int | None = None,
+                   then_seed: int | None = None) -> Game:
         """A game with explicit cards: ``deals[k]`` is round k+1's deal; each reshuffle of
         the discards into a new draw pile takes the next order of ``reshuffles`` (top
-        first). A missing or inconsistent deal or order raises :class:`ScenarioError`."""
-        return cls(config, _ScriptedCards(deals, reshuffles), dealer)
+        first). A missing or inconsistent deal or order raises :class:`ScenarioError`,
+        unless ``then_seed`` is given: the game then goes on with rounds and reshuffles
+        shuffled from that seed (a scripted situation, then a random game)."""
+        rng = None if then_seed is None else random.Random(then_seed)
+        return cls(config, _ScriptedCards(deals, reshuffles, rng), dealer)
 
     def clone(self) -> Game:
         """An independent copy, for search with the engine as a forward model. It draws

@@ -21,7 +21,6 @@ from arena.referee.wire import (
     EventEncoder, SeatStatesCache, card_from_wire, match_end, match_start, rules_to_wire,
     turn_request,
 )
-from arena.rules.game import Game
 from arena.tournament.executor import Executor, ResultSink
 from arena.tournament.schedule import PlannedMatch
 
@@ -30,7 +29,7 @@ def play_in_process(spec: MatchSpec, bots: Sequence[Bot]) -> MatchResult:
     """Play one match between bot objects (one per seat)."""
     started_at = time.time()
     t0 = time.perf_counter()
-    game = Game.from_config(spec.config, spec.seed)
+    game = spec.new_game()
     drivers = [Driver(b) for b in bots]
     rules = rules_to_wire(spec.config)
     for seat, driver in enumerate(drivers):

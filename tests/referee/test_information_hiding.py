@@ -14,7 +14,6 @@ from conftest import play, spec
 
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.wire import card_from_wire, event_to_wire
-from arena.rules.game import Game
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
 
@@ -39,7 +38,7 @@ def card_fields(msg, path=""):
 
 def snapshots(result):
     """Replay the match; the game state after each step, keyed by its event count."""
-    game = Game.from_config(result.spec.config, result.spec.seed)
+    game = result.spec.new_game()
     states = {len(game.events): snapshot(game)}
     for e in result.events:
         if e[0] == "play" or (e[0] == "out" and e[2] is not None):

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from arena.rules import ConfigError, Game, Outcome, make_config, parse_card, token
+from arena.rules import ConfigError, Deal, Game, Outcome, ScenarioError, make_config, parse_card, token
 
 
 def test_engine_imports_with_nothing_but_the_standard_library():
@@ -120,3 +120,28 @@ def test_playing_a_clone_to_the_end_changes_nothing_of_the_original(ruleset, opt
             else:
                 clone.play(clone.to_act, rng.choice(clone.legal_cards()))
         assert {n: getattr(game, n) for n in STATE} == before
+
+
+@pytest.mark.parametrize("ruleset, options, seats", [
+    ("modern", None, 2), ("classic", None, 3), ("classic", {"scoring": "points"}, 4),
+    ("classic-set99", None, 8)])
+def test_a_scripted_start_goes_on_as_a_random_game_from_its_seed(ruleset, options, seats):
+    # check-bot's scripted situations: chosen hands and total, then a whole random game
+    config = make_config(ruleset, options, seats)
+    deck = list(config.ruleset.deck)
+    hands = [deck[4 * s:4 * s + 4] for s in range(seats)]
+    rest = deck[4 * seats:4 * seats + 5]            # a short pile: reshuffles come soon
+    games = []
+    for _ in range(2):
+        game = Game.from_deals(config, [Deal(hands, rest, 40)], then_seed=7)
+        assert game.total == 40 and [sorted(h) for h in game.hands] == [sorted(h) for h in hands]
+        rng = random.Random(3)
+        while not game.finished:
+            game.play(game.to_act, rng.choice(game.legal_cards()))
+        games.append(game.events)
+    assert games[0] == games[1]                     # the seed decides the rest
+    assert any(e[0] == "reshuffle" for e in games[0])
+    with pytest.raises(ScenarioError, match="reshuffle"):   # without a seed, as before
+        game = Game.from_deals(config, [Deal(hands, rest, 40)])
+        while not game.finished:
+            game.play(game.to_act, game.legal_cards()[0])
