@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from arena import __version__
-from arena.cli import bench, conformance, match, tournament
+from arena.cli import bench, check_bot, conformance, match, tournament
 from arena.rules.errors import ConfigError
 
-COMMANDS = (tournament, match, conformance, bench)
+COMMANDS = (tournament, match, check_bot, conformance, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

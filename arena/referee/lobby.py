@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import deque
 from dataclasses import dataclass, field
 
 from ono99.v1 import referee_pb2
@@ -41,6 +42,7 @@ class Lobby:
     def __init__(self) -> None:
         self._by_token: dict[str, Registration] = {}
         self.closing = False
+        self.refusals: deque[str] = deque(maxlen=64)   # the latest refused hellos' reasons
 
     def register(self, name: str, token: str | None = None) -> Registration:
         """Allow a bot called ``name`` to connect; returns its registration (with a fresh

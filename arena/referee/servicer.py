@@ -67,8 +67,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         finally:
             session.close("the stream ended")
 
-    @staticmethod
-    async def _refuse(context, refusal: Refused) -> None:
+    async def _refuse(self, context, refusal: Refused) -> None:
+        self.lobby.refusals.append(refusal.reason)
         try:
             await context.write(wire.refusal(refusal.code, refusal.reason))
         except Exception:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
 
 from ono99.v1 import referee_pb2
@@ -47,6 +47,7 @@ class BotSession:
         self.close_reason = ""
         self.closed_by_referee = False          # the referee ended the stream (bad bytes)
         self.rejections = 0                     # refused actions in the current match
+        self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
         self.in_match = False
         self._closed = False
         self._writing = False
@@ -105,6 +106,7 @@ class BotSession:
 
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
+        self.refused[code] += 1
         try:
             await self.send(wire.rejected(turn_id, code, reason))
         except SessionClosed:

@@ -18,6 +18,15 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
                  message it receives, hex-encoded, one per line, in the file named by
                  a third argument
   good           plays its first legal card every turn
+and, whatever the turn count (for check-bot's situations):
+  slow_sometimes sleeps $ROGUE_SLEEP seconds before every TRIGGER-th answer
+  linger         stays 30 s after the goodbye before exiting
+  one_match      exits (code 0) at the end of its first match
+  crash_on_owed  exits with code 1 at a turn owing two cards
+  crash_on_over_limit  exits with code 1 at an over-limit turn
+  crash_on_four99      exits with code 1 when its own four 99s are played
+  crash_on_big_tables  exits with code 1 at the start of a match of more than 4 seats
+  modern_only    exits with code 1 at the start of a match of another ruleset
 Every refusal code and rejection code it receives is appended to $ROGUE_LOG.
 """
 
@@ -66,6 +75,7 @@ def main():
     else:
         send(pb.BotMessage(hello=pb.Hello(name="rogue", token=token, protocol_version=version)))
     turns = 0
+    seat = -1
     previous = None
     pending = None  # the open turn to answer correctly after a deliberate mistake
     rng = random.Random(0)
@@ -81,9 +91,21 @@ def main():
                 log("refusal " + pb.RefusalCode.Name(msg.refusal.code))
                 return 3
             if kind == "goodbye":
+                if MODE == "linger":
+                    time.sleep(30)
                 return 0
             if kind == "match_start":
                 rng = random.Random(msg.match_start.bot_seed)
+                seat = msg.match_start.seat
+                if ((MODE == "crash_on_big_tables" and msg.match_start.rules.seats > 4)
+                        or (MODE == "modern_only" and msg.match_start.rules.ruleset != "modern")):
+                    os._exit(1)
+            if kind == "match_end" and MODE == "one_match":
+                return 0
+            if MODE == "crash_on_four99" and kind in ("events", "turn", "match_end"):
+                for e in getattr(msg, kind).events:
+                    if e.WhichOneof("kind") == "four_ninety_nines" and e.four_ninety_nines.seat == seat:
+                        os._exit(1)
             if kind == "rejected":
                 log("rejected " + pb.ErrorCode.Name(msg.rejected.code))
                 if MODE == "garbage_card":
@@ -99,6 +121,11 @@ def main():
             t = msg.turn
             turns += 1
             answer = pb.BotMessage(action=pb.Action(turn_id=t.turn_id, card=t.legal[0]))
+            if ((MODE == "crash_on_owed" and t.view.owed == 2)
+                    or (MODE == "crash_on_over_limit" and t.over_limit)):
+                os._exit(1)
+            if MODE == "slow_sometimes" and turns % TRIGGER == 0:
+                time.sleep(float(os.environ.get("ROGUE_SLEEP", "0.2")))
             if MODE == "record":
                 answer.action.card = t.legal[rng.randrange(len(t.legal))]
             elif turns == TRIGGER:

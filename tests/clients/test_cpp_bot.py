@@ -16,6 +16,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -443,3 +444,10 @@ def test_help_exits_0(cpp_bot):
                           capture_output=True, text=True, timeout=15)
     assert proc.returncode == 0
     assert "--referee" in proc.stdout and "ONO99_TOKEN" in proc.stdout
+
+
+def test_the_sample_passes_check_bot(cpp_bot):
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", "check-bot", str(cpp_bot)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "check-bot: cpp-counter: 13 passed, 0 failed"

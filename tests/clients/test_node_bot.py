@@ -4,6 +4,7 @@ tests, and real matches against the Python sample bots on a real referee."""
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
@@ -105,3 +106,10 @@ def test_node_counter_plays_exactly_as_counter(node, ruleset, options):
     assert [r.verdicts for r in js] == [[]] * 8
     for a, b in zip(python, js):
         assert a.events == b.events, f"seed {a.spec.seed}: node-counter decided otherwise than counter"
+
+
+def test_node_counter_passes_check_bot(node):
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", "check-bot", str(NODE_COUNTER)],
+                          cwd=BOTS.parent, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "check-bot: node-counter: 13 passed, 0 failed"

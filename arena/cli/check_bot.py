@@ -1,0 +1,67 @@
+"""``arena check-bot DIR``: a compliance run for one bot folder, in any language."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+
+from arena.bots.check import GOODBYE_S, check_bot
+from arena.bots.manifest import load_manifest
+from arena.bots.setup import DEFAULT_TIMEOUT_S
+from arena.rules.errors import ConfigError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check-bot",
+        help="check that a bot keeps the protocol and the rules (a compliance run)",
+        description="Run the bot's setup, launch it on a private referee and play it, over one "
+                    "connection, against the referee's own house seats: every ruleset, 2 and 8 "
+                    "seats, an owed pair after P2 and after DP, four 99s in a modern hand, an "
+                    "over-limit turn in points scoring. Then say goodbye. One line per check, "
+                    "PASS or FAIL with what was seen and how to fix it, then "
+                    "'check-bot: NAME: P passed, F failed'. Exit code 0 only if every check "
+                    f"passes. Checks: hello with protocol 1 in time; answers only its own turns "
+                    f"with their turn ids; only legal cards; move time p50/p99 within the "
+                    f"allowance (a bot that relies on its bank fails); no crash, time-out or "
+                    f"disconnection; exits within {GOODBYE_S:g} s of goodbye. Start-up time and "
+                    "peak memory are reported.")
+    p.add_argument("bot", metavar="DIR", help="the bot folder (with its bot.toml)")
+    p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+    p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
+                   help="the move allowance the bot is held to (default: 1)")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long the bot has to connect after it is started (default: 10)")
+    p.add_argument("--no-setup", dest="setup", action="store_false",
+                   help="do not run the bot's setup")
+    p.add_argument("--setup-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"time its setup may take (default: {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the deals (default: 1; the run is the same every time)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for flag in ("move_time", "connect_timeout", "setup_timeout"):
+        if not 0 < getattr(args, flag) < math.inf:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be positive (finite seconds)")
+    manifest = load_manifest(args.bot)
+    report = asyncio.run(check_bot(
+        manifest, setup=args.setup, setup_timeout=args.setup_timeout,
+        move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        for check in report.checks:
+            print(check.line(), flush=True)
+        figures = []
+        if report.startup_s is not None:
+            figures.append(f"start-up {report.startup_s:.2f} s")
+        if report.peak_memory_mb is not None:
+            figures.append(f"peak memory {report.peak_memory_mb:.1f} MB")
+        figures.append(f"{report.matches} matches in {report.seconds:.1f} s")
+        print("bot: " + ", ".join(figures))
+        print(report.summary())
+    return 0 if report.failed == 0 else 1

@@ -1,0 +1,101 @@
+"""arena check-bot as a bot author runs it: every sample bot passes, and a bot that breaks
+one rule (tests/bots/rogue.py, one fault planted per mode) fails that check and the run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+ROGUE = ROOT / "tests" / "bots" / "rogue.py"
+SAMPLES = ["counter", "pusher", "greedy", "random", "lowest"]
+
+
+def check_bot(mark: str, folder: Path, *args, env=None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", "check-bot", str(folder), *args],
+                          cwd=ROOT, env={**env_for(mark), **(env or {})}, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert processes_marked(mark) == [], "bot processes left running"
+    return proc
+
+
+def rogue(tmp_path: Path, mode: str, trigger: int = 3) -> Path:
+    folder = tmp_path / mode
+    folder.mkdir()
+    (folder / "bot.toml").write_text(
+        f'name = "{mode}"\ncommand = ["{{python}}", "{ROGUE}", "{mode}", "{trigger}"]\n')
+    return folder
+
+
+def lines(proc) -> dict[str, str]:
+    """Each check's line, by check name."""
+    out = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith(("PASS ", "FAIL ")):
+            out[line[5:].split(":", 1)[0]] = line
+    return out
+
+
+@pytest.mark.parametrize("bot", SAMPLES)
+def test_every_sample_bot_passes(mark, bot):
+    proc = check_bot(mark, ROOT / "bots" / bot)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    checks = lines(proc)
+    assert len(checks) == 13 and all(line.startswith("PASS") for line in checks.values())
+    assert proc.stdout.splitlines()[-1] == f"check-bot: {bot}: 13 passed, 0 failed"
+    assert "start-up " in proc.stdout and "peak memory " in proc.stdout
+
+
+def test_the_json_report(mark):
+    proc = check_bot(mark, ROOT / "bots" / "lowest", "--json")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["failed"] == 0 and report["passed"] == 13
+    assert [c["name"] for c in report["checks"]][:2] == ["setup", "hello"]
+    assert report["matches"] >= 10 and report["startup_s"] > 0 and report["peak_memory_mb"] > 0
+
+
+# mode -> (the check that must fail, words in its line, extra arguments, environment)
+FAULTS = {
+    "bad_protocol": ("hello", ["protocol version 99 is not supported"], [], {}),
+    "no_hello": ("hello", ["the first message of a session must be a hello"], [], {}),
+    "modern_only": ("rulesets", ["classic", "crashed"], [], {}),
+    "crash_on_big_tables": ("seats", ["8 seats failed"], [], {}),
+    "crash_on_owed": ("owed pairs", ["an owed pair after P2", "view.owed is 2"], [], {}),
+    "crash_on_over_limit": ("over-limit turns", ["over_limit set"], [], {}),
+    "crash_on_four99": ("four 99s", ["four 99s in a modern hand", "crashed"], [], {}),
+    "one_match": ("one connection", ["connections", "next match_start follows"], [], {}),
+    "other_turn": ("own turns", ["not_your_turn", "echoing its turn_id"], [], {}),
+    "stale": ("own turns", ["stale_turn"], [], {}),
+    "not_in_hand": ("legal cards", ["not_in_hand", "TurnRequest.legal"], [], {}),
+    "garbage_card": ("own turns", ["malformed"], [], {}),
+    "slow_sometimes": ("move time", ["relies on its bank"], ["--move-time", "0.05"],
+                       {"ROGUE_SLEEP": "0.08"}),
+    "exit": ("no faults", ["crashed"], [], {}),
+    "garbage_bytes": ("no faults", ["disconnected"], [], {}),
+    "linger": ("goodbye", ["still running 3 s after the goodbye"], [], {}),
+}
+
+
+@pytest.mark.parametrize("mode", FAULTS)
+def test_a_planted_fault_fails_its_check_and_the_run(tmp_path, mark, mode):
+    check, words, args, env = FAULTS[mode]
+    trigger = 20 if mode == "slow_sometimes" else 3
+    proc = check_bot(mark, rogue(tmp_path, mode, trigger), *args, env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    line = lines(proc)[check]
+    assert line.startswith("FAIL"), line
+    for word in words:
+        assert word in line, line
+    assert proc.stdout.splitlines()[-1].startswith(f"check-bot: {mode}: ")
+    assert proc.stdout.splitlines()[-1].endswith(" failed") and " 0 failed" not in proc.stdout
+
+
+def test_a_healthy_raw_protocol_bot_passes(tmp_path, mark):
+    proc = check_bot(mark, rogue(tmp_path, "good"))
+    assert proc.returncode == 0, proc.stdout
