@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             figures.append(f"start-up {report.startup_s:.2f} s")
         if report.peak_memory_mb is not None:
             figures.append(f"peak memory {report.peak_memory_mb:.1f} MB")
-        figures.append(f"{report.matches} matches in {report.seconds:.1f} s")
+        figures.append(f"{report.matches} matches; {report.seconds:.1f} s in all")
         print("bot: " + ", ".join(figures))
         print(report.summary())
     return 0 if report.failed == 0 else 1

@@ -1,0 +1,67 @@
+"""Starter bot folders, one per language, from the templates shipped in arena/templates.
+
+Each starter plays legal, sensible cards (it deflects owed pairs and pushes the total up)
+and passes ``arena check-bot`` as generated. The Node.js and C++ starters use the SDKs in
+this arena's repository (clients/node, clients/cpp) by their path: relative when the new
+folder is inside the repository (it moves with it), absolute otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from arena.rules.errors import ConfigError
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+REPO = Path(__file__).resolve().parents[2]
+LANGUAGES = {"python": None, "node": REPO / "clients" / "node", "cpp": REPO / "clients" / "cpp"}
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path]:
+    """Write a starter bot in ``lang`` to ``folder`` (new, or empty); the files written.
+    :class:`ConfigError` says what is wrong (a taken folder, a bad name, no SDK)."""
+    if lang not in LANGUAGES:
+        raise ConfigError(f"--lang {lang!r} is not known; choose one of {', '.join(LANGUAGES)}")
+    folder = Path(folder).resolve()
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ConfigError(f"{folder} already exists and is not an empty folder; choose a new one")
+    name = name if name is not None else folder.name
+    if not _NAME.fullmatch(name):
+        raise ConfigError(f"bot name {name!r} is not allowed: use letters, digits, '.', '_' "
+                          "and '-', starting with a letter or digit, at most 64 characters")
+    sdk = LANGUAGES[lang]
+    if sdk is not None and not (sdk / ("package.json" if lang == "node" else "CMakeLists.txt")).exists():
+        raise ConfigError(f"the {lang} SDK is not at {sdk}: a {lang} bot needs the arena's "
+                          "repository (clients/), not only the installed package")
+    values = {"NAME": name, "DIR": _shown(folder)}
+    if sdk is not None:
+        try:
+            inside = folder.is_relative_to(REPO)
+        except ValueError:
+            inside = False
+        path = os.path.relpath(sdk, folder) if inside else str(sdk)
+        values.update(SDK=path, SDK_JS=json.dumps(path if path.startswith(("/", ".")) else f"./{path}"))
+        target = re.sub(r"[^A-Za-z0-9_-]", "-", name)
+        values.update(TARGET=target, TARGET_ID=re.sub(r"[^A-Za-z0-9_]", "_", target))
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for template in sorted((TEMPLATES / lang).iterdir()):
+        text = template.read_text(encoding="utf-8")
+        for key, value in values.items():
+            text = text.replace("{{" + key + "}}", value)
+        out = folder / template.name
+        out.write_text(text, encoding="utf-8")
+        written.append(out)
+    return written
+
+
+def _shown(folder: Path) -> str:
+    """The folder as a user would type it from here."""
+    try:
+        return str(folder.relative_to(Path.cwd()))
+    except ValueError:
+        return str(folder)
