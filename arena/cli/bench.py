@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
+from arena.cli.output import console
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -71,26 +71,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_engine(args: argparse.Namespace) -> int:
     from arena.bench import engine
 
-    engine.run(args.seconds, Console())
+    engine.run(args.seconds, console())
     return 0
 
 
 def run_referee(args: argparse.Namespace) -> int:
     from arena.bench import referee
 
-    referee.run(args.seconds, args.listen, Console(), args.rounds)
+    referee.run(args.seconds, args.listen, console(), args.rounds)
     return 0
 
 
 def run_tournament(args: argparse.Namespace) -> int:
     from arena.bench import tournament
 
-    tournament.run(Console(), args.games, args.repeats)
+    tournament.run(console(), args.games, args.repeats)
     return 0
 
 
 def run_ratings(args: argparse.Namespace) -> int:
     from arena.bench import ratings
 
-    ratings.run(Console(), args.seeds, args.table_size, args.budget)
+    ratings.run(console(), args.seeds, args.table_size, args.budget)
     return 0

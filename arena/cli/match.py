@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from arena.cli import output
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
 from arena.cli.prepare import add_setup_options, set_up
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
     tc = time_control(args)
     set_up(manifests, args)
-    console = Console(highlight=False)
+    console = output.console()
     out = args.out or Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from arena.cli import output
 from arena.bots.launcher import BotStartError
 from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import set_up
@@ -113,8 +114,8 @@ def run_tournament(args: argparse.Namespace) -> int:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
         raise ConfigError("--retire-after must be at least 1")
-    console = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    console = output.console()
+    err = output.console(stderr=True)
     # Everything is checked before the database is opened (or created): a refused
     # tournament stores nothing.
     if args.resume:
@@ -370,7 +371,7 @@ def run_standings(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"tournament": record.name, **board.to_dict()}, indent=2))
         return 0
-    console = Console(highlight=False)
+    console = output.console()
     print_standings(console, board, f"standings of {escape(record.name)} "
                                     f"({sum(l.matches for l in board.lines) // max(1, record.settings['table_size'])} matches)")
     return 0
@@ -390,7 +391,7 @@ def run_matches(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([m.to_dict() for m in matches], indent=2))
         return 0
-    console = Console(highlight=False)
+    console = output.console()
     table = Table(title=f"matches of {escape(record.name)}", title_justify="left")
     for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
         table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
@@ -415,7 +416,7 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**match.to_dict(), "events": events}, indent=2))
         return 0
-    console = Console(highlight=False)
+    console = output.console()
     console.print(f"match {match.id} ({match.key}) of {escape(match.tournament)}: {match.ruleset}, "
                   f"seed {match.seed}, seats: " + escape(", ".join(f"{i} {b}" for i, b in enumerate(match.bots))),
                   soft_wrap=True)

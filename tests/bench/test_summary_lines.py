@@ -1,0 +1,29 @@
+"""Every benchmark's summary line is one line, however narrow the terminal: run piped,
+with COLUMNS=40 (where rich would otherwise wrap at the width it assumes)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+CASES = {
+    "engine": (["--seconds", "0.05"], r"engine: \d+ decisions/s \(modern, 4 seats\)"),
+    "ratings": (["--seeds", "1", "--budget", "200"],
+                r"ratings: tau -?[\d.]+ duplicate, -?[\d.]+ plain; matches to separate [\d,inf]+ "
+                r"duplicate, [\d,inf]+ plain"),
+}
+
+
+@pytest.mark.parametrize("what", CASES)
+def test_the_summary_line_is_never_wrapped(what):
+    args, pattern = CASES[what]
+    out = subprocess.run([sys.executable, "-m", "arena.cli.main", "bench", what, *args],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "COLUMNS": "40"})
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(pattern, last), last
