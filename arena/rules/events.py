@@ -29,7 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from arena.rules.cards import TOKENS
+from arena.rules.cards import CODES, TOKENS
+
+_NINETY_NINE = CODES["99"]
 
 DEAL = "deal"
 PLAY = "play"
@@ -95,6 +97,33 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             value = tuple(value)
         values.append(value)
     return (kind, *values)
+
+
+def cards_played(events: Sequence[Event]) -> list[int]:
+    """Every card played in ``events``, in order: the public discard history (four 99s
+    played together are four 99s; a card played past the limit counts)."""
+    out: list[int] = []
+    for e in events:
+        kind = e[0]
+        if kind == PLAY or (kind == OUT and e[2] is not None):
+            out.append(e[2])
+        elif kind == FOUR_99:
+            out.extend((_NINETY_NINE,) * 4)
+    return out
+
+
+def decisions(events: Sequence[Event]) -> list[tuple]:
+    """The decisions in ``events``, in order: ``("play", seat, card)`` (a card played past
+    the limit included) and ``("forfeit", seat)``. Replayed on a game with the same cards
+    they reproduce the events (:func:`arena.rules.game.replay`)."""
+    out = []
+    for e in events:
+        kind = e[0]
+        if kind == PLAY or (kind == OUT and e[2] is not None):
+            out.append((PLAY, e[1], e[2]))
+        elif kind == FORFEIT:
+            out.append(e)
+    return out
 
 
 def describe_ranking(ranking, names: Sequence[str] | None = None) -> str:

@@ -33,6 +33,7 @@ from arena.rules.errors import (
 )
 from arena.rules.events import (
     DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
+    decisions,
 )
 from arena.rules.rulesets import (
     FOUR_AT_ONCE, LAST_STANDING, SETS_TOTAL, UNPLAYABLE, GameConfig, make_config,
@@ -351,14 +352,7 @@ class Game:
     def decisions(self) -> list[tuple]:
         """The decisions so far, in order: ``("play", seat, card)`` and ``("forfeit", seat)``;
         replayed on a game with the same config and seed they reproduce this game."""
-        out = []
-        for e in self.events:
-            kind = e[0]
-            if kind == PLAY or (kind == OUT and e[2] is not None):
-                out.append((PLAY, e[1], e[2]))
-            elif kind == FORFEIT:
-                out.append(e)
-        return out
+        return decisions(self.events)
 
     def table(self) -> Table:
         """The slow-changing public facts, shared by every view until they change."""

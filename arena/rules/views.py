@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from arena.rules.events import FOUR_99, OUT, PLAY
+from arena.rules.events import cards_played
 
 if TYPE_CHECKING:
     from arena.rules.game import Outcome
@@ -123,16 +123,7 @@ class _PublicView:
     @property
     def played(self) -> list[int]:
         """Every card played so far in the game, in order (the public discard history)."""
-        out: list[int] = []
-        for e in self._events[:self._n_events]:
-            kind = e[0]
-            if kind == PLAY:
-                out.append(e[2])
-            elif kind == OUT and e[2] is not None:
-                out.append(e[2])
-            elif kind == FOUR_99:
-                out.extend((16, 16, 16, 16))
-        return out
+        return cards_played(self._events[:self._n_events])
 
 
 class SeatView(_PublicView):

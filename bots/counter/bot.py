@@ -112,15 +112,7 @@ class CounterBot(Bot):
     def unseen(view, deck):
         counts = Counter(deck)
         counts.subtract(view.hand)
-        pile = []
-        for e in view.match.events:
-            if e.kind in ("deal", "reshuffle"):
-                pile.clear()
-            elif e.kind == "play" or (e.kind == "out" and e.card):
-                pile.append(e.card)
-            elif e.kind == "four99":
-                pile.extend(["99"] * 4)
-        counts.subtract(pile)
+        counts.subtract(view.match.discard_pile())
         for info in view.seats:
             counts.subtract(info.revealed)
         return {c: n for c, n in counts.items() if n > 0}

@@ -14,6 +14,7 @@ from support.requirements import missing
 
 from arena.local import LocalArena
 from arena.referee.results import MatchSpec, TimeControl
+from arena.rules.events import decisions as event_decisions
 from arena.rules.game import replay
 from arena.rules.rulesets import make_config
 
@@ -64,6 +65,5 @@ def play(bot_dirs, specs_for, listeners=()):
 def replays(result) -> bool:
     """Whether the referee's event record is a real game: it replays from the seed with
     the decisions it records."""
-    decisions = [(e[0], e[1], e[2]) if e[0] == "play" else ("play", e[1], e[2])
-                 for e in result.events if e[0] == "play" or (e[0] == "out" and e[2] is not None)]
+    decisions = event_decisions(result.events)
     return replay(result.spec.config, result.spec.seed, decisions).events == result.events

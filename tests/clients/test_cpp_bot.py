@@ -31,6 +31,7 @@ from arena.bots.setup import SetupError, ensure_setup
 from arena.local import LocalArena
 from arena.referee.results import FINISHED, MatchSpec, TimeControl
 from arena.referee.server import RefereeServer
+from arena.rules.events import decisions as event_decisions
 from arena.rules.game import replay
 from arena.rules.rulesets import make_config
 
@@ -101,8 +102,7 @@ def assert_complete_legal_game(result, seats: int) -> None:
     assert result.verdicts == []
     assert sorted(s for group in result.ranking for s in group) == list(range(seats))
     # the referee's record is a real game: it replays from the seed
-    decisions = [(e[0], e[1], e[2]) if e[0] == "play" else ("play", e[1], e[2])
-                 for e in result.events if e[0] == "play" or (e[0] == "out" and e[2] is not None)]
+    decisions = event_decisions(result.events)
     assert replay(result.spec.config, result.spec.seed, decisions).events == result.events
 
 

@@ -7,6 +7,7 @@ import pytest
 from conftest import BOTS, play, spec
 
 from arena.referee.results import FINISHED
+from arena.rules.events import decisions as event_decisions
 from arena.rules.game import replay
 
 
@@ -26,8 +27,7 @@ def test_sample_bots_play_every_ruleset_to_the_end(ruleset, options):
         assert result.verdicts == []
         assert sorted(s for g in result.ranking for s in g) == [0, 1, 2]
         # the referee's event record is a real game: it replays from the seed
-        decisions = [(e[0], e[1], e[2]) if e[0] == "play" else ("play", e[1], e[2])
-                     for e in result.events if e[0] == "play" or (e[0] == "out" and e[2] is not None)]
+        decisions = event_decisions(result.events)
         again = replay(result.spec.config, result.spec.seed, decisions)
         assert again.events == result.events
 

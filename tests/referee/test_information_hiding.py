@@ -14,6 +14,7 @@ from conftest import play, spec
 
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.wire import card_from_wire, event_to_wire
+from arena.rules.events import decisions
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
 
@@ -40,13 +41,8 @@ def snapshots(result):
     """Replay the match; the game state after each step, keyed by its event count."""
     game = result.spec.new_game()
     states = {len(game.events): snapshot(game)}
-    for e in result.events:
-        if e[0] == "play" or (e[0] == "out" and e[2] is not None):
-            game.play(e[1], e[2])
-        elif e[0] == "forfeit":
-            game.forfeit(e[1])
-        else:
-            continue
+    for d in decisions(result.events):
+        game.play(d[1], d[2]) if d[0] == "play" else game.forfeit(d[1])
         states[len(game.events)] = snapshot(game)
     assert game.events == result.events
     return states

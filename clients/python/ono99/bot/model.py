@@ -144,9 +144,16 @@ class Match:
     def played(self, this_round: bool = False) -> list[str]:
         """Cards played so far, in order (the public discard history); with
         ``this_round``, only since the current round's deal."""
+        return self._played(("deal",) if this_round else ())
+
+    def discard_pile(self) -> list[str]:
+        """The cards on the discard pile now: played since the last deal or reshuffle."""
+        return self._played(("deal", "reshuffle"))
+
+    def _played(self, restart: tuple[str, ...]) -> list[str]:
         out: list[str] = []
         for e in self.events:
-            if e.kind == "deal" and this_round:
+            if e.kind in restart:
                 out.clear()
             elif e.kind == "play" or (e.kind == "out" and e.card):
                 out.append(e.card)
