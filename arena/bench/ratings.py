@@ -35,7 +35,7 @@ from arena.rules.rulesets import make_config
 from arena.seeds import Seeds
 from arena.tournament import schedule
 from arena.tournament.inprocess import play_in_process
-from arena.tournament.ratings import Outcome, fit, kendall_tau
+from arena.tournament.ratings import Placing, fit, kendall_tau
 
 ROOT = Path(__file__).resolve().parents[2]
 EPSILONS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -78,7 +78,7 @@ def run_design(design: str, seed: int, table_size: int, budget: int, tau_budget:
     plan = schedule.build(n, table_size, deals, duplicate, Seeds(seed),
                           common_bot_seeds=design == "duplicate+seeds", phases=False)
     config = make_config("modern", None, table_size)
-    outcomes: list[Outcome] = []
+    outcomes: list[Placing] = []
     tau = float("nan")
     separated = None
     next_check = per_deal
@@ -87,7 +87,7 @@ def run_design(design: str, seed: int, table_size: int, budget: int, tau_budget:
         spec = MatchSpec(f"{design}-{seed}-{p.key}", config, p.seed,
                          tuple(names[b] for b in p.seats), bot_seeds=p.bot_seeds)
         result = play_in_process(spec, [bot(EPSILONS[b]) for b in p.seats])
-        outcomes.append(Outcome(spec.names, result.places(), p.sample))
+        outcomes.append(Placing(spec.names, result.places(), p.sample))
         if i == min(tau_budget, len(plan)):
             tau = kendall_tau(fit(outcomes, names).ranked(), names)
         if separated is None and i >= next_check and i % per_deal == 0:

@@ -21,12 +21,12 @@ from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
 from arena.cli.prepare import add_setup_options, set_up
 from arena.local import LocalArena
-from arena.referee.results import AUTOPLAY, FORFEIT, MatchResult, MatchSpec, TimeControl, Verdict
+from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
 from arena.referee.runner import MatchListener
 from arena.rules.cards import TOKENS
 from arena.rules.errors import ConfigError
 from arena.rules.events import (
-    DRAW, ELIMINATE, END, FORFEIT as FORFEIT_EVENT, LOSE, PLAY, describe_event, event_to_dict,
+    DRAW, ELIMINATE, END, FORFEIT, LOSE, PLAY, describe_event, event_to_dict,
 )
 from arena.rules.game import Game
 from arena.rules.rulesets import DEFAULT_RULESET, RULESETS, make_config, parse_option_args
@@ -43,7 +43,8 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
                    help="time allowed per move before the bank is used (default: 1)")
     p.add_argument("--bank", type=float, default=10.0, metavar="SECONDS",
                    help="extra time a bot may spend over the whole match (default: 10)")
-    p.add_argument("--on-fault", choices=[FORFEIT, AUTOPLAY], default=FORFEIT,
+    p.add_argument("--on-fault", choices=list(FaultPolicy), default=FaultPolicy.FORFEIT,
+                   type=FaultPolicy,
                    help="what happens to a bot that times out, crashes, disconnects or keeps "
                         "sending refused actions: 'forfeit' (default) removes its seat as if it "
                         "had lost; 'play' records the verdict and plays its first legal card "
@@ -98,7 +99,7 @@ def time_control(args: argparse.Namespace) -> TimeControl:
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
 
 
-_BAD_NEWS = (LOSE, ELIMINATE, FORFEIT_EVENT)
+_BAD_NEWS = (LOSE, ELIMINATE, FORFEIT)
 
 
 class LiveLog(MatchListener):

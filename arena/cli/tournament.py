@@ -25,7 +25,7 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
-from arena.tournament.ratings import OnlineElo, Outcome
+from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament import schedule
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Standings, faults_text, standings
@@ -277,7 +277,7 @@ class LiveView:
         self.played += 1
         names = result.spec.names
         places = result.places()
-        self.elo.update(Outcome(names, places, plan.sample))
+        self.elo.update(Placing(names, places, plan.sample))
         for seat, bot in enumerate(names):
             line = self.lines[bot]
             line["matches"] += 1

@@ -6,6 +6,7 @@ Ratings and storage read :class:`MatchResult` and nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from arena.rules.events import event_to_dict
@@ -13,22 +14,29 @@ from arena.rules.game import Deal, Game, places_of
 from arena.rules.rulesets import GameConfig
 from arena.seeds import Seeds
 
-# Verdict kinds: why the referee removed (or played for) a seat.
-TIMEOUT = "timeout"            # no valid answer within the move allowance plus the bank
-DISCONNECTED = "disconnected"  # the bot's stream ended during the match
-CRASHED = "crashed"            # the bot process exited during the match
-ILLEGAL = "illegal"            # too many refused actions in one match
-ABORTED = "aborted"            # the referee stopped the match (shutdown)
-RETIRED = "retired"            # the bot failed too often and was retired from the tournament
-VERDICTS = (TIMEOUT, DISCONNECTED, CRASHED, ILLEGAL, ABORTED, RETIRED)
+class VerdictKind(StrEnum):
+    """Why the referee removed (or played for) a seat."""
 
-# What happens to a faulty seat (MatchSpec.on_fault).
-FORFEIT = "forfeit"  # it leaves the game as if it had lost (default)
-AUTOPLAY = "play"    # the referee plays its first legal card (Card enum order) from then on
+    TIMEOUT = "timeout"            # no valid answer within the move allowance plus the bank
+    DISCONNECTED = "disconnected"  # the bot's stream ended during the match
+    CRASHED = "crashed"            # the bot process exited during the match
+    ILLEGAL = "illegal"            # too many refused actions in one match
+    ABORTED = "aborted"            # the referee stopped the match (shutdown)
+    RETIRED = "retired"            # the bot failed too often and was retired from the tournament
 
-# Match status.
-FINISHED = "finished"
-ABORTED_STATUS = "aborted"
+
+class FaultPolicy(StrEnum):
+    """What happens to a faulty seat (``MatchSpec.on_fault``)."""
+
+    FORFEIT = "forfeit"  # it leaves the game as if it had lost (default)
+    AUTOPLAY = "play"    # the referee plays its first legal card (Card enum order) from then on
+
+
+class Status(StrEnum):
+    """How a match ended: played to its end, or stopped by the referee."""
+
+    FINISHED = "finished"
+    ABORTED = "aborted"
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class MatchSpec:
     names: tuple[str, ...]
     time_control: TimeControl = TimeControl()
     bot_seeds: tuple[int, ...] = ()   # one per seat; default: derived from the seed
-    on_fault: str = FORFEIT
+    on_fault: str = FaultPolicy.FORFEIT
     max_rejections: int = 5           # refused actions a seat may send in one match
     scenario: tuple[Deal, ...] = ()   # scripted first rounds; then random from the seed
 

@@ -15,8 +15,7 @@ import time
 from collections.abc import Sequence
 
 from arena.referee.results import (
-    ABORTED, ABORTED_STATUS, AUTOPLAY, CRASHED, DISCONNECTED, FINISHED, ILLEGAL, TIMEOUT,
-    MatchResult, MatchSpec, SeatStats, Verdict,
+    FaultPolicy, MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
 )
 from arena.referee.session import BotSession, SessionClosed
 from arena.referee import wire
@@ -26,7 +25,7 @@ from arena.referee.wire import (
 )
 from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
-from arena.rules.game import Game
+from arena.rules.game import Game, Termination
 
 _perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
@@ -101,7 +100,7 @@ class MatchRunner:
             raise
         outcome = self.game.outcome
         self.result = MatchResult(
-            self.spec, FINISHED, outcome.ranking, outcome.termination, self.verdicts,
+            self.spec, Status.FINISHED, outcome.ranking, outcome.termination, self.verdicts,
             self.stats, started_at, time.perf_counter() - t0, self._turns, self.game.events)
         await self._tell_end()
         for listener in self.listeners:
@@ -115,7 +114,7 @@ class MatchRunner:
         rules = rules_to_wire(spec.config)
         for seat, session in enumerate(self.sessions):
             if session is None or session.closed:
-                kind, detail = self._absent.get(seat, (DISCONNECTED, "no bot connected for this seat"))
+                kind, detail = self._absent.get(seat, (VerdictKind.DISCONNECTED, "no bot connected for this seat"))
                 if session is not None:
                     detail = f"disconnected before the match: {session.close_reason}"
                 self._fault(seat, kind, detail)
@@ -164,13 +163,13 @@ class MatchRunner:
                             break
                 if session.rejections > spec.max_rejections:
                     session.close_turn()
-                    self._fault(seat, ILLEGAL, f"{session.rejections} refused actions in this match "
+                    self._fault(seat, VerdictKind.ILLEGAL, f"{session.rejections} refused actions in this match "
                                 f"(the limit is {spec.max_rejections})", (_perf_ns() - start) // 1000)
                     return
         except TimeoutError:
             session.close_turn()
             elapsed = (_perf_ns() - start) // 1000
-            self._fault(seat, TIMEOUT, f"no valid answer within {spec.time_control.move_ms} ms "
+            self._fault(seat, VerdictKind.TIMEOUT, f"no valid answer within {spec.time_control.move_ms} ms "
                         f"+ {self._bank_ns[seat] // 1_000_000} ms of bank", elapsed)
             self._bank_ns[seat] = 0
             return
@@ -202,9 +201,9 @@ class MatchRunner:
         if process is not None and not session.closed_by_referee:
             code = await process.wait_exit(0.5)
             if code is not None:
-                self._fault(seat, CRASHED, process.describe_exit(), latency_us)
+                self._fault(seat, VerdictKind.CRASHED, process.describe_exit(), latency_us)
                 return
-        self._fault(seat, DISCONNECTED, session.close_reason or "the stream ended", latency_us)
+        self._fault(seat, VerdictKind.DISCONNECTED, session.close_reason or "the stream ended", latency_us)
 
     def _fault(self, seat: int, kind: str, detail: str, latency_us: int = 0) -> None:
         """Record a verdict; the seat forfeits, or the referee plays for it from now on."""
@@ -219,7 +218,7 @@ class MatchRunner:
         for listener in self.listeners:
             listener.verdict(self.spec, verdict)
         game = self.game
-        if self.spec.on_fault == AUTOPLAY:
+        if self.spec.on_fault == FaultPolicy.AUTOPLAY:
             self._autoplay[seat] = True
         elif not game.finished and game.in_game[seat]:
             game.forfeit(seat)
@@ -230,8 +229,8 @@ class MatchRunner:
         for seat in range(game.seats):
             if not self._faulted[seat] and (game.finished or game.in_game[seat]):
                 self._faulted[seat] = True
-                self.verdicts.append(Verdict(seat, ABORTED, "the referee stopped the match"))
-        self.result = MatchResult(self.spec, ABORTED_STATUS, (), ABORTED, self.verdicts,
+                self.verdicts.append(Verdict(seat, VerdictKind.ABORTED, "the referee stopped the match"))
+        self.result = MatchResult(self.spec, Status.ABORTED, (), Termination.ABORTED, self.verdicts,
                                   self.stats, started_at, duration, self._turns, game.events)
 
     # ---------------------------------------------------------------- messages

@@ -7,10 +7,10 @@ in the same order, so a sorted hand stays sorted on the wire.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from ono99.v1 import game_pb2, referee_pb2
 
+from arena.referee.results import MatchSpec, Verdict, VerdictKind
 from arena.rules.cards import TOKENS
 from arena.rules.events import (
     DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
@@ -18,8 +18,6 @@ from arena.rules.events import (
 from arena.rules.rulesets import GameConfig
 from arena.rules.views import SeatView
 
-if TYPE_CHECKING:
-    from arena.referee.results import MatchSpec, Verdict
 
 N_CARDS = len(TOKENS)
 
@@ -211,10 +209,10 @@ ERROR_CODES = {
 }
 
 VERDICT_KINDS = {
-    "timeout": referee_pb2.VERDICT_KIND_TIMEOUT,
-    "disconnected": referee_pb2.VERDICT_KIND_DISCONNECTED,
-    "crashed": referee_pb2.VERDICT_KIND_CRASHED,
-    "illegal": referee_pb2.VERDICT_KIND_ILLEGAL,
-    "aborted": referee_pb2.VERDICT_KIND_ABORTED,
-    "retired": referee_pb2.VERDICT_KIND_RETIRED,
+    VerdictKind.TIMEOUT: referee_pb2.VERDICT_KIND_TIMEOUT,
+    VerdictKind.DISCONNECTED: referee_pb2.VERDICT_KIND_DISCONNECTED,
+    VerdictKind.CRASHED: referee_pb2.VERDICT_KIND_CRASHED,
+    VerdictKind.ILLEGAL: referee_pb2.VERDICT_KIND_ILLEGAL,
+    VerdictKind.ABORTED: referee_pb2.VERDICT_KIND_ABORTED,
+    VerdictKind.RETIRED: referee_pb2.VERDICT_KIND_RETIRED,
 }

@@ -23,6 +23,7 @@ from bisect import bisect_right, insort
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from arena.rules.cards import (
@@ -40,10 +41,14 @@ from arena.rules.rulesets import (
 )
 from arena.rules.views import SeatView, SpectatorView, Table
 
-# Why a game ended (Outcome.termination).
-LAST_STANDING_END = "last_standing"   # one seat left in the game
-TARGET_REACHED = "target_reached"     # points scoring decided it
-MAX_PLAYS = "max_plays"               # the play limit made it a draw
+class Termination(StrEnum):
+    """Why a game ended (``Outcome.termination``); what logs, the database and the
+    protocol carry."""
+
+    LAST_STANDING = "last_standing"   # one seat left in the game
+    TARGET_REACHED = "target_reached"  # points scoring decided it
+    MAX_PLAYS = "max_plays"           # the play limit made it a draw
+    ABORTED = "aborted"               # the referee stopped the match (never the engine)
 
 
 @dataclass(frozen=True)
@@ -650,14 +655,14 @@ class Game:
         if opts["points_mode"] == "lowest":
             if reached:
                 ranking = self._by_score(alive) + self._left_ranking()
-                self._finish(tuple(ranking), TARGET_REACHED)
+                self._finish(tuple(ranking), Termination.TARGET_REACHED)
                 return
         elif reached:
             for s in reached:
                 self._eliminate(s, reveal=False, block=False)
             self._out_blocks.append(self._by_score(reached))
             if len(reached) == len(alive):
-                self._finish(tuple(self._left_ranking()), TARGET_REACHED)
+                self._finish(tuple(self._left_ranking()), Termination.TARGET_REACHED)
                 return
             if self._end_if_one_left():
                 return
@@ -695,13 +700,13 @@ class Game:
         if len(alive) > 1:
             return False
         self._finish(tuple([tuple(alive)] + self._left_ranking()) if alive
-                     else tuple(self._left_ranking()), LAST_STANDING_END)
+                     else tuple(self._left_ranking()), Termination.LAST_STANDING)
         return True
 
     def _finish_draw(self) -> None:
         """The play limit is reached: the seats still in the game share the best place."""
         alive = tuple(s for s in range(self.seats) if self.in_game[s])
-        self._finish(tuple([alive] + self._left_ranking()), MAX_PLAYS)
+        self._finish(tuple([alive] + self._left_ranking()), Termination.MAX_PLAYS)
 
     def _finish(self, ranking: tuple[tuple[int, ...], ...], termination: str) -> None:
         self.finished = True

@@ -80,22 +80,25 @@ class Option:
         return value
 
 
-MAX_TOTAL = Option(
+MAX_TOTAL_OPTION = Option(
     "max_total", 98, "the highest total a play may reach (house rule: 98 or 99)", choices=(98, 99))
-MAX_PLAYS = Option(
+MAX_PLAYS_OPTION = Option(
     "max_plays", 1000, "plays in one round after which the game ends as a draw",
     minimum=1, maximum=1_000_000)
-SCORING = Option("scoring", "tokens", "how a game of several rounds is decided",
-                 choices=("tokens", "points"))
-TOKENS = Option("tokens", 3, "tokens each seat starts with; a loss with none left eliminates",
-                minimum=0, maximum=100, requires=("scoring", "tokens"))
-POINTS_TARGET = Option("points_target", 200, "the score that ends a seat's game (points scoring)",
-                       minimum=1, maximum=1_000_000, requires=("scoring", "points"))
-POINTS_MODE = Option("points_mode", "elimination",
-                     "elimination: seats at the target leave; lowest: the game ends at the target",
-                     choices=("elimination", "lowest"), requires=("scoring", "points"))
-NINETY_NINE_ON_ZERO = Option("ninety_nine_on_zero", False,
-                             "a 99 is playable (+0) on a total ending in zero, once per turn")
+SCORING_OPTION = Option("scoring", "tokens", "how a game of several rounds is decided",
+                        choices=("tokens", "points"))
+TOKENS_OPTION = Option(
+    "tokens", 3, "tokens each seat starts with; a loss with none left eliminates",
+    minimum=0, maximum=100, requires=("scoring", "tokens"))
+POINTS_TARGET_OPTION = Option(
+    "points_target", 200, "the score that ends a seat's game (points scoring)",
+    minimum=1, maximum=1_000_000, requires=("scoring", "points"))
+POINTS_MODE_OPTION = Option(
+    "points_mode", "elimination",
+    "elimination: seats at the target leave; lowest: the game ends at the target",
+    choices=("elimination", "lowest"), requires=("scoring", "points"))
+NINETY_NINE_ON_ZERO_OPTION = Option(
+    "ninety_nine_on_zero", False, "a 99 is playable (+0) on a total ending in zero, once per turn")
 
 
 @dataclass(frozen=True)
@@ -135,12 +138,13 @@ MODERN = Ruleset(
     ninety_nine=FOUR_AT_ONCE,
     minus_ten_floors_at_zero=True,
     ending=LAST_STANDING,
-    options=(MAX_TOTAL, MAX_PLAYS),
+    options=(MAX_TOTAL_OPTION, MAX_PLAYS_OPTION),
 )
 
 _CLASSIC_OPTIONS = (
-    SCORING, TOKENS, POINTS_TARGET, POINTS_MODE,
-    Option(MAX_TOTAL.name, 99, MAX_TOTAL.help, choices=MAX_TOTAL.choices), MAX_PLAYS,
+    SCORING_OPTION, TOKENS_OPTION, POINTS_TARGET_OPTION, POINTS_MODE_OPTION,
+    Option(MAX_TOTAL_OPTION.name, 99, MAX_TOTAL_OPTION.help, choices=MAX_TOTAL_OPTION.choices),
+    MAX_PLAYS_OPTION,
 )
 
 CLASSIC = Ruleset(
@@ -152,7 +156,7 @@ CLASSIC = Ruleset(
     ninety_nine=UNPLAYABLE,
     minus_ten_floors_at_zero=False,
     ending=ROUNDS,
-    options=_CLASSIC_OPTIONS + (NINETY_NINE_ON_ZERO,),
+    options=_CLASSIC_OPTIONS + (NINETY_NINE_ON_ZERO_OPTION,),
 )
 
 CLASSIC_SET99 = Ruleset(

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest
-from arena.referee.results import CRASHED, RETIRED, MatchResult, MatchSpec
+from arena.referee.results import MatchResult, MatchSpec, VerdictKind
 from arena.referee.runner import MatchListener, MatchRunner
 from arena.referee.server import RefereeServer
 from arena.tournament.schedule import PlannedMatch
@@ -151,7 +151,7 @@ class LocalExecutor(Executor):
                 for seat, pool in enumerate(seats):
                     if pool.retired:
                         sessions.append(None)
-                        absent[seat] = (RETIRED, pool.retire_reason)
+                        absent[seat] = (VerdictKind.RETIRED, pool.retire_reason)
                         continue
                     bot = await self._lease(pool)
                     leased.append((pool, bot))
@@ -160,8 +160,8 @@ class LocalExecutor(Executor):
                     except BotStartError as exc:
                         self._crash(pool, str(exc))
                         sessions.append(None)
-                        absent[seat] = ((RETIRED, pool.retire_reason) if pool.retired
-                                        else (CRASHED, str(exc)))
+                        absent[seat] = ((VerdictKind.RETIRED, pool.retire_reason) if pool.retired
+                                        else (VerdictKind.CRASHED, str(exc)))
                 runner = MatchRunner(spec, sessions, self.listeners, absent)
                 self.runners.add(runner)
                 try:
@@ -169,7 +169,7 @@ class LocalExecutor(Executor):
                 finally:
                     self.runners.discard(runner)
                 for verdict in result.verdicts:
-                    if verdict.kind == CRASHED and verdict.seat not in absent:
+                    if verdict.kind == VerdictKind.CRASHED and verdict.seat not in absent:
                         self._crash(seats[verdict.seat], verdict.detail)
             finally:
                 for pool, bot in leased:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from ono99.bot.base import Bot
 from ono99.bot.driver import Driver
 
-from arena.referee.results import FINISHED, MatchResult, MatchSpec, SeatStats
+from arena.referee.results import MatchResult, MatchSpec, SeatStats, Status
 from arena.referee.wire import (
     EventEncoder, SeatStatesCache, card_from_wire, match_end, match_start, rules_to_wire,
     turn_request,
@@ -60,7 +60,7 @@ def play_in_process(spec: MatchSpec, bots: Sequence[Bot]) -> MatchResult:
     for seat, driver in enumerate(drivers):
         list(driver.handle(match_end(spec.match_id, outcome.ranking, outcome.termination,
                                      wire[sent[seat]:])))
-    return MatchResult(spec, FINISHED, outcome.ranking, outcome.termination, [], stats,
+    return MatchResult(spec, Status.FINISHED, outcome.ranking, outcome.termination, [], stats,
                        started_at, time.perf_counter() - t0, turn_id, game.events)
 
 

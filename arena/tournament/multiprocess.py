@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
-from arena.referee.results import CRASHED, MatchSpec
+from arena.referee.results import MatchSpec, VerdictKind
 from arena.tournament.executor import Executor, ResultSink, retire_reason
 from arena.tournament.schedule import PlannedMatch
 
@@ -101,7 +101,7 @@ class MultiProcessExecutor(Executor):
 
     def _count_crashes(self, plan: PlannedMatch, result, controls) -> None:
         for verdict in result.verdicts:
-            if verdict.kind != CRASHED:
+            if verdict.kind != VerdictKind.CRASHED:
                 continue
             bot = plan.seats[verdict.seat]
             self.crashes[bot] += 1

@@ -43,7 +43,7 @@ SHRINK = 10.0  # samples at which the robust and the model covariance weigh the 
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Placing:
     """One match as the ratings see it: the bot at each seat, each seat's place, and the
     sample it belongs to (matches of one duplicate set share a sample)."""
 
@@ -52,7 +52,7 @@ class Outcome:
     sample: str
 
 
-def pairs(outcome: Outcome) -> list[tuple[str, str, float, float]]:
+def pairs(outcome: Placing) -> list[tuple[str, str, float, float]]:
     """``(a, b, score of a, weight)`` for every pair of seats of a match."""
     k = len(outcome.bots)
     if k < 2:
@@ -109,7 +109,7 @@ class Fit:
         return sorted(self.bots, key=lambda b: -self.theta[self.bots.index(b)])
 
 
-def fit(outcomes: Iterable[Outcome], bots: Sequence[str] | None = None, prior: float = 2.0,
+def fit(outcomes: Iterable[Placing], bots: Sequence[str] | None = None, prior: float = 2.0,
         tolerance: float = 1e-10, max_iterations: int = 10_000) -> Fit:
     """Fit Bradley-Terry strengths to the pairs of ``outcomes`` (see the module notes)."""
     outcomes = list(outcomes)
@@ -213,7 +213,7 @@ class OnlineElo:
         self.k = k
         self.ratings = {b: ELO_MEAN for b in bots}
 
-    def update(self, outcome: Outcome) -> None:
+    def update(self, outcome: Placing) -> None:
         deltas: dict[str, float] = defaultdict(float)
         for a, b, score, w in pairs(outcome):
             if a == b:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.store.base import MatchRecord
-from arena.tournament.ratings import Fit, Outcome, fit
+from arena.tournament.ratings import Fit, Placing, fit
 
 
 @dataclass
@@ -53,9 +53,9 @@ class Standings:
                         for a, row in zip(self.lines, self.los_matrix())}}
 
 
-def outcomes(matches: Iterable[MatchRecord]) -> list[Outcome]:
+def placings(matches: Iterable[MatchRecord]) -> list[Placing]:
     """What the ratings read of stored matches: finished ones only."""
-    return [Outcome(m.bots, m.places(), m.sample) for m in matches
+    return [Placing(m.bots, m.places(), m.sample) for m in matches
             if m.status == "finished" and m.ranking]
 
 
@@ -76,7 +76,7 @@ def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
             lines[m.bots[m.ranking[0][0]]].wins += 1
         for v in m.verdicts:
             lines[m.bots[v["seat"]]].faults[v["kind"]] += 1
-    outs = outcomes(matches)
+    outs = placings(matches)
     result_fit = fit(outs, list(lines)) if outs else None
     if result_fit is not None:
         for line in lines.values():

@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.bots.manifest import BotManifest, load_manifest
 from arena.bots.setup import content_hash
-from arena.referee.results import FORFEIT, MatchResult, MatchSpec, TimeControl
+from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl
 from arena.referee.runner import MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import GameConfig, make_config
@@ -50,7 +50,7 @@ class Settings:
     seeding: int = SEEDING            # how seeds derive from the master (see SEEDING)
     move_ms: int = 1000
     bank_ms: int = 10_000
-    on_fault: str = FORFEIT
+    on_fault: str = FaultPolicy.FORFEIT
     max_rejections: int = 5
     retire_after: int = 3
 

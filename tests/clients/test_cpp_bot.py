@@ -29,7 +29,7 @@ from support.requirements import missing as missing_tool
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import SetupError, ensure_setup
 from arena.local import LocalArena
-from arena.referee.results import FINISHED, MatchSpec, TimeControl
+from arena.referee.results import MatchSpec, Status, TimeControl
 from arena.referee.server import RefereeServer
 from arena.rules.events import decisions as event_decisions
 from arena.rules.game import replay
@@ -98,7 +98,7 @@ def play(bot_dirs, specs_for):
 
 
 def assert_complete_legal_game(result, seats: int) -> None:
-    assert result.status == FINISHED
+    assert result.status == Status.FINISHED
     assert result.verdicts == []
     assert sorted(s for group in result.ranking for s in group) == list(range(seats))
     # the referee's record is a real game: it replays from the seed

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import BOTS, NODE_SDK, play, replays, spec
 
-from arena.referee.results import FINISHED
+from arena.referee.results import Status
 
 NODE_COUNTER = BOTS / "node-counter"
 
@@ -57,7 +57,7 @@ def test_node_bot_plays_every_ruleset_to_the_end(node, ruleset, options, seats):
         spec(names, ruleset, seed, options, bot_seeds=tuple(2**64 - 1 - i for i in range(seats)))
         for seed in (1, 2)])
     for result in results:
-        assert result.status == FINISHED
+        assert result.status == Status.FINISHED
         assert result.verdicts == []
         assert sorted(s for g in result.ranking for s in g) == list(range(seats))
         assert replays(result)

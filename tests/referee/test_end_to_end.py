@@ -6,7 +6,7 @@ import pytest
 
 from conftest import BOTS, play, spec
 
-from arena.referee.results import FINISHED
+from arena.referee.results import Status
 from arena.rules.events import decisions as event_decisions
 from arena.rules.game import replay
 
@@ -23,7 +23,7 @@ def test_sample_bots_play_every_ruleset_to_the_end(ruleset, options):
     bots = [BOTS / "counter", BOTS / "greedy", BOTS / "random"]
     results = play(bots, lambda names: [spec(names, ruleset, seed, options) for seed in (1, 2)])
     for result in results:
-        assert result.status == FINISHED
+        assert result.status == Status.FINISHED
         assert result.verdicts == []
         assert sorted(s for g in result.ranking for s in g) == [0, 1, 2]
         # the referee's event record is a real game: it replays from the seed
@@ -44,7 +44,7 @@ def test_same_seed_gives_the_same_match_twice():
 def test_one_connection_plays_many_matches():
     results = play([BOTS / "random", BOTS / "random"],
                    lambda names: [spec(names, seed=s) for s in range(1, 6)])
-    assert [r.status for r in results] == [FINISHED] * 5
+    assert [r.status for r in results] == [Status.FINISHED] * 5
     assert len({tuple(r.events) for r in results}) == 5
 
 

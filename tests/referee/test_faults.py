@@ -11,7 +11,7 @@ from ono99.v1 import referee_pb2 as pb
 
 from conftest import BOTS, play, spec
 
-from arena.referee.results import AUTOPLAY, FINISHED
+from arena.referee.results import FaultPolicy, Status
 from arena.referee.server import RefereeServer
 
 
@@ -25,8 +25,8 @@ def two_matches(names, **kw):
 
 def check_others_finish(results, faulty_seat):
     first, second = results
-    assert first.status == FINISHED and first.ranking[-1] == (faulty_seat,)
-    assert second.status == FINISHED  # the referee keeps serving
+    assert first.status == Status.FINISHED and first.ranking[-1] == (faulty_seat,)
+    assert second.status == Status.FINISHED  # the referee keeps serving
 
 
 def rejections(path):
@@ -85,17 +85,17 @@ def test_a_refused_action_leaves_the_turn_open(rogue, tmp_path, monkeypatch, mod
     results = play([rogue(mode, 3), BOTS / "random"], lambda n: [spec(n, seed=s) for s in (3, 4, 5)])
     assert code in "".join(rejections(log))
     for result in results:
-        assert result.status == FINISHED
+        assert result.status == Status.FINISHED
         assert result.verdicts == []  # one refusal is no fault: it answered again in time
     assert results[0].stats[0].rejections + results[1].stats[0].rejections >= 1
 
 
 def test_autoplay_records_the_verdict_and_plays_the_first_legal_card(rogue):
     results = play([rogue("exit", 2), BOTS / "random"],
-                   lambda n: [spec(n, seed=7, on_fault=AUTOPLAY)])
+                   lambda n: [spec(n, seed=7, on_fault=FaultPolicy.AUTOPLAY)])
     result = results[0]
     assert verdict_kinds(result) == {0: "crashed"}
-    assert result.status == FINISHED
+    assert result.status == Status.FINISHED
     assert not any(e[0] == "forfeit" for e in result.events)
     plays = [e for e in result.events if e[0] == "play" and e[1] == 0]
     assert len(plays) > 2  # the referee went on playing for seat 0

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from arena.referee.results import (
-    FINISHED, TIMEOUT, MatchResult, MatchSpec, SeatStats, Verdict,
+    MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
 )
 from arena.rules import Game, make_config
 from arena.rules.events import event_to_dict
@@ -112,7 +112,7 @@ def played(seed: int, ruleset: str = "modern", options=None, seats: int = 3,
         stats[seat].latency_us_max = max(stats[seat].latency_us_max, latency)
     spec = MatchSpec(f"suite/m{seed}", config, seed, NAMES[:seats])
     turns = sum(s.moves for s in stats)
-    return MatchResult(spec, FINISHED, game.outcome.ranking, game.outcome.termination,
+    return MatchResult(spec, Status.FINISHED, game.outcome.ranking, game.outcome.termination,
                        list(verdicts), stats, 1_700_000_000.25 + seed, 0.0123456789 * (seed + 1),
                        turns, list(game.events))
 
@@ -206,7 +206,7 @@ def test_tournament_bots_are_the_bot_versions_in_schedule_order(store):
 def test_record_match_stores_every_field_and_the_engine_events(store):
     t = tournament(store)
     result = played(11, "classic", {"scoring": "points", "points_target": 60}, seats=3,
-                    verdicts=(Verdict(1, TIMEOUT, "no answer in 1000 ms + bank", 1_234_567),))
+                    verdicts=(Verdict(1, VerdictKind.TIMEOUT, "no answer in 1000 ms + bank", 1_234_567),))
     seated = ["bob", "cy", "ada"]
     mid = store.record_match(t, "t0-d0-r1", "t0-d0", seated, result)
 
@@ -214,9 +214,9 @@ def test_record_match_stores_every_field_and_the_engine_events(store):
     assert record == MatchRecord(
         id=mid, tournament="cup", key="t0-d0-r1", match_uid=result.spec.match_id,
         sample="t0-d0", bots=seated, seed=11,
-        ruleset="classic", options=dict(result.spec.config.options), status=FINISHED,
+        ruleset="classic", options=dict(result.spec.config.options), status=Status.FINISHED,
         ranking=[list(g) for g in result.ranking], termination=result.termination,
-        verdicts=[{"seat": 1, "kind": TIMEOUT, "detail": "no answer in 1000 ms + bank",
+        verdicts=[{"seat": 1, "kind": VerdictKind.TIMEOUT, "detail": "no answer in 1000 ms + bank",
                    "latency_us": 1_234_567}],
         stats=[s.to_dict() for s in result.stats], started_at=result.started_at,
         duration_s=result.duration_s, turns=result.turns)
@@ -320,7 +320,7 @@ def test_reopening_keeps_everything(backend, tmp_path):
 ])
 def test_match_record_places_share_the_best_place_of_a_tie(ranking, places):
     record = MatchRecord(1, "cup", "k", "m", "k", list(NAMES[:len(places)]), 1, "modern", {},
-                         FINISHED, ranking, "x", [], [], 0.0, 0.0, 0)
+                         Status.FINISHED, ranking, "x", [], [], 0.0, 0.0, 0)
     assert record.places() == places
 
 

@@ -14,7 +14,7 @@ import random
 import pytest
 
 from arena.tournament.ratings import (
-    ELO_MEAN, ELO_SCALE, Z95, Fit, OnlineElo, Outcome, fit, kendall_tau, pairs,
+    ELO_MEAN, ELO_SCALE, Z95, Fit, OnlineElo, Placing, fit, kendall_tau, pairs,
 )
 
 # True Elo of the synthetic bots (mean 1500, like the fit's scale), best first.
@@ -27,7 +27,7 @@ def p_beats(a: float, b: float) -> float:
     return 1.0 / (1.0 + 10.0 ** ((b - a) / 400.0))
 
 
-def round_robin(per_pair: int, seed: int, truth: dict[str, float] = TRUE) -> list[Outcome]:
+def round_robin(per_pair: int, seed: int, truth: dict[str, float] = TRUE) -> list[Placing]:
     """Two-seat matches drawn from Bradley-Terry; each match is its own sample."""
     rng = random.Random(seed)
     out = []
@@ -36,7 +36,7 @@ def round_robin(per_pair: int, seed: int, truth: dict[str, float] = TRUE) -> lis
             a_wins = rng.random() < p_beats(truth[a], truth[b])
             seats = (a, b) if g % 2 == 0 else (b, a)
             places = (1, 2) if (seats[0] == a) == a_wins else (2, 1)
-            out.append(Outcome(seats, places, f"{a}-{b}-{g}"))
+            out.append(Placing(seats, places, f"{a}-{b}-{g}"))
     return out
 
 
@@ -77,10 +77,10 @@ def test_the_prior_keeps_a_perfect_record_finite_with_a_wide_interval():
     out = []
     for g in range(10):
         for other in ("ben", "cat", "dan"):
-            out.append(Outcome(("ann", other), (1, 2), f"ann-{other}-{g}"))       # always wins
+            out.append(Placing(("ann", other), (1, 2), f"ann-{other}-{g}"))       # always wins
         for other in ("ben", "cat"):
-            out.append(Outcome((other, "dan"), (1, 2), f"{other}-dan-{g}"))      # always loses
-        out.append(Outcome(("ben", "cat"), (1, 2) if g % 2 else (2, 1), f"ben-cat-{g}"))
+            out.append(Placing((other, "dan"), (1, 2), f"{other}-dan-{g}"))      # always loses
+        out.append(Placing(("ben", "cat"), (1, 2) if g % 2 else (2, 1), f"ben-cat-{g}"))
     f = fit(out)
 
     assert all(math.isfinite(t) for t in f.theta)
@@ -95,8 +95,8 @@ def test_the_prior_keeps_a_perfect_record_finite_with_a_wide_interval():
 
 @pytest.mark.parametrize("games", [1, 3, 20, 100])
 def test_n_wins_out_of_n_are_finite_and_less_certain_than_a_split(games):
-    perfect = fit([Outcome(("a", "b"), (1, 2), f"s{i}") for i in range(games)])
-    split = fit([Outcome(("a", "b"), (1, 2) if i % 2 else (2, 1), f"s{i}") for i in range(games)])
+    perfect = fit([Placing(("a", "b"), (1, 2), f"s{i}") for i in range(games)])
+    split = fit([Placing(("a", "b"), (1, 2) if i % 2 else (2, 1), f"s{i}") for i in range(games)])
     assert math.isfinite(perfect.elo("a")) and perfect.elo("a") > ELO_MEAN
     assert perfect.elo("a") - ELO_MEAN == pytest.approx(ELO_MEAN - perfect.elo("b"))
     assert perfect.interval("a") >= split.interval("a") > 0
@@ -104,38 +104,38 @@ def test_n_wins_out_of_n_are_finite_and_less_certain_than_a_split(games):
 
 
 def test_pairs_score_shared_places_as_half_points_and_weigh_each_bots_pairs_one():
-    got = pairs(Outcome(("a", "b", "c", "d"), (2, 1, 2, 4), "s"))
+    got = pairs(Placing(("a", "b", "c", "d"), (2, 1, 2, 4), "s"))
     assert got == [
         ("a", "b", 0.0, 1 / 3), ("a", "c", 0.5, 1 / 3), ("a", "d", 1.0, 1 / 3),
         ("b", "c", 1.0, 1 / 3), ("b", "d", 1.0, 1 / 3), ("c", "d", 1.0, 1 / 3),
     ]
     for k in range(2, 9):
         bots = [f"b{i}" for i in range(k)]
-        ps = pairs(Outcome(bots, list(range(1, k + 1)), "s"))
+        ps = pairs(Placing(bots, list(range(1, k + 1)), "s"))
         assert len(ps) == k * (k - 1) // 2
         for bot in bots:
             assert sum(w for a, b, _, w in ps if bot in (a, b)) == pytest.approx(1.0)
-    assert pairs(Outcome(("solo",), (1,), "s")) == []
+    assert pairs(Placing(("solo",), (1,), "s")) == []
 
 
 def test_a_match_of_all_ties_leaves_the_ratings_equal():
-    f = fit([Outcome(("a", "b", "c"), (1, 1, 1), f"s{i}") for i in range(12)])
+    f = fit([Placing(("a", "b", "c"), (1, 1, 1), f"s{i}") for i in range(12)])
     for bot in ("a", "b", "c"):
         assert f.elo(bot) == pytest.approx(ELO_MEAN, abs=1e-6)
     assert f.los("a", "b") == pytest.approx(0.5)
 
 
 def test_a_shared_place_counts_as_half_a_win_each():
-    ties = fit([Outcome(("a", "b"), (1, 1), f"s{i}") for i in range(10)]
-               + [Outcome(("a", "c"), (1, 2), f"t{i}") for i in range(10)])
-    split = fit([Outcome(("a", "b"), (1, 2) if i % 2 else (2, 1), f"s{i}") for i in range(10)]
-                + [Outcome(("a", "c"), (1, 2), f"t{i}") for i in range(10)])
+    ties = fit([Placing(("a", "b"), (1, 1), f"s{i}") for i in range(10)]
+               + [Placing(("a", "c"), (1, 2), f"t{i}") for i in range(10)])
+    split = fit([Placing(("a", "b"), (1, 2) if i % 2 else (2, 1), f"s{i}") for i in range(10)]
+                + [Placing(("a", "c"), (1, 2), f"t{i}") for i in range(10)])
     for bot in ("a", "b", "c"):
         assert ties.elo(bot) == pytest.approx(split.elo(bot), abs=1e-6)
     # and a tie for first of three: both winners gain the same over the third
-    f = fit([Outcome(("a", "b", "c"), (1, 1, 3), f"s{i}") for i in range(6)]
-            + [Outcome(("a", "b", "c"), (1, 2, 3), f"t{i}") for i in range(3)]
-            + [Outcome(("a", "b", "c"), (2, 1, 3), f"u{i}") for i in range(3)])
+    f = fit([Placing(("a", "b", "c"), (1, 1, 3), f"s{i}") for i in range(6)]
+            + [Placing(("a", "b", "c"), (1, 2, 3), f"t{i}") for i in range(3)]
+            + [Placing(("a", "b", "c"), (2, 1, 3), f"u{i}") for i in range(3)])
     assert f.elo("a") == pytest.approx(f.elo("b"), abs=1e-6)
     assert f.elo("c") < f.elo("a") - 100
 
@@ -151,9 +151,9 @@ def test_a_k_seat_match_weighs_like_one_two_seat_match_per_pair_over_k_minus_1(k
         table = rng.sample(bots, k)
         order = rng.sample(range(1, k + 1), k)          # each seat's place
         for c in range(k - 1):
-            multi.append(Outcome(table, order, f"m{m}-{c}"))
+            multi.append(Placing(table, order, f"m{m}-{c}"))
         for s, t in itertools.combinations(range(k), 2):
-            two_seat.append(Outcome((table[s], table[t]), (order[s], order[t]), f"m{m}-{s}-{t}"))
+            two_seat.append(Placing((table[s], table[t]), (order[s], order[t]), f"m{m}-{s}-{t}"))
     a, b = fit(multi, bots), fit(two_seat, bots)
     for bot in bots:
         assert a.elo(bot) == pytest.approx(b.elo(bot), abs=1e-6)
@@ -174,7 +174,7 @@ def test_multi_seat_plackett_luce_data_recovers_the_order():
             order.append(pick)
             left.remove(pick)
         seats = rng.sample(list(TRUE), 4)
-        out.append(Outcome(seats, [order.index(b) + 1 for b in seats], f"m{m}"))
+        out.append(Placing(seats, [order.index(b) + 1 for b in seats], f"m{m}"))
     f = fit(out)
     assert f.ranked() == BEST_FIRST
     assert kendall_tau(f.ranked(), BEST_FIRST) == 1.0
@@ -203,7 +203,7 @@ def test_intervals_shrink_as_data_grows():
     assert large.samples == 4 * small.samples == 4 * 6 * 20
 
 
-def duplicate_sets(deals: int, luck: float, seed: int, clustered: bool) -> list[Outcome]:
+def duplicate_sets(deals: int, luck: float, seed: int, clustered: bool) -> list[Placing]:
     """Two-seat duplicate deals, each played in both rotations. A share ``luck`` of the
     deals is won by whoever holds the lucky seat, so the two rotations split 1-1 (their
     luck cancels within the set); the other deals are decided by skill, the same way in
@@ -222,7 +222,7 @@ def duplicate_sets(deals: int, luck: float, seed: int, clustered: bool) -> list[
                 results = [((x, y), (1, 2) if x_wins else (2, 1)),
                            ((y, x), (2, 1) if x_wins else (1, 2))]
             for r, (seats, places) in enumerate(results):
-                out.append(Outcome(seats, places, f"{x}{y}-d{d}" if clustered else f"{x}{y}-d{d}-r{r}"))
+                out.append(Placing(seats, places, f"{x}{y}-d{d}" if clustered else f"{x}{y}-d{d}-r{r}"))
     return out
 
 
@@ -247,8 +247,8 @@ def test_clustering_matches_whose_luck_does_not_cancel_widens_the_intervals():
             x_wins = rng.random() < 0.5
             for r, seats in enumerate(((x, y), (y, x))):
                 places = (1, 2) if (seats[0] == x) == x_wins else (2, 1)
-                clustered.append(Outcome(seats, places, f"{x}{y}-d{d}"))
-                independent.append(Outcome(seats, places, f"{x}{y}-d{d}-r{r}"))
+                clustered.append(Placing(seats, places, f"{x}{y}-d{d}"))
+                independent.append(Placing(seats, places, f"{x}{y}-d{d}-r{r}"))
     c, i = fit(clustered), fit(independent)
     for bot in "abc":
         assert c.interval(bot) > 1.2 * i.interval(bot)
@@ -276,13 +276,13 @@ def test_kendall_tau_identities():
 
 def test_online_elo_moves_the_winner_up_and_keeps_the_sum():
     elo = OnlineElo(["a", "b", "c"], k=16.0)
-    elo.update(Outcome(("a", "b"), (1, 2), "s0"))
+    elo.update(Placing(("a", "b"), (1, 2), "s0"))
     assert elo.ratings["a"] == pytest.approx(ELO_MEAN + 8.0)        # K/2 from an even start
     assert elo.ratings["b"] == pytest.approx(ELO_MEAN - 8.0)
     assert elo.ratings["c"] == ELO_MEAN
 
     before = dict(elo.ratings)
-    elo.update(Outcome(("c", "a", "b"), (1, 2, 3), "s1"))
+    elo.update(Placing(("c", "a", "b"), (1, 2, 3), "s1"))
     assert elo.ratings["c"] > before["c"]
     assert elo.ratings["b"] < before["b"]
     assert sum(elo.ratings.values()) == pytest.approx(3 * ELO_MEAN)
@@ -291,11 +291,11 @@ def test_online_elo_moves_the_winner_up_and_keeps_the_sum():
     for m in range(200):
         seats = rng.sample(["a", "b", "c"], rng.choice([2, 3]))
         places = [rng.randint(1, len(seats)) for _ in seats]
-        elo.update(Outcome(seats, places, f"r{m}"))
+        elo.update(Placing(seats, places, f"r{m}"))
     assert sum(elo.ratings.values()) == pytest.approx(3 * ELO_MEAN)
 
 
 def test_online_elo_a_tie_between_equals_changes_nothing():
     elo = OnlineElo(["a", "b", "c"])
-    elo.update(Outcome(("a", "b", "c"), (1, 1, 1), "s"))
+    elo.update(Placing(("a", "b", "c"), (1, 1, 1), "s"))
     assert elo.ratings == {"a": ELO_MEAN, "b": ELO_MEAN, "c": ELO_MEAN}
