@@ -131,13 +131,10 @@ def describe_result(result: MatchResult) -> str:
     names = result.spec.names
     if not result.ranking:
         return f"{result.status} after {result.turns} turns"
-    places = []
-    place = 1
-    for group in result.ranking:
-        places.append(f"{place}. " + " = ".join(names[s] for s in group))
-        place += len(group)
-    return (f"{'   '.join(places)}   [{result.termination}, {result.turns} turns, "
-            f"{result.duration_s:.2f} s]")
+    places = result.places()
+    order = "   ".join(f"{places[group[0]]}. " + " = ".join(names[s] for s in group)
+                       for group in result.ranking)
+    return f"{order}   [{result.termination}, {result.turns} turns, {result.duration_s:.2f} s]"
 
 
 def write_log(path: Path, result: MatchResult) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.referee.results import Status
 from arena.store.base import MatchRecord
 from arena.tournament.ratings import Fit, Placing, fit
 
@@ -56,7 +57,23 @@ class Standings:
 def placings(matches: Iterable[MatchRecord]) -> list[Placing]:
     """What the ratings read of stored matches: finished ones only."""
     return [Placing(m.bots, m.places(), m.sample) for m in matches
-            if m.status == "finished" and m.ranking]
+            if m.status == Status.FINISHED and m.ranking]
+
+
+def count_match(lines: dict[str, BotLine], bots: Sequence[str], places: Sequence[int],
+                verdicts: Iterable[tuple[int, str]]) -> None:
+    """Add one finished match to the bots' lines: a match each, their places, a win for a
+    sole first place, a fault per verdict (``(seat, kind)``). The final standings and the
+    live view count with this."""
+    for seat, bot in enumerate(bots):
+        line = lines.setdefault(bot, BotLine(bot))
+        line.matches += 1
+        line.place_total += places[seat]
+    firsts = [seat for seat, place in enumerate(places) if place == 1]
+    if len(firsts) == 1:
+        lines[bots[firsts[0]]].wins += 1
+    for seat, kind in verdicts:
+        lines[bots[seat]].faults[kind] += 1
 
 
 def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
@@ -65,17 +82,8 @@ def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
     matches = sorted(matches, key=lambda m: m.key)  # the fit's sums, always in one order
     lines = {b: BotLine(b) for b in bots}
     for m in matches:
-        if m.status != "finished" or not m.ranking:
-            continue
-        places = m.places()
-        for seat, bot in enumerate(m.bots):
-            line = lines.setdefault(bot, BotLine(bot))
-            line.matches += 1
-            line.place_total += places[seat]
-        if len(m.ranking[0]) == 1:
-            lines[m.bots[m.ranking[0][0]]].wins += 1
-        for v in m.verdicts:
-            lines[m.bots[v["seat"]]].faults[v["kind"]] += 1
+        if m.status == Status.FINISHED and m.ranking:
+            count_match(lines, m.bots, m.places(), [(v["seat"], v["kind"]) for v in m.verdicts])
     outs = placings(matches)
     result_fit = fit(outs, list(lines)) if outs else None
     if result_fit is not None:

@@ -159,17 +159,17 @@ def test_no_message_carries_a_number_equal_to_a_seed_of_the_run(rogue, tmp_path)
     def make(names):
         out = []
         for d in range(6):
-            spec = MatchSpec(seeds.match_id("cup", f"t0-d{d}"), config, seeds.deal_seed(0, d),
+            match_spec = MatchSpec(seeds.match_id("cup", f"t0-d{d}"), config, seeds.deal_seed(0, d),
                              tuple(names), TimeControl(),
                              tuple(seeds.bot_seed(0, d, s) for s in range(seats)))
-            specs[spec.match_id] = spec
-            out.append(spec)
+            specs[match_spec.match_id] = match_spec
+            out.append(match_spec)
         return out
 
     play([f for f, _ in folders], make)
     secret = {master, master & (2**64 - 1), master >> 64}
-    for spec in specs.values():
-        secret |= {spec.seed, spec.seed & 0xFFFFFFFF, spec.seed >> 32}
+    for match_spec in specs.values():
+        secret |= {match_spec.seed, match_spec.seed & 0xFFFFFFFF, match_spec.seed >> 32}
     for seat, (_, record) in enumerate(folders):
         messages = [referee_pb2.RefereeMessage.FromString(bytes.fromhex(line))
                     for line in record.read_text().split()]
@@ -177,14 +177,15 @@ def test_no_message_carries_a_number_equal_to_a_seed_of_the_run(rogue, tmp_path)
         for msg in messages:
             kind = msg.WhichOneof("kind")
             body = getattr(msg, kind)
-            spec = specs.get(getattr(body, "match_id", ""))
-            others = set() if spec is None else {s for i, s in enumerate(spec.bot_seeds) if i != seat}
+            match_spec = specs.get(getattr(body, "match_id", ""))
+            others = (set() if match_spec is None
+                      else {s for i, s in enumerate(match_spec.bot_seeds) if i != seat})
             for name, value in numbers(body):
                 assert value not in secret, f"{kind}.{name} carries a seed of the run: {value}"
                 assert value not in others, f"{kind}.{name} carries another seat's bot seed"
-                if value == spec_bot_seed(spec, seat):
+                if value == spec_bot_seed(match_spec, seat):
                     assert (kind, name) == ("match_start", "bot_seed"), f"{kind}.{name}"
 
 
-def spec_bot_seed(spec, seat):
-    return None if spec is None else spec.bot_seeds[seat]
+def spec_bot_seed(match_spec, seat):
+    return None if match_spec is None else match_spec.bot_seeds[seat]

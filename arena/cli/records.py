@@ -1,0 +1,149 @@
+"""``arena standings``, ``arena matches``, ``arena show``: reading the database."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from arena.cli import output
+from arena.rules.errors import ConfigError
+from arena.rules.events import describe_event, describe_ranking, event_from_dict
+from arena.store import StoreError, open_store
+from arena.tournament.standings import Standings, faults_text, standings
+
+DEFAULT_DB = "arena.db"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("standings", help="print a tournament's standings from the database",
+                       description="Elo standings of a stored tournament (the latest if no "
+                                   "name): a batch Bradley-Terry fit with 95%% intervals and "
+                                   "the likelihood-of-superiority matrix.")
+    s.add_argument("name", nargs="?", help="tournament name (default: the latest)")
+    s.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(run=run_standings)
+
+    m = sub.add_parser("matches", help="list a tournament's matches from the database")
+    m.add_argument("name", nargs="?", help="tournament name (default: the latest)")
+    m.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    m.add_argument("--json", action="store_true", help="machine-readable output")
+    m.add_argument("--limit", type=int, default=None, help="only the last N matches")
+    m.set_defaults(run=run_matches)
+
+    w = sub.add_parser("show", help="show one stored match and its event log")
+    w.add_argument("match", type=int, metavar="MATCH", help="match id (see 'arena matches')")
+    w.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    w.add_argument("--json", action="store_true", help="machine-readable output")
+    w.set_defaults(run=run_show)
+
+
+def print_standings(console: Console, board: Standings, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults"):
+        table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
+    for i, line in enumerate(board.lines, 1):
+        table.add_row(str(i), escape(line.bot), f"{line.elo:.0f}",
+                      f"{line.interval:.0f}" if board.fit else "-", str(line.matches),
+                      str(line.wins), f"{line.average_place:.2f}" if line.matches else "-",
+                      faults_text(line.faults))
+    console.print(table)
+    if board.fit is None or len(board.lines) > 12:
+        return
+    los = Table(title="likelihood of superiority (row stronger than column), %", title_justify="left")
+    los.add_column("")
+    for line in board.lines:
+        los.add_column(escape(line.bot[:10]), justify="right")
+    for line, row in zip(board.lines, board.los_matrix()):
+        los.add_row(escape(line.bot), *("" if a is line else f"{100 * v:.0f}"
+                                        for a, v in zip(board.lines, row)))
+    console.print(los)
+
+
+# ------------------------------------------------------------------------ reading the store
+
+def _open(args):
+    path = Path(args.db)
+    if not path.exists():
+        raise ConfigError(f"no database at {path} (give --db PATH; tournaments write ./{DEFAULT_DB} by default)")
+    try:
+        return open_store(str(path))
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def run_standings(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        record = store.tournament(args.name)
+        board = standings(store.matches(record), record.bots)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"tournament": record.name, **board.to_dict()}, indent=2))
+        return 0
+    console = output.console()
+    print_standings(console, board, f"standings of {escape(record.name)} "
+                                    f"({sum(l.matches for l in board.lines) // max(1, record.settings['table_size'])} matches)")
+    return 0
+
+
+def run_matches(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        record = store.tournament(args.name)
+        matches = store.matches(record)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        store.close()
+    if args.limit is not None:
+        matches = matches[-args.limit:] if args.limit > 0 else []
+    if args.json:
+        print(json.dumps([m.to_dict() for m in matches], indent=2))
+        return 0
+    console = output.console()
+    table = Table(title=f"matches of {escape(record.name)}", title_justify="left")
+    for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
+        table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
+    for m in matches:
+        ranking = describe_ranking(m.ranking, m.bots) or m.status
+        faults = ", ".join(f"{m.bots[v['seat']]} {v['kind']}" for v in m.verdicts)
+        table.add_row(str(m.id), m.key, " ".join(m.bots), escape(ranking), m.termination,
+                      str(m.turns), escape(faults), f"{m.duration_s:.2f} s")
+    console.print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        match = store.match(args.match)
+        events = store.events(args.match)
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({**match.to_dict(), "events": events}, indent=2))
+        return 0
+    console = output.console()
+    console.print(f"match {match.id} ({match.key}) of {escape(match.tournament)}: {match.ruleset}, "
+                  f"seed {match.seed}, seats: " + escape(", ".join(f"{i} {b}" for i, b in enumerate(match.bots))),
+                  soft_wrap=True)
+    for e in events:
+        console.print("  " + escape(describe_event(event_from_dict(e), match.bots)), soft_wrap=True)
+    ranking = describe_ranking(match.ranking, match.bots)
+    console.print(f"result: {escape(ranking)} ({match.termination}, {match.turns} turns, "
+                  f"{match.duration_s:.3f} s)", soft_wrap=True)
+    for v in match.verdicts:
+        console.print(f"verdict: {escape(match.bots[v['seat']])} {v['kind']}: {escape(v['detail'])}",
+                      soft_wrap=True)
+    return 0
