@@ -37,7 +37,6 @@ class LocalBot:
         self.connect_timeout = connect_timeout
         self.registration = lobby.register(name or label)
         self.process: BotProcess | None = None
-        self.starts = 0
 
     @property
     def session(self) -> BotSession | None:
@@ -59,7 +58,6 @@ class LocalBot:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             log = self.log_dir / f"{self.label.replace('/', '_').replace('#', '-')}.stderr.log"
         self.process = BotProcess(self.manifest, self.referee, self.registration.token, log, self.label)
-        self.starts += 1
         try:
             await self.process.start()
         except OSError as exc:

@@ -93,10 +93,6 @@ class Lobby:
         reg._waiters.append(waiter)
         return await asyncio.wait_for(waiter, timeout)
 
-    def session(self, token: str) -> BotSession | None:
-        reg = self._by_token.get(token)
-        return None if reg is None else reg.session
-
     def sessions(self) -> list[BotSession]:
         return [r.session for r in self._by_token.values()
                 if r.session is not None and not r.session.closed]

@@ -48,7 +48,6 @@ class BotSession:
         self.closed_by_referee = False          # the referee ended the stream (bad bytes)
         self.rejections = 0                     # refused actions in the current match
         self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
-        self.in_match = False
         self._closed = False
         self._writing = False
         self._backlog: deque = deque()           # messages queued behind a write under way
@@ -115,12 +114,10 @@ class BotSession:
     # ---------------------------------------------------------------- turns
 
     def begin_match(self) -> None:
-        self.in_match = True
         self.rejections = 0
         self._issued.clear()
 
     def end_match(self) -> None:
-        self.in_match = False
         self._open_turn = None
 
     def open_turn(self, turn_id: int) -> None:

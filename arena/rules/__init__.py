@@ -13,7 +13,7 @@ spectator may know. :attr:`Game.events` is the public record (:mod:`arena.rules.
 
 from arena.rules.cards import CODES, TOKENS, parse_card, parse_cards, token, tokens_of
 from arena.rules.errors import (
-    ConfigError, IllegalPlay, NotInHand, NotYourTurn, PlayError, ScenarioError,
+    ConfigError, IllegalPlay, NotInGame, NotInHand, NotYourTurn, PlayError, ScenarioError,
 )
 from arena.rules.game import Deal, Game, Outcome, replay
 from arena.rules.rulesets import (
@@ -23,7 +23,7 @@ from arena.rules.views import SeatView, SpectatorView, Table
 
 __all__ = [
     "CODES", "TOKENS", "ConfigError", "Deal", "DEFAULT_RULESET", "Game", "GameConfig",
-    "IllegalPlay", "NotInHand", "NotYourTurn", "Outcome", "PlayError", "RULESETS", "Ruleset",
+    "IllegalPlay", "NotInGame", "NotInHand", "NotYourTurn", "Outcome", "PlayError", "RULESETS", "Ruleset",
     "ScenarioError", "SeatView", "SpectatorView", "Table", "get_ruleset", "make_config",
     "parse_card", "parse_cards", "parse_option_args", "replay", "token", "tokens_of",
 ]

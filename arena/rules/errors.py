@@ -44,3 +44,9 @@ class IllegalPlay(PlayError):
     """The card may not be played now."""
 
     code = "illegal_play"
+
+
+class NotInGame(PlayError):
+    """The seat cannot forfeit: it is out of the game, is no seat, or the game is over."""
+
+    code = "not_in_game"

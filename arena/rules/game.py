@@ -30,7 +30,7 @@ from arena.rules.cards import (
     MINUS_TEN, NINETY_NINE, NUMBER_BASE, POINTS, REVERSE, TEN, TOKENS,
 )
 from arena.rules.errors import (
-    ConfigError, IllegalPlay, NotInHand, NotYourTurn, ScenarioError,
+    ConfigError, IllegalPlay, NotInGame, NotInHand, NotYourTurn, ScenarioError,
 )
 from arena.rules.events import (
     DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
@@ -344,11 +344,6 @@ class Game:
         past the limit and takes it out of the round."""
         return self._over_limit
 
-    @property
-    def active_seats(self) -> list[int]:
-        """Seats still playing: in the round (points scoring) or in the game."""
-        return [s for s in range(self.seats) if self.in_round[s]]
-
     def hand(self, seat: int) -> tuple[int, ...]:
         """Seat's hand (sorted); empty for a seat out of the game."""
         hand = self.hands[seat]
@@ -477,9 +472,11 @@ class Game:
     def forfeit(self, seat: int) -> None:
         """Remove ``seat`` from the game as if it had lost (in token games outright), e.g.
         when its bot fails. It is ranked by the order it left; play goes on."""
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.seats:
+            raise NotInGame(f"seat {seat!r} cannot forfeit: seats are 0 to {self.seats - 1}", seat)
         if self.finished or not self.in_game[seat]:
-            raise ValueError(f"seat {seat} cannot forfeit: "
-                             f"{'the game is over' if self.finished else 'it is out of the game'}")
+            raise NotInGame(f"seat {seat} cannot forfeit: "
+                            f"{'the game is over' if self.finished else 'it is out of the game'}", seat)
         self.events.append((FORFEIT, seat))
         was_to_act = seat == self.to_act
         was_in_round = self.in_round[seat]

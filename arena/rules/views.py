@@ -111,10 +111,6 @@ class _PublicView:
         """The public event record up to this view (see :mod:`arena.rules.events`)."""
         return tuple(self._events[:self._n_events])
 
-    def new_events(self, since: int) -> list[tuple]:
-        """The events after the first ``since`` ones, up to this view."""
-        return self._events[since:self._n_events]
-
     @property
     def n_events(self) -> int:
         """How many events this view covers."""

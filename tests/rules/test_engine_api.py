@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from arena.rules import ConfigError, Deal, Game, Outcome, ScenarioError, make_config, parse_card, token
+from arena.rules import (
+    ConfigError, Deal, Game, NotInGame, Outcome, ScenarioError, make_config, parse_card, token,
+)
 
 
 def test_engine_imports_with_nothing_but_the_standard_library():
@@ -145,3 +147,21 @@ def test_a_scripted_start_goes_on_as_a_random_game_from_its_seed(ruleset, option
         game = Game.from_deals(config, [Deal(hands, rest, 40)])
         while not game.finished:
             game.play(game.to_act, game.legal_cards()[0])
+
+
+@pytest.mark.parametrize("seat, words", [
+    (1, "seat 1 cannot forfeit: it is out of the game"),
+    (7, "seat 7 cannot forfeit: seats are 0 to 2"),
+    (-1, "seat -1 cannot forfeit: seats are 0 to 2"),
+    (True, "seat True cannot forfeit: seats are 0 to 2"),
+])
+def test_a_forfeit_the_game_cannot_take_is_a_typed_error(seat, words):
+    game = Game.new("modern", seats=3, seed=4)
+    game.forfeit(1)
+    before = list(game.events)
+    with pytest.raises(NotInGame, match=re.escape(words)) as err:
+        game.forfeit(seat)
+    assert err.value.code == "not_in_game" and game.events == before
+    game.forfeit(0)                          # one seat left: the game is over
+    with pytest.raises(NotInGame, match="the game is over"):
+        game.forfeit(2)

@@ -206,6 +206,7 @@ def test_impossible_schedules_are_refused_naming_the_problem(bots, k, deals, wor
             assert word in str(err.value)
 
 
-def test_possible_schedules_pass_the_check():
-    for bots, k, deals, _ in SETUPS:
-        check(bots, k, deals)
+@pytest.mark.parametrize("bots, k, deals, duplicate", SETUPS)
+def test_possible_schedules_pass_the_check_and_build_in_full(bots, k, deals, duplicate):
+    assert check(bots, k, deals) is None
+    assert len(build(bots, k, deals, duplicate, Seeds(2))) == size(bots, k, deals, duplicate).matches
