@@ -1,27 +1,19 @@
-"""Helpers for the tests of clients in other languages: the Node.js SDK's dependencies,
-and matches on a LocalArena (as tests/referee/conftest.py plays them)."""
+"""Helpers for the tests of clients in other languages: the Node.js SDK's dependencies;
+matches come from tests/support/matches.py."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from support.matches import play, replays, spec  # noqa: F401 (for the test modules)
 from support.requirements import missing
-
-from arena.local import LocalArena
-from arena.referee.results import MatchSpec, TimeControl
-from arena.rules.events import decisions as event_decisions
-from arena.rules.game import replay
-from arena.rules.rulesets import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
 NODE_SDK = ROOT / "clients" / "node"
-_ids = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
@@ -44,26 +36,3 @@ def node() -> str:
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"npm ci in {NODE_SDK} failed:\n{proc.stdout}\n{proc.stderr}"
     return program
-
-
-def spec(names, ruleset="modern", seed=1, options=None, move_ms=1000, bank_ms=10_000, **kw):
-    return MatchSpec(f"n{next(_ids)}", make_config(ruleset, options, len(names)), seed,
-                     tuple(names), TimeControl(move_ms, bank_ms), **kw)
-
-
-def play(bot_dirs, specs_for, listeners=()):
-    """Start a LocalArena with ``bot_dirs``, play the specs ``specs_for(labels)`` returns,
-    return the results."""
-
-    async def go():
-        async with LocalArena.open(bot_dirs) as local:
-            return [await local.play(s, listeners) for s in specs_for(local.labels)]
-
-    return asyncio.run(go())
-
-
-def replays(result) -> bool:
-    """Whether the referee's event record is a real game: it replays from the seed with
-    the decisions it records."""
-    decisions = event_decisions(result.events)
-    return replay(result.spec.config, result.spec.seed, decisions).events == result.events

@@ -24,16 +24,13 @@ import grpc
 import pytest
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
+from support.matches import play, replays, spec
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import SetupError, ensure_setup
-from arena.local import LocalArena
-from arena.referee.results import MatchSpec, Status, TimeControl
+from arena.referee.results import Status
 from arena.referee.server import RefereeServer
-from arena.rules.events import decisions as event_decisions
-from arena.rules.game import replay
-from arena.rules.rulesets import make_config
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -79,31 +76,11 @@ def cpp_bot() -> Path:
 
 # ---------------------------------------------------------------- real matches
 
-_ids = iter(range(1, 1_000_000))
-
-
-def spec(names, ruleset="modern", seed=1, options=None) -> MatchSpec:
-    return MatchSpec(f"cpp{next(_ids)}", make_config(ruleset, options, len(names)), seed,
-                     tuple(names), TimeControl(2000, 10_000))
-
-
-def play(bot_dirs, specs_for):
-    """Start a LocalArena with ``bot_dirs``; play the specs ``specs_for(labels)`` gives."""
-
-    async def go():
-        async with LocalArena.open(bot_dirs) as local:
-            return [await local.play(s) for s in specs_for(local.labels)]
-
-    return asyncio.run(go())
-
-
 def assert_complete_legal_game(result, seats: int) -> None:
     assert result.status == Status.FINISHED
     assert result.verdicts == []
     assert sorted(s for group in result.ranking for s in group) == list(range(seats))
-    # the referee's record is a real game: it replays from the seed
-    decisions = event_decisions(result.events)
-    assert replay(result.spec.config, result.spec.seed, decisions).events == result.events
+    assert replays(result)  # the referee's record is a real game: it replays from the seed
 
 
 @pytest.mark.parametrize("others, cpp_seat", [

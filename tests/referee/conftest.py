@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from pathlib import Path
 
 import pytest
-
-from arena.local import LocalArena
-from arena.referee.results import MatchSpec, TimeControl
-from arena.rules.rulesets import make_config
+from support.matches import play, spec  # noqa: F401 (for the test modules)
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -30,19 +26,3 @@ def rogue(tmp_path):
         return folder
 
     return make
-
-
-def spec(names, ruleset="modern", seed=1, options=None, move_ms=1000, bank_ms=10_000, **kw):
-    return MatchSpec(f"t{next(_ids)}", make_config(ruleset, options, len(names)), seed,
-                     tuple(names), TimeControl(move_ms, bank_ms), **kw)
-
-
-def play(bot_dirs, specs_for, listeners=()):
-    """Start a LocalArena with ``bot_dirs``, play the specs ``specs_for(labels)`` returns,
-    return the results."""
-
-    async def go():
-        async with LocalArena.open(bot_dirs) as local:
-            return [await local.play(s, listeners) for s in specs_for(local.labels)]
-
-    return asyncio.run(go())

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import BOTS, play, spec
+from support.matches import replays
 
 from arena.referee.results import Status
-from arena.rules.events import decisions as event_decisions
-from arena.rules.game import replay
 
 
 @pytest.mark.parametrize("ruleset, options", [
@@ -26,10 +25,7 @@ def test_sample_bots_play_every_ruleset_to_the_end(ruleset, options):
         assert result.status == Status.FINISHED
         assert result.verdicts == []
         assert sorted(s for g in result.ranking for s in g) == [0, 1, 2]
-        # the referee's event record is a real game: it replays from the seed
-        decisions = event_decisions(result.events)
-        again = replay(result.spec.config, result.spec.seed, decisions)
-        assert again.events == result.events
+        assert replays(result)  # the event record is a real game: it replays from the seed
 
 
 def test_same_seed_gives_the_same_match_twice():

@@ -1,0 +1,37 @@
+"""Matches for tests: a spec with the usual clock, played on a LocalArena with real bot
+processes, and the check that a result's event record is a real game."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from arena.local import LocalArena
+from arena.referee.results import MatchSpec, TimeControl
+from arena.rules.events import decisions
+from arena.rules.game import replay
+from arena.rules.rulesets import make_config
+
+_ids = itertools.count(1)
+
+
+def spec(names, ruleset="modern", seed=1, options=None, move_ms=1000, bank_ms=10_000, **kw):
+    return MatchSpec(f"t{next(_ids)}", make_config(ruleset, options, len(names)), seed,
+                     tuple(names), TimeControl(move_ms, bank_ms), **kw)
+
+
+def play(bot_dirs, specs_for, listeners=()):
+    """Start a LocalArena with ``bot_dirs``, play the specs ``specs_for(labels)`` returns,
+    return the results."""
+
+    async def go():
+        async with LocalArena.open(bot_dirs) as local:
+            return [await local.play(s, listeners) for s in specs_for(local.labels)]
+
+    return asyncio.run(go())
+
+
+def replays(result) -> bool:
+    """Whether the referee's event record is a real game: it replays from the seed with
+    the decisions it records."""
+    return replay(result.spec.config, result.spec.seed, decisions(result.events)).events == result.events
