@@ -13,6 +13,7 @@ from pathlib import Path
 
 from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest, load_manifest
+from arena.bots.sandbox import SandboxConfig
 from arena.referee.results import MatchResult, MatchSpec
 from arena.referee.runner import MatchListener, MatchRunner
 from arena.referee.server import RefereeServer
@@ -40,8 +41,8 @@ class LocalArena:
     @classmethod
     @contextlib.asynccontextmanager
     async def open(cls, bots: Sequence[str | Path | BotManifest], listen: str = "unix",
-                   log_dir: Path | None = None, connect_timeout: float = 10.0
-                   ) -> AsyncIterator[LocalArena]:
+                   log_dir: Path | None = None, connect_timeout: float = 10.0,
+                   sandbox: SandboxConfig = SandboxConfig()) -> AsyncIterator[LocalArena]:
         """Start a referee and every bot, wait until all are connected; stop all on exit.
         Raises :class:`BotStartError` if a bot fails to start or connect, :class:`OSError`
         if the referee cannot listen on ``listen``."""
@@ -52,7 +53,10 @@ class LocalArena:
             raise OSError(f"the referee cannot listen on {listen!r} (a bad address, "
                           "or one already in use)") from None
         labels = seat_labels([m.name for m in manifests])
-        local = cls(server, [LocalBot(m, server.lobby, server.address, label, log_dir, connect_timeout)
+        factory = sandbox.factory()
+        local = cls(server, [LocalBot(m, server.lobby, server.address, label, log_dir,
+                                      connect_timeout, factory=factory,
+                                      referee_socket=server.socket_path)
                              for m, label in zip(manifests, labels)])
         try:
             for bot in local.bots:

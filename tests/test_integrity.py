@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -24,15 +25,25 @@ ROOT = Path(__file__).resolve().parents[1]
 CHEATER = ROOT / "tests" / "bots" / "cheater.py"
 
 
-def bots(folder: Path) -> tuple[Path, Path, Path]:
-    """The cheater and its honest copy as bot folders; the cheater's report file."""
+def bots(folder: Path) -> tuple[Path, Path]:
+    """The cheater and its honest copy as bot folders (each holding the script: a
+    sandboxed bot sees nothing else)."""
     folder.mkdir(parents=True)
     for name, extra in (("cheater", ""), ("honest", ', "--honest"')):
         (folder / name).mkdir()
+        shutil.copy(CHEATER, folder / name / "cheater.py")
         (folder / name / "bot.toml").write_text(
-            f'name = "{name}"\ncommand = ["{{python}}", "{CHEATER}", "--report", '
-            f'"{folder / (name + ".jsonl")}"{extra}]\n')
-    return folder / "cheater", folder / "honest", folder / "cheater.jsonl"
+            f'name = "{name}"\ncommand = ["{{python}}", "cheater.py"{extra}]\n')
+    return folder / "cheater", folder / "honest"
+
+
+def reports(logs: Path, name: str = "cheater") -> list[dict]:
+    """The cheater's report lines, from every log of its processes."""
+    out = []
+    for log in sorted(logs.rglob(f"{name}*.stderr.log")):
+        out += [json.loads(line[7:]) for line in log.read_text().splitlines()
+                if line.startswith("REPORT ")]
+    return out
 
 
 def arena(mark: str, *args) -> str:
@@ -46,12 +57,12 @@ def arena(mark: str, *args) -> str:
 def tournament(mark: str, tmp_path: Path, games: int, *flags) -> list[dict]:
     """A two-bot duplicate tournament; the cheater's report, one line per match, each with
     the schedule key the store maps its opaque match id to."""
-    cheater, honest, report = bots(tmp_path / "bots")
+    cheater, honest = bots(tmp_path / "bots")
     db = tmp_path / "t.db"
     arena(mark, "tournament", cheater, honest, "--games", games, "--db", db,
           "--logs", tmp_path / "logs", "-q", *flags)
     keys = {m["match_uid"]: m["key"] for m in json.loads(arena(mark, "matches", "--db", db, "--json"))}
-    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    lines = reports(tmp_path / "logs")
     assert len(lines) == 2 * games
     for line in lines:
         line["key"] = keys[line["match_id"]]
@@ -109,9 +120,9 @@ def test_secret_seeds_stop_the_inversion_and_phases_stop_the_memory(tmp_path, ma
 
 
 def test_arena_match_games_have_secret_seeds(tmp_path, mark):
-    cheater, honest, report = bots(tmp_path / "bots")
+    cheater, honest = bots(tmp_path / "bots")
     arena(mark, "match", cheater, honest, "--games", 10, "-q", "--out", tmp_path / "a")
-    assert not any(json.loads(line)["seed_found"] for line in report.read_text().splitlines())
-    report.unlink()
+    assert len(reports(tmp_path / "a")) == 10
+    assert not any(r["seed_found"] for r in reports(tmp_path / "a"))
     arena(mark, "match", cheater, honest, "--games", 10, "-q", "--seed", 1, "--out", tmp_path / "b")
-    assert all(json.loads(line)["seed_found"] == "match" for line in report.read_text().splitlines())
+    assert [r["seed_found"] for r in reports(tmp_path / "b")] == ["match"] * 10

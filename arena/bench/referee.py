@@ -156,7 +156,8 @@ async def measure(seconds: float, listen: str, rounds: int = 4) -> dict[str, Fig
 
     referee = await RefereeServer.start(listen)
     manifest = load_manifest(ROOT / "bots" / "random")
-    pairs = [[LocalBot(manifest, referee.lobby, referee.address, f"random-{i}-{s}") for s in range(2)]
+    pairs = [[LocalBot(manifest, referee.lobby, referee.address, f"random-{i}-{s}",
+                       referee_socket=referee.socket_path) for s in range(2)]
              for i in range(STREAMS)]
     config = make_config("modern", None, 2)
 

@@ -30,6 +30,7 @@ from ono99.v1 import referee_pb2
 
 from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import SetupError, ensure_setup
 from arena.referee import wire
 from arena.referee.house import FirstLegal, Forcer, HouseSession
@@ -200,14 +201,16 @@ class _Played:
 
 async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout: float = 600.0,
                     move_ms: int = 1000, bank_ms: int = 10_000, connect_timeout: float = 10.0,
-                    seed: int = 1, listen: str = "unix", log_dir: Path | None = None) -> Report:
+                    seed: int = 1, listen: str = "unix", log_dir: Path | None = None,
+                    sandbox: SandboxConfig = SandboxConfig()) -> Report:
     """Examine the bot of ``manifest``; never raises for the bot's faults (they are FAILs)."""
     started = time.monotonic()
     report = Report(manifest.name, str(manifest.folder))
     checks = report.checks
     if setup:
         try:
-            result = await asyncio.to_thread(ensure_setup, manifest, setup_timeout)
+            result = await asyncio.to_thread(ensure_setup, manifest, setup_timeout, None,
+                                             sandbox.factory())
         except SetupError as exc:
             checks.append(Check("setup", False, str(exc)))
             return _not_run(report, "its setup failed", started)
@@ -219,7 +222,8 @@ async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout:
     own_logs = log_dir is None
     logs = Path(tempfile.mkdtemp(prefix="ono99-check-")) if own_logs else log_dir
     server = await RefereeServer.start(listen)
-    bot = LocalBot(manifest, server.lobby, server.address, manifest.name, logs, connect_timeout)
+    bot = LocalBot(manifest, server.lobby, server.address, manifest.name, logs, connect_timeout,
+                   factory=sandbox.factory(), referee_socket=server.socket_path)
     try:
         t0 = time.monotonic()
         try:
@@ -380,9 +384,13 @@ async def _goodbye(bot: LocalBot) -> Check:
 
 
 def _peak_memory_mb(bot: LocalBot) -> float | None:
-    """The bot's peak resident memory: its process's and its children's high-water marks."""
+    """The bot's peak resident memory: its cgroup's high-water mark where it has one, else
+    its process's and its children's."""
     if bot.process is None or bot.process.proc is None:
         return None
+    peak = bot.process.peak_memory_mb()
+    if peak is not None:
+        return round(peak, 1)
     root = bot.process.proc.pid
     total = 0
     for pid in _tree(root):

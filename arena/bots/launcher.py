@@ -11,6 +11,7 @@ from pathlib import Path
 
 from arena.bots.manifest import BotManifest
 from arena.bots.process import BotProcess
+from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
 from arena.referee import wire
 from arena.referee.session import BotSession, SessionClosed
@@ -25,7 +26,8 @@ class LocalBot:
 
     def __init__(self, manifest: BotManifest, lobby: Lobby, referee: str, label: str,
                  log_dir: Path | None = None, connect_timeout: float = 10.0,
-                 name: str | None = None) -> None:
+                 name: str | None = None, factory: ProcessFactory | None = None,
+                 referee_socket: str | None = None) -> None:
         """``label`` names this process in logs (and its stderr file); ``name`` is what the
         bot is welcomed as (default: the label). They differ in tournaments, where a bot
         runs as several processes and the number of each is nothing the bot should see."""
@@ -36,6 +38,8 @@ class LocalBot:
         self.log_dir = log_dir
         self.connect_timeout = connect_timeout
         self.registration = lobby.register(name or label)
+        self.factory = factory
+        self.referee_socket = referee_socket
         self.process: BotProcess | None = None
 
     @property
@@ -57,7 +61,8 @@ class LocalBot:
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             log = self.log_dir / f"{self.label.replace('/', '_').replace('#', '-')}.stderr.log"
-        self.process = BotProcess(self.manifest, self.referee, self.registration.token, log, self.label)
+        self.process = BotProcess(self.manifest, self.referee, self.registration.token, log,
+                                  self.label, self.factory, self.referee_socket)
         try:
             await self.process.start()
         except OSError as exc:

@@ -1,76 +1,102 @@
-"""A bot process launched from its manifest: started with the referee's address and a
-token in its environment, watched, and stopped cleanly."""
+"""A bot process launched from its manifest: started through a process factory (a sandbox,
+by default) with the referee's address and a token in its environment, its output kept
+in a capped log, watched, and stopped so that nothing it started is left."""
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import signal
 from pathlib import Path
 
-from ono99 import transport
-
 from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import Jail, ProcessFactory, SandboxConfig
 
 ENV_REFEREE = "ONO99_REFEREE"
 ENV_TOKEN = "ONO99_TOKEN"
 ENV_NAME = "ONO99_BOT_NAME"
+_CHUNK = 65536
+_LINE_CAP = 1000   # characters of one output line kept in memory for error messages
 
 
 class BotProcess:
     """One running instance of a bot."""
 
     def __init__(self, manifest: BotManifest, referee: str, token: str,
-                 log_path: Path | None = None, label: str | None = None) -> None:
+                 log_path: Path | None = None, label: str | None = None,
+                 factory: ProcessFactory | None = None, referee_socket: str | None = None) -> None:
         self.manifest = manifest
         self.referee = referee
         self.token = token
         self.log_path = log_path
         self.label = label or manifest.name
-        self.proc: asyncio.subprocess.Process | None = None
+        self.factory = factory or SandboxConfig().factory()
+        self.referee_socket = referee_socket
+        self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._reader: asyncio.Task | None = None
+        self._closed = False
+
+    @property
+    def proc(self) -> asyncio.subprocess.Process | None:
+        return None if self.jail is None else self.jail.proc
 
     async def start(self) -> None:
-        env = dict(os.environ)
-        if transport.CHOSE:   # the arena's own choice of gRPC transport is not the bot's
-            env.pop("GRPC_EXPERIMENTS", None)
-        env.update({ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name,
-                    "PYTHONUNBUFFERED": "1"})
+        env = {ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name}
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *self.manifest.command, cwd=self.manifest.folder, env=env,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True)  # Ctrl-C reaches the arena, which stops bots itself
+            self.jail, _ = await self.factory.start(self.manifest.command, self.manifest.folder,
+                                                    env, self.referee_socket)
         except OSError as exc:
-            raise OSError(f"cannot start bot {self.label}: {' '.join(self.manifest.command)}: {exc}") from None
-        self._reader = asyncio.create_task(self._read_stderr())
+            raise OSError(f"cannot start bot {self.label}: {' '.join(self.manifest.command)}: "
+                          f"{exc}") from None
+        self._reader = asyncio.create_task(self._read_output())
 
-    async def _read_stderr(self) -> None:
+    async def _read_output(self) -> None:
+        """Keep the bot's stdout and stderr (one pipe) in its log, up to the output limit;
+        past it the bot is stopped. Read in chunks, so no line is too long to read."""
+        jail = self.jail
+        cap = jail.limits.output_mb
+        cap_bytes = None if cap is None else cap * 2**20
+        written = 0
         log = self.log_path.open("ab") if self.log_path else None
+        partial = b""
         try:
-            assert self.proc is not None and self.proc.stderr is not None
-            while line := await self.proc.stderr.readline():
-                self.stderr_tail.append(line.decode(errors="replace").rstrip())
-                if log:
-                    log.write(line)
+            assert jail.proc.stdout is not None
+            while chunk := await jail.proc.stdout.read(_CHUNK):
+                if cap_bytes is not None and written + len(chunk) > cap_bytes:
+                    chunk = chunk[:max(0, cap_bytes - written)]
+                    jail.output_exceeded = True
+                if log and chunk:
+                    log.write(chunk)
                     log.flush()
+                written += len(chunk)
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()[-_LINE_CAP:]
+                for line in lines:
+                    if line.strip():
+                        self.stderr_tail.append(line[-_LINE_CAP:].decode(errors="replace").rstrip())
+                if jail.output_exceeded:
+                    if log:
+                        log.write(f"\n[arena: output limit of {cap} MiB reached; the bot is "
+                                  "stopped]\n".encode())
+                    jail.signal(signal.SIGKILL)
+                    break
+            if partial.strip():
+                self.stderr_tail.append(partial.decode(errors="replace").rstrip())
         finally:
             if log:
                 log.close()
 
     @property
     def returncode(self) -> int | None:
-        return None if self.proc is None else self.proc.returncode
+        return None if self.jail is None else self.jail.proc.returncode
 
     async def wait_exit(self, timeout: float | None = None) -> int | None:
         """The exit code, waiting up to ``timeout`` s; None if it still runs."""
-        if self.proc is None:
+        if self.jail is None:
             return None
         try:
-            code = await asyncio.wait_for(self.proc.wait(), timeout)
+            code = await asyncio.wait_for(self.jail.proc.wait(), timeout)
         except TimeoutError:
             return None
         if self._reader is not None:
@@ -81,7 +107,11 @@ class BotProcess:
         return code
 
     def describe_exit(self) -> str:
-        """How the process ended, with the last lines of its stderr."""
+        """How the process ended (the limit it broke, if one stopped it), with the last
+        lines of its output."""
+        cause = None if self.jail is None else self.jail.cause(self.returncode)
+        if cause:
+            return f"bot process was stopped: {cause}" + self.stderr_note()
         return f"bot process {self.exit_status()}" + self.stderr_note()
 
     def exit_status(self) -> str:
@@ -89,34 +119,41 @@ class BotProcess:
         code = self.returncode
         if code is None:
             return "is still running"
-        if code < 0:
+        sig = self.jail.exit_signal(code)
+        if sig is not None:
             try:
-                return f"was killed by {signal.Signals(-code).name}"
+                return f"was killed by {signal.Signals(sig).name}"
             except ValueError:
-                return f"was killed by signal {-code}"
+                return f"was killed by signal {sig}"
         return f"exited with code {code}"
 
     def stderr_note(self) -> str:
-        """``"; stderr: "`` and the last lines of its stderr on one line, or ``""``."""
+        """``"; stderr: "`` and the last lines of its output on one line, or ``""``."""
         tail = " | ".join(list(self.stderr_tail)[-3:])
         return f"; stderr: {tail}" if tail else ""
 
+    def peak_memory_mb(self) -> float | None:
+        return None if self.jail is None else self.jail.peak_memory_mb()
+
     async def stop(self, grace: float = 2.0, linger: float = 0.5) -> None:
         """Let the process end by itself for ``linger`` seconds (it was told goodbye),
-        then ask it to (SIGTERM), then kill it after ``grace`` seconds."""
-        proc = self.proc
-        if proc is None or proc.returncode is not None:
+        then ask it to (SIGTERM), then kill it after ``grace`` seconds; then nothing it
+        started is left (its sandbox, or its cgroups, go with it)."""
+        jail = self.jail
+        if jail is None:
+            return
+        if jail.proc.returncode is None:
+            if not (linger > 0 and await self.wait_exit(linger) is not None):
+                jail.signal(signal.SIGTERM)
+                if await self.wait_exit(grace) is None:
+                    jail.signal(signal.SIGKILL)
+                    await self.wait_exit(2.0)
+        else:
             await self.wait_exit(0.5)
-            return
-        if linger > 0 and await self.wait_exit(linger) is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if await self.wait_exit(grace) is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            await self.wait_exit(2.0)
+        self.close()
+
+    def close(self) -> None:
+        """Everything the process left: its other processes, cgroups, scratch folder."""
+        if self.jail is not None and not self._closed:
+            self._closed = True
+            self.jail.close()

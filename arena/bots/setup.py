@@ -8,24 +8,27 @@ and skips the setup, and a changed source file (or a changed setup command) runs
 again. The setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the
 bot folder with a time limit, and a failure (non-zero exit, time out, a command that does
 not start, or a bot program still missing afterwards) is a :class:`SetupError` that names
-the bot and the log. A lock file keeps two arenas from setting up one folder at once.
+the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs through
+the bot's process factory: in the sandbox, with its folder writable and the network.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import hashlib
 import json
 import os
+import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest, missing_program
+from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.rules.errors import ConfigError
 
 STATE = ".arena-setup.json"
@@ -114,7 +117,7 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
-                 on_start=None) -> SetupResult:
+                 on_start=None, factory: ProcessFactory | None = None) -> SetupResult:
     """Run the bot's setup unless its sources are already set up; then check that the
     bot's program exists. ``on_start(manifest, log_path)`` is called before a setup runs
     (to tell the user why they wait). Raises :class:`SetupError`."""
@@ -136,7 +139,7 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
             on_start(manifest, log)
         before = snapshot(folder)
         hash_before = source_hash(folder)
-        seconds = _run(manifest, log, timeout)
+        seconds = _run(manifest, log, timeout, factory or SandboxConfig().factory())
         _check_program(manifest, log)   # before recording it: a setup that built nothing
         after = snapshot(folder)         # usable is run again next time
         outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
@@ -150,42 +153,61 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
         lock.__exit__(None, None, None)
 
 
-def _run(manifest: BotManifest, log: Path, timeout: float) -> float:
-    """Run the setup command, output to ``log``; its duration, or :class:`SetupError`."""
+def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFactory) -> float:
+    """Run the setup command through ``factory`` (sandboxed, with its folder writable and
+    the network), output to ``log``; its duration, or :class:`SetupError`."""
     (manifest.folder / STATE).unlink(missing_ok=True)   # a setup under way is no setup
+    program = manifest.setup[0]
+    if (os.sep in program and not (manifest.folder / program).exists()) or (
+            os.sep not in program and shutil.which(program) is None
+            and not (manifest.folder / program).exists()):
+        raise SetupError(f"the setup of bot {manifest.name} cannot start: {program} is not found")
+    return asyncio.run(_run_jailed(manifest, log, timeout, factory))
+
+
+async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
+                      factory: ProcessFactory) -> float:
     started = time.monotonic()
     with log.open("wb") as out:
         out.write(f"$ {' '.join(manifest.setup)}\n".encode())
         out.flush()
         try:
-            proc = subprocess.Popen(manifest.setup, cwd=manifest.folder, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True)
         except OSError as exc:
-            raise SetupError(f"the setup of bot {manifest.name} cannot start: "
-                             f"{manifest.setup[0]}: {exc.strerror}") from None
+            raise SetupError(f"the setup of bot {manifest.name} cannot start: {exc}") from None
+        cap = jail.limits.output_mb * 2**20 if jail.limits.output_mb else None
+
+        async def pump() -> None:   # keep reading (a full pipe would stall the setup)
+            written = 0
+            while chunk := await jail.proc.stdout.read(65536):
+                if cap is None or written < cap:
+                    out.write(chunk[:None if cap is None else cap - written])
+                    out.flush()
+                written += len(chunk)
+
         try:
-            code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            await asyncio.wait_for(asyncio.gather(pump(), jail.proc.wait()), timeout)
+        except TimeoutError:
+            jail.signal(signal.SIGKILL)
+            await jail.proc.wait()
+            jail.close()
             raise SetupError(f"the setup of bot {manifest.name} did not finish within "
                              f"{timeout:g} s and was stopped; its output is in {log}"
                              f"{_tail(log)}") from None
         except BaseException:   # Ctrl-C: leave no setup running behind
-            _kill_group(proc)
+            jail.signal(signal.SIGKILL)
+            jail.close()
             raise
+        jail.close()
+    code = jail.proc.returncode
     if code != 0:
-        how = f"exited with code {code}" if code > 0 else f"was killed by signal {-code}"
+        cause = jail.cause(code)
+        sig = jail.exit_signal(code)
+        how = (f"was stopped: {cause}" if cause else f"was killed by signal {sig}" if sig
+               else f"exited with code {code}")
         raise SetupError(f"the setup of bot {manifest.name} {how}; its output is in {log}"
                          f"{_tail(log)}")
     return time.monotonic() - started
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
 
 
 def _tail(log: Path, lines: int = 3) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 from arena.rules.errors import ConfigError
@@ -47,6 +49,8 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
         values.update(SDK=path, SDK_JS=json.dumps(path if path.startswith(("/", ".")) else f"./{path}"))
         target = re.sub(r"[^A-Za-z0-9_-]", "-", name)
         values.update(TARGET=target, TARGET_ID=re.sub(r"[^A-Za-z0-9_]", "_", target))
+    if lang == "node":
+        _install_node_sdk(sdk)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for template in sorted((TEMPLATES / lang).iterdir()):
@@ -57,6 +61,21 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
         out.write_text(text, encoding="utf-8")
         written.append(out)
     return written
+
+
+def _install_node_sdk(sdk: Path) -> None:
+    """The Node.js SDK's dependencies, installed once for the arena (``npm ci`` from its
+    lockfile) when they are missing: a bot's own setup may not write outside its folder."""
+    if (sdk / "node_modules" / ".package-lock.json").exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ConfigError("a Node.js bot needs node 20+ and npm (Debian: apt-get install nodejs npm)")
+    print(f"installing the Node.js SDK's dependencies: npm ci --prefix {sdk}", flush=True)
+    proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=sdk, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise ConfigError(f"npm ci in {sdk} failed: {proc.stderr.strip().splitlines()[-1:]}")
 
 
 def _shown(folder: Path) -> str:

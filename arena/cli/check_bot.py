@@ -10,6 +10,7 @@ import math
 from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import DEFAULT_TIMEOUT_S
+from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
 from arena.rules.errors import ConfigError
 
 
@@ -38,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="do not run the bot's setup")
     p.add_argument("--setup-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"time its setup may take (default: {DEFAULT_TIMEOUT_S:g})")
+    add_sandbox_options(p)
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the deals (default: 1; the run is the same every time)")
     p.set_defaults(run=run)
@@ -48,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
         if not 0 < getattr(args, flag) < math.inf:
             raise ConfigError(f"--{flag.replace('_', '-')} must be positive (finite seconds)")
     manifest = load_manifest(args.bot)
+    bot_factory(args)   # says so once if bots cannot be sandboxed here
     report = asyncio.run(check_bot(
         manifest, setup=args.setup, setup_timeout=args.setup_timeout,
-        move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed))
+        move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed,
+        sandbox=sandbox_config(args)))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

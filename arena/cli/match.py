@@ -19,7 +19,9 @@ from rich.table import Table
 from arena.cli import output
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
-from arena.cli.prepare import add_setup_options, set_up
+from arena.cli.prepare import (
+    add_sandbox_options, add_setup_options, bot_factory, sandbox_config, set_up,
+)
 from arena.local import LocalArena
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
 from arena.referee.runner import MatchListener
@@ -58,6 +60,7 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
                    help="where the referee listens: 'unix' (a private socket, default), 'tcp' "
                         "(a free loopback port) or an address such as 0.0.0.0:50051")
     add_setup_options(p)
+    add_sandbox_options(p)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -161,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     manifests = [load_manifest(folder) for folder in args.bots]
     config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
     tc = time_control(args)
-    set_up(manifests, args)
+    set_up(manifests, args, bot_factory(args))
     console = output.console()
     out = args.out or Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
     try:
@@ -179,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
 async def _play(args, manifests, config, tc, console: Console, out: Path) -> int:
     results: list[MatchResult] = []
     try:
-        async with LocalArena.open(manifests, args.listen, out, args.connect_timeout) as local:
+        async with LocalArena.open(manifests, args.listen, out, args.connect_timeout,
+                                   sandbox_config(args)) as local:
             console.print(f"referee at {local.server.address}; {config.describe()}; {tc.describe()}")
             live = LiveLog(console, args.quiet)
             try:

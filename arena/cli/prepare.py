@@ -1,4 +1,5 @@
-"""Getting bots ready to launch, for every command that launches them: their setup."""
+"""Getting bots ready to launch, for every command that launches them: how they are run
+(the sandbox and its limits) and their setup."""
 
 from __future__ import annotations
 
@@ -8,8 +9,37 @@ import sys
 from collections.abc import Sequence
 
 from arena.bots.manifest import BotManifest, missing_program
+from arena.bots.sandbox import MODES, Limits, ProcessFactory, SandboxConfig
 from arena.bots.setup import DEFAULT_TIMEOUT_S, SetupError, ensure_setup
 from arena.rules.errors import ConfigError
+
+
+def add_sandbox_options(p: argparse.ArgumentParser) -> None:
+    defaults = Limits()
+    p.add_argument("--sandbox", choices=MODES, default="auto",
+                   help="how bots run: 'bwrap' in a bubblewrap sandbox (namespaces, no network, "
+                        "only their own folder, read-only, and a scratch HOME), 'none' as plain "
+                        "processes, 'auto' (default) the sandbox wherever bubblewrap works, with "
+                        "a one-line notice where it does not")
+    p.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="a limit on each bot process (repeatable; 'none' lifts it): memory "
+                        f"(MiB, default {defaults.memory_mb}), processes ({defaults.processes}, "
+                        f"threads count), cpu (seconds, {defaults.cpu_s}), files (open, "
+                        f"{defaults.open_files}), file-size (MiB, {defaults.file_size_mb}), output "
+                        f"(MiB kept in its log, {defaults.output_mb}); a bot past one is stopped")
+
+
+def sandbox_config(args: argparse.Namespace) -> SandboxConfig:
+    """The sandbox the options ask for."""
+    return SandboxConfig(args.sandbox, Limits().with_args(args.limit))
+
+
+def bot_factory(args: argparse.Namespace) -> ProcessFactory:
+    """The process factory of the options; its notice (no sandbox here) goes to stderr once."""
+    factory = sandbox_config(args).factory()
+    if factory.notice:
+        print(f"notice: {factory.notice}", file=sys.stderr, flush=True)
+    return factory
 
 
 def add_setup_options(p: argparse.ArgumentParser) -> None:
@@ -19,7 +49,8 @@ def add_setup_options(p: argparse.ArgumentParser) -> None:
                    help=f"time a bot's setup may take (default: {DEFAULT_TIMEOUT_S:g})")
 
 
-def set_up(manifests: Sequence[BotManifest], args: argparse.Namespace) -> None:
+def set_up(manifests: Sequence[BotManifest], args: argparse.Namespace,
+           factory: ProcessFactory | None = None) -> None:
     """Run each bot's setup once per version (skipped when up to date), before anything is
     launched or stored; with ``--no-setup``, only check that each bot can start. A failure
     is a :class:`ConfigError` naming the bot and its setup log."""
@@ -36,7 +67,7 @@ def set_up(manifests: Sequence[BotManifest], args: argparse.Namespace) -> None:
                 raise ConfigError(f"bot {m.name} ({m.folder}): {problem}; its setup has not run "
                                   "(drop --no-setup)")
             continue
-        result = ensure_setup(m, args.setup_timeout, on_start=_announce)
+        result = ensure_setup(m, args.setup_timeout, on_start=_announce, factory=factory)
         if result.ran:
             print(f"bot {m.name}: set up in {result.seconds:.1f} s", file=sys.stderr, flush=True)
 

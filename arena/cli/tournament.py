@@ -18,7 +18,7 @@ from rich.table import Table
 from arena.bots.launcher import BotStartError
 from arena.cli import output
 from arena.cli.match import add_match_options, time_control
-from arena.cli.prepare import set_up
+from arena.cli.prepare import bot_factory, sandbox_config, set_up
 from arena.cli.records import DEFAULT_DB, print_standings
 from arena.referee.results import MatchResult
 from arena.rules.errors import ConfigError
@@ -117,7 +117,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             retire_after=args.retire_after)
         if len(settings.bot_dirs) < 2:
             raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
-        set_up(Tournament.check(settings), args)
+        set_up(Tournament.check(settings), args, bot_factory(args))
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
     try:
         store = open_store(args.db, durable=args.durable)
@@ -126,7 +126,7 @@ def run_tournament(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             tournament = Tournament.resume(store, args.resume)
-            set_up(tournament.manifests, args)
+            set_up(tournament.manifests, args, bot_factory(args))
         else:
             if any(t.name == name for t in store.tournaments()):
                 # before Tournament.create stores the bots' versions for nothing
@@ -184,7 +184,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     try:
         with view:
             asyncio.run(t.run(args.concurrency, view.result, (), args.listen, logs,
-                              args.connect_timeout, view.retired))
+                              args.connect_timeout, view.retired, sandbox_config(args)))
     except KeyboardInterrupt:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "

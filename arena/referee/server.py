@@ -17,11 +17,14 @@ class RefereeServer:
     """A running referee: its address, its lobby."""
 
     def __init__(self, server: grpc.aio.Server, address: str, lobby: Lobby,
-                 socket_dir: str | None) -> None:
+                 socket_dir: str) -> None:
         self.server = server
         self.address = address
         self.lobby = lobby
         self._socket_dir = socket_dir
+        #: a private unix socket, whatever ``address`` is: how bots launched in a sandbox
+        #: (which has no network) reach the referee
+        self.socket_path = os.path.join(socket_dir, "referee.sock")
 
     @classmethod
     async def start(cls, listen: str = "unix") -> RefereeServer:
@@ -34,11 +37,11 @@ class RefereeServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ])
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
-        socket_dir = None
+        socket_dir = tempfile.mkdtemp(prefix="ono99-")
+        private = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
+        server.add_insecure_port(private)
         if listen == "unix":
-            socket_dir = tempfile.mkdtemp(prefix="ono99-")
-            address = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
-            server.add_insecure_port(address)
+            address = private
         elif listen == "tcp":
             port = server.add_insecure_port("127.0.0.1:0")
             address = f"127.0.0.1:{port}"

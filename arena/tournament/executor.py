@@ -25,6 +25,7 @@ from pathlib import Path
 
 from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import SandboxConfig
 from arena.referee.results import MatchResult, MatchSpec, VerdictKind
 from arena.referee.runner import MatchListener, MatchRunner
 from arena.referee.server import RefereeServer
@@ -102,8 +103,10 @@ class LocalExecutor(Executor):
     def __init__(self, manifests: Sequence[BotManifest], labels: Sequence[str], concurrency: int,
                  listen: str = "unix", log_dir: Path | None = None, connect_timeout: float = 10.0,
                  retire_after: int = 3, listeners: Sequence[MatchListener] = (),
-                 on_retire: Callable[[str, str], None] | None = None) -> None:
+                 on_retire: Callable[[str, str], None] | None = None,
+                 sandbox: SandboxConfig = SandboxConfig()) -> None:
         self.pools = [BotPool(m, label) for m, label in zip(manifests, labels)]
+        self.factory = sandbox.factory()
         self.concurrency = concurrency
         self.listen = listen
         self.log_dir = log_dir
@@ -187,7 +190,8 @@ class LocalExecutor(Executor):
         n = pool.started
         label = pool.label if n == 1 else f"{pool.label}#{n}"
         bot = LocalBot(pool.manifest, self.server.lobby, self.server.address, label,
-                       self.log_dir, self.connect_timeout, name=pool.manifest.name)
+                       self.log_dir, self.connect_timeout, name=pool.manifest.name,
+                       factory=self.factory, referee_socket=self.server.socket_path)
         pool.add(bot)
         return bot
 

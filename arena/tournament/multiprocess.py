@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import SandboxConfig
 from arena.referee.results import MatchSpec, VerdictKind
 from arena.tournament.executor import Executor, ResultSink, retire_reason
 from arena.tournament.schedule import PlannedMatch
@@ -38,7 +39,9 @@ class MultiProcessExecutor(Executor):
     def __init__(self, manifests: Sequence[BotManifest], labels: Sequence[str], concurrency: int,
                  workers: int | None = None, listen: str = "unix", log_dir: Path | None = None,
                  connect_timeout: float = 10.0, retire_after: int = 3,
-                 on_retire: Callable[[str, str], None] | None = None) -> None:
+                 on_retire: Callable[[str, str], None] | None = None,
+                 sandbox: SandboxConfig = SandboxConfig()) -> None:
+        self.sandbox = sandbox
         self.manifests = list(manifests)
         self.labels = list(labels)
         self.concurrency = concurrency
@@ -68,7 +71,7 @@ class MultiProcessExecutor(Executor):
                 target=_worker_main, name=f"arena-worker-{w}", daemon=True,
                 args=(w, os.getpid(), self.manifests, self.labels, shares[w], per_worker,
                       self.listen, log_dir, self.connect_timeout, dict(self.retired),
-                      results, controls[w])))
+                      results, controls[w], self.sandbox)))
         for p in procs:
             p.start()
         loop = asyncio.get_running_loop()
@@ -133,23 +136,23 @@ def _join(procs, results, timeout: float = 10.0) -> None:
 
 
 def _worker_main(index, parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                 connect_timeout, retired, results, control) -> None:
+                 connect_timeout, retired, results, control, sandbox) -> None:
     """A worker process: its own referee and bots, playing its share of the matches."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         asyncio.run(_worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                            connect_timeout, retired, results, control))
+                            connect_timeout, retired, results, control, sandbox))
     except Exception as exc:  # pragma: no cover - reported to the parent, which stops
         results.put(("error", index, f"{exc.__class__.__name__}: {exc}"))
     results.put(("done", index))
 
 
 async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                  connect_timeout, retired, results, control) -> None:
+                  connect_timeout, retired, results, control, sandbox) -> None:
     from arena.tournament.executor import LocalExecutor
 
     executor = LocalExecutor(manifests, labels, concurrency, listen, log_dir, connect_timeout,
-                             retire_after=2**31)
+                             retire_after=2**31, sandbox=sandbox)
     by_key = {plan.key: (i, spec) for i, plan, spec in share}
 
     for bot, reason in retired.items():

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots.manifest import BotManifest, load_manifest
+from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import content_hash
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl
 from arena.referee.runner import MatchListener
@@ -159,7 +160,8 @@ class Tournament:
     async def run(self, concurrency: int, on_result: Callable[[PlannedMatch, MatchResult], None],
                   listeners: Sequence[MatchListener] = (), listen: str = "unix",
                   log_dir: Path | None = None, connect_timeout: float = 10.0,
-                  on_retire: Callable[[str, str], None] | None = None) -> None:
+                  on_retire: Callable[[str, str], None] | None = None,
+                  sandbox: SandboxConfig = SandboxConfig()) -> None:
         """Play every pending match; each result is stored (one transaction) before
         ``on_result`` sees it."""
         pending = self.pending()
@@ -169,11 +171,11 @@ class Tournament:
             # one referee process does not use two cores well: one per core
             executor = MultiProcessExecutor(self.manifests, self.names, concurrency, None, listen,
                                             log_dir, connect_timeout, self.settings.retire_after,
-                                            on_retire)
+                                            on_retire, sandbox)
         else:
             executor = LocalExecutor(self.manifests, self.names, concurrency, listen, log_dir,
                                      connect_timeout, self.settings.retire_after, listeners,
-                                     on_retire)
+                                     on_retire, sandbox)
 
         def record(plan: PlannedMatch, result: MatchResult) -> None:
             self.store.record_match(self.record, plan.key, plan.sample,

@@ -1,6 +1,6 @@
 """A bot that tries to learn the other seats' cards from what the arena gives it.
 
-    cheater.py --report FILE [--honest]
+    cheater.py [--honest]
 
 It plays a fixed rule of thumb (push the total up, deflect owed pairs), so two copies of
 it play the mirror image of a duplicate deal, and tries two attacks (not with --honest,
@@ -23,7 +23,8 @@ memory
     guess is dropped as soon as the opponent plays a card it cannot hold, and confirmed
     at the end if it named the opponent's final hand exactly, with every card known.
 
-After each match it appends one JSON line to FILE: what it found, how many of the
+After each match it prints one line, "REPORT " and JSON, on stdout (the arena keeps it in
+the bot's log; in the sandbox it can write nowhere else): what it found, how many of the
 opponents' plays it predicted and how many of those were right.
 """
 
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -43,6 +44,7 @@ from arena.rules.rulesets import make_config
 from arena.seeds import Seeds
 
 NUMBERS = {str(v): v for v in range(11)}
+PROCESS = uuid.uuid4().hex   # names this process in reports (pids repeat in PID namespaces)
 DEFLECT = {"modern": {"R", "P2"}}
 
 
@@ -137,9 +139,8 @@ class Guess:
 class Cheater(Bot):
     name = "cheater"
 
-    def __init__(self, report: str, honest: bool) -> None:
+    def __init__(self, honest: bool) -> None:
         super().__init__()
-        self.report = report
         self.honest = honest
         self.table = {} if honest else inversion_table()
         self.memories: list[Memory] = []
@@ -283,20 +284,18 @@ class Cheater(Bot):
             if self.first_hand is not None and not self.honest:
                 self.memories.append(Memory(match.names[1 - me], me, match.rules.ruleset,
                                             Counter(self.first_hand), dict(self.my_draws)))
-        with open(self.report, "a", encoding="utf-8") as out:
-            out.write(json.dumps({
-                "match_id": match.match_id, "pid": os.getpid(), "seat": me, "names": match.names,
+        print("REPORT " + json.dumps({
+                "match_id": match.match_id, "pid": PROCESS, "seat": me, "names": match.names,
                 "seed_found": found_seed, "memory_found": found_memory,
                 "guesses": len(self.guesses), "predicted": self.predicted,
-                "correct": self.correct, "place": result.place_of(me)}) + "\n")
+                "correct": self.correct, "place": result.place_of(me)}), flush=True)
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--report", required=True)
     p.add_argument("--honest", action="store_true")
     args, rest = p.parse_known_args()
-    bot = Cheater(args.report, args.honest)
+    bot = Cheater(args.honest)
     bot.name = "honest" if args.honest else "cheater"
     return run(bot, rest)
 

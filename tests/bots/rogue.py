@@ -15,8 +15,8 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
   bad_protocol   says hello with protocol version 99 (no trigger)
   no_hello       sends an action first (no trigger)
   record         plays random legal cards (seeded from the match start) and records every
-                 message it receives, hex-encoded, one per line, in the file named by
-                 a third argument
+                 message it receives, hex-encoded, one per line on stdout after "REC "
+                 (the arena keeps it in the bot's log: a sandboxed bot writes nowhere else)
   good           plays its first legal card every turn
 and, whatever the turn count (for check-bot's situations):
   slow_sometimes sleeps $ROGUE_SLEEP seconds before every TRIGGER-th answer
@@ -27,7 +27,7 @@ and, whatever the turn count (for check-bot's situations):
   crash_on_four99      exits with code 1 when its own four 99s are played
   crash_on_big_tables  exits with code 1 at the start of a match of more than 4 seats
   modern_only    exits with code 1 at the start of a match of another ruleset
-Every refusal code and rejection code it receives is appended to $ROGUE_LOG.
+Every refusal code and rejection code it receives is printed on stdout after "LOG ".
 """
 
 import os
@@ -41,14 +41,10 @@ from ono99.v1 import referee_pb2 as pb
 
 MODE = sys.argv[1]
 TRIGGER = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-LOG = os.environ.get("ROGUE_LOG")
-RECORD = sys.argv[3] if len(sys.argv) > 3 else None
-
-
 def log(line):
-    if LOG:
-        with open(LOG, "a") as f:
-            f.write(line + "\n")
+    """A line for the test, on stdout: the arena keeps it in the bot's log (a sandboxed bot
+    can write nowhere else)."""
+    print("LOG " + line, flush=True)
 
 
 def main():
@@ -79,13 +75,13 @@ def main():
     previous = None
     pending = None  # the open turn to answer correctly after a deliberate mistake
     rng = random.Random(0)
-    record = open(RECORD, "a") if RECORD else None
+    record = sys.stdout if MODE == "record" else None
     call = play(requests())
     try:
         for msg in call:
             kind = msg.WhichOneof("kind")
             if record:
-                record.write(msg.SerializeToString().hex() + "\n")
+                record.write("REC " + msg.SerializeToString().hex() + "\n")
                 record.flush()
             if kind == "refusal":
                 log("refusal " + pb.RefusalCode.Name(msg.refusal.code))

@@ -4,6 +4,7 @@ one rule (tests/bots/rogue.py, one fault planted per mode) fails that check and 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +29,9 @@ def check_bot(mark: str, folder: Path, *args, env=None) -> subprocess.CompletedP
 def rogue(tmp_path: Path, mode: str, trigger: int = 3) -> Path:
     folder = tmp_path / mode
     folder.mkdir()
+    shutil.copy(ROGUE, folder / "rogue.py")
     (folder / "bot.toml").write_text(
-        f'name = "{mode}"\ncommand = ["{{python}}", "{ROGUE}", "{mode}", "{trigger}"]\n')
+        f'name = "{mode}"\ncommand = ["{{python}}", "rogue.py", "{mode}", "{trigger}"]\n')
     return folder
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -229,7 +230,8 @@ def slow_bot(tmp_path: Path, name: str) -> Path:
     folder = tmp_path / name
     folder.mkdir()
     (folder / "bot.toml").write_text(
-        f'name = "{name}"\ncommand = ["{{python}}", "{ROGUE}", "slow_sometimes", "1"]\n')
+        f'name = "{name}"\ncommand = ["{{python}}", "rogue.py", "slow_sometimes", "1"]\n')
+    shutil.copy(ROGUE, folder / "rogue.py")
     return folder
 
 

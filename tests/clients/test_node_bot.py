@@ -3,6 +3,7 @@ tests, and real matches against the Python sample bots on a real referee."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -70,9 +71,12 @@ def test_node_bot_replays_its_randomness_from_the_bot_seed(node, tmp_path):
     give the same games, other bot seeds other games."""
     folder = tmp_path / "node-random"
     folder.mkdir()
-    script = (NODE_COUNTER / "bot.js").as_posix()
+    # a copy of node-counter (a sandboxed bot sees only its folder), the SDK by its path
+    source = (NODE_COUNTER / "bot.js").read_text()
+    (folder / "bot.js").write_text(source.replace("require('../../clients/node')",
+                                                  f"require({json.dumps(str(NODE_SDK))})"))
     (folder / "bot.toml").write_text(
-        f'name = "node-random"\ncommand = ["node", "{script}", "--epsilon", "0.7"]\n')
+        'name = "node-random"\ncommand = ["node", "bot.js", "--epsilon", "0.7"]\n')
     bots = [folder, BOTS / "counter"]
 
     def specs(seeds):

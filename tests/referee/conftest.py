@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ def rogue(tmp_path):
     def make(mode: str, trigger: int = 3, name: str | None = None, extra=()) -> Path:
         folder = tmp_path / f"{name or mode}-{next(_ids)}"
         folder.mkdir()
-        args = ", ".join(f'"{a}"' for a in (ROGUE, mode, trigger, *extra))
+        shutil.copy(ROGUE, folder / "rogue.py")   # a sandboxed bot sees only its folder
+        args = ", ".join(f'"{a}"' for a in ("rogue.py", mode, trigger, *extra))
         (folder / "bot.toml").write_text(f'name = "{name or mode}"\ncommand = ["{{python}}", {args}]\n')
         return folder
 

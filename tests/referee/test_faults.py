@@ -29,8 +29,12 @@ def check_others_finish(results, faulty_seat):
     assert second.status == Status.FINISHED  # the referee keeps serving
 
 
-def rejections(path):
-    return path.read_text().split("\n") if path.exists() else []
+def rejections(logs, name):
+    """What the rogue bot ``name`` logged: the refusals and rejections it received."""
+    path = logs / f"{name}.stderr.log"
+    if not path.exists():
+        return []
+    return [line[4:] for line in path.read_text().splitlines() if line.startswith("LOG ")]
 
 
 def test_a_bot_that_sleeps_past_its_time_times_out(rogue, tmp_path, monkeypatch):
@@ -56,13 +60,11 @@ def test_a_bot_that_exits_mid_match_crashed_and_is_restarted(rogue):
 
 @pytest.mark.parametrize("mode", ["garbage_card", "unspecified"])
 def test_a_bot_that_sends_garbage_cards_is_refused_then_judged_illegal(rogue, tmp_path, monkeypatch, mode):
-    log = tmp_path / "rogue.log"
-    monkeypatch.setenv("ROGUE_LOG", str(log))
     results = play([rogue(mode, 2), BOTS / "random", BOTS / "greedy"],
-                   lambda n: two_matches(n, max_rejections=3))
+                   lambda n: two_matches(n, max_rejections=3), log_dir=tmp_path)
     assert verdict_kinds(results[0]) == {0: "illegal"}
     assert "4 refused actions" in results[0].verdicts[0].detail
-    assert rejections(log)[:4] == ["rejected ERROR_CODE_MALFORMED"] * 4
+    assert rejections(tmp_path, mode)[:4] == ["rejected ERROR_CODE_MALFORMED"] * 4
     check_others_finish(results, 0)
 
 
@@ -80,10 +82,9 @@ def test_a_bot_that_sends_undecodable_bytes_is_disconnected(rogue):
     ("stale", "ERROR_CODE_STALE_TURN"),
 ])
 def test_a_refused_action_leaves_the_turn_open(rogue, tmp_path, monkeypatch, mode, code):
-    log = tmp_path / "rogue.log"
-    monkeypatch.setenv("ROGUE_LOG", str(log))
-    results = play([rogue(mode, 3), BOTS / "random"], lambda n: [spec(n, seed=s) for s in (3, 4, 5)])
-    assert code in "".join(rejections(log))
+    results = play([rogue(mode, 3), BOTS / "random"], lambda n: [spec(n, seed=s) for s in (3, 4, 5)],
+                   log_dir=tmp_path)
+    assert code in "".join(rejections(tmp_path, mode))
     for result in results:
         assert result.status == Status.FINISHED
         assert result.verdicts == []  # one refusal is no fault: it answered again in time
@@ -155,8 +156,6 @@ def test_hellos_are_refused_precisely_and_the_referee_keeps_serving(case, code, 
 
 def test_a_launched_bot_with_a_wrong_token_is_refused(rogue, tmp_path, monkeypatch):
     from arena.bots.launcher import BotStartError
-    log = tmp_path / "rogue.log"
-    monkeypatch.setenv("ROGUE_LOG", str(log))
     with pytest.raises(BotStartError, match="exited with code 3 before connecting"):
-        play([rogue("wrong_token"), BOTS / "random"], lambda n: [spec(n)])
-    assert rejections(log)[0] == "refusal REFUSAL_CODE_BAD_TOKEN"
+        play([rogue("wrong_token"), BOTS / "random"], lambda n: [spec(n)], log_dir=tmp_path)
+    assert rejections(tmp_path, "wrong_token")[0] == "refusal REFUSAL_CODE_BAD_TOKEN"

@@ -21,6 +21,14 @@ from arena.seeds import Seeds, fresh_master
 CARD_ENUM = game_pb2.Card.DESCRIPTOR
 
 
+def received(logs, name):
+    """Every message the recording bot ``name`` received, from its log (the bot runs in the
+    sandbox: its output is the one thing it can leave)."""
+    lines = (logs / f"{name}.stderr.log").read_text().splitlines()
+    return [referee_pb2.RefereeMessage.FromString(bytes.fromhex(line[4:]))
+            for line in lines if line.startswith("REC ")]
+
+
 def card_fields(msg, path=""):
     """Every (path, card value) of Card-typed fields in a message, recursively."""
     for field, value in msg.ListFields():
@@ -98,15 +106,11 @@ def check_stream(messages, seat, result):
     ("classic-set99", None, 5),
 ])
 def test_no_message_carries_a_hidden_card(rogue, tmp_path, ruleset, options, seats):
-    folders = []
+    folders = [rogue("record", name=f"rec{seat}") for seat in range(seats)]
+    results = play(folders, lambda names: [spec(names, ruleset, seed, options)
+                                           for seed in range(1, 9)], log_dir=tmp_path / "logs")
     for seat in range(seats):
-        record = tmp_path / f"seat{seat}.hex"
-        folders.append((rogue("record", name=f"rec{seat}", extra=[str(record)]), record))
-    results = play([f for f, _ in folders],
-                   lambda names: [spec(names, ruleset, seed, options) for seed in range(1, 9)])
-    for seat, (_, record) in enumerate(folders):
-        messages = [referee_pb2.RefereeMessage.FromString(bytes.fromhex(line))
-                    for line in record.read_text().split()]
+        messages = received(tmp_path / "logs", f"rec{seat}")
         by_match: dict[str, list] = {}
         for msg in messages:
             kind = msg.WhichOneof("kind")
@@ -149,10 +153,7 @@ def test_no_message_carries_a_number_equal_to_a_seed_of_the_run(rogue, tmp_path)
     master = fresh_master()
     seeds = Seeds(master)
     seats = 3
-    folders = []
-    for seat in range(seats):
-        record = tmp_path / f"seat{seat}.hex"
-        folders.append((rogue("record", name=f"rec{seat}", extra=[str(record)]), record))
+    folders = [rogue("record", name=f"rec{seat}") for seat in range(seats)]
     config = make_config("classic", {"scoring": "points", "points_target": 60}, seats)
     specs = {}
 
@@ -166,13 +167,12 @@ def test_no_message_carries_a_number_equal_to_a_seed_of_the_run(rogue, tmp_path)
             out.append(match_spec)
         return out
 
-    play([f for f, _ in folders], make)
+    play(folders, make, log_dir=tmp_path / "logs")
     secret = {master, master & (2**64 - 1), master >> 64}
     for match_spec in specs.values():
         secret |= {match_spec.seed, match_spec.seed & 0xFFFFFFFF, match_spec.seed >> 32}
-    for seat, (_, record) in enumerate(folders):
-        messages = [referee_pb2.RefereeMessage.FromString(bytes.fromhex(line))
-                    for line in record.read_text().split()]
+    for seat in range(seats):
+        messages = received(tmp_path / "logs", f"rec{seat}")
         assert any(m.WhichOneof("kind") == "turn" for m in messages)
         for msg in messages:
             kind = msg.WhichOneof("kind")

@@ -20,12 +20,12 @@ def spec(names, ruleset="modern", seed=1, options=None, move_ms=1000, bank_ms=10
                      tuple(names), TimeControl(move_ms, bank_ms), **kw)
 
 
-def play(bot_dirs, specs_for, listeners=()):
-    """Start a LocalArena with ``bot_dirs``, play the specs ``specs_for(labels)`` returns,
-    return the results."""
+def play(bot_dirs, specs_for, listeners=(), log_dir=None):
+    """Start a LocalArena with ``bot_dirs`` (bots in the sandbox, as by default; their
+    output in ``log_dir``), play the specs ``specs_for(labels)`` returns, return the results."""
 
     async def go():
-        async with LocalArena.open(bot_dirs) as local:
+        async with LocalArena.open(bot_dirs, log_dir=log_dir) as local:
             return [await local.play(s, listeners) for s in specs_for(local.labels)]
 
     return asyncio.run(go())

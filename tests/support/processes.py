@@ -19,8 +19,9 @@ def new_mark() -> str:
 
 
 def env_for(value: str) -> dict[str, str]:
-    """This process's environment plus the mark ``value``."""
-    return {**os.environ, MARK: value}
+    """This process's environment plus the mark ``value``, which the arena passes on to
+    its bots (they get no other variable of the arena's: ONO99_BOT_ENV names it)."""
+    return {**os.environ, MARK: value, "ONO99_BOT_ENV": f"{MARK},ROGUE_SLEEP"}
 
 
 def processes_marked(value: str) -> list[int]:

@@ -84,7 +84,8 @@ def copy_bot(sample: Path, folder: Path, name: str) -> Path:
 def rogue_bot(folder: Path, mode: str, trigger: int, name: str = "rogue") -> Path:
     folder.mkdir()
     (folder / "bot.toml").write_text(
-        f'name = "{name}"\ncommand = ["{{python}}", "{ROGUE}", "{mode}", "{trigger}"]\n')
+        f'name = "{name}"\ncommand = ["{{python}}", "rogue.py", "{mode}", "{trigger}"]\n')
+    shutil.copy(ROGUE, folder / "rogue.py")
     return folder
 
 

@@ -1,0 +1,467 @@
+"""Where a bot process runs: a sandbox (bubblewrap, cgroups, rlimits) or a plain child.
+
+The arena runs strangers' programs, so by default every bot runs in a bubblewrap sandbox
+(Debian's ``bubblewrap``, the sandbox Flatpak is built on): new user, PID, network, IPC,
+UTS and mount namespaces; the system read-only; its own folder read-only; a fresh
+writable scratch folder (its ``HOME``) and a private ``/tmp``; the Python, Node.js and
+C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing else of
+the host (no database, no other bots, no organiser files, no network, no other process).
+Its environment holds only what a bot needs. Limits come from cgroups where the arena may
+write them (memory, processes and threads: root ignores RLIMIT_NPROC, so a count of
+processes needs the pids controller), and from rlimits (CPU time, open files, file size);
+the arena caps its output. When the sandbox's first process ends, or the arena dies, the
+PID namespace dies with it: nothing it started survives.
+
+:class:`ProcessFactory` is the seam: :class:`SandboxFactory` and :class:`PlainFactory`
+start a command and return a :class:`Jail` that stops it, names the limit it broke, and
+cleans up. Setup steps run sandboxed too, with their folder writable and the network.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import itertools
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from arena.rules.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+MODES = ("auto", "bwrap", "none")
+#: Organiser variables named here (comma-separated) are passed to every bot.
+PASS_ENV = "ONO99_BOT_ENV"
+SCRATCH = "/scratch"        # the sandboxed bot's HOME: fresh for every process
+SOCKET_DIR = "/run/ono99"   # where the referee's socket appears inside the sandbox
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one bot process may use. None: no limit of that kind."""
+
+    memory_mb: int | None = 1024      # resident memory of the process and its children
+    processes: int | None = 128       # processes and threads at once
+    cpu_s: int | None = 3600          # CPU time of each process over its life
+    open_files: int | None = 256      # file descriptors of each process
+    file_size_mb: int | None = 64     # the largest file it may write
+    output_mb: int | None = 16        # stdout and stderr together, kept in its log
+
+    NAMES = {"memory": "memory_mb", "processes": "processes", "cpu": "cpu_s",
+             "files": "open_files", "file-size": "file_size_mb", "output": "output_mb"}
+
+    def with_args(self, pairs: Sequence[str]) -> Limits:
+        """These limits changed by ``["memory=2048", "cpu=none", ...]`` (``--limit``)."""
+        changes = {}
+        for pair in pairs:
+            name, sep, value = pair.partition("=")
+            if not sep or name.strip() not in self.NAMES:
+                raise ConfigError(f"--limit {pair!r} is not NAME=VALUE with NAME one of "
+                                  f"{', '.join(self.NAMES)}")
+            value = value.strip().lower()
+            if value in ("none", "off", "0"):
+                changes[self.NAMES[name.strip()]] = None
+                continue
+            try:
+                number = int(value)
+            except ValueError:
+                raise ConfigError(f"--limit {pair!r}: the value must be a whole number "
+                                  "(or none)") from None
+            if number < 1:
+                raise ConfigError(f"--limit {pair!r}: the value must be at least 1")
+            changes[self.NAMES[name.strip()]] = number
+        return replace(self, **changes)
+
+    def describe(self) -> str:
+        units = {"memory_mb": " MiB", "cpu_s": " s CPU", "file_size_mb": " MiB files",
+                 "output_mb": " MiB output", "processes": " processes", "open_files": " files open"}
+        parts = [f"{getattr(self, f.name)}{units[f.name]}" for f in fields(self)
+                 if getattr(self, f.name) is not None]
+        return ", ".join(parts) or "no limits"
+
+
+#: What a setup step may use: a compiler needs more than a bot, for a while.
+SETUP_LIMITS = Limits(memory_mb=4096, processes=512, cpu_s=None, open_files=1024,
+                      file_size_mb=1024, output_mb=64)
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """How bots are run (``--sandbox``, ``--limit``): picklable, for worker processes."""
+
+    mode: str = "auto"
+    limits: Limits = Limits()
+
+    def factory(self) -> ProcessFactory:
+        """The factory for this mode: ``auto`` is bwrap where it works, else plain."""
+        if self.mode not in MODES:
+            raise ConfigError(f"--sandbox {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.mode == "none":
+            return PlainFactory(self.limits)
+        problem = SandboxFactory.unavailable()
+        if problem is None:
+            return SandboxFactory(self.limits)
+        if self.mode == "bwrap":
+            raise ConfigError(f"--sandbox bwrap: {problem}")
+        return PlainFactory(self.limits, notice=f"bots run without a sandbox: {problem}")
+
+
+# ---------------------------------------------------------------- a running process
+
+
+class Jail:
+    """One started process (sandboxed or plain): stop it, say which limit ended it, clean
+    up after it."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, cgroups: _Cgroups | None,
+                 limits: Limits, scratch: str | None, sandboxed: bool) -> None:
+        self.proc = proc
+        self.cgroups = cgroups
+        self.limits = limits
+        self.scratch = scratch
+        self.sandboxed = sandboxed
+        self.output_exceeded = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to everything the process started. A sandbox's first process is
+        bwrap: its death takes the whole PID namespace with it."""
+        if self.sandboxed:
+            try:
+                os.kill(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+        else:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if sig == signal.SIGKILL and self.cgroups is not None:
+            self.cgroups.kill_all()
+
+    def exit_signal(self, returncode: int) -> int | None:
+        """The signal that ended the process (bwrap reports it as 128 + the signal)."""
+        if returncode < 0:
+            return -returncode
+        if self.sandboxed and returncode > 128:
+            return returncode - 128
+        return None
+
+    def cause(self, returncode: int | None) -> str | None:
+        """The limit the process broke, in words, if one ended it."""
+        lim = self.limits
+        if self.output_exceeded:
+            return f"it wrote more than its output limit ({lim.output_mb} MiB)"
+        if self.cgroups is not None and self.cgroups.oom_killed():
+            return f"it exceeded its memory limit ({lim.memory_mb} MiB)"
+        sig = self.exit_signal(returncode) if returncode is not None else None
+        if sig == signal.SIGXCPU:
+            return f"it exceeded its CPU time limit ({lim.cpu_s} s)"
+        if sig == signal.SIGXFSZ:
+            return f"it exceeded its file size limit ({lim.file_size_mb} MiB)"
+        return None
+
+    def peak_memory_mb(self) -> float | None:
+        return None if self.cgroups is None else self.cgroups.peak_memory_mb()
+
+    def close(self) -> None:
+        """After the process ended: nothing of it left (its processes, cgroups, scratch)."""
+        if self.cgroups is not None:
+            self.cgroups.kill_all()
+            self.cgroups.remove()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class ProcessFactory(abc.ABC):
+    """Starts bot processes (and setup steps) one way."""
+
+    name: str = ""
+    notice: str | None = None        # one line for the user, when the choice needs saying
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    @abc.abstractmethod
+    async def start(self, argv: Sequence[str], folder: Path, env: dict[str, str],
+                    referee_socket: str | None = None, setup: bool = False) -> tuple[Jail, dict[str, str]]:
+        """Start ``argv`` in ``folder`` with ``env`` (stdin closed, stdout and stderr merged
+        into one pipe). ``referee_socket`` is the path of the referee's unix socket, made
+        reachable; ``setup`` runs a setup step (its folder writable, the network allowed,
+        :data:`SETUP_LIMITS`). Returns the jail and the environment the process got."""
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.limits.describe()}"
+
+
+def bot_env(extra: dict[str, str], home: str) -> dict[str, str]:
+    """A bot's whole environment: the basics, ``extra`` (its referee, token, name), and the
+    organiser's variables named in ``$ONO99_BOT_ENV``; nothing else of the arena's."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": os.environ.get("LANG", "C.UTF-8"),
+           "HOME": home, "TMPDIR": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    for name in filter(None, (n.strip() for n in os.environ.get(PASS_ENV, "").split(","))):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
+
+
+class PlainFactory(ProcessFactory):
+    """A plain child process in its own process group (``--sandbox none``): no namespaces,
+    but a clean environment, the limits cgroups and rlimits can give, and its output capped."""
+
+    name = "no sandbox"
+
+    def __init__(self, limits: Limits, notice: str | None = None) -> None:
+        super().__init__(limits)
+        self.notice = notice
+
+    async def start(self, argv, folder, env, referee_socket=None, setup=False):
+        limits = SETUP_LIMITS if setup else self.limits
+        env = bot_env(env, os.environ.get("HOME", str(folder)))
+        cgroups = _Cgroups.make(limits)
+        proc = await _spawn(_prelude(limits, cgroups), argv, folder, env)
+        return Jail(proc, cgroups, limits, None, sandboxed=False), env
+
+
+class SandboxFactory(ProcessFactory):
+    """bubblewrap: namespaces, a read-only system, the bot's folder read-only, a scratch
+    HOME, no network, the referee's socket, limits."""
+
+    name = "bwrap sandbox"
+
+    @staticmethod
+    def unavailable() -> str | None:
+        """Why bwrap cannot be used here, or None."""
+        if shutil.which("bwrap") is None:
+            return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+        probe = _probe_bwrap()
+        return None if probe is None else f"bubblewrap does not work here ({probe})"
+
+    async def start(self, argv, folder, env, referee_socket=None, setup=False):
+        limits = SETUP_LIMITS if setup else self.limits
+        scratch = tempfile.mkdtemp(prefix="ono99-scratch-")
+        env = bot_env(env, SCRATCH)
+        if referee_socket is not None and "ONO99_REFEREE" in env:
+            env["ONO99_REFEREE"] = f"unix:{SOCKET_DIR}/referee.sock"
+        box = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+               "--hostname", "bot", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+               "--dir", "/run", "--clearenv"]
+        if setup:
+            box.append("--share-net")        # a setup may download what it needs
+        for name, value in env.items():
+            box += ["--setenv", name, value]
+        box += _system_mounts()
+        for path in _runtime_paths():
+            box += ["--ro-bind", path, path]
+        box += ["--bind" if setup else "--ro-bind", str(folder), str(folder)]
+        box += ["--bind", scratch, SCRATCH]
+        if referee_socket is not None:
+            box += ["--dir", SOCKET_DIR, "--bind", referee_socket, f"{SOCKET_DIR}/referee.sock"]
+        box += ["--chdir", str(folder), "--", *argv]
+        cgroups = _Cgroups.make(limits)
+        proc = await _spawn(_prelude(limits, cgroups), box, folder, env)
+        return Jail(proc, cgroups, limits, scratch, sandboxed=True), env
+
+
+# ---------------------------------------------------------------- how a process starts
+
+
+async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
+                 env: dict[str, str]) -> asyncio.subprocess.Process:
+    """``sh -c`` joins the cgroups and sets the rlimits, then execs ``command``: no Python
+    code runs between fork and exec in this (threaded) process."""
+    script = "; ".join([*prelude, "exec " + shlex.join(command)])
+    try:
+        return await asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", script, cwd=folder, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        raise OSError(f"cannot start {shlex.join(command)}: {exc}") from None
+
+
+def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
+    out = [] if cgroups is None else cgroups.join_commands()
+    # rlimits (ulimit sets soft and hard: a process cannot raise them again)
+    if limits.cpu_s is not None:
+        out.append(f"ulimit -t {limits.cpu_s}")
+    if limits.open_files is not None:
+        out.append(f"ulimit -n {limits.open_files}")
+    if limits.file_size_mb is not None:
+        out.append(f"ulimit -f {limits.file_size_mb * 2048}")   # in 512-byte blocks
+    return out
+
+
+def _system_mounts() -> list[str]:
+    out = ["--ro-bind", "/usr", "/usr"]
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / top
+        if path.is_symlink():
+            out += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            out += ["--ro-bind", str(path), str(path)]
+    for name in _ETC:
+        if (Path("/etc") / name).exists():
+            out += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    return out
+
+
+#: What of /etc a program needs (the loader, certificates, names, time), not its secrets.
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+        "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "resolv.conf",
+        "host.conf", "gai.conf", "os-release", "mime.types", "npmrc")
+
+
+def _runtime_paths() -> list[str]:
+    """Read-only paths a bot's runtime needs: the Python running the arena (the one
+    ``{python}`` names, its venv and site-packages), the SDKs and protocol of this arena
+    (clients/, proto/) and the arena package itself (public code). Never the arena's
+    working folder (its database)."""
+    paths = {sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent.parent)}
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and "site-packages" in entry:
+            paths.add(entry)
+    for sub in ("clients", "proto", "arena"):
+        if (REPO / sub).is_dir():
+            paths.add(str(REPO / sub))
+    return sorted(p for p in paths if p and os.path.isdir(p) and not any(
+        p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
+
+
+_bwrap_checked: list[str | None] = []
+
+
+def _probe_bwrap() -> str | None:
+    """Run bwrap once with the namespaces the sandbox needs; its error, or None."""
+    if not _bwrap_checked:
+        try:
+            proc = subprocess.run(["bwrap", "--unshare-all", "--die-with-parent", *_system_mounts(),
+                                   "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"],
+                                  capture_output=True, text=True, timeout=10)
+            _bwrap_checked.append(None if proc.returncode == 0 else
+                                  (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1])
+        except (OSError, subprocess.SubprocessError) as exc:
+            _bwrap_checked.append(str(exc))
+    return _bwrap_checked[0]
+
+
+# ---------------------------------------------------------------- cgroups
+
+
+class _Cgroups:
+    """A process's own memory and pids cgroups (v1, as on this kind of host), where the
+    arena may create them; None elsewhere (rlimits and the sandbox still apply)."""
+
+    _ids = itertools.count(1)
+    _base: dict[str, Path] | None = None
+
+    def __init__(self, dirs: dict[str, Path]) -> None:
+        self.dirs = dirs
+
+    @classmethod
+    def available(cls) -> dict[str, Path]:
+        """The writable v1 controllers (memory, pids), each at this process's own place."""
+        if cls._base is None:
+            cls._base = {}
+            if os.geteuid() == 0:
+                try:
+                    lines = Path("/proc/self/cgroup").read_text().splitlines()
+                except OSError:
+                    lines = []
+                for line in lines:
+                    _, controllers, path = line.split(":", 2)
+                    for c in controllers.split(","):
+                        root = Path("/sys/fs/cgroup") / c
+                        if c in ("memory", "pids") and (root / path.lstrip("/")).is_dir():
+                            base = root / path.lstrip("/") / f"ono99-{os.getpid()}"
+                            try:
+                                base.mkdir(exist_ok=True)
+                            except OSError:
+                                continue
+                            cls._base[c] = base
+        return cls._base
+
+    @classmethod
+    def make(cls, limits: Limits) -> _Cgroups | None:
+        bases = cls.available()
+        wanted = {"memory": limits.memory_mb, "pids": limits.processes}
+        dirs = {}
+        n = next(cls._ids)
+        for c, value in wanted.items():
+            if value is None or c not in bases:
+                continue
+            d = bases[c] / f"p{n}"
+            try:
+                d.mkdir()
+                if c == "memory":
+                    (d / "memory.limit_in_bytes").write_text(str(value * 2**20))
+                    try:   # no swap beyond the limit, where swap accounting exists
+                        (d / "memory.memsw.limit_in_bytes").write_text(str(value * 2**20))
+                    except OSError:
+                        pass
+                else:
+                    (d / "pids.max").write_text(str(value))
+            except OSError:
+                continue
+            dirs[c] = d
+        return cls(dirs) if dirs else None
+
+    def join_commands(self) -> list[str]:
+        return [f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.dirs.values()]
+
+    def pids(self) -> list[int]:
+        out = set()
+        for d in self.dirs.values():
+            try:
+                out.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return sorted(out)
+
+    def kill_all(self) -> None:
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def oom_killed(self) -> bool:
+        d = self.dirs.get("memory")
+        if d is None:
+            return False
+        try:
+            for line in (d / "memory.oom_control").read_text().splitlines():
+                if line.startswith("oom_kill ") and int(line.split()[1]) > 0:
+                    return True
+            return False
+        except (OSError, ValueError):
+            return False
+
+    def peak_memory_mb(self) -> float | None:
+        d = self.dirs.get("memory")
+        try:
+            return None if d is None else int((d / "memory.max_usage_in_bytes").read_text()) / 2**20
+        except (OSError, ValueError):
+            return None
+
+    def remove(self) -> None:
+        for d in self.dirs.values():
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except OSError:   # busy while its last processes exit
+                    self.kill_all()
+                    time.sleep(0.01)
