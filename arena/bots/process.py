@@ -109,7 +109,8 @@ class BotProcess:
     def describe_exit(self) -> str:
         """How the process ended (the limit it broke, if one stopped it), with the last
         lines of its output."""
-        cause = None if self.jail is None else self.jail.cause(self.returncode)
+        cause = (None if self.jail is None
+                 else self.jail.cause(self.returncode, "\n".join(self.stderr_tail)))
         if cause:
             return f"bot process was stopped: {cause}" + self.stderr_note()
         return f"bot process {self.exit_status()}" + self.stderr_note()

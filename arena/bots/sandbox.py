@@ -158,8 +158,9 @@ class Jail:
             return returncode - 128
         return None
 
-    def cause(self, returncode: int | None) -> str | None:
-        """The limit the process broke, in words, if one ended it."""
+    def cause(self, returncode: int | None, last_output: str = "") -> str | None:
+        """The limit the process broke, in words, if one ended it (``last_output``: its last
+        lines, where a program that ignores SIGXFSZ, as Python does, says EFBIG)."""
         lim = self.limits
         if self.output_exceeded:
             return f"it wrote more than its output limit ({lim.output_mb} MiB)"
@@ -168,7 +169,8 @@ class Jail:
         sig = self.exit_signal(returncode) if returncode is not None else None
         if sig == signal.SIGXCPU:
             return f"it exceeded its CPU time limit ({lim.cpu_s} s)"
-        if sig == signal.SIGXFSZ:
+        if sig == signal.SIGXFSZ or (lim.file_size_mb is not None and returncode
+                                     and "File too large" in last_output):
             return f"it exceeded its file size limit ({lim.file_size_mb} MiB)"
         return None
 
@@ -269,7 +271,7 @@ class SandboxFactory(ProcessFactory):
         box += ["--bind", scratch, SCRATCH]
         if referee_socket is not None:
             box += ["--dir", SOCKET_DIR, "--bind", referee_socket, f"{SOCKET_DIR}/referee.sock"]
-        box += ["--chdir", str(folder), "--", *argv]
+        box += ["--remount-ro", "/", "--chdir", str(folder), "--", *argv]
         cgroups = _Cgroups.make(limits)
         proc = await _spawn(_prelude(limits, cgroups), box, folder, env)
         return Jail(proc, cgroups, limits, scratch, sandboxed=True), env
@@ -295,8 +297,8 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
 def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
     out = [] if cgroups is None else cgroups.join_commands()
     # rlimits (ulimit sets soft and hard: a process cannot raise them again)
-    if limits.cpu_s is not None:
-        out.append(f"ulimit -t {limits.cpu_s}")
+    if limits.cpu_s is not None:   # SIGXCPU at the limit, SIGKILL a second later if ignored
+        out += [f"ulimit -S -t {limits.cpu_s}", f"ulimit -H -t {limits.cpu_s + 1}"]
     if limits.open_files is not None:
         out.append(f"ulimit -n {limits.open_files}")
     if limits.file_size_mb is not None:

@@ -1,0 +1,177 @@
+"""The bot sandbox against hostile bots (tests/bots/hostile.py), each in a real tournament
+with real processes: what it tries fails or is stopped with a verdict naming the limit,
+the tournament finishes for the others, and nothing the bot started is left."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+from support.requirements import missing
+
+from arena.bots.sandbox import SandboxFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
+RANDOM = ROOT / "bots" / "random"
+
+
+@pytest.fixture(autouse=True)
+def sandbox_available():
+    problem = SandboxFactory.unavailable()
+    if problem:
+        missing(f"the bot sandbox: {problem}")
+
+
+def hostile(folder: Path, *args) -> Path:
+    folder.mkdir(parents=True)
+    shutil.copy(HOSTILE, folder / "hostile.py")
+    argv = ", ".join(json.dumps(str(a)) for a in args)
+    (folder / "bot.toml").write_text(f'name = "hostile"\ncommand = ["{{python}}", "hostile.py", {argv}]\n')
+    return folder
+
+
+def run(mark: str, *args, timeout: float = 120) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=ROOT,
+                          env=env_for(mark), capture_output=True, text=True, timeout=timeout)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+def tournament(mark: str, tmp_path: Path, bot: Path, *flags, games: int = 2,
+               other: Path = RANDOM) -> dict:
+    """A tournament of the hostile bot and another; it finishes (exit 0), every match is
+    stored, nothing is left running. Returns the hostile bot's reports, its faults and
+    verdicts, and its log."""
+    db = tmp_path / "t.db"
+    proc = run(mark, "tournament", bot, other, "--games", games, "--db", db, "--logs",
+               tmp_path / "logs", "--concurrency", 1, "-q", *flags)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    deadline = time.monotonic() + 5
+    while processes_marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_marked(mark) == [], "a process of a bot outlived the tournament"
+    standings = json.loads(run(mark, "standings", "--db", db, "--json").stdout)
+    matches = json.loads(run(mark, "matches", "--db", db, "--json").stdout)
+    assert len(matches) == 2 * games and all(m["status"] == "finished" for m in matches)
+    line = next(s for s in standings["standings"] if s["bot"] == "hostile")
+    verdicts = [v for m in matches for v in m["verdicts"] if m["bots"][v["seat"]] == "hostile"]
+    logs = sorted((tmp_path / "logs").glob("hostile*.stderr.log"))
+    text = "".join(p.read_text(errors="replace") for p in logs)
+    reports = [json.loads(l[8:]) for l in text.splitlines() if l.startswith("HOSTILE ")]
+    return {"reports": reports, "faults": line["faults"], "verdicts": verdicts, "logs": logs,
+            "db": db}
+
+
+def test_it_cannot_read_outside_its_folder(tmp_path, mark):
+    other = shutil.copytree(RANDOM, tmp_path / "random", ignore=shutil.ignore_patterns("__pycache__"))
+    files = [tmp_path / "t.db", other / "bot.py", "/etc/shadow", ROOT / "README.md",
+             ROOT / "tests" / "bots" / "hostile.py", Path.home() / ".bashrc"]
+    folders = [ROOT, tmp_path]
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "read", *files, *folders),
+                     other=other)
+    tried = {r["what"][5:]: r for r in out["reports"] if r["process"] == out["reports"][0]["process"]}
+    assert [str(f) for f in files if tried[str(f)]["ok"]] == []
+    # a folder above a mounted one shows only the mount points: nothing else of the host
+    assert set(tried[str(ROOT)]["result"]) <= {".venv", "arena", "clients", "proto"}
+    assert tried[str(tmp_path)]["result"] == ["bot"]
+
+
+def test_it_cannot_write_outside_its_scratch_folder(tmp_path, mark):
+    other = shutil.copytree(RANDOM, tmp_path / "random", ignore=shutil.ignore_patterns("__pycache__"))
+    bot = tmp_path / "bot"
+    refused = [bot / "mine.txt", other / "bot.py", ROOT / "dropped.txt", "/usr/dropped.txt"]
+    private = ["/tmp/fine.txt", "/scratch/fine.txt", tmp_path / "dropped.txt"]  # its own tmpfs
+    out = tournament(mark, tmp_path, hostile(bot, "write", *refused, *private), other=other)
+    ok = {r["what"].split(" ", 1)[1]: r["ok"] for r in out["reports"]}
+    assert ok == {**{str(p): False for p in refused}, **{str(p): True for p in private}}
+    # and none of it reached the host
+    assert (other / "bot.py").read_text() == (RANDOM / "bot.py").read_text()
+    new = [bot / "mine.txt", ROOT / "dropped.txt", "/usr/dropped.txt", tmp_path / "dropped.txt"]
+    assert [p for p in new if Path(p).exists()] == []
+
+
+def test_it_has_no_network(tmp_path, mark):
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    try:
+        out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "connect", port),
+                         "--listen", "tcp")
+        with pytest.raises(BlockingIOError):
+            listener.accept()                 # nobody came
+    finally:
+        listener.close()
+    assert out["reports"] and not any(r["ok"] for r in out["reports"]), out["reports"]
+
+
+def test_it_sees_no_other_process_and_no_token(tmp_path, mark):
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "tokens"))
+    seen = [r["result"] for r in out["reports"]]
+    assert len(seen) == 2                     # a process in each phase
+    for s in seen:
+        assert s["other_tokens"] == []
+        assert s["pids_seen"] <= 3            # its sandbox's init and itself
+
+
+def test_a_fork_bomb_is_held_at_its_process_limit(tmp_path, mark):
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fork_bomb"),
+                     "--limit", "processes=64")
+    bombs = [r["result"] for r in out["reports"] if r["process"] == "bomber"]
+    assert bombs, out["reports"]
+    for bomb in bombs:
+        assert bomb["forked"] < 64 and "Resource temporarily unavailable" in bomb["stopped_by"]
+
+
+@pytest.mark.parametrize("mode, limit, words", [
+    ("alloc", "memory=200", "it exceeded its memory limit (200 MiB)"),
+    ("flood", "output=1", "it wrote more than its output limit (1 MiB)"),
+    ("burn_cpu", "cpu=2", "it exceeded its CPU time limit (2 s)"),
+    ("big_file", "file-size=8", "it exceeded its file size limit (8 MiB)"),   # EFBIG: Python
+                                                                             # ignores SIGXFSZ
+])
+def test_a_bot_past_a_limit_is_stopped_with_a_verdict_naming_it(tmp_path, mark, mode, limit, words):
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", mode), "--limit", limit)
+    assert out["faults"].get("crashed", 0) >= 1, out["faults"]
+    assert any(words in v["detail"] for v in out["verdicts"]), out["verdicts"]
+    if mode == "flood":   # each process's output stops at the cap (restarts share a log)
+        for log in out["logs"]:
+            stops = log.read_text(errors="replace").count("[arena: output limit of 1 MiB")
+            assert stops >= 1 and log.stat().st_size <= stops * (2**20 + 200)
+
+
+def test_a_bot_that_ignores_sigterm_and_stays_is_gone_at_the_end(tmp_path, mark):
+    started = time.monotonic()
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "ignore_term"))
+    assert any(r["what"] == "lingering after goodbye" for r in out["reports"])
+    assert time.monotonic() - started < 60
+
+
+def test_a_detached_child_is_gone_at_the_end(tmp_path, mark):
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "daemon"))
+    assert [r["ok"] for r in out["reports"]] == [True, True]   # it left one in each phase
+
+
+def test_nothing_written_in_one_phase_is_found_in_the_next(tmp_path, mark):
+    # in the sandbox: each process has its own scratch HOME and /tmp, its folder is read-only
+    out = tournament(mark, tmp_path / "boxed", hostile(tmp_path / "boxed" / "bot", "persist"),
+                     games=3)
+    persisted = [r for r in out["reports"] if r["what"] == "persist"]
+    assert len({r["process"] for r in persisted}) == 2                  # two phases, two processes
+    assert all(r["wrote"] for r in persisted)                           # it did write
+    assert [r["found_from_others"] for r in persisted if r["found_from_others"]] == []
+    # without the sandbox the same bot finds its earlier phase's hands: the attack is real
+    plain = tournament(mark, tmp_path / "plain", hostile(tmp_path / "plain" / "bot", "persist"),
+                       "--sandbox", "none", games=3)
+    later = [r for r in plain["reports"] if r["what"] == "persist" and r["found_from_others"]]
+    assert later, "without the sandbox the second phase should find the first one's files"
+    for place in ("/tmp", str(Path.home())):
+        for leftover in Path(place).glob("hands-*.txt"):
+            leftover.unlink()
