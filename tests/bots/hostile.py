@@ -18,6 +18,8 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
   daemon             leaves a detached child (new session) that sleeps for ten minutes
   persist            at every turn, writes what it holds to every place it can write, and
                      reads back what another process of it left there
+  env                reports the names of its environment variables
+  long_line          writes one 200 KiB line to stderr, then plays on
 """
 
 from __future__ import annotations
@@ -170,6 +172,12 @@ class Hostile(Bot):
                 attempt("fork_bomb", fork_bomb)
             elif MODE == "daemon":
                 attempt("daemon", daemon)
+            elif MODE == "env":
+                attempt("env", lambda: sorted(os.environ))
+            elif MODE == "long_line":
+                sys.stderr.write("y" * 200 * 1024 + "\n")
+                sys.stderr.flush()
+                report(what="long line written", ok=True)
             elif MODE in ("alloc", "flood", "burn_cpu", "big_file"):
                 {"alloc": alloc, "flood": flood, "burn_cpu": burn_cpu, "big_file": big_file}[MODE]()
         return view.legal[0]

@@ -121,6 +121,22 @@ def test_it_sees_no_other_process_and_no_token(tmp_path, mark):
         assert s["pids_seen"] <= 3            # its sandbox's init and itself
 
 
+def test_its_environment_holds_nothing_of_the_arena(tmp_path, mark, monkeypatch):
+    monkeypatch.setenv("ORGANISER_SECRET", "not for bots")
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "env"))
+    for report in out["reports"]:
+        assert set(report["result"]) <= {
+            "PATH", "LANG", "HOME", "TMPDIR", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+            "ONO99_REFEREE", "ONO99_TOKEN", "ONO99_BOT_NAME", "ARENA_TEST_MARK", "ROGUE_SLEEP",
+            "GRPC_EXPERIMENTS", "PWD"}, report["result"]   # PWD: bwrap, its own folder
+
+
+def test_a_very_long_output_line_does_not_block_the_bot(tmp_path, mark):
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "long_line"))
+    assert out["faults"] == {} and len(out["reports"]) == 2
+    assert all("y" * 200 * 1024 in log.read_text() for log in out["logs"])
+
+
 def test_a_fork_bomb_is_held_at_its_process_limit(tmp_path, mark):
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fork_bomb"),
                      "--limit", "processes=64")
