@@ -166,6 +166,9 @@ class Jail:
             return f"it wrote more than its output limit ({lim.output_mb} MiB)"
         if self.cgroups is not None and self.cgroups.oom_killed():
             return f"it exceeded its memory limit ({lim.memory_mb} MiB)"
+        if (lim.memory_mb is not None and returncode and (self.cgroups is None or "memory"
+                not in self.cgroups.dirs) and any(w in last_output for w in _OUT_OF_MEMORY)):
+            return f"it exceeded its memory limit ({lim.memory_mb} MiB)"   # under ulimit -d
         sig = self.exit_signal(returncode) if returncode is not None else None
         if sig == signal.SIGXCPU:
             return f"it exceeded its CPU time limit ({lim.cpu_s} s)"
@@ -184,6 +187,10 @@ class Jail:
             self.cgroups.remove()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+#: What programs say when an allocation fails (Python, V8, C++, C).
+_OUT_OF_MEMORY = ("MemoryError", "out of memory", "std::bad_alloc", "Cannot allocate memory")
 
 
 class ProcessFactory(abc.ABC):
@@ -296,6 +303,14 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
 
 def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
     out = [] if cgroups is None else cgroups.join_commands()
+    held = set() if cgroups is None else set(cgroups.dirs)
+    # without cgroups: the data segment for memory (private writable memory since Linux
+    # 4.7; not the address space, which runtimes such as V8 reserve by gigabytes), and the
+    # uid's process count (which only binds a non-root uid)
+    if limits.memory_mb is not None and "memory" not in held:
+        out.append(f"ulimit -d {limits.memory_mb * 1024}")
+    if limits.processes is not None and "pids" not in held and os.geteuid() != 0:
+        out.append(f"ulimit -u {limits.processes}")
     # rlimits (ulimit sets soft and hard: a process cannot raise them again)
     if limits.cpu_s is not None:   # SIGXCPU at the limit, SIGKILL a second later if ignored
         out += [f"ulimit -S -t {limits.cpu_s}", f"ulimit -H -t {limits.cpu_s + 1}"]
