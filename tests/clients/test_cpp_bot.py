@@ -24,7 +24,7 @@ import grpc
 import pytest
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
-from support.matches import play, replays, spec
+from support.matches import RULESETS, play, replays, spec
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
@@ -42,14 +42,6 @@ BUILD_TIMEOUT = 600  # a clean build takes about 30 s on 2 cores; a loaded machi
 # the module fixture's build runs inside the first test's time limit
 pytestmark = pytest.mark.timeout(BUILD_TIMEOUT + 120)
 
-RULESETS = [
-    ("modern", None),
-    ("classic", None),
-    ("classic", {"scoring": "points", "points_target": 60}),
-    ("classic", {"ninety_nine_on_zero": True, "tokens": 1}),
-    ("classic-set99", None),
-    ("classic-set99", {"scoring": "points", "points_mode": "lowest", "points_target": 80}),
-]
 
 
 # ---------------------------------------------------------------- building

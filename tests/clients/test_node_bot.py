@@ -10,19 +10,12 @@ import sys
 import pytest
 
 from conftest import BOTS, NODE_SDK, play, replays, spec
+from support.matches import RULESETS
 
 from arena.referee.results import Status
 
 NODE_COUNTER = BOTS / "node-counter"
 
-RULESETS = [
-    ("modern", None),
-    ("classic", None),
-    ("classic", {"scoring": "points", "points_target": 60}),
-    ("classic", {"ninety_nine_on_zero": True, "tokens": 1}),
-    ("classic-set99", None),
-    ("classic-set99", {"scoring": "points", "points_mode": "lowest", "points_target": 80}),
-]
 
 
 def failures(tap: str) -> str:

@@ -5,19 +5,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import BOTS, play, spec
-from support.matches import replays
+from support.matches import RULESETS, replays
 
 from arena.referee.results import Status
 
 
-@pytest.mark.parametrize("ruleset, options", [
-    ("modern", None),
-    ("classic", None),
-    ("classic", {"scoring": "points", "points_target": 60}),
-    ("classic", {"ninety_nine_on_zero": True, "tokens": 1}),
-    ("classic-set99", None),
-    ("classic-set99", {"scoring": "points", "points_mode": "lowest", "points_target": 80}),
-])
+@pytest.mark.parametrize("ruleset, options", RULESETS)
 def test_sample_bots_play_every_ruleset_to_the_end(ruleset, options):
     bots = [BOTS / "counter", BOTS / "greedy", BOTS / "random"]
     results = play(bots, lambda names: [spec(names, ruleset, seed, options) for seed in (1, 2)])

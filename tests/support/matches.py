@@ -14,6 +14,16 @@ from arena.rules.rulesets import make_config
 
 _ids = itertools.count(1)
 
+#: Every ruleset, with its scoring variants and options: (ruleset, options).
+RULESETS = [
+    ("modern", None),
+    ("classic", None),
+    ("classic", {"scoring": "points", "points_target": 60}),
+    ("classic", {"ninety_nine_on_zero": True, "tokens": 1}),
+    ("classic-set99", None),
+    ("classic-set99", {"scoring": "points", "points_mode": "lowest", "points_target": 80}),
+]
+
 
 def spec(names, ruleset="modern", seed=1, options=None, move_ms=1000, bank_ms=10_000, **kw):
     return MatchSpec(f"t{next(_ids)}", make_config(ruleset, options, len(names)), seed,
