@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.matches import play, replays, spec  # noqa: F401 (for the test modules)
 from support.requirements import missing
 
 ROOT = Path(__file__).resolve().parents[2]

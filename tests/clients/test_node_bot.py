@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from conftest import BOTS, NODE_SDK, play, replays, spec
-from support.matches import RULESETS
+from support.matches import BOTS, RULESETS, play, replays, spec
 
 from arena.referee.results import Status
 
 NODE_COUNTER = BOTS / "node-counter"
+NODE_SDK = BOTS.parent / "clients" / "node"
 
 
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.matches import play, spec  # noqa: F401 (for the test modules)
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"

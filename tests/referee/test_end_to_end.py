@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import BOTS, play, spec
-from support.matches import RULESETS, replays
+from support.matches import BOTS, RULESETS, play, replays, spec
 
 from arena.referee.results import Status
 

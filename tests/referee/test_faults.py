@@ -9,7 +9,7 @@ import grpc
 import pytest
 from ono99.v1 import referee_pb2 as pb
 
-from conftest import BOTS, play, spec
+from support.matches import BOTS, play, spec
 
 from arena.referee.results import FaultPolicy, Status
 from arena.referee.server import RefereeServer

@@ -10,7 +10,7 @@ import pytest
 from google.protobuf.descriptor import FieldDescriptor
 from ono99.v1 import game_pb2, referee_pb2
 
-from conftest import play, spec
+from support.matches import play, spec
 
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.wire import card_from_wire, event_to_wire

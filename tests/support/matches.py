@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 
 from arena.local import LocalArena
 from arena.referee.results import MatchSpec, TimeControl
@@ -12,6 +13,8 @@ from arena.rules.events import decisions
 from arena.rules.game import replay
 from arena.rules.rulesets import make_config
 
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "bots"
 _ids = itertools.count(1)
 
 #: Every ruleset, with its scoring variants and options: (ruleset, options).
