@@ -27,7 +27,8 @@ from pathlib import Path
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.results import MatchSpec, VerdictKind
-from arena.tournament.executor import Executor, ResultSink, retire_reason
+from arena.tournament.executor import Executor, ResultSink
+from arena.tournament.seats import retire_reason
 from arena.tournament.schedule import PlannedMatch
 
 _POLL_S = 0.2
@@ -149,14 +150,19 @@ def _worker_main(index, parent_pid, manifests, labels, share, concurrency, liste
 
 async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
                   connect_timeout, retired, results, control, sandbox) -> None:
-    from arena.tournament.executor import LocalExecutor
+    from arena.tournament.executor import LocalExecutor, process_seats
 
-    executor = LocalExecutor(manifests, labels, concurrency, listen, log_dir, connect_timeout,
-                             retire_after=2**31, sandbox=sandbox)
+    # the parent counts crashes and retires bots everywhere: no retirement here
+    make = process_seats(manifests, labels, sandbox, log_dir, connect_timeout, retire_after=2**31)
+
+    def seats(referee):
+        made = make(referee)
+        for bot, reason in retired.items():
+            made[bot].retire(reason)
+        return made
+
+    executor = LocalExecutor(seats, concurrency, listen)
     by_key = {plan.key: (i, spec) for i, plan, spec in share}
-
-    for bot, reason in retired.items():
-        executor.pools[bot].retire(reason)
     main = asyncio.current_task()
 
     async def watch() -> None:
@@ -177,7 +183,9 @@ async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log
                     main.cancel()
                     return
                 if msg[0] == "retire":
-                    executor.pools[msg[1]].retire(msg[2])
+                    retired[msg[1]] = msg[2]
+                    if executor.seats:
+                        executor.seats[msg[1]].retire(msg[2])
 
     watcher = asyncio.create_task(watch())
 

@@ -25,7 +25,7 @@ from arena.rules.rulesets import GameConfig, make_config
 from arena.seeds import Seeds, fresh_master
 from arena.store.base import Store, TournamentRecord
 from arena.tournament import schedule
-from arena.tournament.executor import LocalExecutor
+from arena.tournament.executor import Executor, LocalExecutor, process_seats
 from arena.tournament.multiprocess import MultiProcessExecutor
 from arena.tournament.schedule import PlannedMatch
 
@@ -162,20 +162,19 @@ class Tournament:
                   log_dir: Path | None = None, connect_timeout: float = 10.0,
                   on_retire: Callable[[str, str], None] | None = None,
                   sandbox: SandboxConfig = SandboxConfig()) -> None:
-        """Play every pending match; each result is stored (one transaction) before
-        ``on_result`` sees it."""
+        """Play every pending match on this machine, the bots launched from their folders;
+        each result is stored (one transaction) before ``on_result`` sees it."""
+        await self.play(local_executor(self.manifests, self.names, concurrency, listeners, listen,
+                                       log_dir, connect_timeout, self.settings.retire_after,
+                                       on_retire, sandbox), on_result)
+
+    async def play(self, executor: Executor,
+                   on_result: Callable[[PlannedMatch, MatchResult], None]) -> None:
+        """Play every pending match on ``executor``; each result is stored (one
+        transaction) before ``on_result`` sees it."""
         pending = self.pending()
         if not pending:
             return
-        if concurrency > 1 and (os.cpu_count() or 1) > 1 and not listeners:
-            # one referee process does not use two cores well: one per core
-            executor = MultiProcessExecutor(self.manifests, self.names, concurrency, None, listen,
-                                            log_dir, connect_timeout, self.settings.retire_after,
-                                            on_retire, sandbox)
-        else:
-            executor = LocalExecutor(self.manifests, self.names, concurrency, listen, log_dir,
-                                     connect_timeout, self.settings.retire_after, listeners,
-                                     on_retire, sandbox)
 
         def record(plan: PlannedMatch, result: MatchResult) -> None:
             self.store.record_match(self.record, plan.key, plan.sample,
@@ -183,6 +182,22 @@ class Tournament:
             on_result(plan, result)
 
         await executor.run(pending, self.spec, record)
+
+
+def local_executor(manifests: Sequence[BotManifest], labels: Sequence[str], concurrency: int,
+                   listeners: Sequence[MatchListener] = (), listen: str = "unix",
+                   log_dir: Path | None = None, connect_timeout: float = 10.0,
+                   retire_after: int = 3, on_retire: Callable[[str, str], None] | None = None,
+                   sandbox: SandboxConfig = SandboxConfig()) -> Executor:
+    """An executor for bots launched from their folders on this machine: a referee process
+    per core when there are cores and matches to spread (one referee process does not use
+    two cores well), else one referee in this process (also where listeners must see the
+    matches)."""
+    if concurrency > 1 and (os.cpu_count() or 1) > 1 and not listeners:
+        return MultiProcessExecutor(manifests, labels, concurrency, None, listen, log_dir,
+                                    connect_timeout, retire_after, on_retire, sandbox)
+    return LocalExecutor(process_seats(manifests, labels, sandbox, log_dir, connect_timeout,
+                                       retire_after, on_retire), concurrency, listen, listeners)
 
 
 def default_concurrency() -> int:

@@ -1,0 +1,204 @@
+"""Seat providers: where a bot's seat at a match comes from.
+
+An executor asks each bot's :class:`SeatProvider` for a seat before a match and gives it
+back after; it does not care whether the seat is a process the arena launches
+(:class:`ProcessSeats`: sandboxed by default, started on demand, reused within a phase,
+restarted after a crash, retired after too many) or a bot connected from elsewhere with
+its token (:class:`RemoteSeats`: one match at a time, waited for a bounded time, else the
+seat is *absent*). A provider says whether it can start a bot afresh (``resettable``):
+only those may play duplicate deals safely (see :mod:`arena.tournament.schedule`).
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.bots.launcher import BotStartError, LocalBot
+from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import ProcessFactory
+from arena.referee.lobby import Lobby
+from arena.referee.results import Verdict, VerdictKind
+from arena.referee.server import RefereeServer
+from arena.referee.session import BotSession
+
+#: Called with a bot's label and the reason, when it is retired.
+OnRetire = Callable[[str, str], None]
+
+
+@dataclass
+class Seat:
+    """A leased seat: the session that plays it, or why there is none (a verdict kind and
+    its detail: the seat forfeits at the start of the match)."""
+
+    session: BotSession | None
+    absent: tuple[str, str] | None = None
+    handle: object = field(default=None, repr=False)   # the provider's own
+
+
+def retire_reason(crashes: int, last: str) -> str:
+    return f"retired after {crashes} crashes or failed starts (last: {last})"
+
+
+class SeatProvider(abc.ABC):
+    """The seats of one bot."""
+
+    label: str = ""
+    resettable: bool = True
+    retired: bool = False
+    retire_reason: str = ""
+
+    def retire(self, reason: str) -> None:
+        """No more matches for this bot: its seats are forfeited with ``reason``."""
+        self.retired = True
+        self.retire_reason = reason
+
+    def enter_phase(self, phase: int) -> None:
+        """The first match of ``phase`` is starting (plans come phase by phase)."""
+
+    @abc.abstractmethod
+    async def lease(self) -> Seat:
+        """A seat for the next match."""
+
+    @abc.abstractmethod
+    def release(self, seat: Seat, verdict: Verdict | None) -> None:
+        """The match is over; ``verdict`` is this seat's, if it got one."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Nothing of this bot left running."""
+
+
+class ProcessSeats(SeatProvider):
+    """A bot launched by the arena from its folder: a process per concurrent match, started
+    on demand (through ``factory``: the sandbox by default), reused within a phase and
+    told goodbye at the next, restarted after a crash, retired after ``retire_after``
+    crashes or failed starts."""
+
+    def __init__(self, manifest: BotManifest, label: str, referee: RefereeServer,
+                 factory: ProcessFactory, log_dir: Path | None = None,
+                 connect_timeout: float = 10.0, retire_after: int = 3,
+                 on_retire: OnRetire | None = None) -> None:
+        self.manifest = manifest
+        self.label = label
+        self.referee = referee
+        self.factory = factory
+        self.log_dir = log_dir
+        self.connect_timeout = connect_timeout
+        self.retire_after = retire_after
+        self.on_retire = on_retire
+        self.instances: list[LocalBot] = []      # every process not stopped
+        self.free: list[LocalBot] = []           # idle, of the current phase
+        self.phase = 0
+        self.started = 0                          # processes made (numbered in their logs)
+        self.crashes = 0                          # crashes mid-match and failed (re)starts
+        self._phase_of: dict[LocalBot, int] = {}
+        self._stopping: set[asyncio.Task] = set()
+
+    async def lease(self) -> Seat:
+        if self.retired:
+            return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
+        bot = self.free.pop() if self.free else self._new()
+        try:
+            session = await bot.ensure()
+        except BotStartError as exc:
+            self._crash(str(exc))
+            self._back(bot)
+            return Seat(None, (VerdictKind.RETIRED, self.retire_reason) if self.retired
+                        else (VerdictKind.CRASHED, str(exc)))
+        return Seat(session, handle=bot)
+
+    def release(self, seat: Seat, verdict: Verdict | None) -> None:
+        if verdict is not None and verdict.kind == VerdictKind.CRASHED:
+            self._crash(verdict.detail)
+        if seat.handle is not None:
+            self._back(seat.handle)
+
+    def enter_phase(self, phase: int) -> None:
+        """No process of an earlier phase plays again: idle ones are stopped now, busy ones
+        when they come back."""
+        self.phase = phase
+        idle, self.free = self.free, []
+        for bot in idle:
+            self._drop(bot)
+            self._stop(bot)
+
+    async def close(self) -> None:
+        await asyncio.gather(*(b.stop() for b in self.instances), *self._stopping,
+                             return_exceptions=True)
+
+    def _new(self) -> LocalBot:
+        self.started += 1
+        label = self.label if self.started == 1 else f"{self.label}#{self.started}"
+        bot = LocalBot(self.manifest, self.referee.lobby, self.referee.address, label,
+                       self.log_dir, self.connect_timeout, name=self.manifest.name,
+                       factory=self.factory, referee_socket=self.referee.socket_path)
+        self.instances.append(bot)
+        self._phase_of[bot] = self.phase
+        return bot
+
+    def _back(self, bot: LocalBot) -> None:
+        if self._phase_of.get(bot) == self.phase:
+            self.free.append(bot)
+        else:
+            self._drop(bot)
+            self._stop(bot)
+
+    def _drop(self, bot: LocalBot) -> None:
+        if bot in self.instances:
+            self.instances.remove(bot)
+        self._phase_of.pop(bot, None)
+
+    def _stop(self, bot: LocalBot) -> None:
+        """Say goodbye to a process of a past phase and stop it, without holding up the
+        matches (its shutdown grace runs in the background)."""
+        task = asyncio.create_task(bot.stop(goodbye="this phase of the tournament is over"))
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+
+    def _crash(self, detail: str) -> None:
+        self.crashes += 1
+        if not self.retired and self.crashes >= self.retire_after:
+            self.retire(retire_reason(self.crashes, detail))
+            if self.on_retire is not None:
+                self.on_retire(self.label, self.retire_reason)
+
+
+class RemoteSeats(SeatProvider):
+    """A bot that connects from elsewhere with its token (registered in ``lobby`` under its
+    token's hash). It plays one match at a time; a seat waits while it is busy, and up to
+    ``absent_after`` seconds for it to connect, after which the seat is *absent* for that
+    match. Its memory cannot be reset: it is not ``resettable``."""
+
+    resettable = False
+
+    def __init__(self, label: str, lobby: Lobby, token_hash: str, absent_after: float = 30.0) -> None:
+        self.label = label
+        self.lobby = lobby
+        self.token_hash = token_hash
+        self.absent_after = absent_after
+        self._turn = asyncio.Lock()   # one match at a time
+
+    async def lease(self) -> Seat:
+        if self.retired:
+            return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
+        await self._turn.acquire()
+        started = time.monotonic()
+        try:
+            session = await self.lobby.wait_session_hash(self.token_hash, self.absent_after)
+        except TimeoutError:
+            self._turn.release()
+            return Seat(None, (VerdictKind.ABSENT, f"not connected within "
+                               f"{time.monotonic() - started:.0f} s of its match"))
+        return Seat(session, handle=self._turn)
+
+    def release(self, seat: Seat, verdict: Verdict | None) -> None:
+        if seat.handle is not None:
+            self._turn.release()
+
+    async def close(self) -> None:
+        pass
