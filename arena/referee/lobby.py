@@ -1,12 +1,14 @@
 """Who may connect: tokens bound to bots, and the sessions they hold.
 
-A token is bound to one bot (a name). A Hello with an unknown token, another protocol
-version, or a token whose session is still live is refused with a precise reason.
+A token is bound to one bot (a name); the lobby keeps its hash, never the token of a bot it
+did not launch itself. A Hello with an unknown token, another protocol version, or a
+token whose session is still live is refused with a precise reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import secrets
 from collections import deque
 from dataclasses import dataclass, field
@@ -26,36 +28,60 @@ class Refused(Exception):
     reason: str
 
 
+def token_hash(token: str) -> str:
+    """What the lobby and the database keep of a token: its SHA-256 (tokens are 32 random
+    bytes, so a fast hash is enough; a leaked database leaks no token)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    """A fresh secret token: 32 bytes from the operating system, URL-safe text."""
+    return secrets.token_urlsafe(32)
+
+
 @dataclass
 class Registration:
-    """A bot allowed to connect with one token, and its current session."""
+    """A bot allowed to connect with one token (kept as its hash), and its current session."""
 
-    token: str
+    token_hash: str
     name: str
+    token: str | None = None      # the token itself, only for bots this process launches
     session: BotSession | None = None
     _waiters: list[asyncio.Future] = field(default_factory=list)
 
 
 class Lobby:
-    """Tokens, and the sessions connected with them."""
+    """Tokens (by hash), and the sessions connected with them."""
 
     def __init__(self) -> None:
-        self._by_token: dict[str, Registration] = {}
+        self._by_hash: dict[str, Registration] = {}
         self.closing = False
         self.refusals: deque[str] = deque(maxlen=64)   # the latest refused hellos' reasons
 
     def register(self, name: str, token: str | None = None) -> Registration:
         """Allow a bot called ``name`` to connect; returns its registration (with a fresh
         secret token unless one is given)."""
-        token = token or secrets.token_urlsafe(24)
-        if token in self._by_token:
+        token = token or new_token()
+        reg = self.register_hash(name, token_hash(token))
+        reg.token = token
+        return reg
+
+    def register_hash(self, name: str, hashed: str) -> Registration:
+        """Allow a bot whose token has the hash ``hashed`` (a server's registered bot: the
+        server keeps no token) to connect."""
+        if hashed in self._by_hash:
             raise ValueError("token already registered")
-        reg = Registration(token, name)
-        self._by_token[token] = reg
+        reg = Registration(hashed, name)
+        self._by_hash[hashed] = reg
         return reg
 
     def unregister(self, token: str) -> None:
-        self._by_token.pop(token, None)
+        self.unregister_hash(token_hash(token))
+
+    def unregister_hash(self, hashed: str) -> None:
+        reg = self._by_hash.pop(hashed, None)
+        if reg is not None and reg.session is not None:
+            reg.session.close("its token was withdrawn")
 
     def admit(self, hello: referee_pb2.Hello, context) -> BotSession:
         """A session for a Hello, or :class:`Refused`."""
@@ -65,18 +91,16 @@ class Lobby:
             raise Refused(referee_pb2.REFUSAL_CODE_UNSUPPORTED_PROTOCOL,
                           f"protocol version {hello.protocol_version} is not supported; "
                           f"this referee speaks version {PROTOCOL_VERSION}")
-        reg = None
-        for token, candidate in self._by_token.items():
-            if secrets.compare_digest(token.encode(), hello.token.encode()):
-                reg = candidate
-        if reg is None:
+        hashed = token_hash(hello.token)
+        reg = self._by_hash.get(hashed)
+        if reg is None or not secrets.compare_digest(reg.token_hash, hashed):
             raise Refused(referee_pb2.REFUSAL_CODE_BAD_TOKEN,
                           "unknown token" if hello.token else "no token in the hello")
         if reg.session is not None and not reg.session.closed:
             raise Refused(referee_pb2.REFUSAL_CODE_TOKEN_IN_USE,
                           f"token of bot {reg.name!r} is already in use by session "
                           f"{reg.session.session_id}")
-        session = BotSession(reg.token, reg.name, context, hello.sdk)
+        session = BotSession(reg.token_hash, reg.name, context, hello.sdk)
         reg.session = session
         for waiter in reg._waiters:
             if not waiter.done():
@@ -86,13 +110,25 @@ class Lobby:
 
     async def wait_session(self, token: str, timeout: float) -> BotSession:
         """The live session of ``token``, waiting up to ``timeout`` s for it to connect."""
-        reg = self._by_token[token]
+        return await self.wait_session_hash(token_hash(token), timeout)
+
+    async def wait_session_hash(self, hashed: str, timeout: float) -> BotSession:
+        """The live session of the token with hash ``hashed``, waiting up to ``timeout`` s."""
+        reg = self._by_hash[hashed]
         if reg.session is not None and not reg.session.closed:
             return reg.session
         waiter = asyncio.get_running_loop().create_future()
         reg._waiters.append(waiter)
-        return await asyncio.wait_for(waiter, timeout)
+        try:
+            return await asyncio.wait_for(waiter, timeout)
+        finally:
+            if waiter in reg._waiters:
+                reg._waiters.remove(waiter)
+
+    def connected(self, hashed: str) -> bool:
+        reg = self._by_hash.get(hashed)
+        return reg is not None and reg.session is not None and not reg.session.closed
 
     def sessions(self) -> list[BotSession]:
-        return [r.session for r in self._by_token.values()
+        return [r.session for r in self._by_hash.values()
                 if r.session is not None and not r.session.closed]

@@ -23,6 +23,7 @@ class VerdictKind(StrEnum):
     ILLEGAL = "illegal"            # too many refused actions in one match
     ABORTED = "aborted"            # the referee stopped the match (shutdown)
     RETIRED = "retired"            # the bot failed too often and was retired from the tournament
+    ABSENT = "absent"              # a remote bot was not connected when its match was due
 
 
 class FaultPolicy(StrEnum):

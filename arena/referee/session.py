@@ -36,10 +36,10 @@ class SessionClosed(Exception):
 class BotSession:
     """The referee's end of one bot's stream."""
 
-    def __init__(self, token: str, name: str, context: Any, sdk: str = "") -> None:
+    def __init__(self, token_hash: str, name: str, context: Any, sdk: str = "") -> None:
         # random, not counted: a count would tell a bot how many sessions came before it
         self.session_id = f"s-{secrets.token_hex(6)}"
-        self.token = token
+        self.token_hash = token_hash
         self.name = name
         self.sdk = sdk
         self.context = context

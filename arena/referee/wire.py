@@ -215,4 +215,5 @@ VERDICT_KINDS = {
     VerdictKind.ILLEGAL: referee_pb2.VERDICT_KIND_ILLEGAL,
     VerdictKind.ABORTED: referee_pb2.VERDICT_KIND_ABORTED,
     VerdictKind.RETIRED: referee_pb2.VERDICT_KIND_RETIRED,
+    VerdictKind.ABSENT: referee_pb2.VERDICT_KIND_ABSENT,
 }

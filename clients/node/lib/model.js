@@ -28,7 +28,7 @@ const ERROR_CODES = Object.freeze([
   'unspecified', 'not_your_turn', 'not_in_hand', 'illegal_play', 'stale_turn', 'malformed',
 ]);
 const VERDICT_KINDS = Object.freeze([
-  'unspecified', 'timeout', 'disconnected', 'crashed', 'illegal', 'aborted', 'retired',
+  'unspecified', 'timeout', 'disconnected', 'crashed', 'illegal', 'aborted', 'retired', 'absent',
 ]);
 
 /** The token of a Card enum value ("?" for a value this SDK does not know). */

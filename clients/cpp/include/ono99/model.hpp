@@ -128,7 +128,7 @@ struct View {
 // A verdict: what the referee decided about a seat whose bot failed.
 struct Verdict {
   int seat = -1;
-  std::string kind;  // "timeout", "disconnected", "crashed", "illegal", "aborted", "retired"
+  std::string kind;  // "timeout", "disconnected", "crashed", "illegal", "aborted", "retired", "absent"
   std::string detail;
   std::int64_t latency_us = 0;
 };

@@ -35,6 +35,7 @@ class VerdictKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     VERDICT_KIND_ILLEGAL: _ClassVar[VerdictKind]
     VERDICT_KIND_ABORTED: _ClassVar[VerdictKind]
     VERDICT_KIND_RETIRED: _ClassVar[VerdictKind]
+    VERDICT_KIND_ABSENT: _ClassVar[VerdictKind]
 REFUSAL_CODE_UNSPECIFIED: RefusalCode
 REFUSAL_CODE_BAD_TOKEN: RefusalCode
 REFUSAL_CODE_TOKEN_IN_USE: RefusalCode
@@ -54,6 +55,7 @@ VERDICT_KIND_CRASHED: VerdictKind
 VERDICT_KIND_ILLEGAL: VerdictKind
 VERDICT_KIND_ABORTED: VerdictKind
 VERDICT_KIND_RETIRED: VerdictKind
+VERDICT_KIND_ABSENT: VerdictKind
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "action")
