@@ -1,6 +1,8 @@
 """Storage: one small interface (:class:`Store`), SQLite by default."""
 
-from arena.store.base import BotRecord, MatchRecord, Store, StoreError, TournamentRecord
+from arena.store.base import (
+    BotRecord, MatchRecord, RegisteredBot, Store, StoreError, TournamentRecord,
+)
 from arena.store.sqlite import SQLiteStore
 
 
@@ -9,5 +11,5 @@ def open_store(path: str, durable: bool = False) -> Store:
     return SQLiteStore(path, durable=durable)
 
 
-__all__ = ["BotRecord", "MatchRecord", "SQLiteStore", "Store", "StoreError", "TournamentRecord",
-           "open_store"]
+__all__ = ["BotRecord", "MatchRecord", "RegisteredBot", "SQLiteStore", "Store", "StoreError",
+           "TournamentRecord", "open_store"]

@@ -68,6 +68,27 @@ class MatchRecord:
             "ranking", "termination", "verdicts", "stats", "started_at", "duration_s", "turns")}
 
 
+@dataclass(frozen=True)
+class RegisteredBot:
+    """A bot version entered on a server: remote (it connects with its token, of which
+    only the hash is kept) or hosted (the server keeps its folder and launches it)."""
+
+    id: int
+    name: str                    # the base name, e.g. "alpha"
+    version: int                 # 1, 2, ...: each version is rated on its own
+    kind: str                    # "remote" or "hosted"
+    token_hash: str | None       # remote
+    folder: str | None           # hosted: where the server keeps it
+    status: str                  # "active", "failed" (validation) or "removed"
+    report: dict[str, Any] | None  # hosted: its check-bot report
+    created_at: float
+
+    @property
+    def display(self) -> str:
+        """The name it plays and is rated under: ``alpha``, then ``alpha v2``, ..."""
+        return self.name if self.version == 1 else f"{self.name} v{self.version}"
+
+
 class StoreError(Exception):
     """A storage request cannot be met (unknown tournament, name taken, newer schema...)."""
 
@@ -116,6 +137,31 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def events(self, match_id: int) -> list[dict[str, Any]]:
         """A match's public event record (as :func:`arena.rules.events.event_to_dict`)."""
+
+    # ---------------------------------------------------------------- a server's own
+
+    @abc.abstractmethod
+    def server_value(self, key: str) -> str | None:
+        """A server setting (e.g. the organiser token's hash), or None."""
+
+    @abc.abstractmethod
+    def set_server_value(self, key: str, value: str) -> bool:
+        """Set a server setting if it has none yet; False if it had one (kept)."""
+
+    @abc.abstractmethod
+    def register_bot(self, name: str, kind: str, token_hash: str | None = None,
+                     folder: str | None = None, status: str = "active") -> RegisteredBot:
+        """A new version of bot ``name`` (version 1 if new, else the next one)."""
+
+    @abc.abstractmethod
+    def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
+        """Every registered bot version, oldest first."""
+
+    @abc.abstractmethod
+    def update_registered_bot(self, bot_id: int, status: str | None = None,
+                              folder: str | None = None,
+                              report: dict[str, Any] | None = None) -> RegisteredBot:
+        """Change a registered version's status, folder or validation report."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -18,7 +18,9 @@ from typing import Any
 
 from arena.referee.results import MatchResult
 from arena.rules.events import event_to_dict
-from arena.store.base import BotRecord, MatchRecord, Store, StoreError, TournamentRecord
+from arena.store.base import (
+    BotRecord, MatchRecord, RegisteredBot, Store, StoreError, TournamentRecord,
+)
 
 #: Ordered migrations: MIGRATIONS[k] takes the schema from version k to k+1.
 MIGRATIONS: tuple[str, ...] = (
@@ -67,6 +69,25 @@ MIGRATIONS: tuple[str, ...] = (
         match_id INTEGER PRIMARY KEY REFERENCES matches(id),
         encoding TEXT NOT NULL,             -- "json-zlib": zlib of a JSON list of event tuples
         data BLOB NOT NULL
+    );
+    """,
+    # 2: a server's own: its settings and the bots entered on it
+    """
+    CREATE TABLE server (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE registered_bots (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,                 -- the base name
+        version INTEGER NOT NULL,           -- 1, 2, ...
+        kind TEXT NOT NULL,                 -- remote | hosted
+        token_hash TEXT UNIQUE,             -- remote: SHA-256 of its token (never the token)
+        folder TEXT,                        -- hosted: where the server keeps it
+        status TEXT NOT NULL,               -- active | failed | removed
+        report TEXT,                        -- hosted: its check-bot report (JSON)
+        created_at REAL NOT NULL,
+        UNIQUE (name, version)
     );
     """,
 )
@@ -254,6 +275,68 @@ class SQLiteStore(Store):
         if encoding != "json-zlib":
             raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
         return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+
+    # ---------------------------------------------------------------- a server's own
+
+    def server_value(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM server WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_server_value(self, key: str, value: str) -> bool:
+        cur = self.db.execute("INSERT OR IGNORE INTO server (key, value) VALUES (?, ?)", (key, value))
+        return cur.rowcount == 1
+
+    _BOT_COLUMNS = "id, name, version, kind, token_hash, folder, status, report, created_at"
+
+    @staticmethod
+    def _registered(row) -> RegisteredBot:
+        bid, name, version, kind, token_hash, folder, status, report, created = row
+        return RegisteredBot(bid, name, version, kind, token_hash, folder, status,
+                             None if report is None else json.loads(report), created)
+
+    def register_bot(self, name: str, kind: str, token_hash: str | None = None,
+                     folder: str | None = None, status: str = "active") -> RegisteredBot:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self.db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM registered_bots "
+                                      "WHERE name = ?", (name,)).fetchone()[0]
+            cur = self.db.execute(
+                "INSERT INTO registered_bots (name, version, kind, token_hash, folder, status, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, version, kind, token_hash, folder, status, time.time()))
+            row = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots WHERE id = ?",
+                                  (cur.lastrowid,)).fetchone()
+            self.db.execute("COMMIT")
+        except sqlite3.IntegrityError as exc:
+            self.db.execute("ROLLBACK")
+            raise StoreError(f"cannot register bot {name!r}: {exc}") from None
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return self._registered(row)
+
+    def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
+        where = "" if include_removed else "WHERE status != 'removed'"
+        rows = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots {where} ORDER BY id")
+        return [self._registered(r) for r in rows.fetchall()]
+
+    def update_registered_bot(self, bot_id: int, status: str | None = None,
+                              folder: str | None = None,
+                              report: dict[str, Any] | None = None) -> RegisteredBot:
+        sets, values = [], []
+        for column, value in (("status", status), ("folder", folder),
+                              ("report", None if report is None else json.dumps(report))):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                values.append(value)
+        if sets:
+            self.db.execute(f"UPDATE registered_bots SET {', '.join(sets)} WHERE id = ?",
+                            (*values, bot_id))
+        row = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots WHERE id = ?",
+                              (bot_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no registered bot {bot_id}")
+        return self._registered(row)
 
     def close(self) -> None:
         self.db.close()

@@ -31,7 +31,7 @@ from arena.rules.events import event_to_dict
 from arena.store import (
     BotRecord, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
 )
-from arena.store.sqlite import SCHEMA_VERSION
+from arena.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -464,3 +464,48 @@ def test_sqlite_arenas_opening_a_new_file_at_once_migrate_it_once(tmp_path):
         thread.join(timeout=30)
     assert outcomes == ["ok", "ok"]
     assert _pragma(path, "user_version") == SCHEMA_VERSION
+
+
+# ------------------------------------------------------------------------ a server's own
+
+
+def test_server_values_are_set_once(store):
+    assert store.server_value("organizer_token_hash") is None
+    assert store.set_server_value("organizer_token_hash", "abc") is True
+    assert store.set_server_value("organizer_token_hash", "xyz") is False   # kept: set once
+    assert store.server_value("organizer_token_hash") == "abc"
+
+
+def test_registered_bots_get_versions_and_keep_only_token_hashes(store):
+    a1 = store.register_bot("alpha", "remote", token_hash="h1")
+    b1 = store.register_bot("beta", "hosted", folder="/srv/beta/1")
+    a2 = store.register_bot("alpha", "hosted", folder="/srv/alpha/2", status="validating")
+    assert (a1.version, b1.version, a2.version) == (1, 1, 2)
+    assert (a1.display, a2.display) == ("alpha", "alpha v2")
+    assert [b.display for b in store.registered_bots()] == ["alpha", "beta", "alpha v2"]
+    with pytest.raises(StoreError, match="cannot register bot 'gamma'"):
+        store.register_bot("gamma", "remote", token_hash="h1")        # a token is one bot's
+    done = store.update_registered_bot(a2.id, status="active", report={"passed": 13})
+    assert (done.status, done.report) == ("active", {"passed": 13})
+    store.update_registered_bot(a1.id, status="removed")
+    assert [b.display for b in store.registered_bots()] == ["beta", "alpha v2"]
+    assert len(store.registered_bots(include_removed=True)) == 3
+    with pytest.raises(StoreError, match="no registered bot 999"):
+        store.update_registered_bot(999, status="active")
+
+
+def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute("INSERT INTO tournaments (name, created_at, settings) VALUES ('cup', 0, '{}')")
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        assert [t.name for t in store.tournaments()] == ["cup"]
+        assert store.register_bot("alpha", "remote", token_hash="h").version == 1
+    finally:
+        store.close()
+    assert _pragma(path, "user_version") == SCHEMA_VERSION == 2
