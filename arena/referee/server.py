@@ -5,12 +5,19 @@ from __future__ import annotations
 import os
 import tempfile
 
+from collections.abc import Callable, Sequence
+
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2_grpc
 
 from arena.referee import wire
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import RefereeServicer
+
+#: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
+AddService = Callable[[grpc.aio.Server], None]
+#: The largest message either way: a turn is a few hundred bytes; an upload chunk 1 MiB.
+MAX_MESSAGE = 2 * 2**20
 
 
 class RefereeServer:
@@ -27,29 +34,40 @@ class RefereeServer:
         self.socket_path = os.path.join(socket_dir, "referee.sock")
 
     @classmethod
-    async def start(cls, listen: str = "unix") -> RefereeServer:
+    async def start(cls, listen: str = "unix", services: Sequence[AddService] = (),
+                    tls: tuple[bytes, bytes] | None = None, lobby: Lobby | None = None,
+                    max_message: int = MAX_MESSAGE) -> RefereeServer:
         """Start on ``listen``: ``unix`` (a fresh socket in a temp folder), ``tcp`` (a free
-        loopback port), or an explicit address such as ``0.0.0.0:50051`` or ``unix:/path``."""
-        lobby = Lobby()
+        loopback port), or an explicit address such as ``0.0.0.0:50051`` or ``unix:/path``;
+        with ``tls`` (PEM key and certificate) that port speaks TLS. ``services`` add more
+        servicers to the same port (a server's Organizer). Messages are capped at
+        ``max_message`` bytes either way."""
+        lobby = lobby or Lobby()
         server = grpc.aio.server(options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+            ("grpc.max_receive_message_length", max_message),
+            ("grpc.max_send_message_length", max_message),
         ])
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
+        for add in services:
+            add(server)
         socket_dir = tempfile.mkdtemp(prefix="ono99-")
         private = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
-        server.add_insecure_port(private)
+        server.add_insecure_port(private)   # in a private folder: for launched bots only
         if listen == "unix":
             address = private
-        elif listen == "tcp":
-            port = server.add_insecure_port("127.0.0.1:0")
-            address = f"127.0.0.1:{port}"
         else:
-            port = server.add_insecure_port(listen)
+            where = "127.0.0.1:0" if listen == "tcp" else listen
+            try:
+                port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
+                        if tls is not None else server.add_insecure_port(where))
+            except RuntimeError:
+                port = 0
             if port == 0:
                 raise OSError(f"cannot listen on {listen}")
-            address = listen if listen.startswith("unix:") else f"{listen.rsplit(':', 1)[0]}:{port}"
+            address = where if where.startswith("unix:") else f"{where.rsplit(':', 1)[0]}:{port}"
         await server.start()
         return cls(server, address, lobby, socket_dir)
 

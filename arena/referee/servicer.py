@@ -4,6 +4,8 @@ later message to the session; everything else happens in sessions and match runn
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import deque
 
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
@@ -13,6 +15,9 @@ from arena.referee import wire
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 
 HELLO_TIMEOUT_S = 10.0
+MAX_UNAUTHENTICATED = 64      # streams that have not said hello yet, at once
+MAX_FAILED_HELLOS = 10        # refused hellos from one peer within FAILED_WINDOW_S ...
+FAILED_WINDOW_S = 60.0        # ... after which its hellos are refused unread until it passes
 
 # the gRPC status that ends the stream after each refusal
 _REFUSAL_STATUS = {
@@ -21,6 +26,7 @@ _REFUSAL_STATUS = {
     referee_pb2.REFUSAL_CODE_UNSUPPORTED_PROTOCOL: grpc.StatusCode.FAILED_PRECONDITION,
     referee_pb2.REFUSAL_CODE_NO_HELLO: grpc.StatusCode.INVALID_ARGUMENT,
     referee_pb2.REFUSAL_CODE_SHUTTING_DOWN: grpc.StatusCode.UNAVAILABLE,
+    referee_pb2.REFUSAL_CODE_TOO_MANY: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 
 
@@ -29,14 +35,33 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def __init__(self, lobby: Lobby) -> None:
         self.lobby = lobby
+        self._unauthenticated = 0
+        self._failures: dict[str, deque[float]] = {}   # peer host -> times of refused hellos
 
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC's name)
+        peer = _host(context.peer())
+        if self._blocked(peer):
+            await self._refuse(context, Refused(
+                referee_pb2.REFUSAL_CODE_TOO_MANY, f"too many refused hellos from {peer}; "
+                f"try again in {FAILED_WINDOW_S:g} s"), count=False)
+            return
+        if self._unauthenticated >= MAX_UNAUTHENTICATED:
+            await self._refuse(context, Refused(
+                referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections waiting to say "
+                "hello; try again shortly"), count=False)
+            return
+        self._unauthenticated += 1
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
+            self._unauthenticated -= 1
             await self._refuse(context, Refused(referee_pb2.REFUSAL_CODE_NO_HELLO,
-                                                f"no hello within {HELLO_TIMEOUT_S:g} s"))
+                                                f"no hello within {HELLO_TIMEOUT_S:g} s"), peer)
             return
+        except BaseException:
+            self._unauthenticated -= 1
+            raise
+        self._unauthenticated -= 1
         if first is grpc.aio.EOF:
             return
         try:
@@ -45,7 +70,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                               "the first message of a session must be a hello")
             session = self.lobby.admit(first.hello, context)
         except Refused as refusal:
-            await self._refuse(context, refusal)
+            await self._refuse(context, refusal, peer)
             return
         try:
             await session.send(wire.welcome(PROTOCOL_VERSION, f"ono99-arena/{__version__}",
@@ -67,11 +92,30 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         finally:
             session.close("the stream ended")
 
-    async def _refuse(self, context, refusal: Refused) -> None:
+    def _blocked(self, peer: str) -> bool:
+        times = self._failures.get(peer)
+        if not times:
+            return False
+        while times and times[0] < time.monotonic() - FAILED_WINDOW_S:
+            times.popleft()
+        return len(times) >= MAX_FAILED_HELLOS
+
+    async def _refuse(self, context, refusal: Refused, peer: str | None = None,
+                      count: bool = True) -> None:
         self.lobby.refusals.append(refusal.reason)
+        if count and peer is not None and refusal.code != referee_pb2.REFUSAL_CODE_SHUTTING_DOWN:
+            self._failures.setdefault(peer, deque(maxlen=MAX_FAILED_HELLOS)).append(time.monotonic())
+            if len(self._failures) > 10_000:   # forget the oldest peers: bounded memory
+                self._failures.pop(next(iter(self._failures)))
         try:
             await context.write(wire.refusal(refusal.code, refusal.reason))
         except Exception:
             pass
         context.set_code(_REFUSAL_STATUS.get(refusal.code, grpc.StatusCode.PERMISSION_DENIED))
         context.set_details(refusal.reason)
+
+
+def _host(peer: str) -> str:
+    """The host part of a gRPC peer (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``): failures
+    count per host, whatever port a client dials from."""
+    return peer.rsplit(":", 1)[0] if peer.startswith(("ipv4:", "ipv6:")) else peer

@@ -12,7 +12,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROTO_ROOT = HERE.parent.parent / "proto"
-PROTOS = ("ono99/v1/game.proto", "ono99/v1/referee.proto")
+PROTOS = ("ono99/v1/game.proto", "ono99/v1/referee.proto", "ono99/v1/organizer.proto")
 
 
 def generate(out: Path) -> None:

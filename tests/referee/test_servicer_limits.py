@@ -1,0 +1,72 @@
+"""The Referee service's own defences: a host whose hellos keep being refused is refused
+unread for a while, and connections that have not said hello are capped."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ono99.transport import grpc
+from ono99.v1 import referee_pb2, referee_pb2_grpc
+
+from arena.referee import servicer
+from arena.referee.server import RefereeServer
+
+
+async def hello(address: str, token: str) -> referee_pb2.RefereeMessage:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = referee_pb2_grpc.RefereeStub(channel).Play()
+        await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+            name="x", token=token, protocol_version=1)))
+        return await call.read()
+
+
+def test_a_host_with_too_many_refused_hellos_is_refused_for_a_while():
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            good = server.lobby.register("good").token
+            for _ in range(servicer.MAX_FAILED_HELLOS):
+                msg = await hello(server.address, "wrong")
+                assert msg.refusal.code == referee_pb2.REFUSAL_CODE_BAD_TOKEN
+            msg = await hello(server.address, good)      # even a good token, from this host
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
+            assert "too many refused hellos from ipv4:127.0.0.1" in msg.refusal.reason
+            # another way in (the private unix socket, another "host") is not blocked
+            msg = await hello(f"unix:{server.socket_path}", good)
+            assert msg.HasField("welcome")
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+def test_connections_that_have_not_said_hello_are_capped(monkeypatch):
+    monkeypatch.setattr(servicer, "MAX_UNAUTHENTICATED", 5)
+
+    async def go():
+        server = await RefereeServer.start("tcp")
+        good = server.lobby.register("good").token
+        channel = grpc.aio.insecure_channel(server.address)
+        try:
+            silent = [referee_pb2_grpc.RefereeStub(channel).Play() for _ in range(5)]
+            for call in silent:   # open, say nothing
+                await call.write(referee_pb2.BotMessage())   # an empty message is no hello...
+            await asyncio.sleep(0.3)
+            msg = await hello(server.address, good)
+            # the five silent streams were refused at once (an empty first message is no
+            # hello), so the sixth connection is welcome: the cap counts only the waiting
+            assert msg.HasField("welcome")
+            waiting = [referee_pb2_grpc.RefereeStub(channel).Play() for _ in range(5)]
+            for call in waiting:
+                await call.wait_for_connection()
+            await asyncio.sleep(0.3)
+            msg = await hello(server.address, good)
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
+            assert "too many connections waiting to say hello" in msg.refusal.reason
+            for call in silent + waiting:
+                call.cancel()
+        finally:
+            await channel.close()
+            await server.stop()
+
+    asyncio.run(go())
