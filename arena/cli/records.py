@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -11,10 +12,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena.cli import output
+from arena.cli.serve import add_server_options, client
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store import StoreError, open_store
-from arena.tournament.standings import Standings, faults_text, standings
+from arena.server.wire import standings_dict
+from arena.tournament.standings import BotLine, Standings, faults_text, standings
 
 DEFAULT_DB = "arena.db"
 
@@ -27,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("name", nargs="?", help="tournament name (default: the latest)")
     s.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
     s.add_argument("--json", action="store_true", help="machine-readable output")
+    add_server_options(s, required=False)
     s.set_defaults(run=run_standings)
 
     m = sub.add_parser("matches", help="list a tournament's matches from the database")
@@ -49,11 +53,11 @@ def print_standings(console: Console, board: Standings, title: str) -> None:
         table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
     for i, line in enumerate(board.lines, 1):
         table.add_row(str(i), escape(line.bot), f"{line.elo:.0f}",
-                      f"{line.interval:.0f}" if board.fit else "-", str(line.matches),
+                      f"{line.interval:.0f}" if board.rated else "-", str(line.matches),
                       str(line.wins), f"{line.average_place:.2f}" if line.matches else "-",
                       faults_text(line.faults))
     console.print(table)
-    if board.fit is None or len(board.lines) > 12:
+    if not board.rated or len(board.lines) > 12:
         return
     los = Table(title="likelihood of superiority (row stronger than column), %", title_justify="left")
     los.add_column("")
@@ -63,6 +67,14 @@ def print_standings(console: Console, board: Standings, title: str) -> None:
         los.add_row(escape(line.bot), *("" if a is line else f"{100 * v:.0f}"
                                         for a, v in zip(board.lines, row)))
     console.print(los)
+
+
+def remote_standings(msg) -> Standings:
+    """A server's StandingsResponse as local Standings, for printing."""
+    lines = [BotLine(s.bot, s.elo, s.ci95, s.matches, s.wins,
+                     round(s.average_place * s.matches), Counter(dict(s.faults)))
+             for s in msg.standings]
+    return Standings(lines, None, {row.bot: dict(row.los) for row in msg.los} if lines else None)
 
 
 # ------------------------------------------------------------------------ reading the store
@@ -78,6 +90,15 @@ def _open(args):
 
 
 def run_standings(args: argparse.Namespace) -> int:
+    if args.server:   # a server's tournament, or its ladder ("arena standings ladder")
+        with client(args) as c:
+            answer = c.standings(args.name)
+        if args.json:
+            print(json.dumps(standings_dict(answer), indent=2))
+            return 0
+        print_standings(output.console(), remote_standings(answer),
+                        f"standings of {escape(answer.tournament)} ({answer.matches} matches)")
+        return 0
     store = _open(args)
     try:
         record = store.tournament(args.name)

@@ -19,13 +19,13 @@ from arena.bots.launcher import BotStartError
 from arena.cli import output
 from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import bot_factory, sandbox_config, set_up
-from arena.cli.records import DEFAULT_DB, print_standings
+from arena.cli.records import DEFAULT_DB, print_standings, remote_standings
+from arena.cli.serve import add_server_options, client
 from arena.referee.results import MatchResult
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
-from arena.tournament import schedule
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, count_match, standings
@@ -76,6 +76,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no live view: only the schedule and the final standings")
     add_match_options(p)
+    add_server_options(p, required=False)
     p.set_defaults(run=run_tournament, parser=p)
 
 
@@ -86,6 +87,8 @@ _SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset
 
 
 def run_tournament(args: argparse.Namespace) -> int:
+    if args.server:
+        return run_on_server(args)
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
@@ -145,26 +148,6 @@ def run_tournament(args: argparse.Namespace) -> int:
         store.close()
 
 
-def describe_schedule(t: Tournament) -> str:
-    s = t.settings
-    size = s.size()
-    per_deal = f"x {s.table_size} seat rotations (duplicate)" if s.duplicate else "(no duplicates)"
-    return (f"{size.bots} bots, {size.tables} tables of {s.table_size}, {size.deals} deals each "
-            f"{per_deal}: {size.matches} matches")
-
-
-def describe_integrity(t: Tournament) -> str:
-    """What keeps the bots from knowing the deals, in a few words."""
-    s = t.settings
-    seeds = ("secret seeds" if s.secret
-             else f"seed {s.seed} (bots could compute the deals: trusted bots only)")
-    if not s.duplicate:
-        return seeds
-    if not s.phases:
-        return f"{seeds}; no phases (a bot process plays every rotation: trusted bots only)"
-    return f"{seeds}; {schedule.phases_of(t.plan)} phases, fresh bot processes for each"
-
-
 def _run(t: Tournament, args, console: Console, err: Console) -> int:
     for warning in t.warnings:
         err.print(f"warning: {escape(warning)}", soft_wrap=True)
@@ -172,14 +155,11 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     pending = t.pending()
     done_before = total - len(pending)
     # soft_wrap: a line is never broken (a test or a log reads it whole; a terminal wraps it)
-    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {describe_schedule(t)}",
-                  soft_wrap=True)
-    console.print(f"{t.config.describe()}; {t.settings.move_ms / 1000:g} s/move + "
-                  f"{t.settings.bank_ms / 1000:g} s bank; concurrency {args.concurrency}; "
-                  f"{describe_integrity(t)}"
-                  + (f"; resuming: {done_before} of {total} already played" if done_before else ""),
-                  soft_wrap=True)
-    view = LiveView(t, total, done_before, console, args.quiet)
+    schedule_line, clock, integrity = t.describe()
+    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {schedule_line}")
+    console.print(f"{clock}; concurrency {args.concurrency}; {integrity}"
+                  + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
+    view = LiveView(t.names, total, done_before, console, args.quiet)
     logs = args.logs or Path("runs") / t.name.replace("/", "_")
     try:
         with view:
@@ -208,19 +188,78 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     return 0
 
 
+def run_on_server(args: argparse.Namespace) -> int:
+    """``arena tournament NAMES... --server ADDR``: the bots are names registered on the
+    server, which runs the tournament; this shows its progress as a local one would."""
+    from ono99.v1 import organizer_pb2 as pb
+
+    if args.resume and args.bots:
+        raise ConfigError("--resume NAME follows the server's tournament; give no bot names")
+    if not args.resume and len(args.bots) < 2:
+        raise ConfigError(f"a tournament needs at least 2 bots, got {len(args.bots)}")
+    parser = args.parser
+    tc = time_control(args)
+    changed = {f: getattr(args, f) != parser.get_default(f) for f in ("move_time", "bank")}
+    request = pb.TournamentRequest(
+        name=args.resume or args.name or "", bots=args.bots, games=args.games,
+        table_size=args.table_size, ruleset=args.ruleset, options=parse_option_args(args.option),
+        move_ms=tc.move_ms if changed["move_time"] else 0,
+        bank_ms=tc.bank_ms if changed["bank"] else 0,
+        no_duplicate=not args.duplicate, seed=args.seed or 0)
+    console, err = output.console(), output.console(stderr=True)
+    view = None
+    with client(args) as c:
+        try:
+            for progress in c.tournament(request):
+                kind = progress.WhichOneof("kind")
+                if kind == "started":
+                    s = progress.started
+                    console.print(f"tournament [bold]{escape(s.name)}[/bold] on {escape(args.server)}: "
+                                  f"{s.lines[0]}")
+                    console.print(escape(s.lines[1]) + (f"; resuming: {s.done} of {s.total} already "
+                                                        "played" if s.done else ""))
+                    name = s.name
+                    view = LiveView(list(s.bots), s.total, s.done, console, args.quiet).__enter__()
+                elif kind == "match" and view is not None:
+                    m = progress.match
+                    view.match(m.key, m.sample, list(m.bots), list(m.places), m.termination,
+                               m.turns, [(v.seat, v.kind) for v in m.verdicts])
+                elif kind == "retired" and view is not None:
+                    view.retired(progress.retired.bot, progress.retired.reason)
+                elif kind == "finished":
+                    if view is not None:
+                        view.__exit__(None, None, None)
+                    f = progress.finished
+                    faults = ", ".join(f"{n} {k}" for k, n in sorted(view.faults.items())) if view else ""
+                    if f.played:
+                        console.print(f"{f.played} matches played in {f.seconds:.1f} s "
+                                      f"({f.played / max(f.seconds, 1e-9):.1f}/s); faults: {faults or 'none'}")
+        except KeyboardInterrupt:
+            if view is not None:
+                view.__exit__(None, None, None)
+            err.print(f"no longer following; the tournament goes on on the server. Follow it "
+                      f"again with: arena tournament --resume {escape(shlex.quote(name))} "
+                      f"--server {escape(args.server)}")
+            return 130
+        final = c.standings(name)
+    print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
+    return 0
+
+
 class LiveView:
     """Progress and provisional standings while a tournament runs (plain lines when the
     output is not a terminal)."""
 
-    def __init__(self, t: Tournament, total: int, done: int, console: Console, quiet: bool) -> None:
-        self.t = t
+    def __init__(self, names: list[str], total: int, done: int, console: Console,
+                 quiet: bool) -> None:
+        self.names = list(names)
         self.total = total
         self.done = done
         self.console = console
         self.quiet = quiet
-        self.elo = OnlineElo(t.names)
+        self.elo = OnlineElo(names)
         self.faults = Counter()
-        self.lines = {b: BotLine(b) for b in t.names}
+        self.lines = {b: BotLine(b) for b in names}
         self.started = time.perf_counter()
         self.played = 0
         self.live = console.is_terminal and not quiet
@@ -249,24 +288,31 @@ class LiveView:
         (self._live.console if self._live else self.console).print(msg, soft_wrap=True)
 
     def result(self, plan: PlannedMatch, result: MatchResult) -> None:
+        """A match of this machine's tournament has ended."""
+        self.match(plan.key, plan.sample, list(result.spec.names), result.places(),
+                   result.termination, result.turns, [(v.seat, v.kind) for v in result.verdicts])
+
+    def match(self, key: str, sample: str, names: list[str], places: list[int], termination: str,
+              turns: int, verdicts: list[tuple[int, str]]) -> None:
+        """A match has ended (here, or on a server)."""
         self.done += 1
         self.played += 1
-        names = result.spec.names
-        places = result.places()
-        self.elo.update(Placing(names, places, plan.sample))
-        count_match(self.lines, names, places, [(v.seat, v.kind) for v in result.verdicts])
-        for v in result.verdicts:
-            self.faults[v.kind] += 1
+        self.elo.update(Placing(names, places, sample))
+        count_match(self.lines, names, places, verdicts)
+        for _, kind in verdicts:
+            self.faults[kind] += 1
         elapsed = time.perf_counter() - self.started
         rate = self.played / elapsed if elapsed > 0 else 0.0
         self.progress.update(self.task, completed=self.done, rate=f"{rate:.1f} matches/s",
                              faults=f"faults {sum(self.faults.values())}")
         if self.live or self.quiet:
             return
-        order = describe_ranking(result.ranking, names)
-        verdicts = "".join(f"; {names[v.seat]} {v.kind}" for v in result.verdicts)
-        self.console.print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {plan.key}: "
-                           f"{escape(order)} ({result.termination}, {result.turns} turns{escape(verdicts)})",
+        ranking = [tuple(s for s, p in enumerate(places) if p == place)
+                   for place in sorted(set(places)) if place]
+        order = describe_ranking(ranking, names)
+        said = "".join(f"; {names[seat]} {kind}" for seat, kind in verdicts)
+        self.console.print(f"[{self.done:>{len(str(self.total))}}/{self.total}] {key}: "
+                           f"{escape(order)} ({termination}, {turns} turns{escape(said)})",
                            soft_wrap=True)
         if self.done / self.total >= self._next_report or self.done == self.total:
             self._next_report += 0.1
@@ -279,7 +325,7 @@ class LiveView:
         table = Table(title="provisional standings (online Elo, updated live)", title_justify="left")
         for col in ("rank", "bot", "Elo*", "matches", "wins", "avg place"):
             table.add_column(col, justify="left" if col == "bot" else "right")
-        ranked = sorted(self.t.names, key=lambda b: -self.elo.ratings[b])
+        ranked = sorted(self.names, key=lambda b: -self.elo.ratings[b])
         for i, bot in enumerate(ranked, 1):
             line = self.lines[bot]
             table.add_row(str(i), escape(bot), f"{self.elo.ratings[bot]:.0f}", str(line.matches),

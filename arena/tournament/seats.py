@@ -183,6 +183,11 @@ class RemoteSeats(SeatProvider):
         self.absent_after = absent_after
         self._turn = asyncio.Lock()   # one match at a time
 
+    @property
+    def busy(self) -> bool:
+        """Playing (or waiting to play) a match now."""
+        return self._turn.locked()
+
     async def lease(self) -> Seat:
         if self.retired:
             return Seat(None, (VerdictKind.RETIRED, self.retire_reason))

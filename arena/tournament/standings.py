@@ -40,13 +40,21 @@ class Standings:
 
     lines: list[BotLine]
     fit: Fit | None
+    los: dict[str, dict[str, float]] | None = None   # as a server sent it (no fit here)
+
+    @property
+    def rated(self) -> bool:
+        """Whether there are ratings yet (a fit here, or a server's)."""
+        return self.fit is not None or self.los is not None
 
     def los_matrix(self) -> list[list[float]]:
         """LOS[i][j]: probability that line i's bot is stronger than line j's."""
         bots = [line.bot for line in self.lines]
-        if self.fit is None:
-            return [[0.5] * len(bots) for _ in bots]
-        return [[self.fit.los(a, b) for b in bots] for a in bots]
+        if self.fit is not None:
+            return [[self.fit.los(a, b) for b in bots] for a in bots]
+        if self.los is not None:
+            return [[self.los.get(a, {}).get(b, 0.5) for b in bots] for a in bots]
+        return [[0.5] * len(bots) for _ in bots]
 
     def to_dict(self) -> dict[str, Any]:
         return {"standings": [dict(rank=i + 1, **line.to_dict()) for i, line in enumerate(self.lines)],

@@ -39,7 +39,10 @@ SEEDING = 2
 class Settings:
     """Everything that decides a tournament's schedule and its matches."""
 
-    bot_dirs: tuple[str, ...]
+    bot_dirs: tuple[str, ...] = ()   # local: the bots' folders
+    bots: tuple[str, ...] = ()       # a server's: the names its registered bots play under
+    remote: tuple[int, ...] = ()     # which of ``bots`` connect from elsewhere
+    duplicate_remote: bool = False   # duplicate deals even at tables with a remote bot
     table_size: int = 2
     games: int = 10                   # deals per table
     ruleset: str = "modern"
@@ -57,13 +60,15 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["bot_dirs"] = list(self.bot_dirs)
+        for key in ("bot_dirs", "bots", "remote"):
+            out[key] = list(out[key])
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
         data = dict(data)
-        data["bot_dirs"] = tuple(data["bot_dirs"])
+        for key in ("bot_dirs", "bots", "remote"):
+            data[key] = tuple(data.get(key, ()))
         # stored by an arena before secret seeds: its deals came from public seeds, and
         # no scheme here rebuilds them
         data.setdefault("seeding", 1)
@@ -72,24 +77,39 @@ class Settings:
     def config(self) -> GameConfig:
         return make_config(self.ruleset, self.options, self.table_size)
 
+    @property
+    def n_bots(self) -> int:
+        return len(self.bots) or len(self.bot_dirs)
+
+    def duplicate_policy(self) -> bool | schedule.DuplicatePolicy:
+        """Duplicate deals where they are safe: a bot whose memory cannot be reset (a remote
+        one) would know, in a later rotation, the cards of an earlier one."""
+        if not self.duplicate or not self.remote or self.duplicate_remote:
+            return self.duplicate
+        remote = set(self.remote)
+        return lambda table: not remote & set(table)
+
     def size(self) -> schedule.ScheduleSize:
-        return schedule.size(len(self.bot_dirs), self.table_size, self.games, self.duplicate)
+        return schedule.size(self.n_bots, self.table_size, self.games, self.duplicate)
 
 
 class Tournament:
     """A tournament in the store, ready to run (or to resume)."""
 
     def __init__(self, store: Store, record: TournamentRecord, settings: Settings,
-                 manifests: Sequence[BotManifest], warnings: Sequence[str] = ()) -> None:
+                 manifests: Sequence[BotManifest] = (), warnings: Sequence[str] = ()) -> None:
+        """``manifests``: the bots' folders, for a local tournament; a server's names its
+        registered bots in ``settings.bots`` and seats them itself."""
         self.store = store
         self.record = record
         self.settings = settings
         self.manifests = list(manifests)
-        self.names = [m.name for m in manifests]
+        self.names = list(settings.bots) or [m.name for m in manifests]
         self.config = settings.config()
         self.seeds = Seeds(settings.seed)
-        self.plan = schedule.build(len(manifests), settings.table_size, settings.games,
-                                   settings.duplicate, self.seeds, phases=settings.phases)
+        self.plan = schedule.build(len(self.names), settings.table_size, settings.games,
+                                   settings.duplicate_policy(), self.seeds,
+                                   phases=settings.phases)
         self.warnings = list(warnings)
 
     @property
@@ -125,6 +145,22 @@ class Tournament:
         return cls(store, record, settings, manifests)
 
     @classmethod
+    def create_registered(cls, store: Store, name: str, settings: Settings) -> Tournament:
+        """Store a new tournament of a server's registered bots (``settings.bots``)."""
+        names = list(settings.bots)
+        if len(set(names)) != len(names):
+            raise ConfigError("a bot is named twice: every bot of a tournament plays once")
+        schedule.check(len(names), settings.table_size, settings.games)
+        settings.config()
+        if settings.seed is None:
+            settings = Settings.from_dict({**settings.to_dict(), "seed": fresh_master(),
+                                           "secret": True})
+        bots = [store.add_bot(n, "", {"name": n, "registered": True}, f"registered:{n}")
+                for n in names]
+        record = store.create_tournament(name, settings.to_dict(), bots)
+        return cls(store, record, settings)
+
+    @classmethod
     def resume(cls, store: Store, name: str) -> Tournament:
         """The stored tournament ``name``, with its bots loaded from their folders again."""
         record = store.tournament(name)
@@ -134,6 +170,8 @@ class Tournament:
                 f"tournament {name!r} was stored by an older arena, whose deals came from "
                 "public seeds that bots could compute; it cannot be resumed by this one "
                 f"(its results stay readable: arena standings {name})")
+        if settings.bots:   # a server's: it seats its registered bots itself
+            return cls(store, record, settings)
         manifests = [load_manifest(d) for d in settings.bot_dirs]
         warnings = []
         stored = {b.name: b for b in store.tournament_bots(record)}
@@ -143,6 +181,28 @@ class Tournament:
                 warnings.append(f"bot {m.name} ({m.folder}) changed since the tournament started; "
                                 "its remaining matches use the new version")
         return cls(store, record, settings, manifests, warnings)
+
+    def describe(self) -> tuple[str, str, str]:
+        """In words: its schedule; its rules and clock; what keeps bots from its deals."""
+        s = self.settings
+        size = s.size()
+        per_deal = (f"x {s.table_size} seat rotations (duplicate)" if s.duplicate
+                    else "(no duplicates)")
+        plain = ("" if not s.duplicate or len(self.plan) == size.matches
+                 else "; tables with a remote bot play plain deals")
+        schedule_line = (f"{size.bots} bots, {size.tables} tables of {s.table_size}, "
+                         f"{size.deals} deals each {per_deal}{plain}: {len(self.plan)} matches")
+        clock = f"{self.config.describe()}; {s.move_ms / 1000:g} s/move + {s.bank_ms / 1000:g} s bank"
+        seeds = ("secret seeds" if s.secret
+                 else f"seed {s.seed} (bots could compute the deals: trusted bots only)")
+        if not s.duplicate:
+            integrity = seeds
+        elif not s.phases:
+            integrity = f"{seeds}; no phases (a bot process plays every rotation: trusted bots only)"
+        else:
+            integrity = (f"{seeds}; {schedule.phases_of(self.plan)} phases, fresh bot processes "
+                         "for each")
+        return schedule_line, clock, integrity
 
     def pending(self) -> list[PlannedMatch]:
         """The planned matches the store does not have yet."""

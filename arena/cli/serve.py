@@ -1,0 +1,201 @@
+"""``arena serve``: a running arena, and ``arena bots ...``: the bots entered on it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import signal
+import sys
+from pathlib import Path
+
+from arena.cli import output
+from arena.cli.match import time_control
+from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
+from arena.rules.errors import ConfigError
+from arena.server.client import OrganizerClient
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+
+
+def add_server_options(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """How an organiser command reaches a server."""
+    p.add_argument("--server", required=required, metavar="ADDR",
+                   help="the server's address, HOST:PORT (as arena serve printed it)")
+    p.add_argument("--token", default=None,
+                   help="the organiser token (default: $ONO99_ORGANIZER_TOKEN)")
+    p.add_argument("--tls", action="store_true",
+                   help="speak TLS to the server, trusting the system's certificates")
+    p.add_argument("--tls-ca", default=None, metavar="FILE",
+                   help="speak TLS, trusting this certificate (default: $ONO99_TLS_CA)")
+
+
+def client(args: argparse.Namespace) -> OrganizerClient:
+    return OrganizerClient(args.server, args.token, args.tls, args.tls_ca)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve", help="run an arena server: remote and hosted bots, tournaments, a ladder",
+        description="Serve, on one port, the Referee (bots connect here, from anywhere, with "
+                    "their tokens) and the Organizer service (arena bots, arena tournament "
+                    "--server, arena standings --server), over one database, until Ctrl-C or "
+                    "SIGTERM. A new database gets an organiser token, printed once "
+                    "('organizer token: T'); only its hash is kept. Started again on the same "
+                    "database, the server goes on where it was.")
+    p.add_argument("--db", required=True, metavar="PATH", help="the server's SQLite database")
+    p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
+                   help=f"where to serve (default: {DEFAULT_LISTEN}; port 0: any free port)")
+    p.add_argument("--tls-cert", default=None, metavar="FILE", help="TLS certificate (PEM)")
+    p.add_argument("--tls-key", default=None, metavar="FILE", help="TLS private key (PEM)")
+    p.add_argument("--ladder", action="store_true",
+                   help="keep scheduling ladder matches among the bots that are there")
+    p.add_argument("--table-size", type=int, default=2, metavar="K",
+                   help="seats per ladder table and default for tournaments (default: 2)")
+    p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
+                   help="time per move (default: 1)")
+    p.add_argument("--bank", type=float, default=10.0, metavar="SECONDS",
+                   help="extra time over a match (default: 10)")
+    p.add_argument("--duplicate-remote", action="store_true",
+                   help="duplicate deals even at tables with a remote bot (its memory cannot "
+                        "be reset between rotations: it could know the cards of an earlier one)")
+    p.add_argument("--absent-after", type=float, default=30.0, metavar="SECONDS",
+                   help="how long a remote bot due at a match is waited for before its seat is "
+                        "absent (default: 30)")
+    add_sandbox_options(p)
+    p.set_defaults(run=run_serve)
+
+    b = sub.add_parser("bots", help="the bots entered on a server (add, list, remove, logs)",
+                       description="Enter and manage bots on an arena server.")
+    what = b.add_subparsers(dest="what", metavar="WHAT", required=True)
+    add = what.add_parser(
+        "add", help="enter a bot: remote (prints its token) or hosted (--dir: uploaded, checked)",
+        description="Without --dir: register a remote bot, which connects from anywhere; its "
+                    "token is printed once ('bot token: T'). With --dir: upload the bot's "
+                    "folder; the server keeps it, runs its setup and check-bot, and launches it "
+                    "in its sandbox when it plays; the check's report is printed, and a bot "
+                    "that fails does not enter (exit code 1). A name entered again becomes its "
+                    "next version ('NAME v2'), rated on its own.")
+    add.add_argument("name")
+    add.add_argument("--dir", type=Path, default=None, help="a hosted bot's folder")
+    add_server_options(add)
+    add.set_defaults(run=run_bots_add)
+    ls = what.add_parser("list", help="the bots entered, with their ratings and faults")
+    ls.add_argument("--json", action="store_true")
+    add_server_options(ls)
+    ls.set_defaults(run=run_bots_list)
+    rm = what.add_parser("remove", help="withdraw a bot version (its token stops working)")
+    rm.add_argument("name", help="the name it plays under ('alpha', 'alpha v2')")
+    add_server_options(rm)
+    rm.set_defaults(run=run_bots_remove)
+    lg = what.add_parser("logs", help="a hosted bot's recent output")
+    lg.add_argument("name")
+    add_server_options(lg)
+    lg.set_defaults(run=run_bots_logs)
+
+
+# ---------------------------------------------------------------- arena serve
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from arena.server.app import ServeOptions
+
+    tc = time_control(args)
+    if not 2 <= args.table_size <= 8:
+        raise ConfigError(f"--table-size {args.table_size} is not allowed; tables seat 2 to 8")
+    if not 0 <= args.absent_after < math.inf:
+        raise ConfigError("--absent-after must be at least 0 (finite seconds)")
+    tls = None
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ConfigError("TLS needs both --tls-cert and --tls-key")
+    if args.tls_cert:
+        try:
+            tls = (Path(args.tls_key).read_bytes(), Path(args.tls_cert).read_bytes())
+        except OSError as exc:
+            raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    bot_factory(args)   # says so once if bots cannot be sandboxed here
+    options = ServeOptions(listen=args.listen, tls=tls, ladder=args.ladder,
+                           table_size=args.table_size, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
+                           sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
+                           absent_after=args.absent_after)
+    return asyncio.run(_serve(args.db, options))
+
+
+async def _serve(db: str, options) -> int:
+    from arena.server.app import ArenaServer
+
+    app = await ArenaServer.start(db, options)
+    console = output.console()
+    if app.new_token:
+        print(f"organizer token: {app.new_token}", flush=True)
+    console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
+                  f"{db}; {len(app.registry.active())} bots entered; ladder "
+                  f"{'on' if options.ladder else 'off'}; Ctrl-C stops it")
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await app.stop()
+    console.print("arena server stopped")
+    return 0
+
+
+# ---------------------------------------------------------------- arena bots
+
+
+def run_bots_add(args: argparse.Namespace) -> int:
+    with client(args) as c:
+        if args.dir is None:
+            answer = c.add_remote(args.name)
+            print(f"bot token: {answer.token}")
+            print(f"bot {answer.name} (version {answer.version}) entered; run it anywhere with "
+                  f"ONO99_REFEREE={args.server} ONO99_TOKEN=<the token>")
+            return 0
+        answer = c.upload(args.name, args.dir)
+    for check in answer.checks:
+        print(f"{'PASS' if check.passed else 'FAIL'} {check.name}: {check.detail}")
+    print(answer.summary)
+    print(f"bot {answer.name} (version {answer.version}) "
+          + ("entered" if answer.passed else "did not pass its check: it does not enter"))
+    return 0 if answer.passed else 1
+
+
+def run_bots_list(args: argparse.Namespace) -> int:
+    with client(args) as c:
+        bots = c.list().bots
+    rows = [{"name": b.name, "kind": b.kind, "version": b.version, "status": b.status,
+             "connected": b.connected, "elo": round(b.elo, 1), "ci95": round(b.ci95, 1),
+             "matches": b.matches, "faults": dict(b.faults)} for b in bots]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich.table import Table
+    table = Table(title="bots entered")
+    for col in ("name", "kind", "version", "status", "connected", "Elo", "matches", "faults"):
+        table.add_column(col)
+    for r in rows:
+        faults = ", ".join(f"{n} {k}" for k, n in sorted(r["faults"].items())) or "0"
+        table.add_row(r["name"], r["kind"], str(r["version"]), r["status"],
+                      "yes" if r["connected"] else "no", f"{r['elo']:.0f}" if r["matches"] else "-",
+                      str(r["matches"]), faults)
+    output.console().print(table)
+    return 0
+
+
+def run_bots_remove(args: argparse.Namespace) -> int:
+    with client(args) as c:
+        answer = c.remove(args.name)
+    print(f"bot {answer.name} removed: it plays no more; its results stay")
+    return 0
+
+
+def run_bots_logs(args: argparse.Namespace) -> int:
+    with client(args) as c:
+        answer = c.logs(args.name)
+    sys.stdout.write(answer.text)
+    return 0

@@ -1,0 +1,132 @@
+"""A running arena: one port serving the Referee (bots) and the Organizer (the organiser),
+over one database, with tournaments on demand and, optionally, a ladder.
+
+Everything lasting lives in the database (the organiser token's hash, the bots entered,
+tournaments and their matches, the ladder's matches), so a server started again on the
+same database goes on where it was: remote bots reconnect with their tokens, unfinished
+tournaments resume, the ladder's ratings are fitted again from its matches. Hosted bots'
+folders and logs live in a data folder beside the database (``DB.d/``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.bots.sandbox import SandboxConfig
+from arena.referee.lobby import Lobby, new_token, token_hash
+from arena.referee.server import RefereeServer
+from arena.rules.errors import ConfigError
+from arena.server import ladder as ladder_module
+from arena.server.ladder import Ladder
+from arena.server.organizer import add_to
+from arena.server.registry import Registry
+from arena.server.runs import Runs
+from arena.store import open_store
+from arena.store.base import Store
+from arena.tournament.standings import Standings, standings
+from arena.tournament.tournament import Settings
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How a server runs (``arena serve`` flags)."""
+
+    listen: str = "127.0.0.1:0"
+    tls: tuple[bytes, bytes] | None = None      # PEM key and certificate
+    ladder: bool = False
+    table_size: int = 2
+    move_ms: int = 1000
+    bank_ms: int = 10_000
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    duplicate_remote: bool = False
+    absent_after: float = 30.0                  # a remote bot due at a match: wait this long
+    setup_timeout: float = 600.0
+    concurrency: int | None = None              # matches at once per tournament
+    ladder_concurrency: int = 1
+
+
+class ArenaServer:
+    """The server: its store, lobby, registry, referee and organiser services, runs, ladder."""
+
+    def __init__(self, store: Store, db_path: Path, options: ServeOptions) -> None:
+        self.store = store
+        self.db_path = db_path
+        self.options = options
+        self.data_dir = Path(f"{db_path}.d")
+        self.lobby = Lobby()
+        self.registry = Registry(store, self.lobby, self.data_dir, options.sandbox,
+                                 options.absent_after)
+        self.referee: RefereeServer | None = None
+        self.runs: Runs | None = None
+        self.ladder: Ladder | None = None
+        self._ladder_task: asyncio.Task | None = None
+        self.organizer_hash = ""
+        self.new_token: str | None = None   # shown once, when the database was created
+
+    @classmethod
+    async def start(cls, db_path: str | Path, options: ServeOptions = ServeOptions()) -> ArenaServer:
+        """Open (or create) the database and serve. :class:`ConfigError` if it cannot."""
+        db_path = Path(db_path)
+        store = open_store(str(db_path))
+        app = cls(store, db_path, options)
+        token = new_token()
+        if store.set_server_value("organizer_token_hash", token_hash(token)):
+            app.new_token = token
+        app.organizer_hash = store.server_value("organizer_token_hash")
+        try:
+            app.referee = await RefereeServer.start(options.listen, [lambda s: add_to(s, app)],
+                                                    options.tls, app.lobby)
+        except OSError as exc:
+            store.close()
+            raise ConfigError(str(exc)) from None
+        defaults = Settings(table_size=options.table_size, move_ms=options.move_ms,
+                            bank_ms=options.bank_ms, duplicate_remote=options.duplicate_remote)
+        app.runs = Runs(store, app.registry, app.referee, defaults, options.concurrency)
+        app.runs.resume_unfinished()
+        if options.ladder:
+            app.ladder = Ladder(store, app.registry, app.referee, options.table_size,
+                                options.move_ms, options.bank_ms, options.ladder_concurrency)
+            app._ladder_task = asyncio.create_task(app.ladder.run())
+        return app
+
+    @property
+    def address(self) -> str:
+        return self.referee.address
+
+    def ladder_wakeup(self) -> None:
+        if self.ladder is not None:
+            self.ladder.wakeup()
+
+    def new_tournament_name(self) -> str:
+        return time.strftime("t-%Y%m%d-%H%M%S")
+
+    def ladder_standings(self) -> Standings:
+        return self.standings(ladder_module.NAME)[1] if self._has_ladder() else standings([], [])
+
+    def _has_ladder(self) -> bool:
+        return any(t.name == ladder_module.NAME for t in self.store.tournaments())
+
+    def standings(self, name: str | None) -> tuple[str, Standings, int]:
+        """A tournament's (the latest, without a name) or the ladder's standings."""
+        record = self.store.tournament(name)
+        matches = self.store.matches(record)
+        bots = record.bots or sorted({b for m in matches for b in m.bots})
+        return record.name, standings(matches, bots), len(matches)
+
+    async def stop(self) -> None:
+        """Stop the ladder and the tournaments (they resume at the next start), say goodbye
+        to every bot, close the database."""
+        if self._ladder_task is not None:
+            self._ladder_task.cancel()
+            await asyncio.gather(self._ladder_task, return_exceptions=True)
+        if self.runs is not None:
+            await self.runs.stop()
+        if self.referee is not None:
+            await self.referee.stop("the server is stopping")
+        self.store.close()
+
+
+__all__ = ["ArenaServer", "ServeOptions"]

@@ -1,0 +1,131 @@
+"""The organiser's side of a server: the Organizer service over gRPC, for the CLI.
+
+Every call carries the organiser token; every failure becomes one :class:`ConfigError`
+line that says what went wrong (no server there, a wrong token, an unknown bot...).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from ono99.transport import grpc
+from ono99.v1 import organizer_pb2 as pb
+from ono99.v1 import organizer_pb2_grpc
+
+from arena.rules.errors import ConfigError
+
+ENV_TOKEN = "ONO99_ORGANIZER_TOKEN"
+ENV_TLS_CA = "ONO99_TLS_CA"
+CHUNK = 2**20
+
+
+def channel_credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None:
+    """TLS credentials (trusting ``tls_ca``, else the system's roots), or None for plain."""
+    tls_ca = tls_ca or os.environ.get(ENV_TLS_CA)
+    if tls_ca:
+        try:
+            return grpc.ssl_channel_credentials(root_certificates=Path(tls_ca).read_bytes())
+        except OSError as exc:
+            raise ConfigError(f"cannot read the TLS certificate {tls_ca}: {exc.strerror}") from None
+    return grpc.ssl_channel_credentials() if tls else None
+
+
+class OrganizerClient:
+    """A connection to a server's Organizer service."""
+
+    def __init__(self, address: str, token: str | None, tls: bool = False,
+                 tls_ca: str | None = None) -> None:
+        token = token or os.environ.get(ENV_TOKEN)
+        if not token:
+            raise ConfigError(f"organiser commands need the organiser token: give --token, or "
+                              f"set {ENV_TOKEN} (arena serve printed it when it created its "
+                              "database)")
+        self.address = address
+        creds = channel_credentials(tls, tls_ca)
+        options = [("grpc.max_receive_message_length", 4 * 2**20)]
+        self.channel = (grpc.secure_channel(address, creds, options) if creds is not None
+                        else grpc.insecure_channel(address, options))
+        self.stub = organizer_pb2_grpc.OrganizerStub(self.channel)
+        self.metadata = (("authorization", f"Bearer {token}"),)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> OrganizerClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _call(self, method, request, timeout: float | None = 30.0):
+        try:
+            return method(request, metadata=self.metadata, timeout=timeout)
+        except grpc.RpcError as exc:
+            raise self._error(exc) from None
+
+    def _error(self, exc: grpc.RpcError) -> ConfigError:
+        code = exc.code()
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return ConfigError(f"no arena server answers at {self.address} (is arena serve "
+                               f"running there? with TLS, give --tls or --tls-ca): {exc.details()}")
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return ConfigError(f"the server at {self.address} did not answer in time")
+        return ConfigError(exc.details() or code.name)
+
+    # ---------------------------------------------------------------- calls
+
+    def add_remote(self, name: str) -> pb.AddRemoteBotResponse:
+        return self._call(self.stub.AddRemoteBot, pb.AddRemoteBotRequest(name=name))
+
+    def upload(self, name: str, folder: Path, timeout: float = 1800.0) -> pb.UploadBotResponse:
+        archive = pack(folder)
+
+        def chunks() -> Iterator[pb.UploadChunk]:
+            yield pb.UploadChunk(header=pb.UploadHeader(name=name))
+            for i in range(0, len(archive), CHUNK):
+                yield pb.UploadChunk(data=archive[i:i + CHUNK])
+
+        return self._call(self.stub.UploadBot, chunks(), timeout)
+
+    def list(self) -> pb.ListBotsResponse:
+        return self._call(self.stub.ListBots, pb.ListBotsRequest())
+
+    def remove(self, name: str) -> pb.RemoveBotResponse:
+        return self._call(self.stub.RemoveBot, pb.RemoveBotRequest(name=name))
+
+    def logs(self, name: str) -> pb.BotLogsResponse:
+        return self._call(self.stub.BotLogs, pb.BotLogsRequest(name=name))
+
+    def standings(self, name: str | None) -> pb.StandingsResponse:
+        return self._call(self.stub.Standings, pb.StandingsRequest(name=name or ""))
+
+    def tournament(self, request: pb.TournamentRequest) -> Iterator[pb.TournamentProgress]:
+        """The tournament's progress, as it happens, until it is over."""
+        try:
+            yield from self.stub.RunTournament(request, metadata=self.metadata)
+        except grpc.RpcError as exc:
+            raise self._error(exc) from None
+
+
+def pack(folder: Path) -> bytes:
+    """A bot folder as a gzipped tar, its files at the top (no links, no build leftovers of
+    the arena's own: ``.arena*`` and ``__pycache__``)."""
+    folder = Path(folder)
+    if not (folder / "bot.toml").is_file():
+        raise ConfigError(f"{folder} has no bot.toml: give the folder of a bot")
+    out = io.BytesIO()
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        name = Path(info.name)
+        if info.issym() or info.islnk() or "__pycache__" in name.parts or name.name.startswith(".arena"):
+            return None
+        return info
+
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for path in sorted(folder.iterdir()):
+            tar.add(path, arcname=path.name, filter=keep)
+    return out.getvalue()

@@ -1,0 +1,169 @@
+"""The ladder: matches among whichever bots are there, for as long as the server runs.
+
+Available bots are the hosted ones (always) and the remote ones that are connected and
+not playing. Each new table starts from the available bot with the fewest ladder
+matches and adds those whose rating is closest to its own, with fewer matches and fewer
+meetings first among equals: the pairings that tell the most. Matches are plain deals
+(a remote bot's memory cannot be reset between rotations) from the ladder's own secret
+seed, stored in the tournament called ``ladder`` (so its ratings survive a restart: they
+are fitted from the stored matches), rated live by an online Elo for the pairings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+from collections import Counter
+
+from arena.referee.results import MatchSpec, TimeControl
+from arena.referee.runner import MatchRunner
+from arena.referee.server import RefereeServer
+from arena.rules.rulesets import make_config
+from arena.seeds import Seeds, fresh_master
+from arena.server.registry import Registry
+from arena.store.base import RegisteredBot, Store, StoreError, TournamentRecord
+from arena.tournament.ratings import OnlineElo, Placing
+from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
+
+NAME = "ladder"
+
+
+class Ladder:
+    """Keeps scheduling matches among the available bots."""
+
+    def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
+                 table_size: int = 2, move_ms: int = 1000, bank_ms: int = 10_000,
+                 concurrency: int = 1, ruleset: str = "modern") -> None:
+        self.store = store
+        self.registry = registry
+        self.referee = referee
+        self.table_size = table_size
+        self.concurrency = concurrency
+        self.time_control = TimeControl(move_ms, bank_ms)
+        self.config = make_config(ruleset, None, table_size)
+        self.record = self._record()
+        self.seeds = Seeds(self.record.settings["seed"])
+        matches = store.matches(self.record)
+        self.count = len(matches)
+        self.elo = OnlineElo([])
+        self.games: Counter[str] = Counter()
+        self.meetings: Counter[frozenset] = Counter()
+        for m in sorted(matches, key=lambda m: int(m.key[1:])):
+            if m.status == "finished" and m.ranking:
+                self._rate(m.bots, m.places(), m.key)
+        self.hosted: dict[str, SeatProvider] = {}       # ladder processes of hosted bots
+        self.playing: set[str] = set()
+        self._wake = asyncio.Event()
+        self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
+
+    def _record(self) -> TournamentRecord:
+        try:
+            return self.store.tournament(NAME)
+        except StoreError:
+            settings = {"ladder": True, "table_size": self.table_size, "seed": fresh_master(),
+                        "secret": True, "bot_dirs": [], "bots": []}
+            return self.store.create_tournament(NAME, settings, [])
+
+    def wakeup(self) -> None:
+        """A bot arrived (registered, connected, validated): look for a table now."""
+        self._wake.set()
+
+    # ---------------------------------------------------------------- the loop
+
+    async def run(self) -> None:
+        tasks: set[asyncio.Task] = set()
+        try:
+            while True:
+                while len(tasks) < self.concurrency:
+                    table = self.pick()
+                    if table is None:
+                        break
+                    task = asyncio.create_task(self._match(table))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), 0.5)
+                except TimeoutError:
+                    pass
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*(p.close() for p in self.hosted.values()), return_exceptions=True)
+
+    def available(self) -> list[RegisteredBot]:
+        out = []
+        for bot in self.registry.active():
+            if bot.display in self.playing:
+                continue
+            if bot.kind == "remote":
+                seats = self.registry.remote.get(bot.display)
+                if seats is None or seats.busy or not self.registry.connected(bot):
+                    continue
+            out.append(bot)
+        return out
+
+    def pick(self) -> list[RegisteredBot] | None:
+        """The next table, or None when too few bots are available."""
+        bots = self.available()
+        if len(bots) < self.table_size:
+            return None
+        self._rng.shuffle(bots)   # ties broken at random, reproducibly
+        first = min(bots, key=lambda b: self.games[b.display])
+        rating = self.elo.ratings.get(first.display, 1500.0)
+        others = sorted((b for b in bots if b is not first), key=lambda b: (
+            abs(self.elo.ratings.get(b.display, 1500.0) - rating) // 50,
+            self.games[b.display], self.meetings[frozenset((first.display, b.display))]))
+        return [first, *others[:self.table_size - 1]]
+
+    async def _match(self, table: list[RegisteredBot]) -> None:
+        names = [b.display for b in table]
+        self.playing.update(names)
+        n = self.count = self.count + 1
+        key = f"L{n}"
+        seats_of = [self._provider(b) for b in table]
+        order = list(range(len(table)))
+        self._rng.shuffle(order)                 # who sits where
+        providers = [seats_of[i] for i in order]
+        seated = [names[i] for i in order]
+        spec = MatchSpec(self.seeds.match_id(NAME, key), self.config, self.seeds.deal_seed(NAME, n),
+                         tuple(seated), self.time_control,
+                         tuple(self.seeds.bot_seed(NAME, n, s) for s in range(len(table))))
+        leased = []
+        try:
+            for p in providers:
+                leased.append((p, await p.lease()))
+            absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
+            runner = MatchRunner(spec, [s.session for _, s in leased], (), absent)
+            result = await runner.run()
+            verdicts = {v.seat: v for v in result.verdicts}
+            for i, (p, s) in enumerate(leased):
+                p.release(s, None if s.absent else verdicts.get(i))
+            leased = []
+            self.store.record_match(self.record, key, key, seated, result)
+            self._rate(seated, result.places(), key)
+        finally:
+            for p, s in leased:
+                p.release(s, None)
+            self.playing.difference_update(names)
+            self._wake.set()
+
+    def _provider(self, bot: RegisteredBot) -> SeatProvider:
+        if bot.kind == "remote":
+            return self.registry.provider(bot, self.referee)
+        if bot.display not in self.hosted:
+            self.hosted[bot.display] = self.registry.provider(bot, self.referee)
+        return self.hosted[bot.display]
+
+    def _rate(self, bots, places, key) -> None:
+        for b in bots:
+            self.elo.ratings.setdefault(b, 1500.0)
+            self.games[b] += 1
+        for a, b in itertools.combinations(bots, 2):
+            self.meetings[frozenset((a, b))] += 1
+        self.elo.update(Placing(bots, places, key))
+
+
+__all__ = ["Ladder", "NAME", "ProcessSeats", "RemoteSeats"]

@@ -1,0 +1,122 @@
+"""The Organizer service: thin. It checks the organiser token, hands each call to the
+registry, the tournaments or the standings, and maps their errors to status codes here."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING
+
+from ono99.transport import grpc
+from ono99.v1 import organizer_pb2 as pb
+from ono99.v1 import organizer_pb2_grpc
+
+from arena.referee.lobby import token_hash
+from arena.rules.errors import ConfigError
+from arena.server import wire
+from arena.server.registry import MAX_UPLOAD
+from arena.store.base import StoreError
+
+if TYPE_CHECKING:
+    from arena.server.app import ArenaServer
+
+
+class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
+    """``ono99.v1.Organizer`` for one server."""
+
+    def __init__(self, app: ArenaServer) -> None:
+        self.app = app
+
+    async def _authorize(self, context) -> None:
+        given = dict(context.invocation_metadata()).get("authorization", "")
+        token = given.removeprefix("Bearer ").strip()
+        expected = self.app.organizer_hash
+        if not token or not secrets.compare_digest(token_hash(token), expected):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "the organiser token is missing or wrong (give --token, or set "
+                                "ONO99_ORGANIZER_TOKEN to the token arena serve printed)")
+
+    async def _fail(self, context, exc: Exception) -> None:
+        code = grpc.StatusCode.NOT_FOUND if "no " in str(exc)[:12] else grpc.StatusCode.INVALID_ARGUMENT
+        await context.abort(code, str(exc))
+
+    async def AddRemoteBot(self, request, context):  # noqa: N802 (gRPC's names)
+        await self._authorize(context)
+        try:
+            bot, token = self.app.registry.add_remote(request.name)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        self.app.ladder_wakeup()
+        return pb.AddRemoteBotResponse(name=bot.display, version=bot.version, token=token)
+
+    async def UploadBot(self, request_iterator, context):  # noqa: N802
+        await self._authorize(context)
+        name, data = None, bytearray()
+        async for chunk in request_iterator:
+            if chunk.HasField("header"):
+                name = chunk.header.name
+            else:
+                data += chunk.data
+                if len(data) > MAX_UPLOAD:
+                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                        f"the upload is over the limit of {MAX_UPLOAD // 2**20} MiB")
+        if name is None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with a header "
+                                "naming the bot")
+        try:
+            upload = await self.app.registry.add_hosted(name, bytes(data),
+                                                        self.app.options.setup_timeout)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        self.app.ladder_wakeup()
+        return wire.upload_response(upload.bot, upload.report)
+
+    async def ListBots(self, request, context):  # noqa: N802
+        await self._authorize(context)
+        lines = {line.bot: line for line in self.app.ladder_standings().lines}
+        registry = self.app.registry
+        return pb.ListBotsResponse(bots=[
+            wire.bot_info(b, registry.connected(b), lines.get(b.display))
+            for b in registry.store.registered_bots()])
+
+    async def RemoveBot(self, request, context):  # noqa: N802
+        await self._authorize(context)
+        try:
+            bot = self.app.registry.remove(request.name)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        return pb.RemoveBotResponse(name=bot.display)
+
+    async def BotLogs(self, request, context):  # noqa: N802
+        await self._authorize(context)
+        try:
+            bot, text = self.app.registry.logs(request.name)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        return pb.BotLogsResponse(name=bot.display, text=text)
+
+    async def RunTournament(self, request, context):  # noqa: N802
+        await self._authorize(context)
+        r = request
+        try:
+            run = self.app.runs.start(
+                r.name or self.app.new_tournament_name(), list(r.bots),
+                games=r.games or None, table_size=r.table_size or None,
+                ruleset=r.ruleset or None, options=dict(r.options) or None,
+                move_ms=r.move_ms or None, bank_ms=r.bank_ms or None,
+                duplicate=False if r.no_duplicate else None, seed=r.seed or None)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        async for event in run.follow():
+            yield wire.progress(event)
+
+    async def Standings(self, request, context):  # noqa: N802
+        await self._authorize(context)
+        try:
+            name, board, matches = self.app.standings(request.name or None)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        return wire.standings(name, board, matches)
+
+
+def add_to(server, app: ArenaServer) -> None:
+    organizer_pb2_grpc.add_OrganizerServicer_to_server(OrganizerServicer(app), server)

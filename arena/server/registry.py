@@ -1,0 +1,210 @@
+"""The bots entered on a server: remote ones (a token), hosted ones (a folder it keeps).
+
+A remote bot gets a fresh token, shown once; the store and the lobby keep only its hash.
+A hosted bot arrives as a gzipped tar: it is unpacked under the server's data folder
+(refusing links, paths out of the folder, special files, and more than the size limits),
+set up and checked with check-bot (in the sandbox, like every bot the server launches); a
+version that fails is kept with its report, as ``failed``, and never plays. A name entered
+again is its next version, rated on its own.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.bots.check import Report, check_bot
+from arena.bots.manifest import ManifestError, load_manifest
+from arena.bots.sandbox import ProcessFactory, SandboxConfig
+from arena.referee.lobby import Lobby, new_token, token_hash
+from arena.referee.server import RefereeServer
+from arena.rules.errors import ConfigError
+from arena.store.base import RegisteredBot, Store
+from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_UPLOAD = 32 * 2**20        # a hosted bot's archive, gzipped
+MAX_UNPACKED = 256 * 2**20     # ... and unpacked
+MAX_FILES = 20_000
+LOG_TAIL = 64 * 1024
+
+
+class RegistryError(ConfigError):
+    """A request about bots cannot be met; the message says why."""
+
+
+@dataclass
+class Upload:
+    """What a hosted bot's upload came to."""
+
+    bot: RegisteredBot
+    report: Report
+
+
+class Registry:
+    """The bots of one server, in its store and its lobby."""
+
+    def __init__(self, store: Store, lobby: Lobby, data_dir: Path, sandbox: SandboxConfig,
+                 absent_after: float = 30.0) -> None:
+        self.store = store
+        self.lobby = lobby
+        self.data_dir = data_dir
+        self.sandbox = sandbox
+        self.factory: ProcessFactory = sandbox.factory()
+        self.absent_after = absent_after
+        self.remote: dict[str, RemoteSeats] = {}
+        for bot in store.registered_bots():
+            if bot.kind == "remote" and bot.status == "active":
+                self._admit_remote(bot)
+
+    # ---------------------------------------------------------------- entering bots
+
+    def add_remote(self, name: str) -> tuple[RegisteredBot, str]:
+        """Register the next version of remote bot ``name``; its token (shown once)."""
+        self._check_name(name)
+        token = new_token()
+        bot = self.store.register_bot(name, "remote", token_hash=token_hash(token))
+        self._admit_remote(bot)
+        return bot, token
+
+    async def add_hosted(self, name: str, archive: bytes, setup_timeout: float = 600.0) -> Upload:
+        """Unpack, set up and check the next version of hosted bot ``name``."""
+        self._check_name(name)
+        if len(archive) > MAX_UPLOAD:
+            raise RegistryError(f"the upload is {len(archive) / 2**20:.1f} MiB; the limit is "
+                                f"{MAX_UPLOAD // 2**20} MiB")
+        bot = self.store.register_bot(name, "hosted", status="validating")
+        folder = self.data_dir / "hosted" / name / f"v{bot.version}"
+        try:
+            _unpack(archive, folder)
+            manifest = load_manifest(folder)
+        except (RegistryError, ManifestError) as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            self.store.update_registered_bot(bot.id, status="failed",
+                                             report={"error": str(exc)})
+            raise RegistryError(f"{bot.display}: {exc}") from None
+        report = await check_bot(manifest, setup_timeout=setup_timeout, sandbox=self.sandbox,
+                                 log_dir=self.logs_dir(bot.display) / "check")
+        status = "active" if report.failed == 0 else "failed"
+        bot = self.store.update_registered_bot(bot.id, status=status, folder=str(folder),
+                                               report=report.to_dict())
+        return Upload(bot, report)
+
+    def remove(self, name: str) -> RegisteredBot:
+        """Withdraw a version (``alpha v2``, or the latest of ``alpha``)."""
+        bot = self.find(name)
+        bot = self.store.update_registered_bot(bot.id, status="removed")
+        seats = self.remote.pop(bot.display, None)
+        if seats is not None:
+            seats.retire("removed from the server")
+            self.lobby.unregister_hash(bot.token_hash)
+        return bot
+
+    # ---------------------------------------------------------------- looking bots up
+
+    def active(self) -> list[RegisteredBot]:
+        return [b for b in self.store.registered_bots() if b.status == "active"]
+
+    def find(self, name: str, active_only: bool = False) -> RegisteredBot:
+        """The version called ``name`` (its display name), else the latest of base ``name``."""
+        bots = self.store.registered_bots()
+        exact = [b for b in bots if b.display == name]
+        found = exact or [b for b in bots if b.name == name]
+        if active_only:
+            found = [b for b in found if b.status == "active"]
+        if not found:
+            known = ", ".join(b.display for b in bots if b.status == "active") or "none yet"
+            raise RegistryError(f"no {'active ' if active_only else ''}bot called {name!r} on "
+                                f"this server (its bots: {known})")
+        return found[-1]
+
+    def connected(self, bot: RegisteredBot) -> bool:
+        if bot.kind == "hosted":
+            return bot.status == "active"
+        return bot.token_hash is not None and self.lobby.connected(bot.token_hash)
+
+    def provider(self, bot: RegisteredBot, referee: RefereeServer, log_dir: Path | None = None,
+                 connect_timeout: float = 10.0, retire_after: int = 3,
+                 on_retire=None) -> SeatProvider:
+        """Where ``bot``'s seats come from: its one connection (remote, shared by every
+        tournament and the ladder: it plays one match at a time), or processes of its
+        folder for this tournament (hosted)."""
+        if bot.kind == "remote":
+            seats = self.remote.get(bot.display)
+            if seats is None:
+                raise RegistryError(f"bot {bot.display} is not entered on this server")
+            return seats
+        manifest = load_manifest(bot.folder)
+        return ProcessSeats(manifest, bot.display, referee, self.factory,
+                            log_dir or self.logs_dir(bot.display), connect_timeout,
+                            retire_after, on_retire)
+
+    def logs_dir(self, display: str) -> Path:
+        return self.data_dir / "logs" / display.replace(" ", "-")
+
+    def logs(self, name: str) -> tuple[RegisteredBot, str]:
+        """The end of a hosted bot's recent output (its newest log files), at most 64 KiB."""
+        bot = self.find(name)
+        if bot.kind != "hosted":
+            raise RegistryError(f"{bot.display} is a remote bot: its output is on its author's "
+                                "machine")
+        logs = sorted(self.logs_dir(bot.display).rglob("*.log"), key=lambda p: p.stat().st_mtime)
+        text = b""
+        for path in reversed(logs):
+            text = path.read_bytes()[-LOG_TAIL:] + text
+            if len(text) >= LOG_TAIL:
+                break
+        return bot, text[-LOG_TAIL:].decode(errors="replace")
+
+    # ---------------------------------------------------------------- helpers
+
+    def _admit_remote(self, bot: RegisteredBot) -> None:
+        self.lobby.register_hash(bot.display, bot.token_hash)
+        self.remote[bot.display] = RemoteSeats(bot.display, self.lobby, bot.token_hash,
+                                               self.absent_after)
+
+    @staticmethod
+    def _check_name(name: str) -> None:
+        if not NAME.fullmatch(name):
+            raise RegistryError(f"bot name {name!r} is not allowed: letters, digits, '.', '_' "
+                                "and '-', starting with a letter or digit, at most 64")
+
+
+def _unpack(archive: bytes, folder: Path) -> None:
+    """A gzipped tar into ``folder``: regular files and folders only, inside it, within
+    the limits; :class:`RegistryError` otherwise."""
+    try:
+        tar = tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise RegistryError(f"the upload is not a gzipped tar: {exc}") from None
+    with tar:
+        total, members = 0, []
+        try:
+            for member in tar:
+                if len(members) >= MAX_FILES:
+                    raise RegistryError(f"the upload has more than {MAX_FILES} files")
+                if not (member.isfile() or member.isdir()):
+                    raise RegistryError(f"the upload holds {member.name!r}, which is neither a "
+                                        "file nor a folder (links are not accepted)")
+                parts = Path(member.name).parts
+                if member.name.startswith("/") or ".." in parts:
+                    raise RegistryError(f"the upload holds {member.name!r}, a path out of the "
+                                        "bot's folder")
+                total += member.size
+                if total > MAX_UNPACKED:
+                    raise RegistryError(f"the upload unpacks to more than {MAX_UNPACKED // 2**20} MiB")
+                members.append(member)
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise RegistryError(f"the upload is not a readable tar: {exc}") from None
+        folder.mkdir(parents=True, exist_ok=False)
+        try:
+            if hasattr(tarfile, "data_filter"):   # Python 3.11.4+: the library checks too
+                tar.extractall(folder, members=members, filter="data")
+            else:
+                tar.extractall(folder, members=members)
+        except (tarfile.TarError, OSError) as exc:
+            raise RegistryError(f"the upload cannot be unpacked: {exc}") from None

@@ -1,0 +1,149 @@
+"""Tournaments on a server: run on demand, followed by anyone, resumed after a restart.
+
+A tournament of registered bots runs as a task of the server; whoever started it, and
+anyone after, follows its progress (each follower gets what happened so far, then every
+match as it ends). It goes on if its followers leave. On a restart, every server
+tournament with matches left resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from arena.referee.results import MatchResult
+from arena.referee.server import RefereeServer
+from arena.rules.errors import ConfigError
+from arena.server.registry import Registry
+from arena.store.base import Store, StoreError
+from arena.tournament.executor import LocalExecutor
+from arena.tournament.schedule import PlannedMatch
+from arena.tournament.tournament import Settings, Tournament
+
+
+@dataclass
+class Event:
+    """One thing a follower hears: ``kind`` is started, match, retired or finished."""
+
+    kind: str
+    data: dict = field(default_factory=dict)
+
+
+class Run:
+    """One tournament running (or over) on the server, and its followers."""
+
+    def __init__(self, tournament: Tournament) -> None:
+        self.t = tournament
+        self.total = len(tournament.plan)
+        self.done_before = self.total - len(tournament.pending())
+        self.played = 0
+        self.started = time.monotonic()
+        self.history: list[Event] = []
+        self.finished = False
+        self._followers: set[asyncio.Queue] = set()
+        self.task: asyncio.Task | None = None
+
+    def publish(self, event: Event) -> None:
+        self.history.append(event)
+        for q in self._followers:
+            q.put_nowait(event)
+
+    async def follow(self) -> AsyncIterator[Event]:
+        """Everything so far, then each event as it happens, until the end."""
+        q: asyncio.Queue = asyncio.Queue()
+        seen = list(self.history)
+        self._followers.add(q)
+        try:
+            for event in seen:
+                yield event
+            if self.finished:
+                return
+            while True:
+                event = await q.get()
+                yield event
+                if event.kind == "finished":
+                    return
+        finally:
+            self._followers.discard(q)
+
+
+class Runs:
+    """The server's tournaments."""
+
+    def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
+                 defaults: Settings, concurrency: int | None = None) -> None:
+        self.store = store
+        self.registry = registry
+        self.referee = referee
+        self.defaults = defaults
+        self.concurrency = concurrency or max(1, os.cpu_count() or 1)
+        self.runs: dict[str, Run] = {}
+
+    def start(self, name: str, bots: list[str], **settings) -> Run:
+        """Start a tournament of the registered ``bots`` (or follow the one called ``name``)."""
+        if name in self.runs:
+            return self.runs[name]
+        known = {t.name for t in self.store.tournaments()}
+        if name in known:
+            return self._begin(Tournament.resume(self.store, name))
+        chosen = [self.registry.find(b, active_only=True) for b in bots]
+        values = {**self.defaults.to_dict(), **{k: v for k, v in settings.items() if v is not None}}
+        values.update(bot_dirs=[], bots=[b.display for b in chosen],
+                      remote=[i for i, b in enumerate(chosen) if b.kind == "remote"])
+        try:
+            t = Tournament.create_registered(self.store, name, Settings.from_dict(values))
+        except StoreError as exc:
+            raise ConfigError(str(exc)) from None
+        return self._begin(t)
+
+    def resume_unfinished(self) -> list[Run]:
+        """After a restart: every server tournament with matches left goes on."""
+        out = []
+        for record in self.store.tournaments():
+            if record.settings.get("bots") and record.name not in self.runs:
+                t = Tournament.resume(self.store, record.name)
+                if t.pending():
+                    out.append(self._begin(t))
+        return out
+
+    def _begin(self, t: Tournament) -> Run:
+        run = Run(t)
+        self.runs[t.name] = run
+        schedule, clock, integrity = t.describe()
+        run.publish(Event("started", {"name": t.name, "lines": [schedule, f"{clock}; {integrity}"],
+                                      "bots": t.names,
+                                      "total": run.total, "done": run.done_before}))
+        run.task = asyncio.create_task(self._play(run))
+        return run
+
+    async def _play(self, run: Run) -> None:
+        t = run.t
+
+        def on_retire(bot: str, reason: str) -> None:
+            run.publish(Event("retired", {"bot": bot, "reason": reason}))
+
+        def seats(referee: RefereeServer):
+            return [self.registry.provider(self.registry.find(n), referee,
+                                           retire_after=t.settings.retire_after,
+                                           on_retire=on_retire) for n in t.names]
+
+        def on_result(plan: PlannedMatch, result: MatchResult) -> None:
+            run.played += 1
+            run.publish(Event("match", {"plan": plan, "result": result}))
+
+        try:
+            if t.pending():
+                await t.play(LocalExecutor(seats, self.concurrency, referee=self.referee), on_result)
+        finally:
+            run.finished = True
+            run.publish(Event("finished", {"name": t.name, "played": run.played,
+                                           "seconds": time.monotonic() - run.started}))
+
+    async def stop(self) -> None:
+        tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,65 @@
+"""The one place where a server's domain values become Organizer messages and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ono99.v1 import organizer_pb2 as pb
+
+from arena.bots.check import Report
+from arena.server.runs import Event
+from arena.store.base import RegisteredBot
+from arena.tournament.standings import Standings
+
+
+def upload_response(bot: RegisteredBot, report: Report) -> pb.UploadBotResponse:
+    return pb.UploadBotResponse(
+        name=bot.display, version=bot.version, passed=report.failed == 0,
+        checks=[pb.Check(name=c.name, passed=c.passed, detail=c.detail) for c in report.checks],
+        summary=report.summary())
+
+
+def bot_info(bot: RegisteredBot, connected: bool, line: Any | None) -> pb.BotInfo:
+    """``line``: its ladder standings line (a BotLine), if it played there."""
+    return pb.BotInfo(
+        name=bot.display, kind=bot.kind, version=bot.version, status=bot.status,
+        connected=connected, elo=line.elo if line else 0.0, ci95=line.interval if line else 0.0,
+        matches=line.matches if line else 0, faults=dict(line.faults) if line else {})
+
+
+def progress(event: Event) -> pb.TournamentProgress:
+    d = event.data
+    if event.kind == "started":
+        return pb.TournamentProgress(started=pb.TournamentStarted(
+            name=d["name"], lines=d["lines"], bots=d["bots"], total=d["total"], done=d["done"]))
+    if event.kind == "match":
+        plan, result = d["plan"], d["result"]
+        return pb.TournamentProgress(match=pb.MatchPlayed(
+            key=plan.key, sample=plan.sample, bots=list(result.spec.names),
+            places=result.places(), termination=result.termination, turns=result.turns,
+            verdicts=[pb.SeatVerdict(seat=v.seat, kind=v.kind, detail=v.detail)
+                      for v in result.verdicts]))
+    if event.kind == "retired":
+        return pb.TournamentProgress(retired=pb.BotRetired(bot=d["bot"], reason=d["reason"]))
+    return pb.TournamentProgress(finished=pb.TournamentFinished(
+        name=d["name"], played=d["played"], seconds=d["seconds"]))
+
+
+def standings(name: str, board: Standings, matches: int) -> pb.StandingsResponse:
+    data = board.to_dict()
+    return pb.StandingsResponse(
+        tournament=name, matches=matches,
+        standings=[pb.StandingsLine(rank=s["rank"], bot=s["bot"], elo=s["elo"], ci95=s["ci95"],
+                                    matches=s["matches"], wins=s["wins"],
+                                    average_place=s["average_place"], faults=s["faults"])
+                   for s in data["standings"]],
+        los=[pb.LosRow(bot=bot, los=row) for bot, row in data["los"].items()])
+
+
+def standings_dict(msg: pb.StandingsResponse) -> dict[str, Any]:
+    """A StandingsResponse as the local ``arena standings --json`` prints it."""
+    return {"tournament": msg.tournament,
+            "standings": [{"rank": s.rank, "bot": s.bot, "elo": s.elo, "ci95": s.ci95,
+                           "matches": s.matches, "wins": s.wins, "average_place": s.average_place,
+                           "faults": dict(s.faults)} for s in msg.standings],
+            "los": {row.bot: dict(row.los) for row in msg.los}}
