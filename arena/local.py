@@ -47,11 +47,7 @@ class LocalArena:
         Raises :class:`BotStartError` if a bot fails to start or connect, :class:`OSError`
         if the referee cannot listen on ``listen``."""
         manifests = [b if isinstance(b, BotManifest) else load_manifest(b) for b in bots]
-        try:
-            server = await RefereeServer.start(listen)
-        except RuntimeError:  # grpc refuses to bind the address
-            raise OSError(f"the referee cannot listen on {listen!r} (a bad address, "
-                          "or one already in use)") from None
+        server = await RefereeServer.start(listen)   # OSError if it cannot listen there
         labels = seat_labels([m.name for m in manifests])
         factory = sandbox.factory()
         local = cls(server, [LocalBot(m, server.lobby, server.address, label, log_dir,

@@ -66,7 +66,8 @@ class RefereeServer:
             except RuntimeError:
                 port = 0
             if port == 0:
-                raise OSError(f"cannot listen on {listen}")
+                raise OSError(f"the referee cannot listen on {listen!r} (a bad address, or one "
+                              "already in use)")
             address = where if where.startswith("unix:") else f"{where.rsplit(':', 1)[0]}:{port}"
         await server.start()
         return cls(server, address, lobby, socket_dir)
