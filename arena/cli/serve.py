@@ -63,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--absent-after", type=float, default=30.0, metavar="SECONDS",
                    help="how long a remote bot due at a match is waited for before its seat is "
                         "absent (default: 30)")
+    p.add_argument("--reconnect-grace", type=float, default=10.0, metavar="SECONDS",
+                   help="how long a remote bot whose connection drops mid-match may take to "
+                        "come back and go on, on its own clock (default: 10)")
     add_sandbox_options(p)
     p.set_defaults(run=run_serve)
 
@@ -104,8 +107,9 @@ def run_serve(args: argparse.Namespace) -> int:
     tc = time_control(args)
     if not 2 <= args.table_size <= 8:
         raise ConfigError(f"--table-size {args.table_size} is not allowed; tables seat 2 to 8")
-    if not 0 <= args.absent_after < math.inf:
-        raise ConfigError("--absent-after must be at least 0 (finite seconds)")
+    for flag in ("absent_after", "reconnect_grace"):
+        if not 0 <= getattr(args, flag) < math.inf:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be at least 0 (finite seconds)")
     tls = None
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ConfigError("TLS needs both --tls-cert and --tls-key")
@@ -118,7 +122,7 @@ def run_serve(args: argparse.Namespace) -> int:
     options = ServeOptions(listen=args.listen, tls=tls, ladder=args.ladder,
                            table_size=args.table_size, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
                            sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
-                           absent_after=args.absent_after)
+                           absent_after=args.absent_after, reconnect_grace=args.reconnect_grace)
     return asyncio.run(_serve(args.db, options))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from arena.referee.results import (
     FaultPolicy, MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
@@ -29,6 +29,10 @@ from arena.rules.game import Game, Termination
 
 _perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
+
+
+#: Waits up to a number of seconds for a seat's bot to connect again; its new session.
+Reconnect = Callable[[float], Awaitable[BotSession]]
 
 
 class MatchListener:
@@ -51,9 +55,13 @@ class MatchRunner:
 
     def __init__(self, spec: MatchSpec, sessions: Sequence[BotSession | None],
                  listeners: Sequence[MatchListener] = (),
-                 absent: dict[int, tuple[str, str]] | None = None) -> None:
+                 absent: dict[int, tuple[str, str]] | None = None,
+                 reconnect: dict[int, Reconnect] | None = None, grace: float = 10.0) -> None:
         """``absent`` gives, for a seat without a session, the verdict kind and detail to
-        record (default: disconnected, no bot connected)."""
+        record (default: disconnected, no bot connected). ``reconnect`` gives, for a seat
+        whose bot may come back after its connection drops (a remote bot), how to wait
+        for its next session: it has ``grace`` seconds, on its own clock, to return; it is
+        then sent the match start again and its open turn with every event so far."""
         n = spec.config.seats
         if len(sessions) != n or len(spec.names) != n:
             raise ValueError(f"{n} seats need {n} sessions and names")
@@ -76,6 +84,8 @@ class MatchRunner:
         self._turn_ids = itertools.count(spec.first_turn_id() + 1)
         self._reported = 0                     # events already given to listeners
         self._absent = absent or {}
+        self._reconnect = reconnect or {}
+        self._grace = grace
 
     # ---------------------------------------------------------------- the match
 
@@ -126,12 +136,13 @@ class MatchRunner:
                 await self._lost(seat, session, 0)
         self._report(None, None)
 
-    async def _turn(self, seat: int) -> None:
-        """Ask ``seat`` for a card until one is accepted or the seat gets a verdict."""
+    async def _turn(self, seat: int, resume: tuple[int, int, int] | None = None) -> None:
+        """Ask ``seat`` for a card until one is accepted or the seat gets a verdict.
+        ``resume`` (turn id, start, deadline): the same turn again, to a bot that came back."""
         game = self.game
         session = self.sessions[seat]
         spec = self.spec
-        turn_id = next(self._turn_ids)
+        turn_id = next(self._turn_ids) if resume is None else resume[0]
         view = game.view(seat)
         encoded = self._encoder.update(game.events)
         msg = turn_request(spec.match_id, turn_id, view, self._states, encoded[self._sent[seat]:],
@@ -139,8 +150,11 @@ class MatchRunner:
                            self._last_latency[seat])
         self._sent[seat] = len(encoded)
         session.open_turn(turn_id)
-        start = _perf_ns()
-        deadline = start + self._move_ns + self._bank_ns[seat]
+        if resume is None:
+            start = _perf_ns()
+            deadline = start + self._move_ns + self._bank_ns[seat]
+        else:
+            _, start, deadline = resume
         try:
             await session.send(msg)
             await self._flush_events(skip=seat)
@@ -175,6 +189,8 @@ class MatchRunner:
             return
         except SessionClosed:
             session.close_turn()
+            if await self._came_back(seat, deadline):
+                return await self._turn(seat, (turn_id, start, deadline))
             await self._lost(seat, session, (_perf_ns() - start) // 1000)
             return
         latency_ns = _perf_ns() - start
@@ -195,6 +211,28 @@ class MatchRunner:
 
     # ---------------------------------------------------------------- faults
 
+    async def _came_back(self, seat: int, deadline: int) -> bool:
+        """A bot that may reconnect (a remote one) has ``grace`` seconds, and no more than
+        its clock, to come back; it then hears the whole match again."""
+        wait = self._reconnect.get(seat)
+        if wait is None:
+            return False
+        timeout = min(self._grace, (deadline - _perf_ns()) / 1e9)
+        if timeout <= 0:
+            return False
+        try:
+            session = await wait(timeout)
+        except TimeoutError:
+            return False
+        self.sessions[seat] = session
+        self._sent[seat] = 0
+        session.begin_match()
+        try:
+            await session.send(match_start(self.spec, seat, rules_to_wire(self.spec.config)))
+        except SessionClosed:
+            return await self._came_back(seat, deadline)
+        return True
+
     async def _lost(self, seat: int, session: BotSession, latency_us: int) -> None:
         """The seat's stream ended: a crash if its process exited, else a disconnection."""
         process = session.process
@@ -203,7 +241,10 @@ class MatchRunner:
             if code is not None:
                 self._fault(seat, VerdictKind.CRASHED, process.describe_exit(), latency_us)
                 return
-        self._fault(seat, VerdictKind.DISCONNECTED, session.close_reason or "the stream ended", latency_us)
+        detail = session.close_reason or "the stream ended"
+        if seat in self._reconnect:
+            detail += f"; it did not reconnect within {self._grace:g} s"
+        self._fault(seat, VerdictKind.DISCONNECTED, detail, latency_us)
 
     def _fault(self, seat: int, kind: str, detail: str, latency_us: int = 0) -> None:
         """Record a verdict; the seat forfeits, or the referee plays for it from now on."""

@@ -43,6 +43,7 @@ class ServeOptions:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     duplicate_remote: bool = False
     absent_after: float = 30.0                  # a remote bot due at a match: wait this long
+    reconnect_grace: float = 10.0               # a remote bot that drops mid-match: its window
     setup_timeout: float = 600.0
     concurrency: int | None = None              # matches at once per tournament
     ladder_concurrency: int = 1
@@ -84,11 +85,13 @@ class ArenaServer:
             raise ConfigError(str(exc)) from None
         defaults = Settings(table_size=options.table_size, move_ms=options.move_ms,
                             bank_ms=options.bank_ms, duplicate_remote=options.duplicate_remote)
-        app.runs = Runs(store, app.registry, app.referee, defaults, options.concurrency)
+        app.runs = Runs(store, app.registry, app.referee, defaults, options.concurrency,
+                        options.reconnect_grace)
         app.runs.resume_unfinished()
         if options.ladder:
             app.ladder = Ladder(store, app.registry, app.referee, options.table_size,
-                                options.move_ms, options.bank_ms, options.ladder_concurrency)
+                                options.move_ms, options.bank_ms, options.ladder_concurrency,
+                                grace=options.reconnect_grace)
             app._ladder_task = asyncio.create_task(app.ladder.run())
         return app
 

@@ -34,8 +34,9 @@ class Ladder:
 
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
                  table_size: int = 2, move_ms: int = 1000, bank_ms: int = 10_000,
-                 concurrency: int = 1, ruleset: str = "modern") -> None:
+                 concurrency: int = 1, ruleset: str = "modern", grace: float = 10.0) -> None:
         self.store = store
+        self.grace = grace
         self.registry = registry
         self.referee = referee
         self.table_size = table_size
@@ -136,7 +137,8 @@ class Ladder:
             for p in providers:
                 leased.append((p, await p.lease()))
             absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
-            runner = MatchRunner(spec, [s.session for _, s in leased], (), absent)
+            again = {i: s.reconnect for i, (_, s) in enumerate(leased) if s.reconnect}
+            runner = MatchRunner(spec, [s.session for _, s in leased], (), absent, again, self.grace)
             result = await runner.run()
             verdicts = {v.seat: v for v in result.verdicts}
             for i, (p, s) in enumerate(leased):

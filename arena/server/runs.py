@@ -74,7 +74,8 @@ class Runs:
     """The server's tournaments."""
 
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
-                 defaults: Settings, concurrency: int | None = None) -> None:
+                 defaults: Settings, concurrency: int | None = None, grace: float = 10.0) -> None:
+        self.grace = grace
         self.store = store
         self.registry = registry
         self.referee = referee
@@ -136,7 +137,8 @@ class Runs:
 
         try:
             if t.pending():
-                await t.play(LocalExecutor(seats, self.concurrency, referee=self.referee), on_result)
+                await t.play(LocalExecutor(seats, self.concurrency, referee=self.referee,
+                                           grace=self.grace), on_result)
         finally:
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,

@@ -62,8 +62,12 @@ class LocalExecutor(Executor):
     one given (a server's)."""
 
     def __init__(self, seats: SeatsFactory, concurrency: int, listen: str = "unix",
-                 listeners: Sequence[MatchListener] = (), referee: RefereeServer | None = None) -> None:
+                 listeners: Sequence[MatchListener] = (), referee: RefereeServer | None = None,
+                 grace: float = 10.0) -> None:
+        """``grace``: how long a remote bot whose connection dropped mid-match may take to
+        come back (on its own clock)."""
         self.make_seats = seats
+        self.grace = grace
         self.concurrency = concurrency
         self.listen = listen
         self.listeners = list(listeners)
@@ -111,7 +115,8 @@ class LocalExecutor(Executor):
                     leased.append((provider, await provider.lease()))
                 sessions = [seat.session for _, seat in leased]
                 absent = {i: seat.absent for i, (_, seat) in enumerate(leased) if seat.absent}
-                runner = MatchRunner(spec, sessions, self.listeners, absent)
+                again = {i: seat.reconnect for i, (_, seat) in enumerate(leased) if seat.reconnect}
+                runner = MatchRunner(spec, sessions, self.listeners, absent, again, self.grace)
                 self.runners.add(runner)
                 try:
                     result = await runner.run()

@@ -23,6 +23,7 @@ from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
 from arena.referee.results import Verdict, VerdictKind
+from arena.referee.runner import Reconnect
 from arena.referee.server import RefereeServer
 from arena.referee.session import BotSession
 
@@ -38,6 +39,7 @@ class Seat:
     session: BotSession | None
     absent: tuple[str, str] | None = None
     handle: object = field(default=None, repr=False)   # the provider's own
+    reconnect: Reconnect | None = field(default=None, repr=False)   # a bot that may come back
 
 
 def retire_reason(crashes: int, last: str) -> str:
@@ -199,7 +201,8 @@ class RemoteSeats(SeatProvider):
             self._turn.release()
             return Seat(None, (VerdictKind.ABSENT, f"not connected within "
                                f"{time.monotonic() - started:.0f} s of its match"))
-        return Seat(session, handle=self._turn)
+        return Seat(session, handle=self._turn,
+                    reconnect=lambda timeout: self.lobby.wait_session_hash(self.token_hash, timeout))
 
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
         if seat.handle is not None:
