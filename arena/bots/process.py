@@ -15,6 +15,9 @@ from arena.bots.sandbox import Jail, ProcessFactory, SandboxConfig
 ENV_REFEREE = "ONO99_REFEREE"
 ENV_TOKEN = "ONO99_TOKEN"
 ENV_NAME = "ONO99_BOT_NAME"
+# A bot the arena launches talks to it over a socket that dies with it: it has nothing to
+# reconnect to, and must not linger trying.
+ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
 
@@ -42,7 +45,8 @@ class BotProcess:
         return None if self.jail is None else self.jail.proc
 
     async def start(self) -> None:
-        env = {ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name}
+        env = {ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name,
+               ENV_RECONNECT: "0"}
         try:
             self.jail, _ = await self.factory.start(self.manifest.command, self.manifest.folder,
                                                     env, self.referee_socket)

@@ -96,6 +96,10 @@ class Lobby:
         if reg is None or not secrets.compare_digest(reg.token_hash, hashed):
             raise Refused(referee_pb2.REFUSAL_CODE_BAD_TOKEN,
                           "unknown token" if hello.token else "no token in the hello")
+        old = reg.session
+        if old is not None and not old.closed and hello.resume_key and \
+                secrets.compare_digest(hello.resume_key.encode(), old.resume_key.encode()):
+            old.close("replaced by a reconnection of the same bot")
         if reg.session is not None and not reg.session.closed:
             raise Refused(referee_pb2.REFUSAL_CODE_TOKEN_IN_USE,
                           f"token of bot {reg.name!r} is already in use by session "

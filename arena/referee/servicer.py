@@ -15,6 +15,7 @@ from arena.referee import wire
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 
 HELLO_TIMEOUT_S = 10.0
+REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
 MAX_UNAUTHENTICATED = 64      # streams that have not said hello yet, at once
 MAX_FAILED_HELLOS = 10        # refused hellos from one peer within FAILED_WINDOW_S ...
 FAILED_WINDOW_S = 60.0        # ... after which its hellos are refused unread until it passes
@@ -30,6 +31,12 @@ _REFUSAL_STATUS = {
 }
 
 
+# Refusals that count against a host: guessing tokens, or not speaking the protocol. A
+# valid token still in use (a bot reconnecting before its old stream is noticed gone) or
+# a server shutting down is no sign of an attack.
+_COUNTED = frozenset({referee_pb2.REFUSAL_CODE_BAD_TOKEN, referee_pb2.REFUSAL_CODE_NO_HELLO})
+
+
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     """``Referee.Play``: one bot session per stream."""
 
@@ -41,11 +48,13 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC's name)
         peer = _host(context.peer())
         if self._blocked(peer):
+            await _read_hello(context)
             await self._refuse(context, Refused(
                 referee_pb2.REFUSAL_CODE_TOO_MANY, f"too many refused hellos from {peer}; "
                 f"try again in {FAILED_WINDOW_S:g} s"), count=False)
             return
         if self._unauthenticated >= MAX_UNAUTHENTICATED:
+            await _read_hello(context)
             await self._refuse(context, Refused(
                 referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections waiting to say "
                 "hello; try again shortly"), count=False)
@@ -74,7 +83,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             return
         try:
             await session.send(wire.welcome(PROTOCOL_VERSION, f"ono99-arena/{__version__}",
-                                            session.name, session.session_id))
+                                            session.name, session.session_id,
+                                            session.resume_key))
             while True:
                 msg = await context.read()
                 if msg is grpc.aio.EOF:
@@ -103,7 +113,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     async def _refuse(self, context, refusal: Refused, peer: str | None = None,
                       count: bool = True) -> None:
         self.lobby.refusals.append(refusal.reason)
-        if count and peer is not None and refusal.code != referee_pb2.REFUSAL_CODE_SHUTTING_DOWN:
+        if count and peer is not None and refusal.code in _COUNTED:
             self._failures.setdefault(peer, deque(maxlen=MAX_FAILED_HELLOS)).append(time.monotonic())
             if len(self._failures) > 10_000:   # forget the oldest peers: bounded memory
                 self._failures.pop(next(iter(self._failures)))
@@ -113,6 +123,16 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             pass
         context.set_code(_REFUSAL_STATUS.get(refusal.code, grpc.StatusCode.PERMISSION_DENIED))
         context.set_details(refusal.reason)
+
+
+async def _read_hello(context) -> None:
+    """Read (and drop) the hello of a connection about to be refused unheard, waiting a
+    moment at most: a client that writes its hello after the stream had already ended
+    would see a broken stream, not the refusal."""
+    try:
+        await asyncio.wait_for(context.read(), REFUSE_READ_S)
+    except Exception:
+        pass
 
 
 def _host(peer: str) -> str:

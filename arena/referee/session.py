@@ -39,6 +39,7 @@ class BotSession:
     def __init__(self, token_hash: str, name: str, context: Any, sdk: str = "") -> None:
         # random, not counted: a count would tell a bot how many sessions came before it
         self.session_id = f"s-{secrets.token_hex(6)}"
+        self.resume_key = secrets.token_urlsafe(16)   # the bot's alone: lets it replace us
         self.token_hash = token_hash
         self.name = name
         self.sdk = sdk

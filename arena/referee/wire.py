@@ -184,10 +184,10 @@ def rejected(turn_id: int, code: str, reason: str) -> referee_pb2.RefereeMessage
 
 
 def welcome(protocol_version: int, referee: str, bot_name: str,
-            session_id: str) -> referee_pb2.RefereeMessage:
+            session_id: str, resume_key: str) -> referee_pb2.RefereeMessage:
     return referee_pb2.RefereeMessage(welcome=referee_pb2.Welcome(
         protocol_version=protocol_version, referee=referee, bot_name=bot_name,
-        session_id=session_id))
+        session_id=session_id, resume_key=resume_key))
 
 
 def refusal(code: int, reason: str) -> referee_pb2.RefereeMessage:

@@ -40,6 +40,30 @@ def test_a_host_with_too_many_refused_hellos_is_refused_for_a_while():
     asyncio.run(go())
 
 
+def test_a_token_in_use_does_not_count_against_its_host():
+    """A bot reconnecting before the referee noticed its old stream die is refused (token
+    in use) again and again: that is no attack, and its host is not blocked."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            busy = server.lobby.register("busy").token
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = referee_pb2_grpc.RefereeStub(channel).Play()
+                await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                    name="busy", token=busy, protocol_version=1)))
+                assert (await call.read()).HasField("welcome")
+                for _ in range(servicer.MAX_FAILED_HELLOS + 2):
+                    msg = await hello(server.address, busy)
+                    assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOKEN_IN_USE
+                msg = await hello(server.address, server.lobby.register("other").token)
+                assert msg.HasField("welcome")
+                call.cancel()
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
 def test_connections_that_have_not_said_hello_are_capped(monkeypatch):
     monkeypatch.setattr(servicer, "MAX_UNAUTHENTICATED", 5)
 

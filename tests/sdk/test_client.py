@@ -234,19 +234,26 @@ def test_in_process_bots_play_two_matches_over_one_connection():
         assert len(bot.turns) == sum(r.stats[seat].moves for r in results)
 
 
-def test_a_referee_that_vanishes_without_goodbye_exits_5():
+@pytest.mark.parametrize("reconnect, message", [
+    ("0", "error: connection to the referee broke: "),
+    ("1", "could not be restored within 1 s"),
+])
+def test_a_referee_that_vanishes_without_goodbye_exits_5(reconnect, message):
+    """A bot tries to get its connection back for ``--reconnect-timeout`` s, then gives up."""
     async def scenario():
         server = await RefereeServer.start("unix")
         token = server.lobby.register("orphan").token
         proc = await start_script(RANDOM_BOT, "--referee", server.address, "--token", token,
-                                  env=bot_env())
+                                  "--reconnect-timeout", reconnect, env=bot_env())
         await server.lobby.wait_session(token, 5)
         await server.server.stop(None)    # no goodbye: the stream is cut
+        started = time.monotonic()
         try:
-            return await finish(proc)
+            return (*await finish(proc), time.monotonic() - started)
         finally:
             await server.stop()               # removes the socket's folder
 
-    rc, err = asyncio.run(scenario())
+    rc, err, took = asyncio.run(scenario())
     assert rc == EXIT_BROKEN == 5
-    assert "connection to the referee broke" in err
+    assert message in err
+    assert float(reconnect) <= took < float(reconnect) + 3

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from ono99.bot import Bot, Match, MatchResult
 from ono99.bot.model import CARD_VALUES, token_of
+from ono99.bot.driver import Driver
 from ono99.bot.testing import FakeReferee
 from ono99.v1 import game_pb2, referee_pb2
 
@@ -412,3 +413,58 @@ def test_match_result_place_of(ranking, places):
     ref.end(ranking=ranking)
     result = bot.calls[-1][1]
     assert {seat: result.place_of(seat) for seat in places} == places
+
+
+# ---------------------------------------------------------------- reconnection
+
+
+class Watcher(Bot):
+    """Records its hooks and the match's events as it sees them at each turn."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts, self.seen, self.at_turn = 0, [], []
+
+    def on_match_start(self, match):
+        self.starts += 1
+
+    def on_event(self, event, match):
+        self.seen.append(event)
+
+    def choose(self, view):
+        self.at_turn.append(list(view.match.events))
+        return view.legal[0]
+
+
+@pytest.mark.parametrize("replayed_in", ["turn", "events"])
+def test_after_a_reconnection_the_match_goes_on_with_each_event_once(replayed_in):
+    """The referee sends the match start and every event again; the bot keeps its match."""
+    bot = Watcher()
+    ref = FakeReferee(bot)
+    ref.event("deal")
+    ref.event("play", seat=1, card="5", total=5)
+    assert ref.turn(hand=["7", "8"]) == "7"
+    ref.event("play", seat=0, card="7", total=12)
+    ref.event("play", seat=1, card="2", total=14)
+    ref.reconnect()
+    if replayed_in == "events":
+        ref.flush()
+    ref.event("draw", seat=1)
+    assert ref.turn(hand=["8", "9"]) == "8"
+    assert bot.starts == 1
+    assert len(bot.seen) == 5 == len(bot.at_turn[-1])
+    assert bot.at_turn[-1][:2] == bot.at_turn[0]
+    assert [e.kind for e in bot.seen] == ["deal", "play", "play", "play", "draw"]
+
+
+def test_a_new_process_after_a_reconnection_learns_the_whole_match():
+    """A bot that restarted knows nothing: the replayed match start is new to it."""
+    ref = FakeReferee(Watcher())
+    ref.event("deal")
+    ref.event("play", seat=1, card="5", total=5)
+    ref.turn(hand=["7"])
+    fresh = Watcher()
+    ref.driver = Driver(fresh)
+    ref.reconnect()
+    ref.turn(hand=["8"])
+    assert fresh.starts == 1 and len(fresh.seen) == 2

@@ -7,8 +7,10 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Sequence
-
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from ono99.transport import grpc
 from ono99.bot import __version__
@@ -22,6 +24,9 @@ SDK = f"ono99-python/{__version__}"
 ENV_REFEREE = "ONO99_REFEREE"
 ENV_TOKEN = "ONO99_TOKEN"
 ENV_NAME = "ONO99_BOT_NAME"
+ENV_TLS = "ONO99_TLS"
+ENV_TLS_CA = "ONO99_TLS_CA"
+ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 
 # exit codes of run()
 EXIT_OK = 0
@@ -29,6 +34,16 @@ EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_UNREACHABLE = 4
 EXIT_BROKEN = 5
+
+_TOKEN_IN_USE = "REFUSAL_CODE_TOKEN_IN_USE"
+
+
+def _env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    try:
+        return float(value) if value else default
+    except ValueError:
+        raise SystemExit(f"error: ${name} must be a number of seconds, not {value!r}") from None
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -41,17 +56,36 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help=f"the secret token this bot was given (default: ${ENV_TOKEN})")
     p.add_argument("--name", default=os.environ.get(ENV_NAME),
                    help=f"name to announce (default: ${ENV_NAME} or the bot's own)")
+    p.add_argument("--tls", action="store_true", default=os.environ.get(ENV_TLS, "") not in ("", "0"),
+                   help=f"speak TLS to the referee, trusting the system's certificates "
+                        f"(default: ${ENV_TLS}=1)")
+    p.add_argument("--tls-ca", default=os.environ.get(ENV_TLS_CA) or None, metavar="FILE",
+                   help=f"speak TLS, trusting the certificate(s) in FILE (PEM), e.g. a "
+                        f"server's self-signed one (default: ${ENV_TLS_CA})")
     p.add_argument("--connect-timeout", type=float, default=30.0,
                    help="seconds to keep retrying the connection (default: 30)")
+    p.add_argument("--reconnect-timeout", type=float, default=_env_float(ENV_RECONNECT, 10.0),
+                   metavar="SECONDS",
+                   help=f"when the connection drops, seconds to keep trying to get it back "
+                        f"and go on with the match; 0: give up at once (default: "
+                        f"${ENV_RECONNECT} or 10)")
     p.add_argument("-v", "--verbose", action="store_true", help="log every message")
     return p.parse_args(argv)
+
+
+def credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None:
+    """TLS credentials trusting ``tls_ca`` (a PEM file), else the system's roots when
+    ``tls``; None for plaintext. OSError if the file cannot be read."""
+    if tls_ca:
+        return grpc.ssl_channel_credentials(root_certificates=Path(tls_ca).read_bytes())
+    return grpc.ssl_channel_credentials() if tls else None
 
 
 def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
     """Play ``bot`` against the referee named on the command line or in the environment.
 
     Returns an exit code: 0 after the referee's goodbye, 3 refused, 4 unreachable,
-    5 the connection broke.
+    5 the connection broke (and could not be restored).
     """
     args = parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -60,49 +94,137 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
         print(f"error: give the referee address and token (--referee/--token or "
               f"${ENV_REFEREE}/${ENV_TOKEN})", file=sys.stderr)
         return EXIT_USAGE
-    return play(bot, args.referee, args.token, args.name, args.connect_timeout)
+    try:
+        creds = credentials(args.tls, args.tls_ca)
+    except OSError as exc:
+        print(f"error: cannot read the TLS certificate {args.tls_ca}: {exc.strerror}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return play(bot, args.referee, args.token, args.name, args.connect_timeout,
+                creds, args.reconnect_timeout)
 
 
 def play(bot: Bot, referee: str, token: str, name: str | None = None,
-         connect_timeout: float = 30.0) -> int:
+         connect_timeout: float = 30.0, tls: grpc.ChannelCredentials | None = None,
+         reconnect_timeout: float = 10.0) -> int:
     """Connect to ``referee`` and play until goodbye; returns an exit code as :func:`run`.
+    ``tls``: channel credentials (see :func:`credentials`), None for plaintext. When the
+    connection drops after the referee welcomed the bot, it is tried again for up to
+    ``reconnect_timeout`` seconds, and the bot goes on where it was.
 
     The stream runs on grpc.aio in this thread's event loop; the bot's ``choose`` is
     called synchronously in it (a bot has nothing else to do meanwhile). One thread, no
     hand-offs: measured about 20% faster per turn than the sync gRPC stream."""
-    return asyncio.run(_play(Driver(bot), referee, token, name, connect_timeout))
+    link = _Link(referee, token, name, tls)
+    return asyncio.run(_play(Driver(bot), link, connect_timeout, reconnect_timeout))
 
 
-async def _play(driver: Driver, referee: str, token: str, name: str | None,
-                connect_timeout: float) -> int:
-    async with grpc.aio.insecure_channel(referee) as channel:
+class _Unreachable(Exception):
+    pass
+
+
+class _Broken(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class _Link:
+    referee: str
+    token: str
+    name: str | None
+    tls: grpc.ChannelCredentials | None
+
+    def channel(self) -> grpc.aio.Channel:
+        if self.tls is not None and not self.referee.startswith("unix:"):
+            return grpc.aio.secure_channel(self.referee, self.tls)
+        return grpc.aio.insecure_channel(self.referee)
+
+
+async def _session(driver: Driver, link: _Link, connect_timeout: float,
+                   resume_key: str = "", welcomed: Callable[[], None] | None = None) -> None:
+    """One connection, played until the referee's goodbye. Raises :class:`_Unreachable`,
+    :class:`RefusedError`, or :class:`_Broken` (with what happened). ``welcomed`` is
+    called once the referee has admitted the bot."""
+    async with link.channel() as channel:
         try:
             await asyncio.wait_for(channel.channel_ready(), connect_timeout)
         except TimeoutError:
-            print(f"error: no referee reachable at {referee} within {connect_timeout:g} s",
-                  file=sys.stderr)
-            return EXIT_UNREACHABLE
+            raise _Unreachable from None
         call = referee_pb2_grpc.RefereeStub(channel).Play()
         try:
-            await call.write(driver.hello(token, name, SDK))
+            await call.write(driver.hello(link.token, link.name, SDK, resume_key))
             while not driver.finished:
                 msg = await call.read()
                 if msg is grpc.aio.EOF:
-                    break
+                    raise _Broken("the referee closed the stream without a goodbye")
                 for answer in driver.handle(msg):
                     await call.write(answer)
-        except RefusedError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_REFUSED
+                if welcomed is not None and driver.welcome is not None:
+                    welcomed()
+                    welcomed = None
         except grpc.aio.AioRpcError as exc:
-            if driver.finished:
-                return EXIT_OK
-            print(f"error: connection to the referee broke: {exc.code().name}: {exc.details()}",
-                  file=sys.stderr)
-            return EXIT_BROKEN
+            if not driver.finished:
+                raise _Broken(f"{exc.code().name}: {exc.details()}") from None
         finally:
             call.cancel()
-    if not driver.finished:
-        print("error: the referee closed the stream without a goodbye", file=sys.stderr)
-        return EXIT_BROKEN
-    return EXIT_OK
+
+
+async def _play(driver: Driver, link: _Link, connect_timeout: float,
+                reconnect_timeout: float) -> int:
+    try:
+        await _session(driver, link, connect_timeout)
+        return EXIT_OK
+    except _Unreachable:
+        hint = "" if link.tls is None else " (does it speak TLS, with that certificate?)"
+        print(f"error: no referee reachable at {link.referee} within {connect_timeout:g} s{hint}",
+              file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except RefusedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except _Broken as exc:
+        broke = str(exc)
+    while True:
+        welcome = driver.welcome
+        if welcome is None or reconnect_timeout <= 0:
+            print(f"error: connection to the referee broke: {broke}", file=sys.stderr)
+            return EXIT_BROKEN
+        outcome = await _reconnect(driver, link, welcome.resume_key, reconnect_timeout, broke)
+        if isinstance(outcome, int):
+            return outcome
+        broke = outcome
+
+
+async def _reconnect(driver: Driver, link: _Link, resume_key: str, timeout: float,
+                     broke: str) -> int | str:
+    """After the connection broke (``broke`` says how): connect again, with back-off, for
+    up to ``timeout`` seconds, and play on. An exit code, or how the new connection broke
+    in its turn (it was welcomed: the caller may try again)."""
+    print(f"warning: connection to the referee broke ({broke}); reconnecting for up to "
+          f"{timeout:g} s", file=sys.stderr)
+    started = time.monotonic()
+    delay = 0.2
+    while (left := timeout - (time.monotonic() - started)) > 0:
+        driver.welcome = None
+        driver.finished = False
+        try:
+            await _session(driver, link, left, resume_key, lambda: print(
+                f"reconnected to the referee after {time.monotonic() - started:.1f} s",
+                file=sys.stderr))
+            return EXIT_OK
+        except RefusedError as exc:
+            if exc.code != _TOKEN_IN_USE:   # in use: the referee has not seen the drop yet
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_REFUSED
+            broke = exc.reason
+        except _Unreachable:
+            broke = "no referee reachable"
+        except _Broken as exc:
+            if driver.welcome is not None:
+                return str(exc)
+            broke = str(exc)
+        await asyncio.sleep(min(delay, max(0.0, timeout - (time.monotonic() - started))))
+        delay = min(delay * 2, 2.0)
+    print(f"error: connection to the referee broke ({broke}) and could not be restored "
+          f"within {timeout:g} s", file=sys.stderr)
+    return EXIT_BROKEN

@@ -32,11 +32,17 @@ class Driver:
         self.finished = False
         self.welcome: referee_pb2.Welcome | None = None
         self._open_turn: tuple[referee_pb2.TurnRequest, set[str]] | None = None
+        # after a reconnection the referee sends a match's events again from its start:
+        # match id -> how many of the coming events the bot has seen already
+        self._replayed: dict[str, int] = {}
 
-    def hello(self, token: str, name: str | None = None, sdk: str = "") -> referee_pb2.BotMessage:
-        """The first message of a session."""
+    def hello(self, token: str, name: str | None = None, sdk: str = "",
+              resume_key: str = "") -> referee_pb2.BotMessage:
+        """The first message of a session (``resume_key``: of the session it replaces,
+        when reconnecting)."""
         return referee_pb2.BotMessage(hello=referee_pb2.Hello(
-            name=name or self.bot.name, token=token, protocol_version=PROTOCOL_VERSION, sdk=sdk))
+            name=name or self.bot.name, token=token, protocol_version=PROTOCOL_VERSION, sdk=sdk,
+            resume_key=resume_key))
 
     def handle(self, msg: referee_pb2.RefereeMessage) -> Iterator[referee_pb2.BotMessage]:
         """Messages to send in answer to ``msg`` (an action for a turn, nothing otherwise)."""
@@ -51,6 +57,9 @@ class Driver:
                 yield retry
         elif kind == "match_start":
             start = msg.match_start
+            if start.match_id in self.matches:  # we reconnected mid-match: the same match
+                self._replayed[start.match_id] = len(self.matches[start.match_id]._raw)
+                return
             match = Match.from_proto(start)
             self.matches[start.match_id] = match
             self.bot.random = random.Random(start.bot_seed)
@@ -59,6 +68,7 @@ class Driver:
             end = msg.match_end
             self._events(end.match_id, end.events)
             match = self.matches.pop(end.match_id, None)
+            self._replayed.pop(end.match_id, None)
             self._open_turn = None
             self.bot.on_match_end(MatchResult.from_proto(end), match)
         elif kind == "welcome":
@@ -73,6 +83,11 @@ class Driver:
         match = self.matches.get(match_id)
         if match is None:
             return None
+        seen = self._replayed.pop(match_id, 0)
+        if seen:
+            if len(events) < seen:
+                self._replayed[match_id] = seen - len(events)
+            events = events[seen:]
         if not events:
             return match
         start = len(match._raw)

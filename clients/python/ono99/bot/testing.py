@@ -52,12 +52,15 @@ class FakeReferee:
         self.turn_id = 0
         self.sent: list[referee_pb2.BotMessage] = []
         self._pending: list[game_pb2.Event] = []
+        self._history: list[game_pb2.Event] = []   # every event sent so far
+        self._replay = False                        # send them all again (a reconnection)
         limit = limit if limit is not None else (98 if ruleset == "modern" else 99)
-        self._send(referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
+        self._start = referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
             match_id=match_id, seat=seat, seat_names=[f"seat{i}" for i in range(seats)],
             rules=game_pb2.Rules(ruleset=ruleset, options=options or {}, seats=seats, limit=limit),
             time_control=referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms),
-            bot_seed=bot_seed)))
+            bot_seed=bot_seed))
+        self._send(self._start)
 
     def _send(self, msg: referee_pb2.RefereeMessage) -> list[referee_pb2.BotMessage]:
         answers = list(self.driver.handle(msg))
@@ -69,9 +72,22 @@ class FakeReferee:
         reaches the bot with the next turn, or at once with :meth:`flush`."""
         self._pending.append(_EVENT_BUILDERS[kind](fields))
 
+    def reconnect(self) -> None:
+        """As after the bot's connection dropped and it came back: the match start again;
+        the next message carries every event of the match from its start."""
+        self._send(self._start)
+        self._replay = True
+
+    def _take_events(self) -> list[game_pb2.Event]:
+        new, self._pending = self._pending, []
+        events = self._history + new if self._replay else new
+        self._history.extend(new)
+        self._replay = False
+        return events
+
     def flush(self) -> None:
         """Send the queued events in an Events message."""
-        events, self._pending = self._pending, []
+        events = self._take_events()
         self._send(referee_pb2.RefereeMessage(events=referee_pb2.Events(
             match_id=self.match_id, events=events)))
 
@@ -90,7 +106,7 @@ class FakeReferee:
             seats=[game_pb2.SeatState(hand_size=sizes[i], in_game=alive[i], in_round=alive[i])
                    for i in range(n)],
             round=1, dealer=(self.seat - 1) % n)
-        events, self._pending = self._pending, []
+        events = self._take_events()
         answers = self._send(referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
             match_id=self.match_id, turn_id=self.turn_id, view=view,
             legal=[CARD_VALUES[c] for c in (legal if legal is not None else hand)],
@@ -104,7 +120,7 @@ class FakeReferee:
 
     def end(self, ranking: Sequence[Sequence[int]], termination: str = "last_standing") -> None:
         """End the match."""
-        events, self._pending = self._pending, []
+        events = self._take_events()
         self._send(referee_pb2.RefereeMessage(match_end=referee_pb2.MatchEnd(
             match_id=self.match_id, termination=termination, events=events,
             ranking=[game_pb2.Place(seats=list(g)) for g in ranking])))

@@ -25,49 +25,49 @@ _sym_db = _symbol_database.Default()
 from ono99.v1 import game_pb2 as ono99_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16ono99/v1/referee.proto\x12\x08ono99.v1\x1a\x13ono99/v1/game.proto\"Z\n\nBotMessage\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.ono99.v1.HelloH\x00\x12\"\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x10.ono99.v1.ActionH\x00\x42\x06\n\x04kind\"K\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\x05\x12\x0b\n\x03sdk\x18\x04 \x01(\t\"7\n\x06\x41\x63tion\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\x1c\n\x04\x63\x61rd\x18\x02 \x01(\x0e\x32\x0e.ono99.v1.Card\"\xd9\x02\n\x0eRefereeMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.ono99.v1.WelcomeH\x00\x12$\n\x07refusal\x18\x02 \x01(\x0b\x32\x11.ono99.v1.RefusalH\x00\x12+\n\x0bmatch_start\x18\x03 \x01(\x0b\x32\x14.ono99.v1.MatchStartH\x00\x12%\n\x04turn\x18\x04 \x01(\x0b\x32\x15.ono99.v1.TurnRequestH\x00\x12\"\n\x06\x65vents\x18\x05 \x01(\x0b\x32\x10.ono99.v1.EventsH\x00\x12,\n\x08rejected\x18\x06 \x01(\x0b\x32\x18.ono99.v1.ActionRejectedH\x00\x12\'\n\tmatch_end\x18\x07 \x01(\x0b\x32\x12.ono99.v1.MatchEndH\x00\x12$\n\x07goodbye\x18\x08 \x01(\x0b\x32\x11.ono99.v1.GoodbyeH\x00\x42\x06\n\x04kind\"Z\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\x12\x0f\n\x07referee\x18\x02 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\">\n\x07Refusal\x12#\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x15.ono99.v1.RefusalCode\x12\x0e\n\x06reason\x18\x02 \x01(\t\"/\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\"\x9f\x01\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_names\x18\x03 \x03(\t\x12\x1e\n\x05rules\x18\x04 \x01(\x0b\x32\x0f.ono99.v1.Rules\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.ono99.v1.TimeControl\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\xe5\x01\n\x0bTurnRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x04\x12 \n\x04view\x18\x03 \x01(\x0b\x32\x12.ono99.v1.SeatView\x12\x1d\n\x05legal\x18\x04 \x03(\x0e\x32\x0e.ono99.v1.Card\x12\x12\n\nover_limit\x18\x05 \x01(\x08\x12\x1f\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x0f.ono99.v1.Event\x12\x0f\n\x07move_ms\x18\x07 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x08 \x01(\x05\x12\x1b\n\x13previous_latency_us\x18\t \x01(\x03\";\n\x06\x45vents\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x1f\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Event\"T\n\x0e\x41\x63tionRejected\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12!\n\x04\x63ode\x18\x02 \x01(\x0e\x32\x13.ono99.v1.ErrorCode\x12\x0e\n\x06reason\x18\x03 \x01(\t\"`\n\x07Verdict\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12#\n\x04kind\x18\x02 \x01(\x0e\x32\x15.ono99.v1.VerdictKind\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x12\n\nlatency_us\x18\x04 \x01(\x03\"3\n\x04Hand\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1d\n\x05\x63\x61rds\x18\x02 \x03(\x0e\x32\x0e.ono99.v1.Card\"\xb8\x01\n\x08MatchEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12 \n\x07ranking\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Place\x12\x13\n\x0btermination\x18\x03 \x01(\t\x12#\n\x08verdicts\x18\x04 \x03(\x0b\x32\x11.ono99.v1.Verdict\x12\x1d\n\x05hands\x18\x05 \x03(\x0b\x32\x0e.ono99.v1.Hand\x12\x1f\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x0f.ono99.v1.Event\"\x19\n\x07Goodbye\x12\x0e\n\x06reason\x18\x01 \x01(\t*\xe3\x01\n\x0bRefusalCode\x12\x1c\n\x18REFUSAL_CODE_UNSPECIFIED\x10\x00\x12\x1a\n\x16REFUSAL_CODE_BAD_TOKEN\x10\x01\x12\x1d\n\x19REFUSAL_CODE_TOKEN_IN_USE\x10\x02\x12%\n!REFUSAL_CODE_UNSUPPORTED_PROTOCOL\x10\x03\x12\x19\n\x15REFUSAL_CODE_NO_HELLO\x10\x04\x12\x1e\n\x1aREFUSAL_CODE_SHUTTING_DOWN\x10\x05\x12\x19\n\x15REFUSAL_CODE_TOO_MANY\x10\x06*\xb3\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x45RROR_CODE_NOT_YOUR_TURN\x10\x01\x12\x1a\n\x16\x45RROR_CODE_NOT_IN_HAND\x10\x02\x12\x1b\n\x17\x45RROR_CODE_ILLEGAL_PLAY\x10\x03\x12\x19\n\x15\x45RROR_CODE_STALE_TURN\x10\x04\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x05*\xe5\x01\n\x0bVerdictKind\x12\x1c\n\x18VERDICT_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14VERDICT_KIND_TIMEOUT\x10\x01\x12\x1d\n\x19VERDICT_KIND_DISCONNECTED\x10\x02\x12\x18\n\x14VERDICT_KIND_CRASHED\x10\x03\x12\x18\n\x14VERDICT_KIND_ILLEGAL\x10\x04\x12\x18\n\x14VERDICT_KIND_ABORTED\x10\x05\x12\x18\n\x14VERDICT_KIND_RETIRED\x10\x06\x12\x17\n\x13VERDICT_KIND_ABSENT\x10\x07\x32\x45\n\x07Referee\x12:\n\x04Play\x12\x14.ono99.v1.BotMessage\x1a\x18.ono99.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16ono99/v1/referee.proto\x12\x08ono99.v1\x1a\x13ono99/v1/game.proto\"Z\n\nBotMessage\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.ono99.v1.HelloH\x00\x12\"\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x10.ono99.v1.ActionH\x00\x42\x06\n\x04kind\"_\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\x05\x12\x0b\n\x03sdk\x18\x04 \x01(\t\x12\x12\n\nresume_key\x18\x05 \x01(\t\"7\n\x06\x41\x63tion\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12\x1c\n\x04\x63\x61rd\x18\x02 \x01(\x0e\x32\x0e.ono99.v1.Card\"\xd9\x02\n\x0eRefereeMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.ono99.v1.WelcomeH\x00\x12$\n\x07refusal\x18\x02 \x01(\x0b\x32\x11.ono99.v1.RefusalH\x00\x12+\n\x0bmatch_start\x18\x03 \x01(\x0b\x32\x14.ono99.v1.MatchStartH\x00\x12%\n\x04turn\x18\x04 \x01(\x0b\x32\x15.ono99.v1.TurnRequestH\x00\x12\"\n\x06\x65vents\x18\x05 \x01(\x0b\x32\x10.ono99.v1.EventsH\x00\x12,\n\x08rejected\x18\x06 \x01(\x0b\x32\x18.ono99.v1.ActionRejectedH\x00\x12\'\n\tmatch_end\x18\x07 \x01(\x0b\x32\x12.ono99.v1.MatchEndH\x00\x12$\n\x07goodbye\x18\x08 \x01(\x0b\x32\x11.ono99.v1.GoodbyeH\x00\x42\x06\n\x04kind\"n\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\x12\x0f\n\x07referee\x18\x02 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x12\n\nresume_key\x18\x05 \x01(\t\">\n\x07Refusal\x12#\n\x04\x63ode\x18\x01 \x01(\x0e\x32\x15.ono99.v1.RefusalCode\x12\x0e\n\x06reason\x18\x02 \x01(\t\"/\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\"\x9f\x01\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_names\x18\x03 \x03(\t\x12\x1e\n\x05rules\x18\x04 \x01(\x0b\x32\x0f.ono99.v1.Rules\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.ono99.v1.TimeControl\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\xe5\x01\n\x0bTurnRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x04\x12 \n\x04view\x18\x03 \x01(\x0b\x32\x12.ono99.v1.SeatView\x12\x1d\n\x05legal\x18\x04 \x03(\x0e\x32\x0e.ono99.v1.Card\x12\x12\n\nover_limit\x18\x05 \x01(\x08\x12\x1f\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x0f.ono99.v1.Event\x12\x0f\n\x07move_ms\x18\x07 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x08 \x01(\x05\x12\x1b\n\x13previous_latency_us\x18\t \x01(\x03\";\n\x06\x45vents\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x1f\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Event\"T\n\x0e\x41\x63tionRejected\x12\x0f\n\x07turn_id\x18\x01 \x01(\x04\x12!\n\x04\x63ode\x18\x02 \x01(\x0e\x32\x13.ono99.v1.ErrorCode\x12\x0e\n\x06reason\x18\x03 \x01(\t\"`\n\x07Verdict\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12#\n\x04kind\x18\x02 \x01(\x0e\x32\x15.ono99.v1.VerdictKind\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x12\n\nlatency_us\x18\x04 \x01(\x03\"3\n\x04Hand\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1d\n\x05\x63\x61rds\x18\x02 \x03(\x0e\x32\x0e.ono99.v1.Card\"\xb8\x01\n\x08MatchEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12 \n\x07ranking\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Place\x12\x13\n\x0btermination\x18\x03 \x01(\t\x12#\n\x08verdicts\x18\x04 \x03(\x0b\x32\x11.ono99.v1.Verdict\x12\x1d\n\x05hands\x18\x05 \x03(\x0b\x32\x0e.ono99.v1.Hand\x12\x1f\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x0f.ono99.v1.Event\"\x19\n\x07Goodbye\x12\x0e\n\x06reason\x18\x01 \x01(\t*\xe3\x01\n\x0bRefusalCode\x12\x1c\n\x18REFUSAL_CODE_UNSPECIFIED\x10\x00\x12\x1a\n\x16REFUSAL_CODE_BAD_TOKEN\x10\x01\x12\x1d\n\x19REFUSAL_CODE_TOKEN_IN_USE\x10\x02\x12%\n!REFUSAL_CODE_UNSUPPORTED_PROTOCOL\x10\x03\x12\x19\n\x15REFUSAL_CODE_NO_HELLO\x10\x04\x12\x1e\n\x1aREFUSAL_CODE_SHUTTING_DOWN\x10\x05\x12\x19\n\x15REFUSAL_CODE_TOO_MANY\x10\x06*\xb3\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x45RROR_CODE_NOT_YOUR_TURN\x10\x01\x12\x1a\n\x16\x45RROR_CODE_NOT_IN_HAND\x10\x02\x12\x1b\n\x17\x45RROR_CODE_ILLEGAL_PLAY\x10\x03\x12\x19\n\x15\x45RROR_CODE_STALE_TURN\x10\x04\x12\x18\n\x14\x45RROR_CODE_MALFORMED\x10\x05*\xe5\x01\n\x0bVerdictKind\x12\x1c\n\x18VERDICT_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14VERDICT_KIND_TIMEOUT\x10\x01\x12\x1d\n\x19VERDICT_KIND_DISCONNECTED\x10\x02\x12\x18\n\x14VERDICT_KIND_CRASHED\x10\x03\x12\x18\n\x14VERDICT_KIND_ILLEGAL\x10\x04\x12\x18\n\x14VERDICT_KIND_ABORTED\x10\x05\x12\x18\n\x14VERDICT_KIND_RETIRED\x10\x06\x12\x17\n\x13VERDICT_KIND_ABSENT\x10\x07\x32\x45\n\x07Referee\x12:\n\x04Play\x12\x14.ono99.v1.BotMessage\x1a\x18.ono99.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ono99.v1.referee_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REFUSALCODE']._serialized_start=1743
-  _globals['_REFUSALCODE']._serialized_end=1970
-  _globals['_ERRORCODE']._serialized_start=1973
-  _globals['_ERRORCODE']._serialized_end=2152
-  _globals['_VERDICTKIND']._serialized_start=2155
-  _globals['_VERDICTKIND']._serialized_end=2384
+  _globals['_REFUSALCODE']._serialized_start=1783
+  _globals['_REFUSALCODE']._serialized_end=2010
+  _globals['_ERRORCODE']._serialized_start=2013
+  _globals['_ERRORCODE']._serialized_end=2192
+  _globals['_VERDICTKIND']._serialized_start=2195
+  _globals['_VERDICTKIND']._serialized_end=2424
   _globals['_BOTMESSAGE']._serialized_start=57
   _globals['_BOTMESSAGE']._serialized_end=147
   _globals['_HELLO']._serialized_start=149
-  _globals['_HELLO']._serialized_end=224
-  _globals['_ACTION']._serialized_start=226
-  _globals['_ACTION']._serialized_end=281
-  _globals['_REFEREEMESSAGE']._serialized_start=284
-  _globals['_REFEREEMESSAGE']._serialized_end=629
-  _globals['_WELCOME']._serialized_start=631
-  _globals['_WELCOME']._serialized_end=721
-  _globals['_REFUSAL']._serialized_start=723
-  _globals['_REFUSAL']._serialized_end=785
-  _globals['_TIMECONTROL']._serialized_start=787
-  _globals['_TIMECONTROL']._serialized_end=834
-  _globals['_MATCHSTART']._serialized_start=837
-  _globals['_MATCHSTART']._serialized_end=996
-  _globals['_TURNREQUEST']._serialized_start=999
-  _globals['_TURNREQUEST']._serialized_end=1228
-  _globals['_EVENTS']._serialized_start=1230
-  _globals['_EVENTS']._serialized_end=1289
-  _globals['_ACTIONREJECTED']._serialized_start=1291
-  _globals['_ACTIONREJECTED']._serialized_end=1375
-  _globals['_VERDICT']._serialized_start=1377
-  _globals['_VERDICT']._serialized_end=1473
-  _globals['_HAND']._serialized_start=1475
-  _globals['_HAND']._serialized_end=1526
-  _globals['_MATCHEND']._serialized_start=1529
-  _globals['_MATCHEND']._serialized_end=1713
-  _globals['_GOODBYE']._serialized_start=1715
-  _globals['_GOODBYE']._serialized_end=1740
-  _globals['_REFEREE']._serialized_start=2386
-  _globals['_REFEREE']._serialized_end=2455
+  _globals['_HELLO']._serialized_end=244
+  _globals['_ACTION']._serialized_start=246
+  _globals['_ACTION']._serialized_end=301
+  _globals['_REFEREEMESSAGE']._serialized_start=304
+  _globals['_REFEREEMESSAGE']._serialized_end=649
+  _globals['_WELCOME']._serialized_start=651
+  _globals['_WELCOME']._serialized_end=761
+  _globals['_REFUSAL']._serialized_start=763
+  _globals['_REFUSAL']._serialized_end=825
+  _globals['_TIMECONTROL']._serialized_start=827
+  _globals['_TIMECONTROL']._serialized_end=874
+  _globals['_MATCHSTART']._serialized_start=877
+  _globals['_MATCHSTART']._serialized_end=1036
+  _globals['_TURNREQUEST']._serialized_start=1039
+  _globals['_TURNREQUEST']._serialized_end=1268
+  _globals['_EVENTS']._serialized_start=1270
+  _globals['_EVENTS']._serialized_end=1329
+  _globals['_ACTIONREJECTED']._serialized_start=1331
+  _globals['_ACTIONREJECTED']._serialized_end=1415
+  _globals['_VERDICT']._serialized_start=1417
+  _globals['_VERDICT']._serialized_end=1513
+  _globals['_HAND']._serialized_start=1515
+  _globals['_HAND']._serialized_end=1566
+  _globals['_MATCHEND']._serialized_start=1569
+  _globals['_MATCHEND']._serialized_end=1753
+  _globals['_GOODBYE']._serialized_start=1755
+  _globals['_GOODBYE']._serialized_end=1780
+  _globals['_REFEREE']._serialized_start=2426
+  _globals['_REFEREE']._serialized_end=2495
 # @@protoc_insertion_point(module_scope)

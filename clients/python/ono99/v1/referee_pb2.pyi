@@ -68,16 +68,18 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("name", "token", "protocol_version", "sdk")
+    __slots__ = ("name", "token", "protocol_version", "sdk", "resume_key")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     SDK_FIELD_NUMBER: _ClassVar[int]
+    RESUME_KEY_FIELD_NUMBER: _ClassVar[int]
     name: str
     token: str
     protocol_version: int
     sdk: str
-    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., sdk: _Optional[str] = ...) -> None: ...
+    resume_key: str
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., sdk: _Optional[str] = ..., resume_key: _Optional[str] = ...) -> None: ...
 
 class Action(_message.Message):
     __slots__ = ("turn_id", "card")
@@ -108,16 +110,18 @@ class RefereeMessage(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., turn: _Optional[_Union[TurnRequest, _Mapping]] = ..., events: _Optional[_Union[Events, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., goodbye: _Optional[_Union[Goodbye, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("protocol_version", "referee", "bot_name", "session_id")
+    __slots__ = ("protocol_version", "referee", "bot_name", "session_id", "resume_key")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     REFEREE_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    RESUME_KEY_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     referee: str
     bot_name: str
     session_id: str
-    def __init__(self, protocol_version: _Optional[int] = ..., referee: _Optional[str] = ..., bot_name: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+    resume_key: str
+    def __init__(self, protocol_version: _Optional[int] = ..., referee: _Optional[str] = ..., bot_name: _Optional[str] = ..., session_id: _Optional[str] = ..., resume_key: _Optional[str] = ...) -> None: ...
 
 class Refusal(_message.Message):
     __slots__ = ("code", "reason")

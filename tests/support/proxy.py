@@ -1,0 +1,75 @@
+"""A TCP relay between a bot and the referee, to break the network on purpose: drop a
+connection (both ends see it), black-hole it (the bot's end closes, the referee's end
+stays open and hears nothing more, as when a route dies), or refuse new connections."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class Relay:
+    """Listens on a free loopback port and relays each connection to ``target`` (HOST:PORT)."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.rsplit(":", 1)
+        self.target = (host, int(port))
+        self.refusing = False
+        self.links: list[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = []
+        self.silent: list[asyncio.StreamWriter] = []   # referee ends left open, kept alive
+        self.accepted = 0
+        self._server: asyncio.Server | None = None
+        self._pumps: set[asyncio.Task] = set()
+
+    async def __aenter__(self) -> Relay:
+        self._server = await asyncio.start_server(self._link, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self._server.close()
+        self.drop()
+        for referee in self.silent:
+            referee.transport.abort()
+        for task in list(self._pumps):
+            task.cancel()
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+
+    @property
+    def address(self) -> str:
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f"{host}:{port}"
+
+    def drop(self) -> None:
+        """Reset every connection at both ends."""
+        for bot, referee in self.links:
+            bot.transport.abort()
+            referee.transport.abort()
+        self.links.clear()
+
+    def black_hole(self) -> None:
+        """Reset the bot's end of every connection; the referee's end stays open, silent."""
+        for bot, referee in self.links:
+            bot.transport.abort()
+            self.silent.append(referee)
+        self.links.clear()
+
+    async def _link(self, bot_r: asyncio.StreamReader, bot_w: asyncio.StreamWriter) -> None:
+        if self.refusing:
+            bot_w.transport.abort()
+            return
+        self.accepted += 1
+        ref_r, ref_w = await asyncio.open_connection(*self.target)
+        self.links.append((bot_w, ref_w))
+        for src, dst in ((bot_r, ref_w), (ref_r, bot_w)):
+            task = asyncio.create_task(self._pump(src, dst))
+            self._pumps.add(task)
+            task.add_done_callback(self._pumps.discard)
+
+    @staticmethod
+    async def _pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            while data := await src.read(65536):
+                if dst.transport.is_closing():
+                    return
+                dst.write(data)
+                await dst.drain()
