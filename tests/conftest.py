@@ -1,7 +1,37 @@
-"""Settings for every test."""
+"""Settings and fixtures for every test."""
 
 import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.requirements import missing
+
+NODE_SDK = Path(__file__).resolve().parents[1] / "clients" / "node"
 
 # The arena passes a bot none of its own environment but the variables named here: the
 # mark tests find leftover processes by, and the rogue bot's settings.
 os.environ["ONO99_BOT_ENV"] = "ARENA_TEST_MARK,ROGUE_SLEEP"
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """The ``node`` program, with clients/node's dependencies installed (``npm ci`` once,
+    when node_modules is missing or older than package-lock.json). Skips only when node
+    itself is missing."""
+    program = shutil.which("node")
+    if program is None:
+        missing("node is not installed: the Node.js SDK (clients/node) needs node >= 20")
+    version = subprocess.run([program, "--version"], capture_output=True, text=True, check=True).stdout
+    major = int(version.strip().lstrip("v").split(".")[0])
+    assert major >= 20, f"clients/node needs node >= 20, this is {version.strip()}"
+    installed = NODE_SDK / "node_modules" / ".package-lock.json"
+    lock = NODE_SDK / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        npm = shutil.which("npm")
+        assert npm is not None, "npm is needed to install clients/node's dependencies (npm ci)"
+        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_SDK,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"npm ci in {NODE_SDK} failed:\n{proc.stdout}\n{proc.stderr}"
+    return program

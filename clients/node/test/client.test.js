@@ -59,7 +59,7 @@ test('the hello carries name, token, protocol version 1 and the SDK', async () =
     const { result } = playOn(server, new Lowest());
     assert.equal(await result, EXIT.OK);
   });
-  assert.deepEqual(hello, { name: 'lowest', token: 'tok', protocolVersion: 1, sdk: SDK });
+  assert.deepEqual(hello, { name: 'lowest', token: 'tok', protocolVersion: 1, sdk: SDK, resumeKey: '' });
   assert.match(SDK, /^ono99-node\/\d+\.\d+\.\d+$/);
 });
 
