@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.processes import mark  # noqa: F401 (a fixture for every test)
 from support.requirements import missing
 
 NODE_SDK = Path(__file__).resolve().parents[1] / "clients" / "node"

@@ -32,7 +32,6 @@ from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import SetupError, ensure_setup
-from arena.referee import wire
 from arena.referee.house import FirstLegal, Forcer, HouseSession
 from arena.referee.results import MatchResult, MatchSpec, TimeControl
 from arena.referee.runner import MatchRunner
@@ -370,11 +369,7 @@ async def _goodbye(bot: LocalBot) -> Check:
     if process is None or process.returncode is not None or session is None or session.closed:
         return Check("goodbye", False, "the bot was no longer running to be told goodbye")
     t0 = time.monotonic()
-    try:
-        await session.send(wire.goodbye("check-bot is done"))
-    except Exception:
-        pass
-    session.close("check-bot is done")
+    await session.say_goodbye("check-bot is done")
     code = await process.wait_exit(GOODBYE_S)
     took = time.monotonic() - t0
     if code is None:

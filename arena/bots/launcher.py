@@ -13,8 +13,7 @@ from arena.bots.manifest import BotManifest
 from arena.bots.process import BotProcess
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
-from arena.referee import wire
-from arena.referee.session import BotSession, SessionClosed
+from arena.referee.session import BotSession
 
 
 class BotStartError(RuntimeError):
@@ -102,12 +101,8 @@ class LocalBot:
         """Stop the process; with ``goodbye``, first tell its session (if live) that the
         referee is done with it, so it can exit by itself. Its token is then void."""
         session = self.session
-        if goodbye is not None and session is not None and not session.closed:
-            try:
-                await session.send(wire.goodbye(goodbye))
-            except SessionClosed:
-                pass
-            session.close(goodbye)
+        if goodbye is not None and session is not None:
+            await session.say_goodbye(goodbye)
         if self.process is not None:
             await self.process.stop()
         self.lobby.unregister(self.registration.token)

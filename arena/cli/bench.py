@@ -55,10 +55,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ratings = what.add_parser(
         "ratings",
         help="ratings: do standings find a known order, and how fast, with and without duplicates",
-        description="Round-robins of bots of known strength order (counter with 0-100%% random "
+        description="Round-robins of bots of known strength order (counter with 0-100% random "
                     "moves) under plain, duplicate, and duplicate + common bot seeds designs; "
                     "prints Kendall's tau and the matches needed to separate adjacent bots at "
-                    "95%% LOS. Ends with 'ratings: tau T_dup duplicate, T_plain plain; matches to "
+                    "95% LOS. Ends with 'ratings: tau T_dup duplicate, T_plain plain; matches to "
                     "separate M_dup duplicate, M_plain plain'.",
     )
     ratings.add_argument("--seeds", type=int, default=4, help="master seeds per design (default: 4)")

@@ -25,7 +25,7 @@ DEFAULT_DB = "arena.db"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("standings", help="print a tournament's standings from the database",
                        description="Elo standings of a stored tournament (the latest if no "
-                                   "name): a batch Bradley-Terry fit with 95%% intervals and "
+                                   "name): a batch Bradley-Terry fit with 95% intervals and "
                                    "the likelihood-of-superiority matrix.")
     s.add_argument("name", nargs="?", help="tournament name (default: the latest)")
     s.add_argument("--db", default=DEFAULT_DB, metavar="PATH")

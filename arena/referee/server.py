@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2_grpc
 
-from arena.referee import wire
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import RefereeServicer
 
@@ -76,11 +75,7 @@ class RefereeServer:
         """Say goodbye to every session, then stop serving."""
         self.lobby.closing = True
         for session in self.lobby.sessions():
-            try:
-                await session.send(wire.goodbye(reason))
-            except Exception:
-                pass
-            session.close(reason)
+            await session.say_goodbye(reason)
         await self.server.stop(grace)
         if self._socket_dir:
             try:

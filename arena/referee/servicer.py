@@ -13,6 +13,7 @@ from ono99.v1 import referee_pb2, referee_pb2_grpc
 from arena import __version__
 from arena.referee import wire
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
+from arena.referee.session import BotSession
 
 HELLO_TIMEOUT_S = 10.0
 REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
@@ -85,14 +86,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             await session.send(wire.welcome(PROTOCOL_VERSION, f"ono99-arena/{__version__}",
                                             session.name, session.session_id,
                                             session.resume_key))
-            while True:
-                msg = await context.read()
-                if msg is grpc.aio.EOF:
-                    session.close("the bot closed its stream")
-                    break
-                if not session.take(msg):
-                    await session.on_message(msg)
-            await session.wait_closed()
+            await _serve(session, context)
         except asyncio.CancelledError:
             session.close("the stream was cancelled")
             raise
@@ -123,6 +117,38 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             pass
         context.set_code(_REFUSAL_STATUS.get(refusal.code, grpc.StatusCode.PERMISSION_DENIED))
         context.set_details(refusal.reason)
+
+
+async def _serve(session: BotSession, context) -> None:
+    """Read the bot's messages until its stream ends, or until the referee closes the
+    session (its token withdrawn, a reconnection replacing it): the stream then ends too,
+    with a goodbye saying why unless one was said."""
+    reader = asyncio.ensure_future(_read(session, context))
+    closed = asyncio.ensure_future(session.wait_closed())
+    try:
+        await asyncio.wait((reader, closed), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        closed.cancel()
+        if not reader.done():
+            reader.cancel()
+            await asyncio.wait((reader,))
+    if not reader.cancelled():
+        reader.result()   # the stream ended: its error, if any, is raised here
+    elif not session.farewell:
+        try:   # a stream that is gone must not hold the referee up
+            await asyncio.wait_for(context.write(wire.goodbye(session.close_reason)), 1.0)
+        except Exception:
+            pass
+
+
+async def _read(session: BotSession, context) -> None:
+    while True:
+        msg = await context.read()
+        if msg is grpc.aio.EOF:
+            session.close("the bot closed its stream")
+            return
+        if not session.take(msg):
+            await session.on_message(msg)
 
 
 async def _read_hello(context) -> None:

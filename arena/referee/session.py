@@ -47,6 +47,7 @@ class BotSession:
         self.process: BotProcess | None = None  # set when the arena launched this bot
         self.close_reason = ""
         self.closed_by_referee = False          # the referee ended the stream (bad bytes)
+        self.farewell = False                   # it was sent a goodbye
         self.rejections = 0                     # refused actions in the current match
         self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
         self._closed = False
@@ -75,6 +76,16 @@ class BotSession:
         self._deliver(_CLOSED)
         if not self._done.done():
             self._done.set_result(reason)
+
+    async def say_goodbye(self, reason: str) -> None:
+        """Tell the bot the referee is done with it (so it can exit by itself), and close."""
+        if not self._closed:
+            try:
+                await self.send(wire.goodbye(reason))
+                self.farewell = True
+            except SessionClosed:
+                pass
+        self.close(reason)
 
     async def wait_closed(self) -> str:
         return await asyncio.shield(self._done)

@@ -190,8 +190,9 @@ class Tournament:
                     else "(no duplicates)")
         plain = ("" if not s.duplicate or len(self.plan) == size.matches
                  else "; tables with a remote bot play plain deals")
-        schedule_line = (f"{size.bots} bots, {size.tables} tables of {s.table_size}, "
-                         f"{size.deals} deals each {per_deal}{plain}: {len(self.plan)} matches")
+        schedule_line = (f"{counted(size.bots, 'bot')}, {counted(size.tables, 'table')} of "
+                         f"{s.table_size}, {counted(size.deals, 'deal')} each {per_deal}{plain}: "
+                         f"{counted(len(self.plan), 'match', 'matches')}")
         clock = f"{self.config.describe()}; {s.move_ms / 1000:g} s/move + {s.bank_ms / 1000:g} s bank"
         seeds = ("secret seeds" if s.secret
                  else f"seed {s.seed} (bots could compute the deals: trusted bots only)")
@@ -200,8 +201,9 @@ class Tournament:
         elif not s.phases:
             integrity = f"{seeds}; no phases (a bot process plays every rotation: trusted bots only)"
         else:
-            integrity = (f"{seeds}; {schedule.phases_of(self.plan)} phases, fresh bot processes "
-                         "for each")
+            phases = schedule.phases_of(self.plan)
+            integrity = (f"{seeds}; {counted(phases, 'phase')}, fresh bot processes for each"
+                         if phases > 1 else f"{seeds}; one phase")
         return schedule_line, clock, integrity
 
     def pending(self) -> list[PlannedMatch]:
@@ -269,3 +271,6 @@ def _manifest_dict(m: BotManifest) -> dict[str, Any]:
             "description": m.description}
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``1 table``, ``3 tables``."""
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+from support.processes import env_for, processes_marked
 from support.requirements import missing
 
 from arena.bots.templates import REPO, new_bot

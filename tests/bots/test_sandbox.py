@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+from support.processes import env_for, processes_marked
 from support.requirements import missing
 
 from arena.bots.sandbox import SandboxFactory
@@ -130,7 +130,8 @@ def test_its_environment_holds_nothing_of_the_arena(tmp_path, mark, monkeypatch)
     for report in out["reports"]:
         assert set(report["result"]) <= {
             "PATH", "LANG", "HOME", "TMPDIR", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-            "ONO99_REFEREE", "ONO99_TOKEN", "ONO99_BOT_NAME", "ARENA_TEST_MARK", "ROGUE_SLEEP",
+            "ONO99_REFEREE", "ONO99_TOKEN", "ONO99_BOT_NAME", "ONO99_RECONNECT_TIMEOUT",
+            "ARENA_TEST_MARK", "ROGUE_SLEEP",
             "GRPC_EXPERIMENTS", "PWD"}, report["result"]   # PWD: bwrap, its own folder
 
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+from support.processes import env_for, processes_marked
 
 from arena.bots.manifest import ManifestError, load_manifest
 from arena.bots.setup import LOG, STATE, SetupError, content_hash, ensure_setup, up_to_date

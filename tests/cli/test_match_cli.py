@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, mark, processes_marked  # noqa: F401 (mark is a fixture)
+from support.processes import env_for, processes_marked
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"

@@ -23,9 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import (  # noqa: F401 (mark is a fixture)
-    env_for, kill_marked, mark, new_mark, processes_marked, wait_unmarked,
-)
+from support.processes import env_for, kill_marked, new_mark, processes_marked, wait_unmarked
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"

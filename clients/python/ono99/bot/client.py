@@ -173,7 +173,7 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
                 reconnect_timeout: float) -> int:
     try:
         await _session(driver, link, connect_timeout)
-        return EXIT_OK
+        return _done(driver)
     except _Unreachable:
         hint = "" if link.tls is None else " (does it speak TLS, with that certificate?)"
         print(f"error: no referee reachable at {link.referee} within {connect_timeout:g} s{hint}",
@@ -195,6 +195,11 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
         broke = outcome
 
 
+def _done(driver: Driver) -> int:
+    print(f"the referee said goodbye: {driver.goodbye or 'no reason given'}", file=sys.stderr)
+    return EXIT_OK
+
+
 async def _reconnect(driver: Driver, link: _Link, resume_key: str, timeout: float,
                      broke: str) -> int | str:
     """After the connection broke (``broke`` says how): connect again, with back-off, for
@@ -211,7 +216,7 @@ async def _reconnect(driver: Driver, link: _Link, resume_key: str, timeout: floa
             await _session(driver, link, left, resume_key, lambda: print(
                 f"reconnected to the referee after {time.monotonic() - started:.1f} s",
                 file=sys.stderr))
-            return EXIT_OK
+            return _done(driver)
         except RefusedError as exc:
             if exc.code != _TOKEN_IN_USE:   # in use: the referee has not seen the drop yet
                 print(f"error: {exc}", file=sys.stderr)

@@ -31,6 +31,7 @@ class Driver:
         self.matches: dict[str, Match] = {}
         self.finished = False
         self.welcome: referee_pb2.Welcome | None = None
+        self.goodbye: str | None = None          # the referee's reason, once it said goodbye
         self._open_turn: tuple[referee_pb2.TurnRequest, set[str]] | None = None
         # after a reconnection the referee sends a match's events again from its start:
         # match id -> how many of the coming events the bot has seen already
@@ -78,6 +79,7 @@ class Driver:
             raise RefusedError(msg.refusal)
         elif kind == "goodbye":
             self.finished = True
+            self.goodbye = msg.goodbye.reason
 
     def _events(self, match_id: str, events) -> Match | None:
         match = self.matches.get(match_id)

@@ -1,0 +1,224 @@
+"""``arena serve`` as organisers and bot authors use it: the real server in a subprocess on
+a TCP port, the real commands, bots in their own processes (the Python SDK and Node.js)
+reaching it with ``ONO99_REFEREE`` and ``ONO99_TOKEN``, hosted bots uploaded, checked and
+run in the sandbox, a SQLite file that outlives the server."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.processes import new_mark, kill_marked
+from support.serve import BOTS, ROOT, Served, command
+
+STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server for the tests of this module that only add to it. A remote bot due at a
+    match is waited for 2 s."""
+    value = new_mark()
+    served = Served(tmp_path_factory.mktemp("serve") / "arena.db", value, "--absent-after", "2")
+    yield served
+    served.stop()
+    kill_marked(value)
+
+
+def test_the_organizer_token_is_printed_once_and_required(server, tmp_path):
+    assert re.fullmatch(r"[A-Za-z0-9_-]{40,}", server.token)
+    proc = server.arena("bots", "list", ONO99_ORGANIZER_TOKEN="")
+    assert proc.returncode == 2
+    assert "organiser commands need the organiser token" in proc.stderr
+    proc = server.arena("bots", "list", ONO99_ORGANIZER_TOKEN="not-the-token")
+    assert proc.returncode != 0 and "organiser token" in proc.stderr.lower(), proc.stderr
+    # the token is kept hashed: not in the database
+    assert server.token.encode() not in server.db.read_bytes()
+
+
+def test_remote_and_hosted_bots_play_a_tournament_on_the_server(server, node):
+    py_token = server.add_remote("pyrandom")
+    node_token = server.add_remote("nodecounter")
+    hosted = server.ok("bots", "add", "counter", "--dir", BOTS / "counter").stdout
+    assert re.search(r"^check-bot: counter: \d+ passed, 0 failed", hosted, re.M), hosted
+    assert "bot counter (version 1) entered" in hosted
+    bots = [server.remote_bot("random/bot.py", py_token),
+            server.remote_bot("node-counter/bot.js", node_token)]
+    server.wait_connected("pyrandom")
+    server.wait_connected("nodecounter")
+    listed = {b["name"]: b for b in server.json("bots", "list")}
+    assert {n: (listed[n]["kind"], listed[n]["connected"]) for n in ("pyrandom", "nodecounter", "counter")} \
+        == {"pyrandom": ("remote", True), "nodecounter": ("remote", True), "counter": ("hosted", True)}
+
+    proc = server.ok("tournament", "pyrandom", "nodecounter", "counter", "--games", "4",
+                     "--name", "mixed")
+    assert "tournament mixed on" in proc.stdout
+    assert re.search(r"^12 matches played in [\d.]+ s \([\d.]+/s\); faults: none$", proc.stdout, re.M), proc.stdout
+    table = server.json("standings", "mixed")
+    assert table["tournament"] == "mixed"
+    assert {row["bot"] for row in table["standings"]} == {"pyrandom", "nodecounter", "counter"}
+    assert all(set(row) == STANDINGS_KEYS for row in table["standings"])
+    assert sum(row["matches"] for row in table["standings"]) == 24
+    assert set(table["los"]) == {"pyrandom", "nodecounter", "counter"}
+    # the remote bots are still there, between matches, for the next tournament
+    assert server.bot("pyrandom")["connected"] and server.bot("nodecounter")["connected"]
+
+    # a second process with a bot's token is refused; the first plays on
+    second = subprocess.run(command_bot("random/bot.py"), cwd=ROOT, capture_output=True, text=True,
+                            env=server.env(ONO99_REFEREE=server.address, ONO99_TOKEN=py_token),
+                            timeout=30)
+    assert second.returncode == 3 and "REFUSAL_CODE_TOKEN_IN_USE" in second.stderr
+    wrong = subprocess.run(command_bot("random/bot.py"), cwd=ROOT, capture_output=True, text=True,
+                           env=server.env(ONO99_REFEREE=server.address, ONO99_TOKEN="guess"),
+                           timeout=30)
+    assert wrong.returncode == 3 and "REFUSAL_CODE_BAD_TOKEN" in wrong.stderr
+
+    # removing a remote bot withdraws its token: its process is let go, its results stay
+    assert "bot pyrandom removed" in server.ok("bots", "remove", "pyrandom").stdout
+    assert bots[0].wait(30) == 0
+    assert "the referee said goodbye: its token was withdrawn" in (server.db.parent / f"random-{py_token[:6]}.stderr").read_text()
+    assert "pyrandom" not in {b["name"] for b in server.json("bots", "list")}
+    assert server.json("standings", "mixed")["standings"]
+    bots[1].terminate()
+    bots[1].wait(10)
+
+
+def command_bot(script: str) -> list[str]:
+    return [sys.executable, str(BOTS / script)]
+
+
+def test_a_new_version_of_a_bot_has_its_own_rating(server):
+    first = server.ok("bots", "add", "lowest", "--dir", BOTS / "lowest").stdout
+    second = server.ok("bots", "add", "lowest", "--dir", BOTS / "lowest").stdout
+    assert "bot lowest (version 1) entered" in first
+    assert "bot lowest v2 (version 2) entered" in second
+    names = {b["name"]: b["version"] for b in server.json("bots", "list")}
+    assert names["lowest"] == 1 and names["lowest v2"] == 2
+    server.ok("tournament", "lowest", "lowest v2", "--games", "2", "--name", "versions")
+    rows = {r["bot"] for r in server.json("standings", "versions")["standings"]}
+    assert rows == {"lowest", "lowest v2"}
+
+
+def test_a_hosted_bot_that_fails_its_check_does_not_enter(server, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "bot.toml").write_text('name = "broken"\ncommand = "{python} bot.py"\n')
+    (broken / "bot.py").write_text("import sys\nprint('no referee for me', file=sys.stderr)\nsys.exit(1)\n")
+    proc = server.arena("bots", "add", "broken", "--dir", broken)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"^FAIL ", proc.stdout, re.M)
+    assert "bot broken (version 1) did not pass its check: it does not enter" in proc.stdout
+    assert server.bot("broken")["status"] == "failed"
+    proc = server.arena("tournament", "broken", "counter", "--games", "1")
+    assert proc.returncode != 0 and "broken" in proc.stderr, proc.stderr
+
+
+def test_an_upload_over_the_limit_is_refused(server, tmp_path):
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "bot.toml").write_text('name = "big"\ncommand = "{python} bot.py"\n')
+    (big / "bot.py").write_text("")
+    (big / "weights.bin").write_bytes(os.urandom(33 * 2**20))   # gzip cannot shrink it
+    proc = server.arena("bots", "add", "big", "--dir", big)
+    assert proc.returncode != 0
+    assert "the upload is over the limit of 32 MiB" in proc.stderr, proc.stderr
+    assert "big" not in {b["name"] for b in server.json("bots", "list")}
+
+
+def test_a_remote_bot_that_is_not_there_forfeits_as_absent(server):
+    server.add_remote("ghost")
+    proc = server.ok("tournament", "ghost", "counter", "--games", "1", "--name", "ghostly")
+    # a table with a remote bot plays plain deals: one match for one game
+    assert "tables with a remote bot play plain deals: 1 match\n" in proc.stdout
+    assert "; ghost absent)" in proc.stdout
+    assert re.search(r"faults: 1 absent$", proc.stdout, re.M), proc.stdout
+    rows = {r["bot"]: r for r in server.json("standings", "ghostly")["standings"]}
+    assert rows["ghost"]["faults"] == {"absent": 1} and rows["counter"]["wins"] == 1
+
+
+def test_a_hosted_bot_s_logs_are_readable_and_its_errors_clear(server):
+    logs = server.ok("bots", "logs", "counter")   # it may have printed nothing: no error
+    assert logs.stderr == ""
+    proc = server.arena("bots", "logs", "nobody")
+    assert proc.returncode != 0 and "nobody" in proc.stderr
+    proc = server.arena("bots", "add", "bad name!")
+    assert proc.returncode != 0 and "name" in proc.stderr
+
+
+# ---------------------------------------------------------------- restarts
+
+
+def test_the_ladder_plays_and_survives_a_restart(tmp_path, mark):
+    served = Served(tmp_path / "ladder.db", mark, "--ladder")
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        before = wait_ladder(served, 10)
+        assert {r["bot"] for r in before["standings"]} == {"random", "greedy"}
+        assert all(set(r) == STANDINGS_KEYS for r in before["standings"])
+    finally:
+        assert served.stop() == 0
+    assert "arena server stopped" in served.output
+    again = Served(tmp_path / "ladder.db", mark, "--ladder", token=served.token)
+    try:
+        assert "organizer token" not in again.output          # printed once, ever
+        assert "2 bots entered; ladder on" in again.output
+        played = sum(r["matches"] for r in before["standings"])
+        after = wait_ladder(again, played // 2 + 5)
+        assert sum(r["matches"] for r in after["standings"]) > played
+    finally:
+        again.stop()
+
+
+def wait_ladder(served: Served, matches: int, timeout: float = 60) -> dict:
+    """The ladder's standings once it has ``matches`` matches."""
+    deadline = time.monotonic() + timeout
+    while True:
+        table = served.json("standings", "ladder")
+        if sum(r["matches"] for r in table["standings"]) >= 2 * matches:
+            return table
+        assert time.monotonic() < deadline, f"the ladder played too little: {table}"
+        time.sleep(0.3)
+
+
+def test_a_tournament_resumes_after_the_server_is_killed(tmp_path, mark):
+    served = Served(tmp_path / "t.db", mark)
+    for name in ("random", "greedy"):
+        served.ok("bots", "add", name, "--dir", BOTS / name)
+    follower = subprocess.Popen(
+        command("tournament", "random", "greedy", "--games", "150", "--name", "long",
+                "--server", served.address), cwd=ROOT, env=served.env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (done := matches_in(served.db, "long")) >= 20:
+        assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
+        time.sleep(0.1)
+    served.stop(signal.SIGKILL)
+    out, err = follower.communicate(timeout=30)
+    assert follower.returncode not in (0, None)
+    assert "Traceback" not in out + err and "server" in err.lower(), err
+    again = Served(tmp_path / "t.db", mark, token=served.token)
+    try:
+        proc = again.ok("tournament", "--resume", "long")
+        assert re.search(r"resuming: \d+ of 300 already played", proc.stdout), proc.stdout
+        table = again.json("standings", "long")
+        assert sum(r["matches"] for r in table["standings"]) == 600
+        assert matches_in(again.db, "long") == 300 > done
+    finally:
+        again.stop()
+
+
+def matches_in(db: Path, tournament: str) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+        try:
+            return con.execute("SELECT COUNT(*) FROM matches m JOIN tournaments t ON "
+                               "m.tournament_id = t.id WHERE t.name = ?", (tournament,)).fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
