@@ -129,6 +129,13 @@ class Lobby:
             if waiter in reg._waiters:
                 reg._waiters.remove(waiter)
 
+    def drop(self, hashed: str, reason: str) -> None:
+        """End the stream of the token's session, if any, without a goodbye: the bot may
+        reconnect (to this referee started again)."""
+        reg = self._by_hash.get(hashed)
+        if reg is not None and reg.session is not None:
+            reg.session.drop(reason)
+
     def connected(self, hashed: str) -> bool:
         reg = self._by_hash.get(hashed)
         return reg is not None and reg.session is not None and not reg.session.closed

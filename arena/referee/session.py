@@ -47,7 +47,7 @@ class BotSession:
         self.process: BotProcess | None = None  # set when the arena launched this bot
         self.close_reason = ""
         self.closed_by_referee = False          # the referee ended the stream (bad bytes)
-        self.farewell = False                   # it was sent a goodbye
+        self.farewell = False                   # it was sent a goodbye, or must get none
         self.rejections = 0                     # refused actions in the current match
         self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
         self._closed = False
@@ -76,6 +76,11 @@ class BotSession:
         self._deliver(_CLOSED)
         if not self._done.done():
             self._done.set_result(reason)
+
+    def drop(self, reason: str) -> None:
+        """Close and end the stream without a goodbye (the bot may come back)."""
+        self.farewell = True   # none to be said
+        self.close(reason)
 
     async def say_goodbye(self, reason: str) -> None:
         """Tell the bot the referee is done with it (so it can exit by itself), and close."""

@@ -121,13 +121,17 @@ class ArenaServer:
 
     async def stop(self) -> None:
         """Stop the ladder and the tournaments (they resume at the next start), say goodbye
-        to every bot, close the database."""
+        to the hosted bots, close the database. Remote bots are not told goodbye: their
+        streams just end, and they try to reconnect for a while (the SDKs for 10 s), so a
+        quick restart keeps them."""
         if self._ladder_task is not None:
             self._ladder_task.cancel()
             await asyncio.gather(self._ladder_task, return_exceptions=True)
         if self.runs is not None:
             await self.runs.stop()
         if self.referee is not None:
+            for seats in self.registry.remote.values():
+                self.lobby.drop(seats.token_hash, "the server is stopping; it may be back soon")
             await self.referee.stop("the server is stopping")
         self.store.close()
 

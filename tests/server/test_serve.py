@@ -83,7 +83,7 @@ def test_remote_and_hosted_bots_play_a_tournament_on_the_server(server, node):
     # removing a remote bot withdraws its token: its process is let go, its results stay
     assert "bot pyrandom removed" in server.ok("bots", "remove", "pyrandom").stdout
     assert bots[0].wait(30) == 0
-    assert "the referee said goodbye: its token was withdrawn" in (server.db.parent / f"random-{py_token[:6]}.stderr").read_text()
+    assert "the referee said goodbye: its token was withdrawn" in server.bot_stderr(bots[0])
     assert "pyrandom" not in {b["name"] for b in server.json("bots", "list")}
     assert server.json("standings", "mixed")["standings"]
     bots[1].terminate()
@@ -156,25 +156,37 @@ def test_a_hosted_bot_s_logs_are_readable_and_its_errors_clear(server):
 
 
 def test_the_ladder_plays_and_survives_a_restart(tmp_path, mark):
-    served = Served(tmp_path / "ladder.db", mark, "--ladder")
+    """Hosted bots and a remote one on the ladder; the server stops and starts again on its
+    database, on the same port: the ladder goes on from its stored ratings, and the remote
+    bot, told no goodbye, reconnects by itself."""
+    served = Served(tmp_path / "ladder.db", mark, "--ladder", listen="127.0.0.1:0")
+    remote = None
     try:
         for name in ("random", "greedy"):
             served.ok("bots", "add", name, "--dir", BOTS / name)
+        remote = served.remote_bot("lowest/bot.py", served.add_remote("stayer"))
+        served.wait_connected("stayer")
         before = wait_ladder(served, 10)
-        assert {r["bot"] for r in before["standings"]} == {"random", "greedy"}
+        assert {r["bot"] for r in before["standings"]} >= {"random", "greedy"}
         assert all(set(r) == STANDINGS_KEYS for r in before["standings"])
     finally:
         assert served.stop() == 0
     assert "arena server stopped" in served.output
-    again = Served(tmp_path / "ladder.db", mark, "--ladder", token=served.token)
+    again = Served(tmp_path / "ladder.db", mark, "--ladder", token=served.token,
+                   listen=served.address)
     try:
         assert "organizer token" not in again.output          # printed once, ever
-        assert "2 bots entered; ladder on" in again.output
+        assert "3 bots entered; ladder on" in again.output
         played = sum(r["matches"] for r in before["standings"])
         after = wait_ladder(again, played // 2 + 5)
         assert sum(r["matches"] for r in after["standings"]) > played
+        again.wait_connected("stayer")
+        assert remote.poll() is None
+        assert "reconnected to the referee" in served.bot_stderr(remote)
     finally:
         again.stop()
+        if remote is not None:
+            remote.wait(30)
 
 
 def wait_ladder(served: Served, matches: int, timeout: float = 60) -> dict:

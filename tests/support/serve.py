@@ -26,13 +26,14 @@ class Served:
     goes to a file (nothing can block on a full pipe); ``token`` is the organiser token it
     printed (None on a database it already knew)."""
 
-    def __init__(self, db: Path, mark: str, *flags: str, token: str | None = None) -> None:
+    def __init__(self, db: Path, mark: str, *flags: str, token: str | None = None,
+                 listen: str = "127.0.0.1:0") -> None:
         self.db = db
         self.mark = mark
         self.flags = flags
         self.out = db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
         self.proc = subprocess.Popen(
-            command("serve", "--db", db, "--listen", "127.0.0.1:0", *flags), cwd=ROOT,
+            command("serve", "--db", db, "--listen", listen, *flags), cwd=ROOT,
             env=env_for(mark), stdout=self.out.open("w"), stderr=subprocess.STDOUT, text=True)
         text = self._wait_for(r"arena server at ([^\s,]+)")
         self.address = re.search(r"arena server at ([^\s,]+)", text).group(1)
@@ -98,9 +99,15 @@ class Served:
         server by ``ONO99_REFEREE`` and ``ONO99_TOKEN``. Its stderr is kept in a file."""
         err = self.db.parent / f"{Path(script).parent.name}-{token[:6]}.stderr"
         program = ["node"] if script.endswith(".js") else [sys.executable]
-        return subprocess.Popen([*program, str(BOTS / script), *args], cwd=ROOT,
+        proc = subprocess.Popen([*program, str(BOTS / script), *args], cwd=ROOT,
                                 env=self.env(ONO99_REFEREE=self.address, ONO99_TOKEN=token, **env),
                                 stdout=subprocess.DEVNULL, stderr=err.open("w"))
+        proc.stderr_path = err
+        return proc
+
+    @staticmethod
+    def bot_stderr(proc: subprocess.Popen) -> str:
+        return proc.stderr_path.read_text()
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.proc.poll() is None:

@@ -35,7 +35,9 @@ EXIT_REFUSED = 3
 EXIT_UNREACHABLE = 4
 EXIT_BROKEN = 5
 
-_TOKEN_IN_USE = "REFUSAL_CODE_TOKEN_IN_USE"
+# refusals a reconnecting bot waits out: the referee has not yet noticed its old stream is
+# gone, or it is stopping (and may be back)
+_TRANSIENT = frozenset({"REFUSAL_CODE_TOKEN_IN_USE", "REFUSAL_CODE_SHUTTING_DOWN"})
 
 
 def _env_float(name: str, default: float) -> float:
@@ -218,7 +220,7 @@ async def _reconnect(driver: Driver, link: _Link, resume_key: str, timeout: floa
                 file=sys.stderr))
             return _done(driver)
         except RefusedError as exc:
-            if exc.code != _TOKEN_IN_USE:   # in use: the referee has not seen the drop yet
+            if exc.code not in _TRANSIENT:
                 print(f"error: {exc}", file=sys.stderr)
                 return EXIT_REFUSED
             broke = exc.reason
