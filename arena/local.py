@@ -15,7 +15,8 @@ from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest, load_manifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.results import MatchResult, MatchSpec
-from arena.referee.runner import MatchListener, MatchRunner
+from arena.referee.listeners import MatchListener
+from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 
 

@@ -30,7 +30,8 @@ from ono99.v1 import referee_pb2, referee_pb2_grpc
 from arena.bots.launcher import LocalBot
 from arena.bots.manifest import load_manifest
 from arena.referee.results import MatchSpec, TimeControl
-from arena.referee.runner import MatchListener, MatchRunner
+from arena.referee.listeners import MatchListener
+from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.referee.wire import EventEncoder, SeatStatesCache, turn_request
 from arena.rules.game import Game
@@ -126,9 +127,9 @@ class _Latencies(MatchListener):
         self.gate = gate
         self.run = run
 
-    def events(self, spec, game, events, seat, latency_us) -> None:
-        if latency_us is not None and self.gate.run == self.run:
-            self.gate.sink.append(latency_us)
+    def frame(self, frame) -> None:
+        if frame.latency_us is not None and self.gate.run == self.run:
+            self.gate.sink.append(frame.latency_us)
 
 
 def _address(server: grpc.aio.Server, listen: str, name: str) -> str:

@@ -24,13 +24,12 @@ from arena.cli.prepare import (
 )
 from arena.local import LocalArena
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
-from arena.referee.runner import MatchListener
+from arena.referee.listeners import Frame, MatchInfo, MatchListener
 from arena.rules.cards import TOKENS
 from arena.rules.errors import ConfigError
 from arena.rules.events import (
     DRAW, ELIMINATE, END, FORFEIT, LOSE, PLAY, describe_event, event_to_dict,
 )
-from arena.rules.game import Game
 from arena.rules.rulesets import DEFAULT_RULESET, RULESETS, make_config, parse_option_args
 from arena.seeds import Seeds
 
@@ -111,12 +110,16 @@ class LiveLog(MatchListener):
     def __init__(self, console: Console, quiet: bool = False) -> None:
         self.console = console
         self.quiet = quiet
+        self.names: tuple[str, ...] = ()
 
-    def events(self, spec: MatchSpec, game: Game, events, seat, latency_us) -> None:
+    def match_started(self, info: MatchInfo) -> None:
+        self.names = info.names
+
+    def frame(self, frame: Frame) -> None:
         if self.quiet:
             return
-        names = spec.names
-        for e in events:
+        names, seat, latency_us = self.names, frame.seat, frame.latency_us
+        for e in frame.events:
             kind = e[0]
             if kind == PLAY:
                 took = f"  [dim]{latency_us / 1000:.1f} ms[/dim]" if latency_us is not None and e[1] == seat else ""
@@ -125,8 +128,8 @@ class LiveLog(MatchListener):
                 line = escape(describe_event(e, names))
                 self.console.print(f"  [red]{line}[/red]" if kind in _BAD_NEWS else f"  {line}")
 
-    def verdict(self, spec: MatchSpec, verdict: Verdict) -> None:
-        self.console.print(f"  [bold red]verdict[/bold red] {spec.names[verdict.seat]}: "
+    def verdict(self, match_id: str, verdict: Verdict) -> None:
+        self.console.print(f"  [bold red]verdict[/bold red] {self.names[verdict.seat]}: "
                            f"{verdict.kind} ({verdict.detail})", highlight=False)
 
 

@@ -13,7 +13,9 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
+from arena.referee.listeners import Broadcast, Frame, MatchInfo, MatchListener, MatchOver
 from arena.referee.results import (
     FaultPolicy, MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
 )
@@ -25,7 +27,7 @@ from arena.referee.wire import (
 )
 from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
-from arena.rules.game import Game, Termination
+from arena.rules.game import Termination
 
 _perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
@@ -33,21 +35,6 @@ _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
 
 #: Waits up to a number of seconds for a seat's bot to connect again; its new session.
 Reconnect = Callable[[float], Awaitable[BotSession]]
-
-
-class MatchListener:
-    """Receives a match's progress (live display, logs, spectators). Methods must not block."""
-
-    def match_started(self, spec: MatchSpec) -> None: ...
-
-    def events(self, spec: MatchSpec, game: Game, events: Sequence[tuple],
-               seat: int | None, latency_us: int | None) -> None:
-        """Events produced by one decision of ``seat`` (answered in ``latency_us``), or by
-        a forfeit or the set-up (``seat`` None)."""
-
-    def verdict(self, spec: MatchSpec, verdict: Verdict) -> None: ...
-
-    def match_ended(self, result: MatchResult) -> None: ...
 
 
 class MatchRunner:
@@ -67,7 +54,7 @@ class MatchRunner:
             raise ValueError(f"{n} seats need {n} sessions and names")
         self.spec = spec
         self.sessions = list(sessions)
-        self.listeners = list(listeners)
+        self.listeners = Broadcast(listeners)
         self.game = spec.new_game()
         self.verdicts: list[Verdict] = []
         self.stats = [SeatStats() for _ in range(n)]
@@ -83,6 +70,8 @@ class MatchRunner:
         self._turns = 0
         self._turn_ids = itertools.count(spec.first_turn_id() + 1)
         self._reported = 0                     # events already given to listeners
+        self._frames = 0
+        self._t0 = 0.0
         self._absent = absent or {}
         self._reconnect = reconnect or {}
         self._grace = grace
@@ -93,9 +82,9 @@ class MatchRunner:
         """Play the match to its end and return the result (also kept in ``self.result``).
         Cancelled (shutdown), it records ``aborted`` verdicts, tells the bots, and re-raises."""
         started_at = time.time()
-        t0 = time.perf_counter()
+        t0 = self._t0 = time.perf_counter()
         try:
-            await self._start()
+            await self._start(started_at)
             game = self.game
             while not game.finished:
                 seat = game.to_act
@@ -106,6 +95,7 @@ class MatchRunner:
                 await self._turn(seat)
         except asyncio.CancelledError:
             self._abort(started_at, time.perf_counter() - t0)
+            self._ended()
             await self._tell_end(timeout=1.0)
             raise
         outcome = self.game.outcome
@@ -113,14 +103,14 @@ class MatchRunner:
             self.spec, Status.FINISHED, outcome.ranking, outcome.termination, self.verdicts,
             self.stats, started_at, time.perf_counter() - t0, self._turns, self.game.events)
         await self._tell_end()
-        for listener in self.listeners:
-            listener.match_ended(self.result)
+        self._ended()
         return self.result
 
-    async def _start(self) -> None:
+    async def _start(self, started_at: float) -> None:
         spec = self.spec
-        for listener in self.listeners:
-            listener.match_started(spec)
+        if self.listeners:
+            self.listeners.match_started(MatchInfo(spec.match_id, spec.names, spec.config,
+                                                   spec.time_control, started_at))
         rules = rules_to_wire(spec.config)
         for seat, session in enumerate(self.sessions):
             if session is None or session.closed:
@@ -256,8 +246,8 @@ class MatchRunner:
         session = self.sessions[seat]
         if session is not None:
             self.stats[seat].rejections = session.rejections
-        for listener in self.listeners:
-            listener.verdict(self.spec, verdict)
+        if self.listeners:
+            self.listeners.verdict(self.spec.match_id, verdict)
         game = self.game
         if self.spec.on_fault == FaultPolicy.AUTOPLAY:
             self._autoplay[seat] = True
@@ -277,12 +267,34 @@ class MatchRunner:
     # ---------------------------------------------------------------- messages
 
     def _report(self, seat: int | None, latency_us: int | None) -> None:
+        """Tell the listeners of the events since the last report: one frame."""
         events = self.game.events
         if self.listeners and self._reported < len(events):
-            new = events[self._reported:]
-            for listener in self.listeners:
-                listener.events(self.spec, self.game, new, seat, latency_us)
+            game = self.game
+            frame = Frame(self.spec.match_id, self._frames, tuple(events[self._reported:]),
+                          game.spectator_view(), seat, latency_us,
+                          tuple(b // 1_000_000 for b in self._bank_ns),
+                          time.perf_counter() - self._t0)
+            private = None
+            if self.listeners.hands:
+                private = replace(frame, hands=tuple(game.hand(s) for s in range(game.seats)))
+            self._frames += 1
+            self.listeners.frame(frame, private)
         self._reported = len(events)
+
+    def _ended(self) -> None:
+        if not self.listeners:
+            return
+        result = self.result
+        self.listeners.match_ended(MatchOver(
+            result.match_id, result.status, result.ranking, result.termination,
+            tuple(result.verdicts), self._final_hands(), result.turns, result.duration_s))
+
+    def _final_hands(self) -> tuple[tuple[int, ...], ...]:
+        """Every seat's hand at the end: held, or laid face up when it was eliminated."""
+        game = self.game
+        return tuple(tuple(game.hands[s]) if game.hands[s] is not None
+                     else tuple(game.revealed.get(s, ())) for s in range(game.seats))
 
     async def _flush_events(self, skip: int) -> None:
         """Send each live seat (but ``skip``, about to act) the events it has not seen yet.
@@ -315,8 +327,7 @@ class MatchRunner:
         game = self.game
         encoded = self._encoder.update(game.events)
         result = self.result
-        hands = wire.hands_to_wire([game.hands[s] if game.hands[s] is not None
-                                    else game.revealed.get(s, ()) for s in range(game.seats)])
+        hands = wire.hands_to_wire(self._final_hands())
         verdicts = wire.verdicts_to_wire(self.verdicts)
         for seat, session in enumerate(self.sessions):
             if session is None:

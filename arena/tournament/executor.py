@@ -20,7 +20,8 @@ from pathlib import Path
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.results import MatchResult, MatchSpec
-from arena.referee.runner import MatchListener, MatchRunner
+from arena.referee.listeners import MatchListener
+from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.seats import OnRetire, ProcessSeats, Seat, SeatProvider

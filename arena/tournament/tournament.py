@@ -19,7 +19,7 @@ from arena.bots.manifest import BotManifest, load_manifest
 from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import content_hash
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl
-from arena.referee.runner import MatchListener
+from arena.referee.listeners import MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import GameConfig, make_config
 from arena.seeds import Seeds, fresh_master

@@ -12,7 +12,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROTO_ROOT = HERE.parent.parent / "proto"
-PROTOS = ("ono99/v1/game.proto", "ono99/v1/referee.proto", "ono99/v1/organizer.proto")
+PROTOS = ("ono99/v1/game.proto", "ono99/v1/referee.proto", "ono99/v1/organizer.proto",
+          "ono99/v1/spectator.proto")
 
 
 def generate(out: Path) -> None:

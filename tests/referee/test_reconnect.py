@@ -14,7 +14,8 @@ import os
 import sys
 
 from arena.referee.results import Status, VerdictKind
-from arena.referee.runner import MatchListener, MatchRunner
+from arena.referee.listeners import MatchListener
+from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from support.matches import BOTS, replays, spec
 from support.proxy import Relay
@@ -28,8 +29,8 @@ class BreakAfter(MatchListener):
     def __init__(self, n: int, action) -> None:
         self.n, self.action, self.done = n, action, False
 
-    def events(self, spec, game, events, seat, latency_us) -> None:
-        if not self.done and len(game.events) >= self.n:
+    def frame(self, frame) -> None:
+        if not self.done and frame.view.n_events >= self.n:
             self.done = True
             self.action()
 
