@@ -24,6 +24,7 @@ from arena.cli.prepare import (
 )
 from arena.local import LocalArena
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
+from arena.cli.spectators import add_watch_option, spectators
 from arena.referee.listeners import Frame, MatchInfo, MatchListener
 from arena.rules.cards import TOKENS
 from arena.rules.errors import ConfigError
@@ -82,6 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="folder for event logs and bot stderr (default: runs/match-<time>)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only each game's result")
+    add_watch_option(p)
     p.set_defaults(run=run)
 
 
@@ -186,15 +188,16 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
     results: list[MatchResult] = []
     try:
         async with LocalArena.open(manifests, args.listen, out, args.connect_timeout,
-                                   sandbox_config(args)) as local:
+                                   sandbox_config(args)) as local, \
+                spectators(args.watch, console) as hub:
             console.print(f"referee at {local.server.address}; {config.describe()}; {tc.describe()}")
-            live = LiveLog(console, args.quiet)
+            listeners = [LiveLog(console, args.quiet)] + ([hub.listener()] if hub else [])
             try:
                 for i in range(args.games):
                     spec = game_spec(args, i, config, local.labels, tc)
                     if not args.quiet:  # the seed is shown once the game is over
                         console.rule(f"game {i + 1} of {args.games}")
-                    result = await local.play(spec, [live])
+                    result = await local.play(spec, listeners)
                     results.append(result)
                     write_log(out / f"game-{i + 1}.jsonl", result)
                     console.print(f"game {i + 1} (seed {spec.seed}): {escape(describe_result(result))}",

@@ -14,8 +14,9 @@ listener builds nothing for them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from arena.referee.results import TimeControl, Verdict
 from arena.rules.rulesets import GameConfig
@@ -117,3 +118,21 @@ class Broadcast:
                           listener, method)
             self.listeners.remove(listener)
             self.hands = any(x.sees_hands for x in self.listeners)
+
+
+class ListenerTap(Protocol):
+    """Picklable: makes, in another process, a listener that sends what it hears (in
+    batches) through ``send``."""
+
+    def listener(self, send: Callable[[list], None]) -> MatchListener: ...
+
+
+class ListenerBus(Protocol):
+    """Listeners for matches wherever they are played: ``listener()`` in this process; in
+    another, ``tap`` goes there and what its listener sends comes back to ``deliver``."""
+
+    tap: ListenerTap
+
+    def listener(self) -> MatchListener: ...
+
+    def deliver(self, batch: list) -> None: ...

@@ -135,6 +135,10 @@ class Store(abc.ABC):
         """One match; :class:`StoreError` if unknown."""
 
     @abc.abstractmethod
+    def match_by_uid(self, match_uid: str) -> MatchRecord | None:
+        """The match the referee called ``match_uid`` (the id bots and spectators see)."""
+
+    @abc.abstractmethod
     def events(self, match_id: int) -> list[dict[str, Any]]:
         """A match's public event record (as :func:`arena.rules.events.event_to_dict`)."""
 

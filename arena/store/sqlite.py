@@ -90,6 +90,10 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (name, version)
     );
     """,
+    # 3: spectators open a match by the id the referee gave it
+    """
+    CREATE INDEX matches_by_uid ON matches (match_uid);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -265,6 +269,12 @@ class SQLiteStore(Store):
         if row is None:
             raise StoreError(f"no match {match_id} in {self.path}")
         return self._match(row)
+
+    def match_by_uid(self, match_uid: str) -> MatchRecord | None:
+        row = self.db.execute(
+            f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            "WHERE m.match_uid = ? ORDER BY m.id DESC LIMIT 1", (match_uid,)).fetchone()
+        return None if row is None else self._match(row)
 
     def events(self, match_id: int) -> list[dict[str, Any]]:
         row = self.db.execute("SELECT encoding, data FROM match_events WHERE match_id = ?",

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
+from arena.referee.listeners import ListenerBus
 from arena.referee.results import MatchSpec, VerdictKind
 from arena.tournament.executor import Executor, ResultSink
 from arena.tournament.seats import retire_reason
@@ -41,8 +42,11 @@ class MultiProcessExecutor(Executor):
                  workers: int | None = None, listen: str = "unix", log_dir: Path | None = None,
                  connect_timeout: float = 10.0, retire_after: int = 3,
                  on_retire: Callable[[str, str], None] | None = None,
-                 sandbox: SandboxConfig = SandboxConfig()) -> None:
+                 sandbox: SandboxConfig = SandboxConfig(), bus: ListenerBus | None = None) -> None:
+        """``bus``: listeners for the workers' matches (their taps run in the workers,
+        what they send is delivered here)."""
         self.sandbox = sandbox
+        self.bus = bus
         self.manifests = list(manifests)
         self.labels = list(labels)
         self.concurrency = concurrency
@@ -72,7 +76,8 @@ class MultiProcessExecutor(Executor):
                 target=_worker_main, name=f"arena-worker-{w}", daemon=True,
                 args=(w, os.getpid(), self.manifests, self.labels, shares[w], per_worker,
                       self.listen, log_dir, self.connect_timeout, dict(self.retired),
-                      results, controls[w], self.sandbox)))
+                      results, controls[w], self.sandbox,
+                      None if self.bus is None else self.bus.tap)))
         for p in procs:
             p.start()
         loop = asyncio.get_running_loop()
@@ -94,6 +99,8 @@ class MultiProcessExecutor(Executor):
                     outcome = on_result(plans[index], result)
                     if asyncio.iscoroutine(outcome):
                         await outcome
+                elif kind == "watch":
+                    self.bus.deliver(msg[1])
                 elif kind == "done":
                     running -= 1
                 elif kind == "error":
@@ -137,19 +144,19 @@ def _join(procs, results, timeout: float = 10.0) -> None:
 
 
 def _worker_main(index, parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                 connect_timeout, retired, results, control, sandbox) -> None:
+                 connect_timeout, retired, results, control, sandbox, tap) -> None:
     """A worker process: its own referee and bots, playing its share of the matches."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         asyncio.run(_worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                            connect_timeout, retired, results, control, sandbox))
+                            connect_timeout, retired, results, control, sandbox, tap))
     except Exception as exc:  # pragma: no cover - reported to the parent, which stops
         results.put(("error", index, f"{exc.__class__.__name__}: {exc}"))
     results.put(("done", index))
 
 
 async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                  connect_timeout, retired, results, control, sandbox) -> None:
+                  connect_timeout, retired, results, control, sandbox, tap) -> None:
     from arena.tournament.executor import LocalExecutor, process_seats
 
     # the parent counts crashes and retires bots everywhere: no retirement here
@@ -161,7 +168,8 @@ async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log
             made[bot].retire(reason)
         return made
 
-    executor = LocalExecutor(seats, concurrency, listen)
+    listeners = [] if tap is None else [tap.listener(lambda batch: results.put(("watch", batch)))]
+    executor = LocalExecutor(seats, concurrency, listen, listeners)
     by_key = {plan.key: (i, spec) for i, plan, spec in share}
     main = asyncio.current_task()
 

@@ -84,15 +84,46 @@ def count_match(lines: dict[str, BotLine], bots: Sequence[str], places: Sequence
         lines[bots[seat]].faults[kind] += 1
 
 
+@dataclass(frozen=True)
+class Played:
+    """A finished match as standings read it."""
+
+    key: str                            # orders the fit's sums
+    bots: tuple[str, ...]               # bot per seat
+    places: tuple[int, ...]             # place per seat, from 1
+    sample: str                         # matches of one duplicate set share it
+    verdicts: tuple[tuple[int, str], ...] = ()   # (seat, kind)
+
+    @classmethod
+    def of(cls, m: MatchRecord) -> Played:
+        return cls(m.key, tuple(m.bots), tuple(m.places()), m.sample,
+                   tuple((v["seat"], v["kind"]) for v in m.verdicts))
+
+
+@dataclass
+class CrossCell:
+    """Head to head, from one bot's side: matches it finished ahead of, behind, or level
+    with one opponent."""
+
+    ahead: int = 0
+    behind: int = 0
+    level: int = 0
+
+
 def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
     """Standings of ``bots`` from their stored matches (in any order: the same matches give
     the same standings, to the last bit, however a resumed run stored them)."""
-    matches = sorted(matches, key=lambda m: m.key)  # the fit's sums, always in one order
+    return standings_of([Played.of(m) for m in matches
+                         if m.status == Status.FINISHED and m.ranking], bots)
+
+
+def standings_of(played: Sequence[Played], bots: Sequence[str]) -> Standings:
+    """Standings of ``bots`` from finished matches (stored, or live ones as they end)."""
+    played = sorted(played, key=lambda p: p.key)  # the fit's sums, always in one order
     lines = {b: BotLine(b) for b in bots}
-    for m in matches:
-        if m.status == Status.FINISHED and m.ranking:
-            count_match(lines, m.bots, m.places(), [(v["seat"], v["kind"]) for v in m.verdicts])
-    outs = placings(matches)
+    for p in played:
+        count_match(lines, p.bots, p.places, p.verdicts)
+    outs = [Placing(p.bots, p.places, p.sample) for p in played]
     result_fit = fit(outs, list(lines)) if outs else None
     if result_fit is not None:
         for line in lines.values():
@@ -100,6 +131,24 @@ def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
             line.interval = result_fit.interval(line.bot)
     ordered = sorted(lines.values(), key=lambda l: (-l.elo, l.average_place, l.bot))
     return Standings(ordered, result_fit)
+
+
+def crosstable(played: Iterable[Played], bots: Sequence[str]) -> dict[str, dict[str, CrossCell]]:
+    """For each bot, against each other bot: how often it finished ahead, behind, level."""
+    table = {a: {b: CrossCell() for b in bots if b != a} for a in bots}
+    for p in played:
+        for i, a in enumerate(p.bots):
+            for j, b in enumerate(p.bots):
+                if a == b or a not in table or b not in table[a]:
+                    continue
+                cell = table[a][b]
+                if p.places[i] < p.places[j]:
+                    cell.ahead += 1
+                elif p.places[i] > p.places[j]:
+                    cell.behind += 1
+                else:
+                    cell.level += 1
+    return table
 
 
 def faults_text(faults: Counter) -> str:

@@ -19,7 +19,7 @@ from arena.bots.manifest import BotManifest, load_manifest
 from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import content_hash
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl
-from arena.referee.listeners import MatchListener
+from arena.referee.listeners import ListenerBus, MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import GameConfig, make_config
 from arena.seeds import Seeds, fresh_master
@@ -223,12 +223,13 @@ class Tournament:
                   listeners: Sequence[MatchListener] = (), listen: str = "unix",
                   log_dir: Path | None = None, connect_timeout: float = 10.0,
                   on_retire: Callable[[str, str], None] | None = None,
-                  sandbox: SandboxConfig = SandboxConfig()) -> None:
+                  sandbox: SandboxConfig = SandboxConfig(), bus: ListenerBus | None = None) -> None:
         """Play every pending match on this machine, the bots launched from their folders;
-        each result is stored (one transaction) before ``on_result`` sees it."""
+        each result is stored (one transaction) before ``on_result`` sees it. ``bus``:
+        listeners that follow the matches in whichever process plays them."""
         await self.play(local_executor(self.manifests, self.names, concurrency, listeners, listen,
                                        log_dir, connect_timeout, self.settings.retire_after,
-                                       on_retire, sandbox), on_result)
+                                       on_retire, sandbox, bus), on_result)
 
     async def play(self, executor: Executor,
                    on_result: Callable[[PlannedMatch, MatchResult], None]) -> None:
@@ -250,14 +251,16 @@ def local_executor(manifests: Sequence[BotManifest], labels: Sequence[str], conc
                    listeners: Sequence[MatchListener] = (), listen: str = "unix",
                    log_dir: Path | None = None, connect_timeout: float = 10.0,
                    retire_after: int = 3, on_retire: Callable[[str, str], None] | None = None,
-                   sandbox: SandboxConfig = SandboxConfig()) -> Executor:
+                   sandbox: SandboxConfig = SandboxConfig(), bus: ListenerBus | None = None) -> Executor:
     """An executor for bots launched from their folders on this machine: a referee process
     per core when there are cores and matches to spread (one referee process does not use
-    two cores well), else one referee in this process (also where listeners must see the
-    matches)."""
+    two cores well), else one referee in this process. In-process ``listeners`` need the
+    latter; a ``bus`` brings the matches of every referee process to its listeners."""
     if concurrency > 1 and (os.cpu_count() or 1) > 1 and not listeners:
         return MultiProcessExecutor(manifests, labels, concurrency, None, listen, log_dir,
-                                    connect_timeout, retire_after, on_retire, sandbox)
+                                    connect_timeout, retire_after, on_retire, sandbox, bus)
+    if bus is not None:
+        listeners = [*listeners, bus.listener()]
     return LocalExecutor(process_seats(manifests, labels, sandbox, log_dir, connect_timeout,
                                        retire_after, on_retire), concurrency, listen, listeners)
 

@@ -224,6 +224,8 @@ def test_record_match_stores_every_field_and_the_engine_events(store):
     assert record.places() == result.places()
     assert store.events(mid) == expected_events(result)
     assert store.matches(t) == [record]
+    assert store.match_by_uid(result.spec.match_id) == record
+    assert store.match_by_uid("no-such-match") is None
 
 
 @pytest.mark.parametrize("seed, ruleset, options, seats", [
@@ -508,4 +510,4 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
         assert store.register_bot("alpha", "remote", token_hash="h").version == 1
     finally:
         store.close()
-    assert _pragma(path, "user_version") == SCHEMA_VERSION == 2
+    assert _pragma(path, "user_version") == SCHEMA_VERSION == 3

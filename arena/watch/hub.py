@@ -1,0 +1,392 @@
+"""Where spectators find the matches: live ones as they are played, recent ones, and the
+tournaments they belong to.
+
+Matches reach the hub through :meth:`SpectatorHub.listener` (a match listener tagged with
+its tournament: in this process) or :mod:`arena.watch.bus` (from referee processes of the
+multi-process executor); either way a frame is encoded once, as the public
+``MatchFrame`` every viewer is sent. With the organiser view on, the hub also keeps each
+frame's hands, and only a subscription that asked for them, behind the organiser token,
+gets them.
+
+A viewer holds a :class:`Subscription`: a bounded queue. The match never waits for it:
+when the queue is full, it is emptied and marked for a resync, and the viewer is sent a
+fresh snapshot instead of what it missed. Nobody watching costs a list append per frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ono99.v1 import referee_pb2, spectator_pb2 as pb
+
+from arena.referee import wire as referee_wire
+from arena.referee.listeners import Frame, MatchInfo, MatchListener, MatchOver
+from arena.referee.results import Verdict
+from arena.tournament.ratings import OnlineElo, Placing
+from arena.tournament.standings import Played, crosstable, standings_of
+from arena.watch import wire
+
+QUEUE = 512                 # messages a viewer may have waiting before it is resynced
+RECENT = 100                # finished matches kept in memory for replays and lists
+STANDINGS_EVERY_S = 0.5     # a tournament's standings are sent at most this often
+
+
+class Resync:
+    """In a subscription's queue: it overflowed; send a fresh snapshot."""
+
+
+RESYNC = Resync()
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One viewer's queue. ``delay``: frames held back; ``hands``: the organiser view."""
+
+    delay: int = 0
+    hands: bool = False
+    queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE))
+    resyncs: int = 0
+
+    def push(self, item) -> None:
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(RESYNC)
+            self.resyncs += 1
+
+
+class LiveMatch:
+    """A match the hub follows: its summary, frames, verdicts, end, and viewers."""
+
+    def __init__(self, summary: pb.MatchSummary, keep_hands: bool) -> None:
+        self.summary = summary
+        self.frames: list[pb.MatchFrame] = []
+        self.hands: list[tuple] | None = [] if keep_hands else None
+        self.verdicts: list[referee_pb2.Verdict] = []
+        self.over: pb.MatchOver | None = None
+        self.viewers: set[Subscription] = set()
+        self.last_frame = time.monotonic()
+        self.ratings: tuple[float, ...] = ()
+
+    @property
+    def match_id(self) -> str:
+        return self.summary.match_id
+
+    @property
+    def live(self) -> bool:
+        return self.over is None
+
+    def snapshot(self, reason: str, delay: int = 0, hands: bool = False) -> pb.MatchSnapshot:
+        """The match so far (``delay`` frames held back while it runs)."""
+        frames = self.frames
+        held = 0 if self.over is not None else min(delay, len(frames))
+        shown = frames[:len(frames) - held]
+        if hands and self.hands is not None:
+            shown = [wire.with_hands(f, h) for f, h in zip(shown, self.hands)]
+        snap = pb.MatchSnapshot(match=self.summary, frames=shown, reason=reason, delayed=held,
+                                open_turn_ms=0 if self.over else
+                                int((time.monotonic() - self.last_frame) * 1000))
+        if self.over is not None or not delay:
+            snap.verdicts.extend(self.verdicts)
+        if self.over is not None:
+            snap.over.CopyFrom(self.over)
+        return snap
+
+    def interest(self) -> float:
+        """TV's measure (docs/watching.md): seats still in the game, the total against the
+        limit, and how close the players' ratings are."""
+        if self.over is not None or not self.frames:
+            return 0.0
+        state = self.frames[-1].state
+        seats = len(state.seats) or 1
+        alive = sum(s.in_game for s in state.seats)
+        limit = self.summary.rules.limit or 99
+        closeness = 0.5
+        if self.ratings:
+            gap = max(self.ratings) - min(self.ratings)
+            closeness = 1.0 / (1.0 + gap / 200.0)
+        return (0.4 * alive / seats + 0.4 * min(state.total, limit) / limit + 0.2 * closeness
+                + min(len(self.frames), 1000) * 1e-6)   # a tie goes to the longer match
+
+
+class TournamentLog:
+    """A tournament (or the ladder) as spectators follow it: progress, finished matches,
+    standings with a crosstable, and its viewers."""
+
+    def __init__(self, name: str, bots: Sequence[str], total: int, played: Sequence[Played]) -> None:
+        self.name = name
+        self.bots = list(bots)
+        self.total = total
+        self.played = list(played)
+        self.finished = False
+        self.viewers: set[Subscription] = set()
+        self.elo = OnlineElo(sorted(set(bots) | {b for p in played for b in p.bots}))
+        for p in self.played:
+            self.elo.update(Placing(p.bots, p.places, p.sample))
+        self._standings: pb.Standings | None = None
+        self._standings_at = 0.0
+        self._standings_task: asyncio.TimerHandle | None = None
+
+    @property
+    def done(self) -> int:
+        return len(self.played)
+
+    def standings(self) -> pb.Standings:
+        if self._standings is None:
+            bots = sorted(set(self.bots) | {b for p in self.played for b in p.bots})
+            board = standings_of(self.played, bots)
+            self._standings = wire.standings(board, crosstable(self.played, bots), len(self.played))
+            self._standings_at = time.monotonic()
+        return self._standings
+
+    def result(self, played: Played) -> None:
+        for bot in played.bots:
+            self.elo.ratings.setdefault(bot, 1500.0)
+        self.played.append(played)
+        self.elo.update(Placing(played.bots, played.places, played.sample))
+        self._standings = None
+        if self.viewers and self._standings_task is None:
+            wait = max(0.0, self._standings_at + STANDINGS_EVERY_S - time.monotonic())
+            self._standings_task = asyncio.get_running_loop().call_later(wait, self._send_standings)
+
+    def _send_standings(self) -> None:
+        self._standings_task = None
+        if self.viewers:
+            message = pb.TournamentFeed(standings=self.standings())
+            for viewer in list(self.viewers):
+                viewer.push(message)
+
+    def snapshot(self, matches: Sequence[pb.MatchSummary]) -> pb.TournamentSnapshot:
+        return pb.TournamentSnapshot(name=self.name, bots=self.bots, total=self.total,
+                                     done=self.done, standings=self.standings(),
+                                     matches=matches, finished=self.finished)
+
+
+class SpectatorHub:
+    """Live and recent matches, and tournaments, for the spectator service."""
+
+    def __init__(self, organiser_view: bool = False, min_delay: int = 0, recent: int = RECENT) -> None:
+        """``organiser_view``: keep every frame's hands, for viewers with the organiser
+        token. ``min_delay``: frames every other viewer is held behind a live match."""
+        self.organiser_view = organiser_view
+        self.min_delay = min_delay
+        self.matches: OrderedDict[str, LiveMatch] = OrderedDict()   # live, then recent
+        self._recent: deque[str] = deque()
+        self._recent_cap = recent
+        self.tournaments: dict[str, TournamentLog] = {}
+        self._current: str | None = None           # the tournament started last
+        self._tournament_of: dict[str, str] = {}
+        self._arrivals: set[asyncio.Future] = set()   # TV waiting for a live match
+
+    # ---------------------------------------------------------------- feeding the hub
+
+    def listener(self, tournament: str = "") -> MatchListener:
+        """A match listener (in this process) that brings its matches here, as part of
+        ``tournament``."""
+        return _HubListener(self, tournament)
+
+    def tournament(self, name: str, bots: Sequence[str], total: int,
+                   played: Sequence[Played] = ()) -> TournamentLog:
+        """Start following a tournament (``total`` 0: the ladder, which never ends)."""
+        log = self.tournaments.get(name)
+        if log is None:
+            log = self.tournaments[name] = TournamentLog(name, bots, total, played)
+        self._current = name
+        return log
+
+    def tournament_result(self, name: str, played: Played, match_id: str | None = None) -> None:
+        log = self.tournaments.get(name)
+        if log is None:
+            return
+        log.result(played)
+        if match_id is not None and match_id in self.matches:
+            message = pb.TournamentFeed(finished=self.matches[match_id].summary)
+            for viewer in list(log.viewers):
+                viewer.push(message)
+
+    def tournament_finished(self, name: str) -> None:
+        log = self.tournaments.get(name)
+        if log is None:
+            return
+        log.finished = True
+        message = pb.TournamentFeed(over=log.snapshot(self.summaries(name)))
+        for viewer in list(log.viewers):
+            viewer.push(message)
+            viewer.push(None)   # the end of the stream
+
+    def match_started(self, summary: pb.MatchSummary) -> None:
+        match = LiveMatch(summary, self.organiser_view)
+        log = self.tournaments.get(summary.tournament)
+        if log is not None:
+            match.ratings = tuple(log.elo.ratings.get(n, 1500.0) for n in summary.names)
+        self.matches[summary.match_id] = match
+        if log is not None and log.viewers:
+            message = pb.TournamentFeed(started=summary)
+            for viewer in list(log.viewers):
+                viewer.push(message)
+        for waiter in list(self._arrivals):
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def frame(self, match_id: str, frame: pb.MatchFrame, hands: tuple | None = None) -> None:
+        match = self.matches.get(match_id)
+        if match is None:
+            return
+        match.frames.append(frame)
+        match.last_frame = time.monotonic()
+        if match.hands is not None:
+            match.hands.append(hands)
+        match.summary.turns = frame.seq
+        if not match.viewers:
+            return
+        frames = match.frames
+        for viewer in list(match.viewers):
+            if viewer.delay:
+                i = len(frames) - 1 - viewer.delay
+                if i < 0:
+                    continue
+                shown = frames[i]
+                hand = match.hands[i] if viewer.hands and match.hands is not None else None
+            else:
+                shown, hand = frame, hands if viewer.hands else None
+            if hand is not None:
+                shown = wire.with_hands(shown, hand)
+            viewer.push(pb.MatchFeed(frame=shown))
+
+    def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
+        match = self.matches.get(match_id)
+        if match is None:
+            return
+        match.verdicts.append(verdict)
+        for viewer in list(match.viewers):
+            if not viewer.delay:
+                viewer.push(pb.MatchFeed(verdict=verdict))
+
+    def match_ended(self, match_id: str, over: pb.MatchOver) -> None:
+        match = self.matches.get(match_id)
+        if match is None:
+            return
+        match.over = over
+        match.summary.status = over.status
+        match.summary.ranking.extend(over.ranking)
+        match.summary.termination = over.termination
+        match.summary.turns = over.turns
+        for viewer in list(match.viewers):
+            if viewer.delay:   # the match is over: what was held back is shown now
+                for i in range(max(0, len(match.frames) - viewer.delay), len(match.frames)):
+                    frame = match.frames[i]
+                    if viewer.hands and match.hands is not None:
+                        frame = wire.with_hands(frame, match.hands[i])
+                    viewer.push(pb.MatchFeed(frame=frame))
+                for v in match.verdicts:
+                    viewer.push(pb.MatchFeed(verdict=v))
+            viewer.push(pb.MatchFeed(over=over))
+            viewer.push(None)
+        match.viewers.clear()
+        self._recent.append(match_id)
+        while len(self._recent) > self._recent_cap:
+            self.matches.pop(self._recent.popleft(), None)
+
+    # ---------------------------------------------------------------- reading it
+
+    def summaries(self, tournament: str = "", recent: int = 50) -> list[pb.MatchSummary]:
+        """Live matches (most interesting first), then finished ones, newest first."""
+        chosen = [m for m in self.matches.values()
+                  if not tournament or m.summary.tournament == tournament]
+        live = sorted((m for m in chosen if m.live), key=LiveMatch.interest, reverse=True)
+        done = [m for m in reversed(chosen) if not m.live][:recent]
+        out = []
+        for m in live:
+            s = pb.MatchSummary()
+            s.CopyFrom(m.summary)
+            s.interest = m.interest()
+            out.append(s)
+        return out + [m.summary for m in done]
+
+    def subscribe(self, match_id: str, delay: int = 0, hands: bool = False,
+                  reason: str = "join") -> tuple[Subscription, pb.MatchSnapshot] | None:
+        """A viewer of one match: its subscription and the snapshot it starts from; None
+        if the hub does not know the match. A finished match's subscription is already
+        closed after its snapshot."""
+        match = self.matches.get(match_id)
+        if match is None:
+            return None
+        sub = Subscription(max(delay, 0 if hands else self.min_delay), hands and self.organiser_view)
+        snapshot = match.snapshot(reason, sub.delay, sub.hands)
+        if match.live:
+            match.viewers.add(sub)
+        else:
+            sub.push(None)
+        return sub, snapshot
+
+    def resnapshot(self, match_id: str, sub: Subscription) -> pb.MatchSnapshot | None:
+        match = self.matches.get(match_id)
+        return None if match is None else match.snapshot("resync", sub.delay, sub.hands)
+
+    def unsubscribe(self, match_id: str, sub: Subscription) -> None:
+        match = self.matches.get(match_id)
+        if match is not None:
+            match.viewers.discard(sub)
+
+    def best_live(self, tournament: str = "") -> LiveMatch | None:
+        live = [m for m in self.matches.values() if m.live and m.frames
+                and (not tournament or m.summary.tournament == tournament)]
+        return max(live, key=LiveMatch.interest, default=None)
+
+    async def next_live(self, tournament: str = "", timeout: float | None = None) -> LiveMatch | None:
+        """The best live match, waiting up to ``timeout`` s for one to start."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (best := self.best_live(tournament)) is None:
+            waiter = asyncio.get_running_loop().create_future()
+            self._arrivals.add(waiter)
+            try:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                await asyncio.wait_for(waiter, left)
+            except TimeoutError:
+                return None
+            finally:
+                self._arrivals.discard(waiter)
+            await asyncio.sleep(0.05)   # let its first frames arrive
+        return best
+
+    def tournament_log(self, name: str) -> TournamentLog | None:
+        """A tournament by name; "" for the one started last."""
+        return self.tournaments.get(name or self._current or "")
+
+    def follow_tournament(self, log: TournamentLog) -> tuple[Subscription, pb.TournamentSnapshot]:
+        sub = Subscription()
+        snapshot = log.snapshot(self.summaries(log.name))
+        if log.finished:
+            sub.push(None)
+        else:
+            log.viewers.add(sub)
+        return sub, snapshot
+
+
+class _HubListener(MatchListener):
+    """Brings one process's matches to the hub, tagged with their tournament."""
+
+    def __init__(self, hub: SpectatorHub, tournament: str) -> None:
+        self.hub = hub
+        self.tournament = tournament
+        self.sees_hands = hub.organiser_view
+        self._states = referee_wire.SeatStatesCache()
+
+    def match_started(self, info: MatchInfo) -> None:
+        self.hub.match_started(wire.summary(info, self.tournament))
+
+    def frame(self, frame: Frame) -> None:
+        self.hub.frame(frame.match_id, wire.frame(frame, self._states), frame.hands)
+
+    def verdict(self, match_id: str, verdict: Verdict) -> None:
+        self.hub.verdict(match_id, referee_wire.verdicts_to_wire([verdict])[0])
+
+    def match_ended(self, over: MatchOver) -> None:
+        self.hub.match_ended(over.match_id, wire.over(over))
+

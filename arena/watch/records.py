@@ -1,0 +1,137 @@
+"""A finished match's record (a ``MatchSnapshot``: its frames, verdicts and end), from
+where it was kept: a database, an `arena match` event log, or a record downloaded from
+the spectator service.
+
+A database and an event log keep the public events and the deal's seed; the frames (the
+public state after each decision) are rebuilt by replaying the engine with the seed, on
+this side: the seed itself never goes to a spectator (with duplicate deals, the same
+seed deals a later match of the tournament). A downloaded record has its frames already.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from google.protobuf import json_format
+from ono99.v1 import spectator_pb2 as pb
+
+from arena.referee import wire as referee_wire
+from arena.referee.listeners import Frame, MatchInfo, MatchOver
+from arena.referee.results import Status, TimeControl, Verdict
+from arena.rules.errors import ConfigError
+from arena.rules.events import FORFEIT, PLAY, decisions, event_from_dict
+from arena.rules.game import Game
+from arena.rules.rulesets import GameConfig, make_config
+from arena.store.base import MatchRecord, Store
+from arena.watch import wire
+
+
+class RecordError(ConfigError):
+    """A record cannot be read or does not replay."""
+
+
+def replay_snapshot(match_id: str, names: Sequence[str], config: GameConfig, seed: int,
+                    events: Sequence[tuple], time_control: TimeControl, tournament: str = "",
+                    status: str = Status.FINISHED, verdicts: Sequence[Verdict] = (),
+                    started_at: float = 0.0, duration_s: float = 0.0,
+                    turns: int | None = None) -> pb.MatchSnapshot:
+    """The record of a match, its frames rebuilt by replaying the engine on ``seed``."""
+    game = Game.from_config(config, seed)
+    states = referee_wire.SeatStatesCache()
+    frames = [wire.frame(Frame(match_id, 0, tuple(game.events), game.spectator_view(), None,
+                               None, (), 0.0), states)]
+    done = len(game.events)
+    try:
+        for d in decisions(events):
+            if d[0] == PLAY:
+                game.play(d[1], d[2])
+            elif d[0] == FORFEIT:
+                game.forfeit(d[1])
+            frames.append(wire.frame(Frame(match_id, len(frames), tuple(game.events[done:]),
+                                           game.spectator_view(), d[1] if d[0] == PLAY else None,
+                                           None, (), 0.0), states))
+            done = len(game.events)
+    except Exception as exc:
+        raise RecordError(f"match {match_id} does not replay from its seed: {exc}") from None
+    if list(game.events) != list(events):
+        raise RecordError(f"match {match_id} does not replay from its seed to its stored events")
+    hands = tuple(tuple(game.hands[s]) if game.hands[s] is not None
+                  else tuple(game.revealed.get(s, ())) for s in range(config.seats))
+    ranking = game.outcome.ranking if game.outcome else ()
+    termination = game.outcome.termination if game.outcome else "aborted"
+    info = MatchInfo(match_id, tuple(names), config, time_control, started_at)
+    summary = wire.summary(info, tournament)
+    over = wire.over(MatchOver(match_id, status, tuple(ranking), termination, tuple(verdicts),
+                               hands, len(frames) - 1 if turns is None else turns, duration_s))
+    summary.status = over.status
+    summary.ranking.extend(over.ranking)
+    summary.termination = termination
+    summary.turns = len(frames) - 1
+    return pb.MatchSnapshot(match=summary, frames=frames, verdicts=wire.verdicts(verdicts),
+                            over=over, reason="record")
+
+
+def from_store(store: Store, match: MatchRecord) -> pb.MatchSnapshot:
+    """A stored match's record."""
+    config = make_config(match.ruleset, match.options, len(match.bots))
+    settings = store.tournament(match.tournament).settings
+    tc = TimeControl(settings.get("move_ms", 1000), settings.get("bank_ms", 10_000))
+    events = [event_from_dict(e) for e in store.events(match.id)]
+    verdicts = [Verdict(v["seat"], v["kind"], v["detail"], v.get("latency_us", 0))
+                for v in match.verdicts]
+    return replay_snapshot(match.match_uid, match.bots, config, match.seed, events, tc,
+                           match.tournament, match.status, verdicts, match.started_at,
+                           match.duration_s, match.turns)
+
+
+class StoreRecords:
+    """Finished matches of a database, by the id the referee gave them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def snapshot(self, match_id: str) -> pb.MatchSnapshot | None:
+        match = self.store.match_by_uid(match_id)
+        return None if match is None else from_store(self.store, match)
+
+
+def from_file(path: Path) -> pb.MatchSnapshot:
+    """A record from a file: an `arena match` event log (JSON lines: a header with the
+    seed, the events, the result), or a record saved from the spectator service (one
+    JSON object, a MatchSnapshot)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror}") from None
+    stripped = text.lstrip()
+    if stripped.startswith("{") and "\n{" not in stripped.strip():
+        try:
+            return json_format.Parse(stripped, pb.MatchSnapshot(), ignore_unknown_fields=True)
+        except json_format.ParseError as exc:
+            raise RecordError(f"{path} is not a match record: {exc}") from None
+    try:
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        header = next(x for x in lines if x.get("type") == "match")
+        result = next((x for x in lines if x.get("type") == "result"), {})
+        events = [event_from_dict({k: v for k, v in x.items() if k != "type"})
+                  for x in lines if x.get("type") == "event"]
+        names = header["seats"]            # the bot at each seat
+        config = make_config(header["ruleset"], header.get("options"), len(names))
+        tc = TimeControl(**header.get("time_control", {}))
+        verdicts = [Verdict(v["seat"], v["kind"], v["detail"], v.get("latency_us", 0))
+                    for v in result.get("verdicts", ())]
+        return replay_snapshot(header["match_id"], names, config, header["seed"], events, tc,
+                               "", result.get("status", Status.FINISHED), verdicts,
+                               header.get("started_at", 0.0), result.get("duration_s", 0.0))
+    except (ValueError, KeyError, StopIteration, TypeError) as exc:
+        raise RecordError(f"{path} is neither an arena match event log nor a match record "
+                          f"({exc.__class__.__name__}: {exc})") from None
+
+
+def to_json(snapshot: pb.MatchSnapshot) -> str:
+    """A record as the JSON a download saves (and :func:`from_file` reads back)."""
+    return json_format.MessageToJson(snapshot, indent=None, preserving_proto_field_name=True)
+
+

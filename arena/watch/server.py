@@ -1,0 +1,50 @@
+"""The spectator service on a port of its own: what `--watch` starts."""
+
+from __future__ import annotations
+
+from ono99.transport import grpc
+from ono99.v1 import spectator_pb2_grpc
+
+from arena.rules.errors import ConfigError
+from arena.watch.hub import SpectatorHub
+from arena.watch.servicer import RecordSource, SpectatorServicer
+
+DEFAULT_LISTEN = "127.0.0.1:0"
+MAX_MESSAGE = 64 * 2**20      # a long match's snapshot (a few hundred bytes a frame)
+
+
+class SpectatorServer:
+    """A gRPC server with the Spectator service over ``hub``."""
+
+    def __init__(self, server: grpc.aio.Server, address: str, hub: SpectatorHub) -> None:
+        self.server = server
+        self.address = address
+        self.hub = hub
+
+    @classmethod
+    async def start(cls, hub: SpectatorHub, listen: str = DEFAULT_LISTEN,
+                    records: RecordSource | None = None, organizer_hash: str | None = None,
+                    tls: tuple[bytes, bytes] | None = None) -> SpectatorServer:
+        """Serve on ``listen`` (HOST:PORT, port 0 for any free one; with ``tls``, PEM key
+        and certificate, in TLS)."""
+        server = grpc.aio.server(options=[
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_time_ms", 20_000),
+            ("grpc.max_send_message_length", MAX_MESSAGE),
+            ("grpc.max_receive_message_length", 64 * 1024),   # requests are small
+        ])
+        spectator_pb2_grpc.add_SpectatorServicer_to_server(
+            SpectatorServicer(hub, records, organizer_hash), server)
+        try:
+            port = (server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
+                    if tls is not None else server.add_insecure_port(listen))
+        except RuntimeError:
+            port = 0
+        if port == 0:
+            raise ConfigError(f"spectators cannot be served on {listen!r} (a bad address, or one "
+                              "already in use)")
+        await server.start()
+        return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub)
+
+    async def stop(self, grace: float = 0.5) -> None:
+        await self.server.stop(grace)

@@ -1,0 +1,125 @@
+"""The Spectator service (spectator.proto): thin, over a :class:`SpectatorHub` and, for
+matches no longer in memory, a source of stored records."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from ono99.transport import grpc
+from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
+
+from arena.referee.lobby import token_hash
+from arena.watch.hub import RESYNC, SpectatorHub, Subscription
+
+TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
+
+
+class RecordSource(Protocol):
+    def snapshot(self, match_id: str) -> pb.MatchSnapshot | None: ...
+
+
+class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
+    def __init__(self, hub: SpectatorHub, records: RecordSource | None = None,
+                 organizer_hash: str | None = None) -> None:
+        self.hub = hub
+        self.records = records
+        self.organizer_hash = organizer_hash
+
+    async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
+        return pb.ListMatchesResponse(
+            matches=self.hub.summaries(request.tournament, request.recent or 50))
+
+    async def WatchMatch(self, request, context):  # noqa: N802
+        if request.organizer_view:
+            await self._authorize(context)
+        got = self.hub.subscribe(request.match_id, request.delay_turns, request.organizer_view)
+        if got is None:
+            yield pb.MatchFeed(snapshot=await self._record(request.match_id, context))
+            return
+        async for message in self._follow(request.match_id, *got):
+            yield message
+
+    async def WatchTV(self, request, context):  # noqa: N802
+        while True:
+            match = await self.hub.next_live(request.tournament)
+            got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
+            if got is None:
+                continue
+            async for message in self._follow(match.match_id, *got):
+                yield message
+            await asyncio.sleep(TV_PAUSE_S)
+
+    async def WatchTournament(self, request, context):  # noqa: N802
+        log = self.hub.tournament_log(request.name)
+        if log is None:
+            known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"no tournament {request.name!r} is followed here (known: {known})"
+                                if request.name else "no tournament is running here yet")
+        sub, snapshot = self.hub.follow_tournament(log)
+        yield pb.TournamentFeed(snapshot=snapshot)
+        try:
+            while (item := await sub.queue.get()) is not None:
+                if item is RESYNC:
+                    item = pb.TournamentFeed(snapshot=log.snapshot(self.hub.summaries(log.name)))
+                yield item
+        finally:
+            log.viewers.discard(sub)
+
+    async def GetRecord(self, request, context):  # noqa: N802
+        return await self._record(request.match_id, context)
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _follow(self, match_id: str, sub: Subscription,
+                      snapshot: pb.MatchSnapshot) -> AsyncIterator[pb.MatchFeed]:
+        """The snapshot, then the subscription's messages until the match is over. Frames
+        already in a snapshot are not sent again (a resync may overtake the queue)."""
+        yield pb.MatchFeed(snapshot=snapshot)
+        last = snapshot.frames[-1].seq if snapshot.frames else -1
+        try:
+            while (item := await sub.queue.get()) is not None:
+                if item is RESYNC:
+                    snapshot = self.hub.resnapshot(match_id, sub)
+                    if snapshot is None:
+                        return
+                    last = snapshot.frames[-1].seq if snapshot.frames else -1
+                    yield pb.MatchFeed(snapshot=snapshot)
+                    continue
+                if item.HasField("frame"):
+                    if item.frame.seq <= last:
+                        continue
+                    last = item.frame.seq
+                yield item
+        finally:
+            self.hub.unsubscribe(match_id, sub)
+
+    async def _record(self, match_id: str, context) -> pb.MatchSnapshot:
+        got = self.hub.subscribe(match_id, reason="record")
+        if got is not None:
+            sub, snapshot = got
+            self.hub.unsubscribe(match_id, sub)
+            if snapshot.HasField("over"):
+                return snapshot
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"match {match_id} is still being played: watch it live")
+        record = None
+        if self.records is not None:
+            record = self.records.snapshot(match_id)   # a replay of one match: milliseconds
+        if record is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
+        return record
+
+    async def _authorize(self, context) -> None:
+        given = dict(context.invocation_metadata()).get("authorization", "")
+        token = given.removeprefix("Bearer ").strip()
+        if self.organizer_hash is None:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                "this arena offers no organiser view")
+        if not token or not secrets.compare_digest(token_hash(token), self.organizer_hash):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "the organiser view needs the organiser token (--token, or "
+                                "ONO99_ORGANIZER_TOKEN)")

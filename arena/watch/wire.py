@@ -1,0 +1,82 @@
+"""The one place where what listeners and the store know of a match becomes Spectator
+messages (spectator.proto). Events, cards, rules and verdicts are mapped by the
+referee's :mod:`arena.referee.wire`; this module composes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ono99.v1 import referee_pb2, spectator_pb2 as pb
+
+from arena.referee import wire
+from arena.referee.listeners import Frame, MatchInfo, MatchOver
+from arena.referee.results import Status
+from arena.rules.views import SpectatorView
+from arena.tournament.standings import CrossCell, Standings
+
+STATUS = {Status.FINISHED: pb.MATCH_STATUS_FINISHED, Status.ABORTED: pb.MATCH_STATUS_ABORTED}
+STATUS_NAMES = {pb.MATCH_STATUS_LIVE: "live", pb.MATCH_STATUS_FINISHED: "finished",
+                pb.MATCH_STATUS_ABORTED: "aborted"}
+
+
+def summary(info: MatchInfo, tournament: str = "") -> pb.MatchSummary:
+    tc = info.time_control
+    return pb.MatchSummary(
+        match_id=info.match_id, tournament=tournament, names=list(info.names),
+        rules=wire.rules_to_wire(info.config),
+        time_control=referee_pb2.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms),
+        status=pb.MATCH_STATUS_LIVE, started_at=info.started_at)
+
+
+def public_state(view: SpectatorView, states: wire.SeatStatesCache) -> pb.PublicState:
+    """The public part of a spectator view (never its hands: those go in MatchOver)."""
+    table = view.table
+    return pb.PublicState(
+        total=view.total, direction=view.direction,
+        to_act=-1 if view.to_act is None else view.to_act, owed=view.owed,
+        draw_size=view.draw_size, discard_size=view.discard_size,
+        seats=states.get(table), round=table.round, dealer=table.dealer)
+
+
+def frame(f: Frame, states: wire.SeatStatesCache) -> pb.MatchFrame:
+    """A listener's frame, public part only (``hands`` are added per viewer: see
+    :func:`with_hands`)."""
+    return pb.MatchFrame(
+        seq=f.seq, events=[wire.event_to_wire(e) for e in f.events],
+        state=public_state(f.view, states), seat=-1 if f.seat is None else f.seat,
+        latency_us=f.latency_us or 0, bank_ms=list(f.bank_ms), at=f.at)
+
+
+def with_hands(public: pb.MatchFrame, hands: Sequence[Sequence[int]]) -> pb.MatchFrame:
+    """The organiser's copy of a frame: every hand added."""
+    private = pb.MatchFrame()
+    private.CopyFrom(public)
+    private.hands.extend(wire.hands_to_wire(hands))
+    return private
+
+
+def over(o: MatchOver) -> pb.MatchOver:
+    return pb.MatchOver(
+        status=STATUS.get(o.status, pb.MATCH_STATUS_FINISHED),
+        ranking=wire.places_to_wire(o.ranking), termination=o.termination,
+        hands=wire.hands_to_wire(o.hands), turns=o.turns, duration_s=o.duration_s)
+
+
+def verdicts(vs) -> list[referee_pb2.Verdict]:
+    return wire.verdicts_to_wire(vs)
+
+
+def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches: int) -> pb.Standings:
+    return pb.Standings(
+        rows=[pb.StandingsRow(rank=i + 1, bot=line.bot, elo=line.elo, ci95=line.interval,
+                              matches=line.matches, wins=line.wins,
+                              average_place=line.average_place, faults=dict(line.faults))
+              for i, line in enumerate(board.lines)],
+        crosstable=[pb.CrossRow(bot=bot, cells=[
+            pb.CrossCell(opponent=other, ahead=c.ahead, behind=c.behind, level=c.level)
+            for other, c in row.items()]) for bot, row in cross.items()],
+        matches=matches)
+
+
+def feed_snapshot(snapshot: pb.MatchSnapshot) -> pb.MatchFeed:
+    return pb.MatchFeed(snapshot=snapshot)

@@ -1,0 +1,321 @@
+"""The spectator service over the wire: a real gRPC server on a free port, matches played
+by the real runner (house seats that take a few milliseconds a move, so a viewer can join
+while they run), viewers that are plain gRPC clients.
+
+The information test checks every spectator message against the replayed game: every
+frame's state is the engine's spectator view at that moment; every card in every message
+is in a field the rules make public (a card played, a hand laid face up, the hands shown
+at the end), or in the organiser's view; no number in any message is the deal's seed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
+
+from arena.referee import wire as referee_wire
+from arena.referee.house import FirstLegal, HouseSession
+from arena.referee.listeners import Frame
+from arena.referee.runner import MatchRunner
+from arena.rules.events import FORFEIT, PLAY, decisions
+from arena.rules.game import Game
+from arena.watch import wire
+from arena.watch.hub import QUEUE, RESYNC, SpectatorHub
+from arena.watch.server import SpectatorServer
+from support.matches import RULESETS, spec
+
+TOKEN = "the-organiser-token"
+
+
+class Slow(HouseSession):
+    """A house seat that thinks for a few milliseconds: matches last long enough to join."""
+
+    async def next_action(self, timeout):
+        await asyncio.sleep(0.003)
+        return await super().next_action(timeout)
+
+
+async def serve(organiser: bool = False, min_delay: int = 0):
+    from arena.referee.lobby import token_hash
+
+    hub = SpectatorHub(organiser_view=organiser, min_delay=min_delay)
+    server = await SpectatorServer.start(hub, "127.0.0.1:0",
+                                         organizer_hash=token_hash(TOKEN) if organiser else None)
+    return hub, server
+
+
+def start_match(hub: SpectatorHub, the_spec, tournament: str = ""):
+    sessions = [Slow(FirstLegal()) for _ in the_spec.names]
+    runner = MatchRunner(the_spec, sessions, [hub.listener(tournament)])
+    return runner, asyncio.create_task(runner.run())
+
+
+async def watch(address: str, request: pb.WatchMatchRequest, token: str | None = None,
+                limit: int = 100_000) -> list[pb.MatchFeed]:
+    metadata = (("authorization", f"Bearer {token}"),) if token else None
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = spectator_pb2_grpc.SpectatorStub(channel)
+        out = []
+        async for msg in stub.WatchMatch(request, metadata=metadata):
+            out.append(msg)
+            if len(out) >= limit:
+                break
+        return out
+
+
+def frames_of(feed: list[pb.MatchFeed]) -> list[pb.MatchFrame]:
+    """The frames a viewer saw, in order, each once (snapshots then frames)."""
+    frames: dict[int, pb.MatchFrame] = {}
+    for msg in feed:
+        if msg.HasField("snapshot"):
+            for f in msg.snapshot.frames:
+                frames[f.seq] = f
+        elif msg.HasField("frame"):
+            assert msg.frame.seq not in frames, f"frame {msg.frame.seq} sent twice"
+            frames[msg.frame.seq] = msg.frame
+    assert sorted(frames) == list(range(len(frames)))
+    return [frames[i] for i in range(len(frames))]
+
+
+def replayed_frames(the_spec, events) -> tuple[list[pb.MatchFrame], list[tuple]]:
+    """The frames the game makes, replayed from its seed: (public frames, hands per frame)."""
+    game = Game.from_config(the_spec.config, the_spec.seed)
+    states = referee_wire.SeatStatesCache()
+    hands = [tuple(game.hand(s) for s in range(game.seats))]
+    out = [wire.frame(Frame("", 0, tuple(game.events), game.spectator_view(), None, None, (), 0), states)]
+    done = len(game.events)
+    for d in decisions(events):
+        game.play(d[1], d[2]) if d[0] == PLAY else game.forfeit(d[1])
+        assert d[0] in (PLAY, FORFEIT)
+        out.append(wire.frame(Frame("", len(out), tuple(game.events[done:]), game.spectator_view(),
+                                    d[1] if d[0] == PLAY else None, None, (), 0), states))
+        hands.append(tuple(game.hand(s) for s in range(game.seats)))
+        done = len(game.events)
+    return out, hands
+
+
+PUBLIC_CARD_FIELDS = {             # (message field, its field holding the card)
+    ("card_played", "card"),        # a card played
+    ("seat_eliminated", "hand"),    # a hand laid face up
+    ("out_of_round", "card"),       # a card played past the limit
+    ("seats", "revealed"),          # the same hand, in the state
+    ("over", "hands"),              # every hand, once the match is over
+}
+
+
+def cards_in(msg, path=()) -> list[tuple[tuple, int]]:
+    """Every Card value in a message, with the path of message types and fields to it."""
+    found = []
+    for field, value in msg.ListFields():
+        if _is_map(field):   # rules' options: text
+            continue
+        where = path + (field.name,)
+        if field.enum_type is not None and field.enum_type.name == "Card":
+            values = value if field.is_repeated else [value]
+            found += [(where, v) for v in values]
+        elif field.message_type is not None:
+            items = value if field.is_repeated else [value]
+            for item in items:
+                found += cards_in(item, where + (type(item).__name__,))
+    return found
+
+
+def numbers_in(msg) -> list[int]:
+    out = []
+    for field, value in msg.ListFields():
+        if _is_map(field):
+            continue
+        items = value if field.is_repeated else [value]
+        for item in items:
+            if field.message_type is not None:
+                out += numbers_in(item)
+            elif isinstance(item, int):
+                out.append(item)
+    return out
+
+
+def _is_map(field) -> bool:
+    return field.message_type is not None and field.message_type.GetOptions().map_entry
+
+
+def public_card(path: tuple) -> bool:
+    names = path[0::2]   # the path alternates field names and message types
+    return bool(set(zip(names, names[1:])) & PUBLIC_CARD_FIELDS)
+
+
+@pytest.mark.parametrize("ruleset, options", RULESETS)
+@pytest.mark.parametrize("seats", [2, 4])
+def test_spectators_see_what_is_public_and_nothing_more(ruleset, options, seats):
+    the_spec = spec([f"b{i}" for i in range(seats)], ruleset, seed=9_876_543_210 + seats, options=options)
+
+    async def go():
+        hub, server = await serve()
+        try:
+            runner, task = start_match(hub, the_spec)
+            await asyncio.sleep(0.02)     # join while it runs
+            feed = await watch(server.address, pb.WatchMatchRequest(match_id=the_spec.match_id))
+            result = await task
+            return feed, result
+        finally:
+            await server.stop()
+
+    feed, result = asyncio.run(go())
+    assert feed[0].HasField("snapshot") and feed[0].snapshot.reason == "join"
+    assert feed[-1].HasField("over")
+    assert any(m.HasField("frame") for m in feed), "joined too late to see it live"
+    seen = frames_of(feed)
+    expected, _ = replayed_frames(the_spec, result.events)
+    for got, want in zip(seen, expected):
+        assert got.events == want.events and got.state == want.state
+        assert not got.hands
+    assert len(seen) == len(expected)
+    for msg in feed:
+        for path, card in cards_in(msg):
+            assert public_card(path), f"a card in a non-public field: {path}"
+        assert the_spec.seed not in numbers_in(msg)
+    over = feed[-1].over
+    assert [list(p.seats) for p in over.ranking] == [list(g) for g in result.ranking]
+    assert [list(h.cards) for h in over.hands] == [
+        referee_wire.cards_to_wire(h) for h in
+        (tuple(result_hand) for result_hand in _final_hands(the_spec, result.events))]
+
+
+def _final_hands(the_spec, events):
+    game = Game.from_config(the_spec.config, the_spec.seed)
+    for d in decisions(events):
+        game.play(d[1], d[2]) if d[0] == PLAY else game.forfeit(d[1])
+    return [tuple(game.hands[s]) if game.hands[s] is not None else tuple(game.revealed.get(s, ()))
+            for s in range(game.seats)]
+
+
+def test_the_organiser_view_needs_the_token_and_shows_every_hand():
+    the_spec = spec(["a", "b", "c"], seed=77)
+
+    async def go():
+        hub, server = await serve(organiser=True)
+        try:
+            runner, task = start_match(hub, the_spec)
+            await asyncio.sleep(0.02)
+            request = pb.WatchMatchRequest(match_id=the_spec.match_id, organizer_view=True)
+            errors = []
+            for token in (None, "wrong"):
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await watch(server.address, request, token)
+                errors.append(exc.value.code())
+            feed = await watch(server.address, request, TOKEN)
+            public = await watch(server.address, pb.WatchMatchRequest(match_id=the_spec.match_id))
+            return errors, feed, public, await task
+        finally:
+            await server.stop()
+
+    errors, feed, public, result = asyncio.run(go())
+    assert errors == [grpc.StatusCode.UNAUTHENTICATED] * 2
+    _, hands = replayed_frames(the_spec, result.events)
+    seen = frames_of(feed)
+    assert [[tuple(c - 1 for c in h.cards) for h in f.hands] for f in seen] == [list(h) for h in hands]
+    assert all(not f.hands for f in frames_of(public))
+
+
+def test_a_viewer_without_the_organiser_view_on_a_server_without_one_is_told_why():
+    async def go():
+        hub, server = await serve(organiser=False)
+        try:
+            runner, task = start_match(hub, spec(["a", "b"], seed=3))
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await watch(server.address, pb.WatchMatchRequest(
+                    match_id=runner.spec.match_id, organizer_view=True), TOKEN)
+            await task
+            return exc.value
+        finally:
+            await server.stop()
+
+    error = asyncio.run(go())
+    assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "no organiser view" in error.details()
+
+
+def test_a_delayed_viewer_stays_behind_until_the_end():
+    """The server's minimum delay (3) beats the viewer's ask (1): while the match runs every
+    frame reaches the viewer at least 3 behind the match; at the end the rest follow."""
+    the_spec = spec(["a", "b", "c", "d"], seed=21)
+
+    async def go():
+        hub, server = await serve(min_delay=3)
+        try:
+            runner, task = start_match(hub, the_spec)
+            await asyncio.sleep(0.03)
+            feed = []   # (message, frames the match had, match over) when it arrived
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                async for msg in stub.WatchMatch(pb.WatchMatchRequest(match_id=the_spec.match_id,
+                                                                      delay_turns=1)):
+                    match = hub.matches[the_spec.match_id]
+                    feed.append((msg, len(match.frames), match.over is not None))
+            return feed, await task
+        finally:
+            await server.stop()
+
+    feed, result = asyncio.run(go())
+    snapshot, live, _ = feed[0]
+    assert snapshot.snapshot.delayed == 3 and len(snapshot.snapshot.frames) <= live - 3
+    assert not snapshot.snapshot.verdicts
+    while_live = [(m.frame.seq, live) for m, live, over in feed if m.HasField("frame") and not over]
+    assert while_live, "the match ended before a frame was sent live"
+    assert all(seq <= live - 4 for seq, live in while_live)
+    assert len(frames_of([m for m, _, _ in feed])) == len(hub_frames(result))
+    assert feed[-1][0].HasField("over")
+
+
+def hub_frames(result):
+    return [None] + decisions(result.events)
+
+
+def test_a_viewer_that_falls_behind_is_resynced_not_buffered():
+    hub = SpectatorHub()
+    the_spec = spec(["a", "b"], seed=5)
+
+    async def go():
+        runner, task = start_match(hub, the_spec)
+        while the_spec.match_id not in hub.matches or not hub.matches[the_spec.match_id].frames:
+            await asyncio.sleep(0.001)
+        sub, snapshot = hub.subscribe(the_spec.match_id)
+        match = hub.matches[the_spec.match_id]
+        for i in range(QUEUE + 10):   # a flood the viewer does not read
+            hub.frame(the_spec.match_id, pb.MatchFrame(seq=10_000 + i, state=match.frames[-1].state))
+        items = []
+        while not sub.queue.empty():
+            items.append(sub.queue.get_nowait())
+        task.cancel()
+        return sub, items
+
+    sub, items = asyncio.run(go())
+    assert items[0] is RESYNC and sub.resyncs >= 1
+    assert len(items) <= QUEUE
+
+
+def test_list_matches_and_records_of_finished_ones():
+    specs = [spec(["a", "b"], seed=s) for s in (1, 2, 3)]
+
+    async def go():
+        hub, server = await serve()
+        try:
+            for s in specs:
+                _, task = start_match(hub, s, tournament="cup")
+                await task
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                listed = await stub.ListMatches(pb.ListMatchesRequest())
+                record = await stub.GetRecord(pb.GetRecordRequest(match_id=specs[0].match_id))
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await stub.GetRecord(pb.GetRecordRequest(match_id="nope"))
+            return listed, record, exc.value
+        finally:
+            await server.stop()
+
+    listed, record, missing = asyncio.run(go())
+    assert [m.match_id for m in listed.matches] == [s.match_id for s in reversed(specs)]
+    assert all(m.status == pb.MATCH_STATUS_FINISHED and m.tournament == "cup" for m in listed.matches)
+    assert record.reason == "record" and record.HasField("over") and record.frames
+    assert missing.code() == grpc.StatusCode.NOT_FOUND
