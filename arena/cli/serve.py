@@ -63,6 +63,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--absent-after", type=float, default=30.0, metavar="SECONDS",
                    help="how long a remote bot due at a match is waited for before its seat is "
                         "absent (default: 30)")
+    p.add_argument("--watch", default=None, metavar="HOST:PORT",
+                   help="where spectators connect (arena watch, arena web): the Spectator "
+                        "service, on a port of its own (default: --listen's host, the next "
+                        "port; any free port when --listen's is 0)")
+    p.add_argument("--spectator-delay", type=int, default=0, metavar="TURNS",
+                   help="hold every spectator but the organiser this many turns behind a "
+                        "live match (default: 0; what spectators see is public to the bots "
+                        "at the table anyway)")
     p.add_argument("--reconnect-grace", type=float, default=10.0, metavar="SECONDS",
                    help="how long a remote bot whose connection drops mid-match may take to "
                         "come back and go on, on its own clock (default: 10)")
@@ -107,6 +115,8 @@ def run_serve(args: argparse.Namespace) -> int:
     tc = time_control(args)
     if not 2 <= args.table_size <= 8:
         raise ConfigError(f"--table-size {args.table_size} is not allowed; tables seat 2 to 8")
+    if args.spectator_delay < 0:
+        raise ConfigError("--spectator-delay must be at least 0 (turns)")
     for flag in ("absent_after", "reconnect_grace"):
         if not 0 <= getattr(args, flag) < math.inf:
             raise ConfigError(f"--{flag.replace('_', '-')} must be at least 0 (finite seconds)")
@@ -122,7 +132,8 @@ def run_serve(args: argparse.Namespace) -> int:
     options = ServeOptions(listen=args.listen, tls=tls, ladder=args.ladder,
                            table_size=args.table_size, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
                            sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
-                           absent_after=args.absent_after, reconnect_grace=args.reconnect_grace)
+                           absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
+                           watch=args.watch, spectator_delay=args.spectator_delay)
     return asyncio.run(_serve(args.db, options))
 
 
@@ -135,7 +146,9 @@ async def _serve(db: str, options) -> int:
         print(f"organizer token: {app.new_token}", flush=True)
     console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
                   f"{db}; {len(app.registry.active())} bots entered; ladder "
-                  f"{'on' if options.ladder else 'off'}; Ctrl-C stops it")
+                  f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
+    console.print(f"spectators at {app.spectators.address}: arena watch {app.spectators.address} "
+                  f"--tv", soft_wrap=True, highlight=False)
     sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

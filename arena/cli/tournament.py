@@ -21,14 +21,17 @@ from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import bot_factory, sandbox_config, set_up
 from arena.cli.records import DEFAULT_DB, print_standings, remote_standings
 from arena.cli.serve import add_server_options, client
-from arena.referee.results import MatchResult
+from arena.cli.spectators import add_watch_option, spectators
+from arena.referee.results import MatchResult, Status
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
-from arena.tournament.standings import BotLine, count_match, standings
+from arena.tournament.standings import BotLine, Played, count_match, standings
+from arena.watch.bus import Bus
+from arena.watch.records import StoreRecords
 from arena.tournament.tournament import Settings, Tournament, default_concurrency
 
 
@@ -76,6 +79,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no live view: only the schedule and the final standings")
     add_match_options(p)
+    add_watch_option(p)
     add_server_options(p, required=False)
     p.set_defaults(run=run_tournament, parser=p)
 
@@ -163,8 +167,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     logs = args.logs or Path("runs") / t.name.replace("/", "_")
     try:
         with view:
-            asyncio.run(t.run(args.concurrency, view.result, (), args.listen, logs,
-                              args.connect_timeout, view.retired, sandbox_config(args)))
+            asyncio.run(_play(t, args, view, logs, console))
     except KeyboardInterrupt:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "
@@ -244,6 +247,28 @@ def run_on_server(args: argparse.Namespace) -> int:
         final = c.standings(name)
     print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
     return 0
+
+
+async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Console) -> None:
+    """Play the pending matches (with ``--watch``, for spectators too)."""
+    async with spectators(args.watch, console, StoreRecords(t.store)) as hub:
+        on_result, bus = view.result, None
+        if hub is not None:
+            hub.tournament(t.name, t.names, len(t.plan),
+                           [Played.of(m) for m in t.store.matches(t.record)
+                            if m.status == Status.FINISHED and m.ranking])
+            bus = Bus(hub, t.name)
+
+            def on_result(plan: PlannedMatch, result: MatchResult) -> None:
+                view.result(plan, result)
+                played = Played.of_result(plan.key, plan.sample, result)
+                if played is not None:
+                    hub.tournament_result(t.name, played, result.match_id)
+
+        await t.run(args.concurrency, on_result, (), args.listen, logs, args.connect_timeout,
+                    view.retired, sandbox_config(args), bus)
+        if hub is not None:
+            hub.tournament_finished(t.name)
 
 
 class LiveView:

@@ -28,6 +28,9 @@ from arena.store import open_store
 from arena.store.base import Store
 from arena.tournament.standings import Standings, standings
 from arena.tournament.tournament import Settings
+from arena.watch.hub import SpectatorHub
+from arena.watch.records import StoreRecords
+from arena.watch.server import SpectatorServer
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class ServeOptions:
     duplicate_remote: bool = False
     absent_after: float = 30.0                  # a remote bot due at a match: wait this long
     reconnect_grace: float = 10.0               # a remote bot that drops mid-match: its window
+    watch: str | None = None                    # the spectators' HOST:PORT (None: --listen's port + 1)
+    spectator_delay: int = 0                    # frames every non-organiser spectator is held back
     setup_timeout: float = 600.0
     concurrency: int | None = None              # matches at once per tournament
     ladder_concurrency: int = 1
@@ -63,6 +68,8 @@ class ArenaServer:
         self.referee: RefereeServer | None = None
         self.runs: Runs | None = None
         self.ladder: Ladder | None = None
+        self.hub = SpectatorHub(organiser_view=True, min_delay=options.spectator_delay)
+        self.spectators: SpectatorServer | None = None
         self._ladder_task: asyncio.Task | None = None
         self.organizer_hash = ""
         self.new_token: str | None = None   # shown once, when the database was created
@@ -80,18 +87,23 @@ class ArenaServer:
         try:
             app.referee = await RefereeServer.start(options.listen, [lambda s: add_to(s, app)],
                                                     options.tls, app.lobby)
-        except OSError as exc:
+            app.spectators = await SpectatorServer.start(
+                app.hub, options.watch or spectator_address(options.listen),
+                StoreRecords(store), app.organizer_hash, options.tls)
+        except (OSError, ConfigError) as exc:
+            if app.referee is not None:
+                await app.referee.stop()
             store.close()
             raise ConfigError(str(exc)) from None
         defaults = Settings(table_size=options.table_size, move_ms=options.move_ms,
                             bank_ms=options.bank_ms, duplicate_remote=options.duplicate_remote)
         app.runs = Runs(store, app.registry, app.referee, defaults, options.concurrency,
-                        options.reconnect_grace)
+                        options.reconnect_grace, app.hub)
         app.runs.resume_unfinished()
         if options.ladder:
             app.ladder = Ladder(store, app.registry, app.referee, options.table_size,
                                 options.move_ms, options.bank_ms, options.ladder_concurrency,
-                                grace=options.reconnect_grace)
+                                grace=options.reconnect_grace, hub=app.hub)
             app._ladder_task = asyncio.create_task(app.ladder.run())
         return app
 
@@ -129,11 +141,21 @@ class ArenaServer:
             await asyncio.gather(self._ladder_task, return_exceptions=True)
         if self.runs is not None:
             await self.runs.stop()
+        if self.spectators is not None:
+            await self.spectators.stop()
         if self.referee is not None:
             for seats in self.registry.remote.values():
                 self.lobby.drop(seats.token_hash, "the server is stopping; it may be back soon")
             await self.referee.stop("the server is stopping")
         self.store.close()
+
+
+
+def spectator_address(listen: str) -> str:
+    """Spectators' default address: the referee's host, the next port (any free port when
+    the referee's was chosen by the system)."""
+    host, port = listen.rsplit(":", 1)
+    return f"{host}:{int(port) + 1}" if int(port) else f"{host}:0"
 
 
 __all__ = ["ArenaServer", "ServeOptions"]

@@ -16,7 +16,7 @@ import itertools
 import random
 from collections import Counter
 
-from arena.referee.results import MatchSpec, TimeControl
+from arena.referee.results import MatchSpec, Status, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
@@ -25,6 +25,8 @@ from arena.server.registry import Registry
 from arena.store.base import RegisteredBot, Store, StoreError, TournamentRecord
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
+from arena.tournament.standings import Played
+from arena.watch.hub import SpectatorHub
 
 NAME = "ladder"
 
@@ -34,8 +36,10 @@ class Ladder:
 
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
                  table_size: int = 2, move_ms: int = 1000, bank_ms: int = 10_000,
-                 concurrency: int = 1, ruleset: str = "modern", grace: float = 10.0) -> None:
+                 concurrency: int = 1, ruleset: str = "modern", grace: float = 10.0,
+                 hub: SpectatorHub | None = None) -> None:
         self.store = store
+        self.hub = hub
         self.grace = grace
         self.registry = registry
         self.referee = referee
@@ -51,7 +55,7 @@ class Ladder:
         self.games: Counter[str] = Counter()
         self.meetings: Counter[frozenset] = Counter()
         for m in sorted(matches, key=lambda m: int(m.key[1:])):
-            if m.status == "finished" and m.ranking:
+            if m.status == Status.FINISHED and m.ranking:
                 self._rate(m.bots, m.places(), m.key)
         self.hosted: dict[str, SeatProvider] = {}       # ladder processes of hosted bots
         self.playing: set[str] = set()
@@ -74,6 +78,10 @@ class Ladder:
 
     async def run(self) -> None:
         tasks: set[asyncio.Task] = set()
+        if self.hub is not None:
+            self.hub.tournament(NAME, [b.display for b in self.registry.active()], 0,
+                                [Played.of(m) for m in self.store.matches(self.record)
+                                 if m.status == Status.FINISHED and m.ranking])
         try:
             while True:
                 while len(tasks) < self.concurrency:
@@ -138,7 +146,9 @@ class Ladder:
                 leased.append((p, await p.lease()))
             absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
             again = {i: s.reconnect for i, (_, s) in enumerate(leased) if s.reconnect}
-            runner = MatchRunner(spec, [s.session for _, s in leased], (), absent, again, self.grace)
+            listeners = [] if self.hub is None else [self.hub.listener(NAME)]
+            runner = MatchRunner(spec, [s.session for _, s in leased], listeners, absent, again,
+                                 self.grace)
             result = await runner.run()
             verdicts = {v.seat: v for v in result.verdicts}
             for i, (p, s) in enumerate(leased):
@@ -146,6 +156,9 @@ class Ladder:
             leased = []
             self.store.record_match(self.record, key, key, seated, result)
             self._rate(seated, result.places(), key)
+            played = Played.of_result(key, key, result)
+            if self.hub is not None and played is not None:
+                self.hub.tournament_result(NAME, played, result.match_id)
         finally:
             for p, s in leased:
                 p.release(s, None)

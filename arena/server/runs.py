@@ -14,14 +14,16 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from arena.referee.results import MatchResult
+from arena.referee.results import MatchResult, Status
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import Registry
 from arena.store.base import Store, StoreError
 from arena.tournament.executor import LocalExecutor
 from arena.tournament.schedule import PlannedMatch
+from arena.tournament.standings import Played
 from arena.tournament.tournament import Settings, Tournament
+from arena.watch.hub import SpectatorHub
 
 
 @dataclass
@@ -74,8 +76,10 @@ class Runs:
     """The server's tournaments."""
 
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
-                 defaults: Settings, concurrency: int | None = None, grace: float = 10.0) -> None:
+                 defaults: Settings, concurrency: int | None = None, grace: float = 10.0,
+                 hub: SpectatorHub | None = None) -> None:
         self.grace = grace
+        self.hub = hub
         self.store = store
         self.registry = registry
         self.referee = referee
@@ -131,14 +135,27 @@ class Runs:
                                            retire_after=t.settings.retire_after,
                                            on_retire=on_retire) for n in t.names]
 
+        hub = self.hub
+        listeners = []
+        if hub is not None:
+            hub.tournament(t.name, t.names, len(t.plan),
+                           [Played.of(m) for m in t.store.matches(t.record)
+                            if m.status == Status.FINISHED and m.ranking])
+            listeners.append(hub.listener(t.name))
+
         def on_result(plan: PlannedMatch, result: MatchResult) -> None:
             run.played += 1
             run.publish(Event("match", {"plan": plan, "result": result}))
+            played = Played.of_result(plan.key, plan.sample, result)
+            if hub is not None and played is not None:
+                hub.tournament_result(t.name, played, result.match_id)
 
         try:
             if t.pending():
-                await t.play(LocalExecutor(seats, self.concurrency, referee=self.referee,
-                                           grace=self.grace), on_result)
+                await t.play(LocalExecutor(seats, self.concurrency, listeners=listeners,
+                                           referee=self.referee, grace=self.grace), on_result)
+            if hub is not None:
+                hub.tournament_finished(t.name)
         finally:
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,

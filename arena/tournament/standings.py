@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.referee.results import Status
+from arena.referee.results import MatchResult, Status
 from arena.store.base import MatchRecord
 from arena.tournament.ratings import Fit, Placing, fit
 
@@ -98,6 +98,14 @@ class Played:
     def of(cls, m: MatchRecord) -> Played:
         return cls(m.key, tuple(m.bots), tuple(m.places()), m.sample,
                    tuple((v["seat"], v["kind"]) for v in m.verdicts))
+
+    @classmethod
+    def of_result(cls, key: str, sample: str, result: MatchResult) -> Played | None:
+        """A match just played (None unless it finished with a ranking)."""
+        if result.status != Status.FINISHED or not result.ranking:
+            return None
+        return cls(key, tuple(result.spec.names), tuple(result.places()), sample,
+                   tuple((v.seat, v.kind) for v in result.verdicts))
 
 
 @dataclass

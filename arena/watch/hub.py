@@ -131,6 +131,7 @@ class TournamentLog:
             self.elo.update(Placing(p.bots, p.places, p.sample))
         self._standings: pb.Standings | None = None
         self._standings_at = 0.0
+        self._every = STANDINGS_EVERY_S
         self._standings_task: asyncio.TimerHandle | None = None
 
     @property
@@ -138,11 +139,16 @@ class TournamentLog:
         return len(self.played)
 
     def standings(self) -> pb.Standings:
+        """The batch fit over every match so far, refitted at most every ``_every``
+        seconds: at least STANDINGS_EVERY_S, and 20 times as long as the last fit took
+        (a ladder's thousands of matches then cost the loop at most a twentieth)."""
         if self._standings is None:
+            t0 = time.monotonic()
             bots = sorted(set(self.bots) | {b for p in self.played for b in p.bots})
             board = standings_of(self.played, bots)
             self._standings = wire.standings(board, crosstable(self.played, bots), len(self.played))
             self._standings_at = time.monotonic()
+            self._every = max(STANDINGS_EVERY_S, 20 * (self._standings_at - t0))
         return self._standings
 
     def result(self, played: Played) -> None:
@@ -152,7 +158,7 @@ class TournamentLog:
         self.elo.update(Placing(played.bots, played.places, played.sample))
         self._standings = None
         if self.viewers and self._standings_task is None:
-            wait = max(0.0, self._standings_at + STANDINGS_EVERY_S - time.monotonic())
+            wait = max(0.0, self._standings_at + self._every - time.monotonic())
             self._standings_task = asyncio.get_running_loop().call_later(wait, self._send_standings)
 
     def _send_standings(self) -> None:

@@ -68,7 +68,20 @@ async def one_match(break_with, grace: float = 5.0, refuse: bool = False, reconn
             again = {0: lambda timeout: server.lobby.wait_session_hash(regs[0].token_hash, timeout)}
             runner = MatchRunner(spec(["far", "near"], seed=11), sessions, [BreakAfter(12, cut)],
                                  reconnect=again, grace=grace)
-            result = await asyncio.wait_for(runner.run(), 60)
+            task = asyncio.create_task(runner.run())
+            done, _ = await asyncio.wait({task}, timeout=30)
+            if not done:   # a hang: say where, then fail
+                import io
+                stack = io.StringIO()
+                task.print_stack(file=stack)
+                task.cancel()
+                for proc in (far, near):
+                    proc.kill()
+                errs = [(await p.communicate())[1].decode() for p in (far, near)]
+                raise AssertionError(f"the match hung: {stack.getvalue()}\nsessions "
+                                     f"{[(s.session_id, s.closed, s.close_reason) for s in runner.sessions]}"
+                                     f"\nrefusals {list(server.lobby.refusals)}\nstderr {errs}")
+            result = task.result()
             await server.stop("all done")
             outcome = []
             for proc in (far, near):
