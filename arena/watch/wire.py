@@ -44,7 +44,7 @@ def frame(f: Frame, states: wire.SeatStatesCache) -> pb.MatchFrame:
     return pb.MatchFrame(
         seq=f.seq, events=[wire.event_to_wire(e) for e in f.events],
         state=public_state(f.view, states), seat=-1 if f.seat is None else f.seat,
-        latency_us=f.latency_us or 0, bank_ms=list(f.bank_ms), at=f.at)
+        latency_us=f.latency_us or 0, bank_ms=list(f.bank_ms), at=f.at, time=f.time)
 
 
 def with_hands(public: pb.MatchFrame, hands: Sequence[Sequence[int]]) -> pb.MatchFrame:

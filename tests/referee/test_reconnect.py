@@ -56,7 +56,8 @@ async def one_match(break_with, grace: float = 5.0, refuse: bool = False, reconn
                 sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
             except TimeoutError:
                 for proc in (far, near):
-                    proc.kill()
+                    if proc.returncode is None:
+                        proc.kill()
                 errs = [(await p.communicate())[1].decode() for p in (far, near)]
                 raise AssertionError(f"a bot did not connect: refusals "
                                      f"{list(server.lobby.refusals)}, stderr {errs}") from None
@@ -76,7 +77,8 @@ async def one_match(break_with, grace: float = 5.0, refuse: bool = False, reconn
                 task.print_stack(file=stack)
                 task.cancel()
                 for proc in (far, near):
-                    proc.kill()
+                    if proc.returncode is None:
+                        proc.kill()
                 errs = [(await p.communicate())[1].decode() for p in (far, near)]
                 raise AssertionError(f"the match hung: {stack.getvalue()}\nsessions "
                                      f"{[(s.session_id, s.closed, s.close_reason) for s in runner.sessions]}"
