@@ -1,6 +1,7 @@
 'use strict';
 /** Connect a bot to a referee over gRPC and play until the referee says goodbye. */
 
+const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 
 const { Driver, RefusedError } = require('./driver');
@@ -11,6 +12,8 @@ const SDK = `ono99-node/${version}`;
 const ENV_REFEREE = 'ONO99_REFEREE';
 const ENV_TOKEN = 'ONO99_TOKEN';
 const ENV_NAME = 'ONO99_BOT_NAME';
+const ENV_TLS = 'ONO99_TLS';
+const ENV_TLS_CA = 'ONO99_TLS_CA';
 
 /** Exit codes of run() (the Python SDK's, plus 1 for a bot whose own code threw). */
 const EXIT = Object.freeze({
@@ -32,7 +35,7 @@ const CHANNEL_OPTIONS = Object.freeze({
 });
 
 const USAGE = `usage: node bot.js [--referee ADDR] [--token TOKEN] [--name NAME]
-                   [--connect-timeout SECONDS] [-v]
+                   [--tls | --tls-ca FILE] [--connect-timeout SECONDS] [-v]
 
 An ONO 99 bot: connects to a referee and plays until told to stop.
 
@@ -41,6 +44,11 @@ options:
                              (default: $${ENV_REFEREE})
   --token TOKEN              the secret token this bot was given (default: $${ENV_TOKEN})
   --name NAME                name to announce (default: $${ENV_NAME} or the bot's own)
+  --tls                      speak TLS, trusting the system's certificates
+                             (default: on if $${ENV_TLS} is 1)
+  --tls-ca FILE              speak TLS, trusting the PEM certificate(s) in FILE, e.g. a
+                             self-signed referee's (default: $${ENV_TLS_CA}); a unix:
+                             address is always plaintext
   --connect-timeout SECONDS  seconds to keep retrying the connection (default: ${DEFAULT_CONNECT_TIMEOUT})
   -v, --verbose              log every message
   -h, --help                 show this help
@@ -59,8 +67,8 @@ function makeLog(stream, label, verbose) {
 
 /**
  * The settings run() takes from `argv` and `env`, or {exit, message} when it must stop.
- * @returns {{referee?: string, token?: string, name?: string, connectTimeout: number,
- *            verbose: boolean} | {exit: number, message: string}}
+ * @returns {{referee?: string, token?: string, name?: string, tls: boolean, tlsCa?: string,
+ *            connectTimeout: number, verbose: boolean} | {exit: number, message: string}}
  */
 function parseCommandLine(argv, env) {
   let values;
@@ -73,6 +81,8 @@ function parseCommandLine(argv, env) {
         referee: { type: 'string' },
         token: { type: 'string' },
         name: { type: 'string' },
+        tls: { type: 'boolean' },
+        'tls-ca': { type: 'string' },
         'connect-timeout': { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
@@ -92,10 +102,16 @@ function parseCommandLine(argv, env) {
       };
     }
   }
+  const tlsEnv = env[ENV_TLS];
+  if (tlsEnv !== undefined && !['', '0', '1'].includes(tlsEnv)) {
+    return { exit: EXIT.USAGE, message: `error: $${ENV_TLS} is 1 (speak TLS) or 0, not ${JSON.stringify(tlsEnv)}\n` };
+  }
   return {
     referee: values.referee ?? env[ENV_REFEREE],
     token: values.token ?? env[ENV_TOKEN],
     name: values.name ?? env[ENV_NAME],
+    tls: Boolean(values.tls) || tlsEnv === '1',
+    tlsCa: values['tls-ca'] ?? (env[ENV_TLS_CA] || undefined),
     connectTimeout,
     verbose: Boolean(values.verbose),
   };
@@ -135,44 +151,88 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
 
 /**
  * Connect to `referee` and play until goodbye. Resolves to an exit code as run() does
- * (2 for an address grpc cannot parse); rejects with the error if the bot's own code
- * throws (after closing the connection).
+ * (2 for an address grpc cannot parse or a TLS certificate that cannot be used); rejects
+ * with the error if the bot's own code throws (after closing the connection).
  *
  * @param {object|Function} bot
  * @param {object} options
  * @param {string} options.referee "host:port" or "unix:/path"
  * @param {string} options.token
  * @param {string} [options.name] the name to announce (default: the bot's)
+ * @param {boolean} [options.tls] speak TLS, trusting the system's certificates
+ * @param {string} [options.tlsCa] speak TLS, trusting the PEM certificate(s) in this file
  * @param {number} [options.connectTimeout] seconds to keep retrying the connection (30)
  * @param {boolean} [options.verbose] log every message on stderr
  * @param {{write: Function}} [options.stderr] where errors and logs go (process.stderr)
  * @param {string} [options.protoDir] the folder holding ono99/v1/*.proto (see proto.js)
  */
 async function play(bot, {
-  referee, token, name, connectTimeout = DEFAULT_CONNECT_TIMEOUT, verbose = false,
-  stderr = process.stderr, protoDir,
+  referee, token, name, tls = false, tlsCa, connectTimeout = DEFAULT_CONNECT_TIMEOUT,
+  verbose = false, stderr = process.stderr, protoDir,
 } = {}) {
   const say = (text) => stderr.write(`${text}\n`);
   const botName = name || (bot && bot.name) || 'bot';
   const driver = new Driver(bot, { log: makeLog(stderr, botName, verbose) });
   const protocol = loadProtocol(protoDir);
+  const secure = Boolean(tls || tlsCa) && !isUnixAddress(referee);
+  let credentials;
+  try {
+    credentials = channelCredentials(protocol.grpc, secure, tlsCa);
+  } catch (err) {  // the certificate file cannot be read, or holds no certificate
+    say(`error: ${err.message}`);
+    return EXIT.USAGE;
+  }
   let client;
   try {
-    client = new protocol.RefereeClient(referee, protocol.grpc.credentials.createInsecure(),
-      CHANNEL_OPTIONS);
+    client = new protocol.RefereeClient(referee, credentials, CHANNEL_OPTIONS);
   } catch (err) {  // grpc-js cannot parse the address at all
     say(`error: bad referee address ${JSON.stringify(referee)}: ${err.message}`);
     return EXIT.USAGE;
   }
   try {
     if (!(await waitForReady(client, connectTimeout))) {
-      say(`error: no referee reachable at ${referee} within ${connectTimeout} s`);
+      say(`error: no referee reachable at ${referee} within ${connectTimeout} s` +
+        unreachableHint(referee, secure));
       return EXIT.UNREACHABLE;
     }
     return await session(client, protocol, driver, token, name, say);
   } finally {
     client.close();
   }
+}
+
+/**
+ * Plaintext, or if `secure` TLS trusting the certificates in the file `tlsCa` (else the
+ * system's). Throws an Error saying why when `tlsCa` cannot be used.
+ */
+function channelCredentials(grpc, secure, tlsCa) {
+  if (!secure) return grpc.credentials.createInsecure();
+  if (!tlsCa) return grpc.credentials.createSsl();
+  let pem;
+  try {
+    pem = fs.readFileSync(tlsCa);
+  } catch (err) {
+    throw new Error(`cannot read the TLS certificate ${tlsCa}: ${err.message}`);
+  }
+  // grpc-js takes any bytes here and fails only when connecting, like an absent referee
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error(`${tlsCa} holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)`);
+  }
+  return grpc.credentials.createSsl(pem);
+}
+
+/** A unix socket is always plaintext: it never leaves the machine (`arena match` gives
+ * its bots one, whatever TLS settings they inherit). */
+function isUnixAddress(referee) {
+  return /^unix(-abstract)?:/.test(referee);
+}
+
+/** A plaintext bot and a TLS referee (or the reverse) never connect: say what to check. */
+function unreachableHint(referee, secure) {
+  if (isUnixAddress(referee)) return '';
+  return secure
+    ? ' over TLS (is its certificate the one trusted? --tls-ca FILE names it)'
+    : ' (a referee that speaks TLS needs --tls-ca FILE or --tls)';
 }
 
 function waitForReady(client, seconds) {
@@ -225,5 +285,6 @@ async function session(client, protocol, driver, token, name, say) {
 }
 
 module.exports = {
-  run, play, parseCommandLine, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, CHANNEL_OPTIONS,
+  run, play, parseCommandLine, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, ENV_TLS, ENV_TLS_CA,
+  CHANNEL_OPTIONS,
 };
