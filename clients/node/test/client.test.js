@@ -180,25 +180,25 @@ test('after goodbye the bot closes its stream and play() resolves 0', async () =
   });
 });
 
-test('a stream that ends without a goodbye exits 5', async () => {
+test('a stream that ends without a goodbye exits 5 (reconnection off)', async () => {
   await withServer(async (s) => {
     await s.recv();
     s.send(msgs.welcome());
     s.end();
   }, async (server) => {
-    const { result, stderr } = playOn(server, new Lowest());
+    const { result, stderr } = playOn(server, new Lowest(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.BROKEN);
     assert.match(stderr.text, /closed the stream without a goodbye/);
   });
 });
 
-test('a stream that breaks with an error status exits 5 and names the status', async () => {
+test('a stream that breaks with an error status exits 5 and names the status (reconnection off)', async () => {
   await withServer(async (s) => {
     await s.recv();
     s.send(msgs.welcome());
     s.fail(grpc.status.UNAVAILABLE, 'the referee is stopping');
   }, async (server) => {
-    const { result, stderr } = playOn(server, new Lowest());
+    const { result, stderr } = playOn(server, new Lowest(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.BROKEN);
     assert.match(stderr.text, /connection to the referee broke: UNAVAILABLE: the referee is stopping/);
   });

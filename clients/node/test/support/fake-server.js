@@ -111,7 +111,7 @@ function socketAddress() {
 /**
  * Serve `script` on `address` (default: a fresh unix socket), over TLS if `tls`.
  * @returns {Promise<{address: string, sessions: Session[], errors: Error[], done: Promise[],
- *                    close: () => Promise<void>}>}
+ *                    close: () => Promise<void>, kill: () => void}>}
  */
 async function startServer(script, { address, tls = false } = {}) {
   let dir = null;
@@ -145,6 +145,11 @@ async function startServer(script, { address, tls = false } = {}) {
     async close() {
       await Promise.allSettled(done);
       await new Promise((resolve) => server.tryShutdown(() => resolve()));
+      server.forceShutdown();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    },
+    /** Stop at once, cutting every stream (a referee that dies). */
+    kill() {
       server.forceShutdown();
       if (dir) fs.rmSync(dir, { recursive: true, force: true });
     },
