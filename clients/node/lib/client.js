@@ -109,21 +109,17 @@ function parseCommandLine(argv, env) {
   if (connectTimeout === null) {
     return usage(`--connect-timeout takes a number of seconds, not ${JSON.stringify(values['connect-timeout'])}`);
   }
-  const reconnectText = values['reconnect-timeout'] ?? env[ENV_RECONNECT_TIMEOUT];
+  const reconnectText = values['reconnect-timeout'] ?? (env[ENV_RECONNECT_TIMEOUT] || undefined);
   const reconnectTimeout = seconds(reconnectText ?? String(DEFAULT_RECONNECT_TIMEOUT));
   if (reconnectTimeout === null) {
     const where = values['reconnect-timeout'] !== undefined ? '--reconnect-timeout' : `$${ENV_RECONNECT_TIMEOUT}`;
     return usage(`${where} takes a number of seconds, not ${JSON.stringify(reconnectText)}`);
   }
-  const tlsEnv = env[ENV_TLS];
-  if (tlsEnv !== undefined && !['', '0', '1'].includes(tlsEnv)) {
-    return usage(`$${ENV_TLS} is 1 (speak TLS) or 0, not ${JSON.stringify(tlsEnv)}`);
-  }
   return {
     referee: values.referee ?? env[ENV_REFEREE],
     token: values.token ?? env[ENV_TOKEN],
     name: values.name ?? env[ENV_NAME],
-    tls: Boolean(values.tls) || tlsEnv === '1',
+    tls: Boolean(values.tls) || !['', '0', undefined].includes(env[ENV_TLS]),
     tlsCa: values['tls-ca'] ?? (env[ENV_TLS_CA] || undefined),
     connectTimeout,
     reconnectTimeout,
@@ -209,7 +205,8 @@ async function play(bot, {
     say(`error: ${err.message}`);
     return EXIT.USAGE;
   }
-  // while reconnecting: {since (ms), pause (s), last (the last try's failure, if it got that far)}
+  // While reconnecting: {since (ms), pause (s), last (the last try's failure, if it got that
+  // far), resumeKey (the broken session's, to take its place)}.
   let lost = null;
   for (;;) {
     let client;
@@ -232,7 +229,8 @@ async function play(bot, {
         say(`error: could not reconnect to the referee within ${reconnectTimeout} s (last: ${last})`);
         return EXIT.BROKEN;
       }
-      end = await session(client, protocol, driver, token, name, () => {
+      const hello = driver.hello(token, name, SDK, lost ? lost.resumeKey : '');
+      end = await session(client, protocol, driver, hello, () => {
         if (lost) say(`reconnected to the referee after ${secondsSince(lost.since).toFixed(1)} s`);
         lost = null;
       });
@@ -242,7 +240,9 @@ async function play(bot, {
     if (end.exit === EXIT.OK) return EXIT.OK;
     if (end.welcomed && reconnectTimeout > 0) {  // the stream we played on broke
       say(`warning: ${end.error}; reconnecting for up to ${reconnectTimeout} s`);
-      lost = { since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null };
+      lost = {
+        since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null, resumeKey: driver.welcome.resumeKey,
+      };
     } else if (lost && end.retry) {
       lost.last = end.error;
     } else {
@@ -304,25 +304,25 @@ function sleep(ms) {
 }
 
 /**
- * One Play stream: hello, then answer every message until goodbye. Calls `onWelcome` when
+ * One Play stream: `hello`, then answer every message until goodbye. Calls `onWelcome` when
  * the referee accepts the hello. Resolves to how it ended: {exit: EXIT.OK} after goodbye,
  * else {exit, error (what to report), welcomed, retry (worth another try while
- * reconnecting: the token still in use, or no connection)}. Rejects with the bot's error.
+ * reconnecting: a broken stream, or the token still in use)}. Rejects with the bot's error.
  */
-async function session(client, protocol, driver, token, name, onWelcome) {
+async function session(client, protocol, driver, hello, onWelcome) {
   const call = client.Play();
   // Stream errors are read through the iterator below; this listener only keeps one that
   // comes after we stopped reading (e.g. from cancel()) from crashing the process.
   call.on('error', () => {});
   const log = driver.log;
   const send = (msg) => {
-    if (log.debugging) log.debug(`send ${JSON.stringify(msg)}`);
+    if (log.debugging) log.debug(`send ${shown(msg)}`);
     call.write(msg);
   };
   const messages = call[Symbol.asyncIterator]();
   const { status } = protocol.grpc;
   try {
-    send(driver.hello(token, name, SDK));
+    send(hello);
     while (!driver.finished) {
       let next;
       try {
@@ -332,11 +332,11 @@ async function session(client, protocol, driver, token, name, onWelcome) {
           exit: EXIT.BROKEN,
           error: `connection to the referee broke: ${status[err.code] || err.code}: ${err.details ?? err.message}`,
           welcomed: driver.welcome !== null,
-          retry: err.code === status.UNAVAILABLE,
+          retry: true,
         };
       }
       if (next.done) break;
-      if (log.debugging) log.debug(`received ${JSON.stringify(next.value)}`);
+      if (log.debugging) log.debug(`received ${shown(next.value)}`);
       const answers = await driver.handle(next.value);
       if (next.value.kind === 'welcome') onWelcome();
       for (const answer of answers) send(answer);
@@ -352,10 +352,16 @@ async function session(client, protocol, driver, token, name, onWelcome) {
   if (!driver.finished) {
     return {
       exit: EXIT.BROKEN, error: 'the referee closed the stream without a goodbye',
-      welcomed: driver.welcome !== null, retry: false,
+      welcomed: driver.welcome !== null, retry: true,
     };
   }
   return { exit: EXIT.OK };
+}
+
+/** `msg` as JSON for the verbose log, its secrets hidden: stderr goes to log files. */
+function shown(msg) {
+  const hide = (value) => (value ? '<hidden>' : value);
+  return JSON.stringify(msg, (key, value) => (['token', 'resumeKey'].includes(key) ? hide(value) : value));
 }
 
 module.exports = {

@@ -70,13 +70,17 @@ class Driver {
 
   /**
    * The first message of a session. A session after a reconnection starts afresh (no
-   * welcome, not finished) but keeps the matches in progress.
+   * welcome, not finished) but keeps the matches in progress; its hello carries
+   * `resumeKey`, the one the referee welcomed the broken session with, which lets it
+   * replace that session even if the referee has not noticed it is gone.
    */
-  hello(token, name, sdk = '') {
+  hello(token, name, sdk = '', resumeKey = '') {
     this.finished = false;
     this.welcome = null;
     return {
-      hello: { name: name || this.bot.name || 'bot', token, protocolVersion: PROTOCOL_VERSION, sdk },
+      hello: {
+        name: name || this.bot.name || 'bot', token, protocolVersion: PROTOCOL_VERSION, sdk, resumeKey,
+      },
     };
   }
 

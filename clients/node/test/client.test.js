@@ -308,17 +308,19 @@ test('--connect-timeout bounds the wait for a referee', async () => {
   assert.match(stderr.text, /within 0.2 s/);
 });
 
-test('-v logs every message', async () => {
+test('-v logs every message, but never the token or the resume key', async () => {
   await withServer(async (s) => {
     await s.recv();
-    s.send(msgs.welcome());
+    s.send(msgs.welcome('lowest', 'the-resume-key'));
     s.send(msgs.goodbye());
     s.end();
   }, async (server) => {
     const stderr = capture();
-    assert.equal(await run(new Lowest(), ['-v', '--referee', server.address, '--token', 't'], {}, { stderr }), EXIT.OK);
-    assert.match(stderr.text, /lowest DEBUG send \{"hello"/);
-    assert.match(stderr.text, /lowest DEBUG received \{"welcome"/);
+    const argv = ['-v', '--referee', server.address, '--token', 'the-secret-token'];
+    assert.equal(await run(new Lowest(), argv, {}, { stderr }), EXIT.OK);
+    assert.match(stderr.text, /lowest DEBUG send \{"hello":\{"name":"lowest","token":"<hidden>"/);
+    assert.match(stderr.text, /lowest DEBUG received \{"welcome":\{.*"resumeKey":"<hidden>"/);
+    assert.doesNotMatch(stderr.text, /the-secret-token|the-resume-key/);
   });
 });
 

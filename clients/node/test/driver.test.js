@@ -210,10 +210,11 @@ test('a class instead of an instance, or no choose, is a clear TypeError', () =>
   assert.throws(() => new Driver(null), /needs a choose\(view\) method/);
 });
 
-test('the hello: the given name, else the bot\'s; protocol version 1', () => {
+test('the hello: the given name, else the bot\'s; protocol version 1; a resume key if given', () => {
   const d = new Driver(new Lowest());
   assert.deepEqual(d.hello('t', undefined, 'sdk/1'),
-    { hello: { name: 'lowest', token: 't', protocolVersion: 1, sdk: 'sdk/1' } });
+    { hello: { name: 'lowest', token: 't', protocolVersion: 1, sdk: 'sdk/1', resumeKey: '' } });
+  assert.equal(d.hello('t', undefined, 'sdk/1', 'k').hello.resumeKey, 'k');
   assert.equal(d.hello('t', 'other').hello.name, 'other');
   assert.equal(new Driver({ choose() {} }).hello('t').hello.name, 'bot');
 });

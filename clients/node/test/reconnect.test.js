@@ -54,16 +54,20 @@ test('a stream that breaks mid-match is dialled again: same token, the match goe
   await withSessions([
     async (s) => {
       hellos.push((await s.recv()).hello);
-      s.send(msgs.welcome());
+      s.send(msgs.welcome('recorder', 'key-1'));
       s.send(msgs.matchStart('m1'));
       s.send(msgs.turn('m1', 5, { events: [msgs.play(1, 7, 1), msgs.play(1, 8, 3)] }));
       actions.push(await s.action());
       s.fail(grpc.status.UNAVAILABLE, 'connection reset');
     },
-    refuseInUse,  // the referee has not noticed yet that the first stream is gone
+    async (s) => {  // the referee has not noticed yet that the first stream is gone
+      hellos.push((await s.recv()).hello);
+      s.send(TOKEN_IN_USE);
+      s.fail(grpc.status.ALREADY_EXISTS, 'token in use');
+    },
     async (s) => {
       hellos.push((await s.recv()).hello);
-      s.send(msgs.welcome());
+      s.send(msgs.welcome('recorder', 'key-2'));
       s.send(msgs.matchStart('m1'));  // the same match, and every event from its start
       s.send(msgs.turn('m1', 5, { events: [7, 8, 9].map((c) => msgs.play(1, c, 0)) }));
       actions.push(await s.action());
@@ -78,7 +82,9 @@ test('a stream that breaks mid-match is dialled again: same token, the match goe
     assert.match(stderr.text, /\nreconnected to the referee after \d+\.\d s\n/);
     assert.equal(server.sessions.length, 3);
   });
-  assert.deepEqual(hellos.map((h) => [h.token, h.name]), [['tok', 'recorder'], ['tok', 'recorder']]);
+  // every try after the drop carries the key the broken session was welcomed with
+  assert.deepEqual(hellos.map((h) => [h.token, h.name, h.resumeKey]),
+    [['tok', 'recorder', ''], ['tok', 'recorder', 'key-1'], ['tok', 'recorder', 'key-1']]);
   assert.deepEqual(actions, [{ turnId: '5', card: 7 }, { turnId: '5', card: 7 }]);
   assert.deepEqual(bot.starts, ['m1']);
   assert.deepEqual(bot.seen, ['1', '2', '3']);
@@ -174,7 +180,27 @@ test('a refusal at the first connection is never retried, even of a token in use
   });
 });
 
-test('a stream that breaks before the welcome is not retried', async () => {
+test('while reconnecting, a stream that breaks before its welcome is tried again', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.end();
+  }, async (s) => {
+    await s.recv();
+    s.fail(grpc.status.INTERNAL, 'hiccup');
+  }, async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.equal(server.sessions.length, 3);
+  });
+});
+
+test('at the first connection, a stream that breaks before the welcome is not retried', async () => {
   await withSessions([async (s) => {
     await s.recv();
     s.fail(grpc.status.UNAVAILABLE, 'not now');

@@ -164,7 +164,9 @@ function capture() {
 
 /** Messages of a simple match, for scripts. */
 const msgs = {
-  welcome: (botName = 'bot') => ({ welcome: { protocolVersion: 1, referee: 'fake/0', botName, sessionId: 's-1' } }),
+  welcome: (botName = 'bot', resumeKey = '') => ({
+    welcome: { protocolVersion: 1, referee: 'fake/0', botName, sessionId: 's-1', resumeKey },
+  }),
   goodbye: (reason = 'done') => ({ goodbye: { reason } }),
   matchStart: (matchId, { seat = 0, seats = 2, ruleset = 'modern', botSeed = '7' } = {}) => ({
     matchStart: {
