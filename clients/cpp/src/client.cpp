@@ -11,8 +11,10 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -36,6 +38,8 @@ namespace {
 constexpr const char* kEnvReferee = "ONO99_REFEREE";
 constexpr const char* kEnvToken = "ONO99_TOKEN";
 constexpr const char* kEnvName = "ONO99_BOT_NAME";
+constexpr const char* kEnvTls = "ONO99_TLS";
+constexpr const char* kEnvTlsCa = "ONO99_TLS_CA";
 
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
@@ -48,6 +52,45 @@ std::string seconds_text(double s) {
   std::ostringstream out;
   out << s;
   return out.str();
+}
+
+// A unix socket is always plaintext: it never leaves the machine (arena match gives its
+// bots one, whatever TLS settings they inherit).
+bool is_unix_address(const std::string& referee) {
+  return referee.rfind("unix:", 0) == 0 || referee.rfind("unix-abstract:", 0) == 0;
+}
+
+// The PEM certificates in `path`, or nothing after saying on stderr why they cannot be used.
+std::optional<std::string> read_certificates(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  std::string pem;
+  int error = file == nullptr ? errno : 0;
+  if (file != nullptr) {
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) pem.append(buffer, n);
+    if (std::ferror(file)) error = errno;
+    std::fclose(file);
+  }
+  if (error != 0) {
+    std::cerr << "error: cannot read the TLS certificate " << path << ": " << std::strerror(error)
+              << '\n';
+    return std::nullopt;
+  }
+  // gRPC takes any bytes here and fails only when connecting, like an absent referee
+  if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    std::cerr << "error: " << path
+              << " holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)\n";
+    return std::nullopt;
+  }
+  return pem;
+}
+
+// A plaintext bot and a TLS referee (or the reverse) never connect: say what to check.
+const char* unreachable_hint(const std::string& referee, bool secure) {
+  if (is_unix_address(referee)) return "";
+  return secure ? " over TLS (is its certificate the one trusted? --tls-ca FILE names it)"
+                : " (a referee that speaks TLS needs --tls-ca FILE or --tls)";
 }
 
 const char* status_name(grpc::StatusCode code) {
@@ -86,13 +129,17 @@ void log_message(const std::string& bot, const char* direction,
 }
 
 const char* kUsage =
-    "usage: BOT [--referee ADDR] [--token TOKEN] [--name NAME] [--connect-timeout SECONDS] [-v]\n"
+    "usage: BOT [--referee ADDR] [--token TOKEN] [--name NAME] [--tls | --tls-ca FILE]\n"
+    "           [--connect-timeout SECONDS] [-v]\n"
     "\n"
     "An ONO 99 bot: connects to a referee and plays until told to stop.\n"
     "\n"
     "  --referee ADDR      referee address, e.g. localhost:50051 or unix:/path ($ONO99_REFEREE)\n"
     "  --token TOKEN       the secret token this bot was given ($ONO99_TOKEN)\n"
     "  --name NAME         name to announce ($ONO99_BOT_NAME or the bot's own)\n"
+    "  --tls               speak TLS, trusting the system's certificates ($ONO99_TLS=1)\n"
+    "  --tls-ca FILE       speak TLS, trusting the PEM certificate(s) in FILE, e.g. a\n"
+    "                      self-signed referee's ($ONO99_TLS_CA); unix: is always plaintext\n"
     "  --connect-timeout S seconds to keep retrying the connection (default: 30)\n"
     "  -v, --verbose       log every message on stderr\n"
     "\n"
@@ -108,6 +155,9 @@ int run(Bot& bot, int argc, char** argv) {
   std::optional<std::string> referee = env(kEnvReferee);
   std::optional<std::string> token = env(kEnvToken);
   options.name = env(kEnvName).value_or("");
+  options.tls_ca = env(kEnvTlsCa).value_or("");
+  const std::string tls = env(kEnvTls).value_or("");
+  options.tls = !tls.empty() && tls != "0";  // as the Python SDK: any value but 0 or empty
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::optional<std::string> inline_value;  // --flag=value
@@ -136,6 +186,12 @@ int run(Bot& bot, int argc, char** argv) {
       auto v = value();
       if (!v) return kExitUsage;
       options.name = *v;
+    } else if (arg == "--tls") {
+      options.tls = true;
+    } else if (arg == "--tls-ca") {
+      auto v = value();
+      if (!v) return kExitUsage;
+      options.tls_ca = *v;
     } else if (arg == "--connect-timeout") {
       auto v = value();
       if (!v) return kExitUsage;
@@ -165,21 +221,31 @@ int run(Bot& bot, int argc, char** argv) {
 
 int play(Bot& bot, const Options& options) {
   const std::string& who = options.name.empty() ? bot.name() : options.name;
+  const bool secure =
+      (options.tls || !options.tls_ca.empty()) && !is_unix_address(options.referee);
+  grpc::SslCredentialsOptions ssl;  // no pem_root_certs: the system's roots
+  if (secure && !options.tls_ca.empty()) {
+    std::optional<std::string> pem = read_certificates(options.tls_ca);
+    if (!pem) return kExitUsage;
+    ssl.pem_root_certs = *pem;
+  }
+  const std::shared_ptr<grpc::ChannelCredentials> credentials =
+      secure ? grpc::SslCredentials(ssl) : grpc::InsecureChannelCredentials();
   // gRPC's reconnect backoff grows to 120 s by default; a bot started before its referee
   // should notice the referee within a fraction of a second, so retry at least every 1 s.
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  auto channel =
-      grpc::CreateCustomChannel(options.referee, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(options.referee, credentials, args);
   // clamped so that the conversion to microseconds cannot overflow (a year is "forever")
   const double wait_s = std::min(std::max(options.connect_timeout, 0.0), 365 * 86400.0);
   const auto deadline = std::chrono::system_clock::now() +
                         std::chrono::microseconds(static_cast<std::int64_t>(wait_s * 1e6));
   if (!channel->WaitForConnected(deadline)) {
     std::cerr << "error: no referee reachable at " << options.referee << " within "
-              << seconds_text(options.connect_timeout) << " s\n";
+              << seconds_text(options.connect_timeout) << " s"
+              << unreachable_hint(options.referee, secure) << '\n';
     return kExitUnreachable;
   }
 
