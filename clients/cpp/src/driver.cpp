@@ -8,7 +8,7 @@
 namespace ono99::detail {
 
 v1::BotMessage Driver::hello(const std::string& token, const std::string& name,
-                             const std::string& sdk) {
+                             const std::string& sdk, const std::string& resume_key) {
   welcome_.reset();
   refusal_.reset();
   finished_ = false;
@@ -18,6 +18,7 @@ v1::BotMessage Driver::hello(const std::string& token, const std::string& name,
   h->set_token(token);
   h->set_protocol_version(kProtocolVersion);
   h->set_sdk(sdk);
+  h->set_resume_key(resume_key);
   return msg;
 }
 

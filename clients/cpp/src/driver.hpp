@@ -21,9 +21,11 @@ class Driver {
   explicit Driver(Bot& bot) : bot_(bot) {}
 
   // The first message of a session; an empty name sends the bot's own. A session after a
-  // reconnection starts afresh (no welcome, refusal or goodbye yet) and keeps the matches.
+  // reconnection starts afresh (no welcome, refusal or goodbye yet) and keeps the matches;
+  // its hello carries `resume_key`, the one the broken session was welcomed with, which
+  // lets it replace that session even if the referee has not noticed it is gone.
   v1::BotMessage hello(const std::string& token, const std::string& name,
-                       const std::string& sdk);
+                       const std::string& sdk, const std::string& resume_key = "");
 
   // Feeds `msg` to the bot; returns true and fills `answer` when something must be sent
   // (an action for a turn, or a retry after a rejection). Exceptions from the bot's code

@@ -208,7 +208,7 @@ void test_a_reconnection_mid_match() {
   const std::mt19937_64 state = bot.random;
 
   // the stream broke; the next session is refused once (the token still in use), then welcomed
-  driver.hello("tok", "", "sdk/1");
+  CHECK(driver.hello("tok", "", "sdk/1", "key-1").hello().resume_key() == "key-1");
   CHECK(!driver.welcome());
   v1::RefereeMessage in_use;
   in_use.mutable_refusal()->set_code(v1::REFUSAL_CODE_TOKEN_IN_USE);
