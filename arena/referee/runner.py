@@ -318,7 +318,7 @@ class MatchRunner:
             pending = encoded[sent:]
             self._sent[seat] = n
             try:
-                await session.send(wire.events(self.spec.match_id, pending))
+                session.post_events(self.spec.match_id, pending)
             except SessionClosed:
                 pass  # noticed at its next turn
 
