@@ -39,7 +39,7 @@ def four_99s_game() -> Game:
     c = CODES
     config = make_config("modern", None, 2)
     game = Game.from_deals(config, [Deal([[c["99"]] * 4, [c["1"], c["2"], c["3"], c["4"]]],
-                                         [c[t] for t in "5 6 7 8 9".split()], 50)], then_seed=1)
+                                         [c[t] for t in ("5", "6", "7", "8", "9")], 50)], then_seed=1)
     while not game.finished:
         game.play(game.to_act, game.view(game.to_act).legal[0])
     return game
