@@ -124,7 +124,8 @@ def from_file(path: Path) -> pb.MatchSnapshot:
                     for v in result.get("verdicts", ())]
         return replay_snapshot(header["match_id"], names, config, header["seed"], events, tc,
                                "", result.get("status", Status.FINISHED), verdicts,
-                               header.get("started_at", 0.0), result.get("duration_s", 0.0))
+                               header.get("started_at", 0.0), result.get("duration_s", 0.0),
+                               result.get("turns"))
     except (ValueError, KeyError, StopIteration, TypeError) as exc:
         raise RecordError(f"{path} is neither an arena match event log nor a match record "
                           f"({exc.__class__.__name__}: {exc})") from None
