@@ -4,18 +4,26 @@ of line is written here once, so the three cannot drift apart.
 
 Event and verdict lines are rich markup (colours on a terminal, plain text elsewhere);
 result lines are plain text, to be escaped where they are printed as markup.
+
+Off a terminal, `arena watch` and `arena replay` print a match with
+:class:`MatchLogPrinter`: ``match ID: a vs b`` when it begins, then one line per event
+(the lines of `arena match`), verdicts, and ``match ID: <result line>`` when it ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ono99.v1 import spectator_pb2 as pb
+from rich.console import Console
 from rich.markup import escape
 
 from arena.referee.results import Verdict
 from arena.rules.cards import TOKENS
 from arena.rules.events import DRAW, ELIMINATE, END, FORFEIT, LOSE, PLAY, describe_event
 from arena.rules.game import places_of
+from arena.watch import wire
+from arena.watch.viewer import MatchUpdate
 
 _BAD_NEWS = (LOSE, ELIMINATE, FORFEIT)
 
@@ -61,3 +69,46 @@ def result_text(names: Sequence[str], ranking: Sequence[Sequence[int]], status: 
 def start_text(match_id: str, names: Sequence[str]) -> str:
     """``match ID: a vs b vs c``: a match begins (plain text)."""
     return f"match {match_id}: " + " vs ".join(names)
+
+
+def summary_text(m: pb.MatchSummary) -> str:
+    """A listed match's result (plain text): its result line without the time, or while
+    it is played, how far it is and TV's interest in it."""
+    if m.status == pb.MATCH_STATUS_LIVE:
+        return f"live, {m.turns} turns, interest {m.interest:.2f}"
+    return result_text(list(m.names), wire.ranking(m.ranking), wire.status_name(m.status),
+                       m.termination, m.turns)
+
+
+class MatchLogPrinter:
+    """Prints matches as a spectator stream or a record brings them, one line per event,
+    each once: a start line for a match it had not seen, the events of each new frame (a
+    verdict just before the frame in which its seat forfeits, as `arena match` prints
+    it, or else where it arrives), and the end line."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def print(self, record: pb.MatchSnapshot, update: MatchUpdate) -> None:
+        """What ``update`` brought to ``record`` (the match as far as it is known)."""
+        summary = record.match
+        names = list(summary.names)
+        out = self.console
+        if update.started:
+            out.print(escape(start_text(summary.match_id, names)))
+        pending = list(update.verdicts)
+        for frame in update.frames:
+            events = wire.frame_events(frame)
+            forfeits = {e[1] for e in events if e[0] == FORFEIT}
+            for v in [v for v in pending if v.seat in forfeits]:
+                pending.remove(v)
+                out.print(verdict_line(names, wire.verdict(v)))
+            for line in event_lines(events, names, *wire.decision(frame)):
+                out.print(line)
+        for v in pending:
+            out.print(verdict_line(names, wire.verdict(v)))
+        over = update.over
+        if over is not None:
+            out.print(escape(f"match {summary.match_id}: " + result_text(
+                names, wire.ranking(over.ranking), wire.status_name(over.status),
+                over.termination, over.turns, over.duration_s)))
