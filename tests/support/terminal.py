@@ -23,9 +23,11 @@ def plain(output: bytes) -> str:
 
 
 class Terminal:
-    """``command`` on a new pseudo-terminal of ``rows`` x ``cols``, until :meth:`wait`."""
+    """``command`` on a new pseudo-terminal of ``rows`` x ``cols``, until :meth:`wait`
+    (its input from the terminal too, unless ``stdin`` says otherwise)."""
 
-    def __init__(self, command: Sequence[str], cwd, env, rows: int = 40, cols: int = 110) -> None:
+    def __init__(self, command: Sequence[str], cwd, env, rows: int = 40, cols: int = 110,
+                 stdin=None) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.settings = termios.tcgetattr(slave)
@@ -33,9 +35,9 @@ class Terminal:
         self.output = b""
         env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
         self.proc = subprocess.Popen(
-            list(command), cwd=cwd, env={**env, "TERM": "xterm-256color"}, stdin=slave,
+            list(command), cwd=cwd, env={**env, "TERM": "xterm-256color"}, stdin=slave if stdin is None else stdin,
             stdout=slave, stderr=slave, start_new_session=True,
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+            preexec_fn=lambda: fcntl.ioctl(1, termios.TIOCSCTTY, 0))
 
     def read(self, seconds: float) -> str:
         """Read what it prints for ``seconds``; all of its output so far, as plain text."""
