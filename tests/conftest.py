@@ -13,7 +13,7 @@ NODE_SDK = Path(__file__).resolve().parents[1] / "clients" / "node"
 
 # The arena passes a bot none of its own environment but the variables named here: the
 # mark tests find leftover processes by, and the rogue bot's settings.
-os.environ["ONO99_BOT_ENV"] = "ARENA_TEST_MARK,ROGUE_SLEEP"
+os.environ["ONO99_BOT_ENV"] = "ARENA_TEST_MARK,ROGUE_SLEEP,ROGUE_FLOOD,ROGUE_PAD"
 
 
 @pytest.fixture(scope="session")

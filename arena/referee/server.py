@@ -16,8 +16,11 @@ from arena.referee.servicer import RefereeServicer
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
-#: The largest message either way: a turn is a few hundred bytes; an upload chunk 1 MiB.
-MAX_MESSAGE = 2 * 2**20
+#: The largest message received: a bot's messages are at most 4 KiB (the session refuses
+#: larger ones); an organiser's upload chunk 32 KiB. Larger ones end their call.
+MAX_RECEIVE = 64 * 1024
+#: The largest message sent: an organiser's answers (lists of bots, standings) grow.
+MAX_SEND = 16 * 2**20
 
 
 class RefereeServer:
@@ -35,20 +38,20 @@ class RefereeServer:
 
     @classmethod
     async def start(cls, listen: str = "unix", services: Sequence[AddService] = (),
-                    tls: tuple[bytes, bytes] | None = None, lobby: Lobby | None = None,
-                    max_message: int = MAX_MESSAGE) -> RefereeServer:
+                    tls: tuple[bytes, bytes] | None = None,
+                    lobby: Lobby | None = None) -> RefereeServer:
         """Start on ``listen``: ``unix`` (a fresh socket in a temp folder), ``tcp`` (a free
         loopback port), or an explicit address such as ``0.0.0.0:50051`` or ``unix:/path``;
         with ``tls`` (PEM key and certificate) that port speaks TLS. ``services`` add more
-        servicers to the same port (a server's Organizer). Messages are capped at
-        ``max_message`` bytes either way."""
+        servicers to the same port (a server's Organizer). Messages received are capped
+        at MAX_RECEIVE bytes, those sent at MAX_SEND."""
         lobby = lobby or Lobby()
         server = grpc.aio.server(options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-            ("grpc.max_receive_message_length", max_message),
-            ("grpc.max_send_message_length", max_message),
+            ("grpc.max_receive_message_length", MAX_RECEIVE),
+            ("grpc.max_send_message_length", MAX_SEND),
         ])
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
         for add in services:

@@ -68,6 +68,27 @@ def test_a_bot_that_sends_garbage_cards_is_refused_then_judged_illegal(rogue, tm
     check_others_finish(results, 0)
 
 
+def test_a_bot_whose_answers_are_padded_past_the_limit_is_refused_then_judged_illegal(
+        rogue, tmp_path):
+    """A valid action padded with an unknown field to 8000 bytes (over a bot message's
+    4096): refused as malformed, like any bad answer; the others play on."""
+    results = play([rogue("padded", 2), BOTS / "random", BOTS / "greedy"],
+                   lambda n: two_matches(n, max_rejections=3), log_dir=tmp_path)
+    assert verdict_kinds(results[0]) == {0: "illegal"}
+    assert rejections(tmp_path, "padded")[:4] == ["rejected ERROR_CODE_MALFORMED"] * 4
+    check_others_finish(results, 0)
+
+
+def test_a_bot_message_over_64_kib_ends_its_stream(rogue, tmp_path, monkeypatch):
+    monkeypatch.setenv("ROGUE_PAD", str(100_000))
+    results = play([rogue("padded", 2), BOTS / "random", BOTS / "random"],
+                   lambda n: two_matches(n), log_dir=tmp_path)
+    # the stream ends; the bot then exits, which the referee may see first
+    assert verdict_kinds(results[0]) in ({0: "disconnected"}, {0: "crashed"})
+    assert "rpc_error RESOURCE_EXHAUSTED" in rejections(tmp_path, "padded")
+    check_others_finish(results, 0)
+
+
 def test_a_bot_that_sends_undecodable_bytes_is_disconnected(rogue):
     results = play([rogue("garbage_bytes", 2), BOTS / "random", BOTS / "random"],
                    lambda n: two_matches(n))

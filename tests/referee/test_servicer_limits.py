@@ -94,3 +94,72 @@ def test_connections_that_have_not_said_hello_are_capped(monkeypatch):
             await server.stop()
 
     asyncio.run(go())
+
+
+async def first_reply(address: str, data: bytes):
+    """Send ``data`` (raw bytes) as the first message of a Play stream: the reply, and the
+    stream's status after a refusal."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream("/ono99.v1.Referee/Play", request_serializer=lambda b: b,
+                                     response_deserializer=referee_pb2.RefereeMessage.FromString)()
+        await call.write(data)
+        try:
+            reply = await call.read()
+        except grpc.aio.AioRpcError as exc:   # ended before any reply
+            return None, exc.code()
+        code = await call.code() if reply.HasField("refusal") else None
+        call.cancel()
+        return reply, code
+
+
+def padded_hello(token: str, size: int) -> bytes:
+    """A hello followed by an unknown length-delimited field 15 of ``size`` bytes."""
+    hello = referee_pb2.BotMessage(hello=referee_pb2.Hello(name="x", token=token,
+                                                           protocol_version=1))
+    inner = hello.hello.SerializeToString() + b"\x7a" + _varint(size) + b"p" * size
+    return b"\x0a" + _varint(len(inner)) + inner
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def test_hellos_too_large_or_with_long_or_control_fields_are_refused():
+    """A bot's messages are a few KB at most (the proto's BotMessage): a padded hello, an
+    over-long field, or a name that would rewrite an organiser's terminal is refused with
+    REFUSAL_CODE_BAD_HELLO and INVALID_ARGUMENT; a message over 64 KiB ends the stream
+    before the referee reads it."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            good = server.lobby.register("good").token
+            raw = lambda **f: referee_pb2.BotMessage(hello=referee_pb2.Hello(   # noqa: E731
+                token=good, protocol_version=1, **f)).SerializeToString()
+            cases = {
+                "the hello is 8": padded_hello(good, 8000),
+                "hello.name is 65 characters": raw(name="n" * 65),
+                "hello.sdk is 101 characters": raw(sdk="s" * 101),
+                "hello.resume_key is 257 characters": raw(resume_key="k" * 257),
+                "hello.token is 300 characters": referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                    token="t" * 300, protocol_version=1)).SerializeToString(),
+                "hello.name holds control characters": raw(name="bot\x1b[2J"),
+            }
+            for words, data in cases.items():
+                reply, code = await first_reply(server.address, data)
+                assert reply.refusal.code == referee_pb2.REFUSAL_CODE_BAD_HELLO, words
+                assert words in reply.refusal.reason
+                assert code == grpc.StatusCode.INVALID_ARGUMENT
+            reply, code = await first_reply(server.address, padded_hello(good, 100_000))
+            assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            # limits exactly met are fine
+            reply, _ = await first_reply(server.address, raw(name="n" * 64, sdk="s" * 100))
+            assert reply.HasField("welcome")
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
