@@ -178,6 +178,16 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
+    except StoreError as exc:   # a result could not be stored (a lock held too long)
+        try:
+            stored = f"{len(t.store.finished_keys(t.record))} of {total} matches are stored"
+        except StoreError:
+            stored = "the matches stored so far are kept"
+        err.print(f"arena tournament: error: {escape(str(exc))}\n{stored}; the others will be "
+                  f"played again from their seeds. Resume with:\n"
+                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
+                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
+        return 1
     elapsed = time.perf_counter() - view.started
     if view.played:
         console.print(f"{view.played} matches played in {elapsed:.1f} s "

@@ -29,7 +29,7 @@ from arena.referee.results import (
 from arena.rules import Game, make_config
 from arena.rules.events import event_to_dict
 from arena.store import (
-    BotRecord, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
+    BotRecord, BotVersion, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
 )
 from arena.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
@@ -466,6 +466,23 @@ def test_sqlite_arenas_opening_a_new_file_at_once_migrate_it_once(tmp_path):
         thread.join(timeout=30)
     assert outcomes == ["ok", "ok"]
     assert _pragma(path, "user_version") == SCHEMA_VERSION
+
+
+def test_sqlite_a_tournament_and_its_bots_are_stored_in_one_transaction(tmp_path):
+    """A failed creation (a taken name) stores none of its new bot versions either."""
+    path = tmp_path / "one.db"
+    store = SQLiteStore(path)
+    try:
+        tournament(store, "cup", bots=("ada",))
+        new = [BotVersion("zed", "/bots/zed", {"name": "zed"}, "z1")]
+        with pytest.raises(StoreError, match="'cup'"):
+            store.create_tournament("cup", {}, new)
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            assert [r[0] for r in db.execute("SELECT name FROM bots")] == ["ada"]
+        record = store.create_tournament("cup-2", {}, new)
+        assert [b.name for b in store.tournament_bots(record)] == ["zed"]
+    finally:
+        store.close()
 
 
 # ------------------------------------------------------------------------ a server's own
