@@ -372,13 +372,14 @@ def reference(tmp_path_factory):
     return db
 
 
-def start_long(mark: str, tmp_path: Path, name: str, db: Path) -> subprocess.Popen:
-    """Start the long tournament; return once about a third of it is stored."""
+def start_long(mark: str, tmp_path: Path, name: str, db: Path, **env: str) -> subprocess.Popen:
+    """Start the long tournament (with ``env`` added to its environment); return once about
+    a third of it is stored."""
     with (tmp_path / "stdout").open("w") as stdout:
         proc = subprocess.Popen(
             command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
                     "--logs", tmp_path / "logs"),
-            cwd=ROOT, env=env_for(mark), stdout=stdout, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT, env={**env_for(mark), **env}, stdout=stdout, stderr=subprocess.PIPE, text=True,
             # as at a terminal, even if this test runs where SIGINT is ignored
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
@@ -470,3 +471,83 @@ def test_ctrl_c_stops_a_tournament_that_then_resumes_to_the_same_results(tmp_pat
     resumed = ok(mark, *resume[1:], "-q", "--logs", tmp_path / "logs")
     assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
     same_results(db, "interrupted", reference, mark)
+
+
+# ---------------------------------------------------------------- chaos
+
+def worker_pids(parent: int) -> list[int]:
+    """The referee worker processes of the arena ``parent`` (children started by
+    multiprocessing's spawn)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"spawn_main" in cmdline:   # not its resource tracker
+            found.append(int(entry))
+    return sorted(found)
+
+
+def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played_again(
+        tmp_path, mark, reference):
+    """kill -9 of one of the multi-process executor's referee workers, mid-tournament: a
+    new worker takes its place, the matches it had in flight are played again, and the
+    tournament ends with every match stored once and the results of an uninterrupted run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "chaos", db)
+    workers = worker_pids(proc.pid)
+    assert len(workers) == 2, "the long tournament runs on two referee workers"
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert "referee worker arena-worker-0 died (exit code -9)" in stderr, stderr
+    assert "played again on a new worker" in stderr
+    assert wait_unmarked(mark, 5) == [], "bot processes of the killed worker outlived it"
+    same_results(db, "chaos", reference, mark)
+
+
+def test_a_database_locked_for_a_while_delays_the_tournament_and_changes_nothing(
+        tmp_path, mark, reference):
+    """Another process holds the write lock on the file for 1.5 s mid-tournament: the
+    arena waits for it (its busy timeout) and stores every match as an undisturbed run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "locked", db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    time.sleep(1.5)
+    holder.execute("ROLLBACK")
+    holder.close()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    same_results(db, "locked", reference, mark)
+
+
+def test_a_database_locked_too_long_stops_the_tournament_with_a_clear_error_then_resumes(
+        tmp_path, mark, reference):
+    """Held past the busy timeout ($ONO99_DB_TIMEOUT, 1 s here): one clear error, no
+    traceback, what was stored is kept, and --resume plays the rest to the same results."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "locked", db, ONO99_DB_TIMEOUT="1")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    assert f"arena tournament: error: database {db} is locked by another process (waited 1 s" \
+        in stderr, stderr
+    assert "matches are stored; the others will be played again from their seeds" in stderr
+    assert "arena tournament --resume locked" in stderr
+    assert wait_unmarked(mark, 5) == []
+    ok(mark, "tournament", "--resume", "locked", "--db", db, "-q", "--logs", tmp_path / "logs")
+    same_results(db, "locked", reference, mark)
