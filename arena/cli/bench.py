@@ -66,6 +66,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ratings.add_argument("--budget", type=int, default=8000,
                          help="matches per run (default: 8000)")
     ratings.set_defaults(run=run_ratings)
+    watch = what.add_parser(
+        "watch",
+        help="watch: what 20 spectators cost a tournament, and how late they see it",
+        description="The tournament benchmark's tournament at concurrency 2, alternately with no "
+                    "spectator service and with 20 spectators (gRPC clients in another process: "
+                    "10 on TV, 10 following live matches). Ends with 'watch: 20 spectators keep "
+                    "P% of unwatched throughput; event latency p50 A ms, p99 B ms'.",
+    )
+    watch.add_argument("--games", type=int, default=60,
+                       help="deals per table (default: 60, i.e. 720 matches per run)")
+    watch.add_argument("--repeats", type=int, default=3,
+                       help="runs of each kind, alternated (default: 3)")
+    watch.set_defaults(run=run_watch)
 
 
 def run_engine(args: argparse.Namespace) -> int:
@@ -93,4 +106,11 @@ def run_ratings(args: argparse.Namespace) -> int:
     from arena.bench import ratings
 
     ratings.run(console(), args.seeds, args.table_size, args.budget)
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from arena.bench import watch
+
+    watch.run(console(), args.games, args.repeats)
     return 0

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena.cli import output
+from arena.cli.match_log import event_lines, result_text, verdict_line
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
 from arena.cli.prepare import (
@@ -26,11 +27,8 @@ from arena.local import LocalArena
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
 from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.listeners import Frame, MatchInfo, MatchListener
-from arena.rules.cards import TOKENS
 from arena.rules.errors import ConfigError
-from arena.rules.events import (
-    DRAW, ELIMINATE, END, FORFEIT, LOSE, PLAY, describe_event, event_to_dict,
-)
+from arena.rules.events import event_to_dict
 from arena.rules.rulesets import DEFAULT_RULESET, RULESETS, make_config, parse_option_args
 from arena.seeds import Seeds
 
@@ -104,11 +102,9 @@ def time_control(args: argparse.Namespace) -> TimeControl:
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
 
 
-_BAD_NEWS = (LOSE, ELIMINATE, FORFEIT)
-
-
 class LiveLog(MatchListener):
-    """Prints every turn of a match as it happens (plain text when not a terminal)."""
+    """Prints every turn of a match as it happens (plain text when not a terminal), in
+    the lines of :mod:`arena.cli.match_log`."""
 
     def __init__(self, console: Console, quiet: bool = False) -> None:
         self.console = console
@@ -121,29 +117,16 @@ class LiveLog(MatchListener):
     def frame(self, frame: Frame) -> None:
         if self.quiet:
             return
-        names, seat, latency_us = self.names, frame.seat, frame.latency_us
-        for e in frame.events:
-            kind = e[0]
-            if kind == PLAY:
-                took = f"  [dim]{latency_us / 1000:.1f} ms[/dim]" if latency_us is not None and e[1] == seat else ""
-                self.console.print(f"  {escape(names[e[1]]):>12} plays [bold]{TOKENS[e[2]]:>3}[/bold] -> {e[3]:>3}{took}")
-            elif kind not in (DRAW, END):  # draws are noise here; the result line follows the end
-                line = escape(describe_event(e, names))
-                self.console.print(f"  [red]{line}[/red]" if kind in _BAD_NEWS else f"  {line}")
+        for line in event_lines(frame.events, self.names, frame.seat, frame.latency_us):
+            self.console.print(line)
 
     def verdict(self, match_id: str, verdict: Verdict) -> None:
-        self.console.print(f"  [bold red]verdict[/bold red] {self.names[verdict.seat]}: "
-                           f"{verdict.kind} ({verdict.detail})", highlight=False)
+        self.console.print(verdict_line(self.names, verdict), highlight=False)
 
 
 def describe_result(result: MatchResult) -> str:
-    names = result.spec.names
-    if not result.ranking:
-        return f"{result.status} after {result.turns} turns"
-    places = result.places()
-    order = "   ".join(f"{places[group[0]]}. " + " = ".join(names[s] for s in group)
-                       for group in result.ranking)
-    return f"{order}   [{result.termination}, {result.turns} turns, {result.duration_s:.2f} s]"
+    return result_text(result.spec.names, result.ranking, result.status, result.termination,
+                       result.turns, result.duration_s)
 
 
 def write_log(path: Path, result: MatchResult) -> None:

@@ -7,8 +7,18 @@ a test reads it whole. Tables still fit the width.
 
 from __future__ import annotations
 
+import os
+import sys
+
 from rich.console import Console
 
 
 def console(stderr: bool = False) -> Console:
     return Console(highlight=False, soft_wrap=True, stderr=stderr)
+
+
+def stdout_gone() -> None:
+    """After a BrokenPipeError (whoever read our output left, as ``| head`` does): send
+    what is left to /dev/null, so that Python's flush at exit is not another error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -57,6 +57,10 @@ class HouseSession:
             if answer.HasField("action"):
                 self._action = answer.action
 
+    def post_events(self, match_id: str, events) -> None:
+        for _ in self.driver.handle(wire.events(match_id, events)):
+            pass   # events need no answer
+
     def begin_match(self) -> None:
         self.rejections = 0
 

@@ -50,6 +50,7 @@ class Frame:
     bank_ms: tuple[int, ...]     # each seat's bank left
     at: float                    # seconds since the match started
     hands: tuple[tuple[int, ...], ...] | None = None   # for organiser listeners only
+    time: float = 0.0            # Unix time it was made
 
 
 @dataclass(frozen=True)

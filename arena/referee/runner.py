@@ -274,7 +274,7 @@ class MatchRunner:
             frame = Frame(self.spec.match_id, self._frames, tuple(events[self._reported:]),
                           game.spectator_view(), seat, latency_us,
                           tuple(b // 1_000_000 for b in self._bank_ns),
-                          time.perf_counter() - self._t0)
+                          time.perf_counter() - self._t0, time=time.time())
             private = None
             if self.listeners.hands:
                 private = replace(frame, hands=tuple(game.hand(s) for s in range(game.seats)))
@@ -318,7 +318,7 @@ class MatchRunner:
             pending = encoded[sent:]
             self._sent[seat] = n
             try:
-                await session.send(wire.events(self.spec.match_id, pending))
+                session.post_events(self.spec.match_id, pending)
             except SessionClosed:
                 pass  # noticed at its next turn
 

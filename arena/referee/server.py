@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 
@@ -74,8 +75,7 @@ class RefereeServer:
     async def stop(self, reason: str = "the referee is stopping", grace: float = 1.0) -> None:
         """Say goodbye to every session, then stop serving."""
         self.lobby.closing = True
-        for session in self.lobby.sessions():
-            await session.say_goodbye(reason)
+        await asyncio.gather(*(s.say_goodbye(reason) for s in self.lobby.sessions()))
         await self.server.stop(grace)
         if self._socket_dir:
             try:

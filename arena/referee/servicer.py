@@ -135,6 +135,7 @@ async def _serve(session: BotSession, context) -> None:
     if not reader.cancelled():
         reader.result()   # the stream ended: its error, if any, is raised here
     elif not session.farewell:
+        await session.stop_writer()
         try:   # a stream that is gone must not hold the referee up
             await asyncio.wait_for(context.write(wire.goodbye(session.close_reason)), 1.0)
         except Exception:

@@ -3,6 +3,15 @@
 A session lives as long as the bot's stream. The match runner opens a turn on it, sends
 the request, and waits for actions; actions that do not answer the open turn are refused
 here (``stale_turn``, ``not_your_turn``, ``malformed``) so the runner never sees them.
+
+Nobody waits for a write. Messages go into the session's queue and its writer task
+writes them in order: a bot that stops reading its stream (its gRPC flow-control window
+full) holds up only its own writer, never the match runner, so its clock runs on whatever
+it does with its stream. The queue is bounded: a bot that leaves ``MAX_QUEUED`` messages
+unread while a write to it has been stuck for ``STUCK_S``, or ``HARD_CAP`` in any case, is
+cut off (a flood of refused actions it never reads cannot grow the referee's memory).
+Public events for a seat that is not acting join the Events message already waiting in
+its queue, if any, rather than queue one message per turn.
 """
 
 from __future__ import annotations
@@ -22,6 +31,13 @@ if TYPE_CHECKING:
 _CLOSED = object()  # wakes a waiting runner when the stream ends
 _NUDGE = object()   # wakes a waiting runner to count a refusal made here
 _TIMEOUT = object()  # the turn's clock ran out
+
+#: Messages a bot may leave unread, while a write to it is stuck for STUCK_S seconds,
+#: before it is cut off: far more than a match queues for a bot that reads.
+MAX_QUEUED = 256
+STUCK_S = 1.0
+#: ... and in any case (in-process house seats may play many turns without a pause).
+HARD_CAP = 4096
 
 
 def _expire(waiter: asyncio.Future) -> None:
@@ -51,8 +67,10 @@ class BotSession:
         self.rejections = 0                     # refused actions in the current match
         self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
         self._closed = False
-        self._writing = False
-        self._backlog: deque = deque()           # messages queued behind a write under way
+        self._queue: deque = deque()             # messages not yet written, in order
+        self._writer: asyncio.Task | None = None
+        self._wake: asyncio.Future | None = None  # the idle writer waits on it
+        self._write_since: float | None = None    # when the write under way began
         self._open_turn: int | None = None
         self._issued: set[int] = set()
         self._inbox: deque = deque()            # actions (or nudges) not yet taken
@@ -74,6 +92,7 @@ class BotSession:
         self.closed_by_referee = by_referee
         self.close_reason = reason
         self._deliver(_CLOSED)
+        self._wake_writer()
         if not self._done.done():
             self._done.set_result(reason)
 
@@ -82,13 +101,15 @@ class BotSession:
         self.farewell = True   # none to be said
         self.close(reason)
 
-    async def say_goodbye(self, reason: str) -> None:
-        """Tell the bot the referee is done with it (so it can exit by itself), and close."""
+    async def say_goodbye(self, reason: str, timeout: float = 1.0) -> None:
+        """Tell the bot the referee is done with it (so it can exit by itself), and close,
+        once the goodbye is written (or ``timeout`` s have passed)."""
         if not self._closed:
             try:
-                await self.send(wire.goodbye(reason))
+                self.post(wire.goodbye(reason))
                 self.farewell = True
-            except SessionClosed:
+                await asyncio.wait_for(self._written(), timeout)
+            except (SessionClosed, TimeoutError):
                 pass
         self.close(reason)
 
@@ -97,34 +118,87 @@ class BotSession:
 
     # ---------------------------------------------------------------- writes
 
-    async def send(self, msg: referee_pb2.RefereeMessage) -> None:
-        """Write one message, in order with every other; :class:`SessionClosed` if the
-        stream is gone. A message sent while another write is under way is queued and
-        written by that writer (no lock on the hot path)."""
+    def post(self, msg: referee_pb2.RefereeMessage) -> None:
+        """Queue one message, written in order with every other by the session's writer;
+        returns at once. :class:`SessionClosed` if the stream is gone, or if the bot has
+        left so many messages unread that it is cut off now."""
         if self._closed:
             raise SessionClosed(self.close_reason)
-        if self._writing:
-            self._backlog.append(msg)
-            return
-        self._writing = True
+        queue = self._queue
+        queue.append(msg)
+        n = len(queue)
+        if n > MAX_QUEUED and (n > HARD_CAP or (
+                self._write_since is not None and self._loop.time() - self._write_since > STUCK_S)):
+            self.close(f"cut off: it does not read its stream ({n} messages unread)",
+                       by_referee=True)
+            raise SessionClosed(self.close_reason)
+        if self._writer is None:
+            self._writer = self._loop.create_task(self._write_all())
+        else:
+            self._wake_writer()
+
+    def post_events(self, match_id: str, events) -> None:
+        """Public events: added to the Events message waiting in the queue, if there is
+        one not yet being written, else queued as a new message."""
+        queue = self._queue
+        if len(queue) > 1 and not self._closed:
+            last = queue[-1]
+            if last.HasField("events") and last.events.match_id == match_id:
+                last.events.events.extend(events)
+                return
+        self.post(wire.events(match_id, events))
+
+    async def send(self, msg: referee_pb2.RefereeMessage) -> None:
+        """:meth:`post`, for callers that treat every session alike (a house seat's send
+        plays its bot at once)."""
+        self.post(msg)
+
+    async def _write_all(self) -> None:
+        """The writer: the queue's messages, in order, until the stream closes."""
+        queue, write = self._queue, self.context.write
         try:
-            await self.context.write(msg)
-            while self._backlog:
-                await self.context.write(self._backlog.popleft())
+            while True:
+                while queue and not self._closed:
+                    self._write_since = self._loop.time()
+                    await write(queue[0])
+                    self._write_since = None
+                    queue.popleft()
+                if self._closed:
+                    queue.clear()
+                    return
+                self._wake = self._loop.create_future()
+                await self._wake
         except asyncio.CancelledError:
-            self._backlog.clear()  # shutting down: what was queued behind this write is dropped
+            queue.clear()
             raise
         except Exception as exc:  # the transport failed: the stream is gone
+            queue.clear()
             self.close(f"write failed: {exc}")
-            raise SessionClosed(self.close_reason) from None
-        finally:
-            self._writing = False
+
+    def _wake_writer(self) -> None:
+        wake = self._wake
+        if wake is not None:
+            self._wake = None
+            if not wake.done():
+                wake.set_result(None)
+
+    async def stop_writer(self) -> None:
+        """Stop the writer (the stream is closing): whoever writes next writes alone."""
+        writer = self._writer
+        if writer is not None and not writer.done():
+            writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
+
+    async def _written(self) -> None:
+        """Until the queue is written."""
+        while self._queue and not self._closed:
+            await asyncio.sleep(0.005)
 
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
         self.refused[code] += 1
         try:
-            await self.send(wire.rejected(turn_id, code, reason))
+            self.post(wire.rejected(turn_id, code, reason))
         except SessionClosed:
             pass
 

@@ -52,6 +52,23 @@ def places_to_wire(ranking: Sequence[Sequence[int]]) -> list[game_pb2.Place]:
     return [game_pb2.Place(seats=list(group)) for group in ranking]
 
 
+def places_from_wire(places: Iterable[game_pb2.Place]) -> tuple[tuple[int, ...], ...]:
+    """A ranking back from its Places: best first, tied seats together."""
+    return tuple(tuple(p.seats) for p in places)
+
+
+def cards_from_wire(values: Iterable[int]) -> tuple[int, ...]:
+    """Engine codes of ``Card`` values that must all be cards (ValueError otherwise)."""
+    return tuple(_code(v) for v in values)
+
+
+def _code(value: int) -> int:
+    code = card_from_wire(value)
+    if code is None:
+        raise ValueError(f"{value} is not a card of the Card enum")
+    return code
+
+
 def event_to_wire(e: tuple) -> game_pb2.Event:
     """An engine event tuple (see :mod:`arena.rules.events`) as a protobuf Event."""
     kind = e[0]
@@ -83,6 +100,41 @@ def event_to_wire(e: tuple) -> game_pb2.Event:
     if kind == END:
         return _Event(game_ended=game_pb2.GameEnded(ranking=places_to_wire(e[1]), termination=e[2]))
     raise ValueError(f"unknown event {e!r}")
+
+
+def event_from_wire(e: game_pb2.Event) -> tuple:
+    """A protobuf Event back as the engine's event tuple: the inverse of
+    :func:`event_to_wire`, for clients that show what they are sent (``arena watch``).
+    The wire writes a hand laid face up and "no hand" alike, as an empty list; this reads
+    it back as None (the engine never lays down an empty hand). ValueError for an Event of
+    no known kind, or with a card that is not one."""
+    kind = e.WhichOneof("kind")
+    m = getattr(e, kind) if kind is not None else None
+    if kind == "card_played":
+        return (PLAY, m.seat, _code(m.card), m.total)
+    if kind == "cards_drawn":
+        return (DRAW, m.seat, m.count)
+    if kind == "round_started":
+        return (DEAL, m.round, m.dealer, m.first, m.total)
+    if kind == "four_ninety_nines":
+        return (FOUR_99, m.seat, m.total)
+    if kind == "reshuffled":
+        return (RESHUFFLE, m.draw_size)
+    if kind == "seat_lost":
+        return (LOSE, m.seat)
+    if kind == "token_lost":
+        return (TOKEN, m.seat, m.tokens_left)
+    if kind == "out_of_round":
+        return (OUT, m.seat, None if m.card == 0 else _code(m.card))
+    if kind == "round_scored":
+        return (SCORES, tuple(m.scores))
+    if kind == "seat_eliminated":
+        return (ELIMINATE, m.seat, cards_from_wire(m.hand) or None)
+    if kind == "seat_forfeited":
+        return (FORFEIT, m.seat)
+    if kind == "game_ended":
+        return (END, places_from_wire(m.ranking), m.termination)
+    raise ValueError(f"an Event of no known kind: {e!r}")
 
 
 class SeatStatesCache:
@@ -172,6 +224,11 @@ def verdicts_to_wire(verdicts: Iterable[Verdict]) -> list[referee_pb2.Verdict]:
                                 latency_us=v.latency_us) for v in verdicts]
 
 
+def verdict_from_wire(v: referee_pb2.Verdict) -> Verdict:
+    """A Verdict message back as the referee's (its kind by name, "unspecified" if unknown)."""
+    return Verdict(v.seat, _VERDICT_NAMES.get(v.kind, "unspecified"), v.detail, v.latency_us)
+
+
 def hands_to_wire(hands: Sequence[Sequence[int]]) -> list[referee_pb2.Hand]:
     """Every seat's cards at the end of a match (``hands[seat]``)."""
     return [referee_pb2.Hand(seat=s, cards=cards_to_wire(h)) for s, h in enumerate(hands)]
@@ -217,3 +274,5 @@ VERDICT_KINDS = {
     VerdictKind.RETIRED: referee_pb2.VERDICT_KIND_RETIRED,
     VerdictKind.ABSENT: referee_pb2.VERDICT_KIND_ABSENT,
 }
+
+_VERDICT_NAMES = {wire: kind for kind, wire in VERDICT_KINDS.items()}

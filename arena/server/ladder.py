@@ -24,6 +24,7 @@ from arena.seeds import Seeds, fresh_master
 from arena.server.registry import Registry
 from arena.store.base import RegisteredBot, Store, StoreError, TournamentRecord
 from arena.tournament.ratings import OnlineElo, Placing
+from arena.tournament.executor import lease_in_order
 from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
 from arena.tournament.standings import Played
 from arena.watch.hub import SpectatorHub
@@ -142,8 +143,7 @@ class Ladder:
                          tuple(self.seeds.bot_seed(NAME, n, s) for s in range(len(table))))
         leased = []
         try:
-            for p in providers:
-                leased.append((p, await p.lease()))
+            leased = await lease_in_order(providers, seated)
             absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
             again = {i: s.reconnect for i, (_, s) in enumerate(leased) if s.reconnect}
             listeners = [] if self.hub is None else [self.hub.listener(NAME)]

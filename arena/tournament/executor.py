@@ -108,12 +108,10 @@ class LocalExecutor(Executor):
                 for provider in self.seats:
                     provider.enter_phase(plan.phase)
             spec = spec_of(plan)
-            providers = [self.seats[b] for b in plan.seats]
             leased: list[tuple[SeatProvider, Seat]] = []
             result = None
             try:
-                for provider in providers:
-                    leased.append((provider, await provider.lease()))
+                leased = await lease_in_order([self.seats[b] for b in plan.seats], plan.seats)
                 sessions = [seat.session for _, seat in leased]
                 absent = {i: seat.absent for i, (_, seat) in enumerate(leased) if seat.absent}
                 again = {i: seat.reconnect for i, (_, seat) in enumerate(leased) if seat.reconnect}
@@ -130,3 +128,20 @@ class LocalExecutor(Executor):
             outcome = on_result(plan, result)
             if asyncio.iscoroutine(outcome):
                 await outcome
+
+
+async def lease_in_order(providers: Sequence[SeatProvider], order: Sequence) -> list[tuple[SeatProvider, Seat]]:
+    """Lease each seat's provider, in the order of ``order`` (a key per seat, e.g. the bot's
+    index), not the seats': a provider that plays one match at a time (a remote bot) is
+    waited for while the seats already leased are held, and two matches leasing the same
+    bots in opposite seat orders would wait for each other forever. Returned by seat. On
+    an error, the seats leased so far are released."""
+    got: dict[int, tuple[SeatProvider, Seat]] = {}
+    try:
+        for i in sorted(range(len(providers)), key=lambda i: order[i]):
+            got[i] = (providers[i], await providers[i].lease())
+    except BaseException:
+        for provider, seat in got.values():
+            provider.release(seat, None)
+        raise
+    return [got[i] for i in range(len(providers))]

@@ -252,7 +252,13 @@ class SpectatorHub:
         if not match.viewers:
             return
         frames = match.frames
+        live = None   # one message for every viewer that sees the frame as it is, now
         for viewer in list(match.viewers):
+            if not viewer.delay and not viewer.hands:
+                if live is None:
+                    live = pb.MatchFeed(frame=frame)
+                viewer.push(live)
+                continue
             if viewer.delay:
                 i = len(frames) - 1 - viewer.delay
                 if i < 0:

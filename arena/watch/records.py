@@ -23,7 +23,7 @@ from arena.referee.results import Status, TimeControl, Verdict
 from arena.rules.errors import ConfigError
 from arena.rules.events import FORFEIT, PLAY, decisions, event_from_dict
 from arena.rules.game import Game
-from arena.rules.rulesets import GameConfig, make_config
+from arena.rules.rulesets import GameConfig, get_ruleset, make_config
 from arena.store.base import MatchRecord, Store
 from arena.watch import wire
 
@@ -73,9 +73,19 @@ def replay_snapshot(match_id: str, names: Sequence[str], config: GameConfig, see
                             over=over, reason="record")
 
 
+def played_config(ruleset: str, options: dict | None, seats: int) -> GameConfig:
+    """The config a match was played under, from its options as a database or an event log
+    keeps them: every option with its value, those of the other scoring too, which
+    make_config refuses (``points_target`` under tokens); the options that differ from the
+    defaults say the same."""
+    rules = get_ruleset(ruleset)
+    changed = {k: v for k, v in (options or {}).items() if v != rules.option(k).default}
+    return make_config(ruleset, changed, seats)
+
+
 def from_store(store: Store, match: MatchRecord) -> pb.MatchSnapshot:
     """A stored match's record."""
-    config = make_config(match.ruleset, match.options, len(match.bots))
+    config = played_config(match.ruleset, match.options, len(match.bots))
     settings = store.tournament(match.tournament).settings
     tc = TimeControl(settings.get("move_ms", 1000), settings.get("bank_ms", 10_000))
     events = [event_from_dict(e) for e in store.events(match.id)]
@@ -118,13 +128,14 @@ def from_file(path: Path) -> pb.MatchSnapshot:
         events = [event_from_dict({k: v for k, v in x.items() if k != "type"})
                   for x in lines if x.get("type") == "event"]
         names = header["seats"]            # the bot at each seat
-        config = make_config(header["ruleset"], header.get("options"), len(names))
+        config = played_config(header["ruleset"], header.get("options"), len(names))
         tc = TimeControl(**header.get("time_control", {}))
         verdicts = [Verdict(v["seat"], v["kind"], v["detail"], v.get("latency_us", 0))
                     for v in result.get("verdicts", ())]
         return replay_snapshot(header["match_id"], names, config, header["seed"], events, tc,
                                "", result.get("status", Status.FINISHED), verdicts,
-                               header.get("started_at", 0.0), result.get("duration_s", 0.0))
+                               header.get("started_at", 0.0), result.get("duration_s", 0.0),
+                               result.get("turns"))
     except (ValueError, KeyError, StopIteration, TypeError) as exc:
         raise RecordError(f"{path} is neither an arena match event log nor a match record "
                           f"({exc.__class__.__name__}: {exc})") from None

@@ -15,6 +15,8 @@ from arena.referee.lobby import token_hash
 from arena.watch.hub import RESYNC, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
+BATCH = 256           # frames at most in one message to a viewer that lags
+_NOTHING = object()
 
 
 class RecordSource(Protocol):
@@ -80,8 +82,13 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         already in a snapshot are not sent again (a resync may overtake the queue)."""
         yield pb.MatchFeed(snapshot=snapshot)
         last = snapshot.frames[-1].seq if snapshot.frames else -1
+        queue = sub.queue
+        held = _NOTHING   # an item taken while gathering frames, for the next round
         try:
-            while (item := await sub.queue.get()) is not None:
+            while True:
+                item, held = (held, _NOTHING) if held is not _NOTHING else (await queue.get(), _NOTHING)
+                if item is None:
+                    return
                 if item is RESYNC:
                     snapshot = self.hub.resnapshot(match_id, sub)
                     if snapshot is None:
@@ -89,11 +96,27 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                     last = snapshot.frames[-1].seq if snapshot.frames else -1
                     yield pb.MatchFeed(snapshot=snapshot)
                     continue
-                if item.HasField("frame"):
-                    if item.frame.seq <= last:
-                        continue
-                    last = item.frame.seq
-                yield item
+                if not item.HasField("frame"):
+                    yield item
+                    continue
+                first = item if item.frame.seq > last else None
+                frames = []   # this frame and the frames queued behind it, in one message
+                while True:
+                    if item.frame.seq > last:
+                        frames.append(item.frame)
+                        last = item.frame.seq
+                    if queue.empty() or len(frames) >= BATCH:
+                        break
+                    item = queue.get_nowait()
+                    if item is None or item is RESYNC or not item.HasField("frame"):
+                        held = item
+                        break
+                if len(frames) == 1 and first is not None:
+                    yield first          # as the hub made it, shared by its viewers
+                elif len(frames) == 1:
+                    yield pb.MatchFeed(frame=frames[0])
+                elif frames:
+                    yield pb.MatchFeed(frames=pb.FrameBatch(frames=frames))
         finally:
             self.hub.unsubscribe(match_id, sub)
 

@@ -1,6 +1,7 @@
 """The one place where what listeners and the store know of a match becomes Spectator
-messages (spectator.proto). Events, cards, rules and verdicts are mapped by the
-referee's :mod:`arena.referee.wire`; this module composes them."""
+messages (spectator.proto), and where viewers read them back. Events, cards, rules and
+verdicts are mapped by the referee's :mod:`arena.referee.wire`; this module composes
+them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ono99.v1 import referee_pb2, spectator_pb2 as pb
 
 from arena.referee import wire
 from arena.referee.listeners import Frame, MatchInfo, MatchOver
-from arena.referee.results import Status
+from arena.referee.results import Status, Verdict
 from arena.rules.views import SpectatorView
 from arena.tournament.standings import CrossCell, Standings
 
@@ -44,7 +45,7 @@ def frame(f: Frame, states: wire.SeatStatesCache) -> pb.MatchFrame:
     return pb.MatchFrame(
         seq=f.seq, events=[wire.event_to_wire(e) for e in f.events],
         state=public_state(f.view, states), seat=-1 if f.seat is None else f.seat,
-        latency_us=f.latency_us or 0, bank_ms=list(f.bank_ms), at=f.at)
+        latency_us=f.latency_us or 0, bank_ms=list(f.bank_ms), at=f.at, time=f.time)
 
 
 def with_hands(public: pb.MatchFrame, hands: Sequence[Sequence[int]]) -> pb.MatchFrame:
@@ -80,3 +81,31 @@ def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches:
 
 def feed_snapshot(snapshot: pb.MatchSnapshot) -> pb.MatchFeed:
     return pb.MatchFeed(snapshot=snapshot)
+
+
+# ---------------------------------------------------------------- read back, by viewers
+
+def frame_events(f: pb.MatchFrame) -> list[tuple]:
+    """A frame's events as the engine's tuples."""
+    return [wire.event_from_wire(e) for e in f.events]
+
+
+def decision(f: pb.MatchFrame) -> tuple[int | None, int | None]:
+    """Whose decision a frame was and how long it took, in us: each None when not known
+    (the deal, a forfeit; a record rebuilt from a database or an event log, which keep no
+    times, says 0)."""
+    seat = None if f.seat < 0 else f.seat
+    return seat, (f.latency_us or None) if seat is not None else None
+
+
+def ranking(places) -> tuple[tuple[int, ...], ...]:
+    return wire.places_from_wire(places)
+
+
+def verdict(v: referee_pb2.Verdict) -> Verdict:
+    return wire.verdict_from_wire(v)
+
+
+def status_name(status: int) -> str:
+    """``live``, ``finished`` or ``aborted``."""
+    return STATUS_NAMES.get(status, "live")

@@ -11,6 +11,8 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
   not_in_hand    answers once with a card it does not hold, then correctly
   other_turn     answers once with a turn id never given to it, then correctly
   stale          answers once with the previous turn's id, then correctly
+  flood          sends $ROGUE_FLOOD (default 200000) actions for turns not its own, as
+                 fast as it can, and never reads its stream again
   wrong_token    says hello with a wrong token (no trigger)
   bad_protocol   says hello with protocol version 99 (no trigger)
   no_hello       sends an action first (no trigger)
@@ -143,6 +145,13 @@ def main():
                 elif MODE == "other_turn":
                     answer.action.turn_id = t.turn_id + 1_000_000
                     pending = t
+                elif MODE == "flood":
+                    bogus = pb.BotMessage(action=pb.Action(turn_id=t.turn_id + 10**9, card=7))
+                    data = bogus.SerializeToString()
+                    for _ in range(int(os.environ.get("ROGUE_FLOOD", "200000"))):
+                        send(data)
+                    log("flooded")
+                    time.sleep(3600)   # and never reads again
                 elif MODE == "stale" and previous is not None:
                     answer.action.turn_id = previous
                     pending = t

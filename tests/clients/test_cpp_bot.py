@@ -3,7 +3,8 @@
 A module fixture builds the bot with the `setup` command of its bot.toml, as the arena
 will; then the bot plays real matches on a real referee against the Python sample bots
 on every ruleset, and speaks the raw protocol to a scripted referee (64-bit turn ids,
-rejections, goodbye, refusal, an unreachable or vanishing referee, exit codes).
+rejections, goodbye, refusal, an unreachable or vanishing referee, exit codes, TLS), and
+comes back to a real referee after its connection is broken mid-match.
 
 Only a missing cmake, protoc or grpc_cpp_plugin skips these tests; any other build
 failure fails them, with CMake's message (which names the Debian packages to install).
@@ -25,11 +26,13 @@ import pytest
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 from support.matches import RULESETS, play, replays, spec
+from support.proxy import Relay
+from support.reconnect import one_match
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import SetupError, ensure_setup
-from arena.referee.results import Status
+from arena.referee.results import Status, VerdictKind
 from arena.referee.server import RefereeServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,14 +189,17 @@ class Stream:
         await self.context.write(referee_pb2.RefereeMessage(**kind))
 
 
-async def serve(script, address: str):
+async def serve(script, address: str, tls: tuple[bytes, bytes] | None = None):
+    """Serve ``script`` on ``address``; with ``tls`` (PEM key and certificate) over TLS.
+    Returns the server, the servicer and the port bound."""
     servicer = ScriptedReferee(script)
     servicer.done = asyncio.get_running_loop().create_future()
     server = grpc.aio.server()
     referee_pb2_grpc.add_RefereeServicer_to_server(servicer, server)
-    server.add_insecure_port(address)
+    port = (server.add_secure_port(address, grpc.ssl_server_credentials([tls])) if tls
+            else server.add_insecure_port(address))
     await server.start()
-    return server, servicer
+    return server, servicer, port
 
 
 C = game_pb2.Card
@@ -244,7 +250,7 @@ def test_echoes_64_bit_turn_ids_retries_after_a_rejection_and_exits_0_on_goodbye
         await stream.send(goodbye=referee_pb2.Goodbye(reason="all done"))
 
     async def scenario():
-        server, servicer = await serve(script, address)
+        server, servicer, _ = await serve(script, address)
         try:
             proc = await start_bot(cpp_bot, "--referee", address, "--token", "tok", "--name", "cee")
             await asyncio.wait_for(asyncio.shield(servicer.done), 15)
@@ -275,9 +281,10 @@ def test_a_stream_that_ends_without_goodbye_exits_5(cpp_bot, tmp_path):
         # returning ends the stream with status OK and no goodbye
 
     async def scenario():
-        server, servicer = await serve(script, address)
+        server, servicer, _ = await serve(script, address)
         try:
-            proc = await start_bot(cpp_bot, env=bot_env(ONO99_REFEREE=address, ONO99_TOKEN="t"))
+            proc = await start_bot(cpp_bot, env=bot_env(ONO99_REFEREE=address, ONO99_TOKEN="t",
+                                                        ONO99_RECONNECT_TIMEOUT="0"))
             await asyncio.wait_for(asyncio.shield(servicer.done), 15)
             return await finish(proc)
         finally:
@@ -288,21 +295,29 @@ def test_a_stream_that_ends_without_goodbye_exits_5(cpp_bot, tmp_path):
     assert "the referee closed the stream without a goodbye" in err
 
 
-def test_a_referee_that_vanishes_exits_5(cpp_bot):
+@pytest.mark.parametrize("reconnect, message", [
+    ("0", "error: connection to the referee broke: "),
+    ("1", "error: could not reconnect to the referee within 1 s (last: no referee reachable at "),
+])
+def test_a_referee_that_vanishes_exits_5(cpp_bot, reconnect, message):
+    """The bot tries to get its connection back for --reconnect-timeout s, then gives up."""
     async def scenario():
         server = await RefereeServer.start("unix")
         token = server.lobby.register("orphan").token
-        proc = await start_bot(cpp_bot, "--referee", server.address, "--token", token)
+        proc = await start_bot(cpp_bot, "--referee", server.address, "--token", token,
+                               "--reconnect-timeout", reconnect)
         await server.lobby.wait_session(token, 10)
         await server.server.stop(None)  # no goodbye: the stream is cut
+        started = time.monotonic()
         try:
-            return await finish(proc)
+            return (*await finish(proc), time.monotonic() - started)
         finally:
             await server.stop()
 
-    rc, err = asyncio.run(scenario())
+    rc, err, took = asyncio.run(scenario())
     assert rc == 5, err
-    assert "connection to the referee broke" in err
+    assert message in err
+    assert float(reconnect) <= took < float(reconnect) + 3
 
 
 @pytest.mark.parametrize("token, code, reason", [
@@ -380,7 +395,7 @@ def test_keeps_retrying_until_the_referee_appears(cpp_bot, tmp_path):
         proc = await start_bot(cpp_bot, "--referee", address, "--token", "t",
                                "--connect-timeout", "10")
         await asyncio.sleep(1.5)  # the bot is retrying by now
-        server, servicer = await serve(script, address)
+        server, servicer, _ = await serve(script, address)
         try:
             started = time.monotonic()
             await asyncio.wait_for(asyncio.shield(servicer.done), 10)
@@ -393,12 +408,179 @@ def test_keeps_retrying_until_the_referee_appears(cpp_bot, tmp_path):
     assert took < 5, f"the bot took {took:.1f} s to notice the referee"  # it retries every <= 1 s
 
 
+# ---------------------------------------------------------------- reconnection
+
+@pytest.mark.parametrize("break_with", [Relay.drop, Relay.black_hole], ids=["drop", "black-hole"])
+def test_a_broken_connection_comes_back_and_the_match_goes_on(cpp_bot, break_with):
+    """Through a relay cut mid-match: the bot dials again with its resume key (which also
+    replaces a session the referee has not seen die), hears the match again from its start,
+    and plays it to the end without a verdict."""
+    far = [str(cpp_bot / BINARY_NAME)]
+    result, [(rc, err), (near_rc, _)], relay = asyncio.run(one_match(break_with, far=far))
+    assert result.status == Status.FINISHED and result.verdicts == [], result.verdicts
+    assert replays(result)
+    assert "reconnected to the referee after" in err, err
+    assert relay.accepted == 2  # one try was enough: no refusal of the token as in use
+    assert (rc, near_rc) == (0, 0), err
+
+
+def test_dials_again_with_its_resume_key_through_a_token_in_use(cpp_bot, tmp_path):
+    """After its stream ends mid-match, the bot says hello again with the key it was
+    welcomed with, tries again after a refusal of the token as still in use, and answers
+    the same match's turn once more."""
+    address = f"unix:{tmp_path / 'ref.sock'}"
+    hellos, actions = [], []
+
+    class Referee(referee_pb2_grpc.RefereeServicer):
+        async def Play(self, request_iterator, context):
+            stream = Stream(context)
+            hellos.append((await stream.read()).hello)
+            if len(hellos) == 2:  # the referee has not noticed yet that the first one died
+                await stream.send(refusal=referee_pb2.Refusal(
+                    code=referee_pb2.REFUSAL_CODE_TOKEN_IN_USE, reason="in use"))
+                await context.abort(grpc.StatusCode.ALREADY_EXISTS, "in use")
+            await stream.send(welcome=referee_pb2.Welcome(protocol_version=1,
+                                                          resume_key=f"key-{len(hellos)}"))
+            await stream.send(match_start=match_start())
+            await stream.send(turn=turn(7, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
+            actions.append((await stream.read()).action)
+            if len(hellos) == 1:
+                return  # the stream ends without a goodbye
+            await stream.send(match_end=referee_pb2.MatchEnd(match_id="m1", termination="last_standing"))
+            await stream.send(goodbye=referee_pb2.Goodbye(reason="all done"))
+
+    async def scenario():
+        server = grpc.aio.server()
+        referee_pb2_grpc.add_RefereeServicer_to_server(Referee(), server)
+        server.add_insecure_port(address)
+        await server.start()
+        try:
+            proc = await start_bot(cpp_bot, "--referee", address, "--token", "tok")
+            return await finish(proc, 20)
+        finally:
+            await server.stop(0.5)
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 0, err
+    assert [h.resume_key for h in hellos] == ["", "key-1", "key-1"]
+    assert [a.turn_id for a in actions] == [7, 7]
+    assert "warning: the referee closed the stream without a goodbye; reconnecting for up to 10 s" in err
+    assert "reconnected to the referee after" in err
+
+
+def test_past_the_grace_window_the_seat_is_disconnected_and_the_bot_exits_5(cpp_bot):
+    far = [str(cpp_bot / BINARY_NAME)]
+    result, [(rc, err), _], _ = asyncio.run(
+        one_match(Relay.drop, grace=0.5, refuse=True, reconnect="2", far=far))
+    [verdict] = result.verdicts
+    assert (verdict.seat, verdict.kind) == (0, VerdictKind.DISCONNECTED)
+    assert rc == 5 and "could not reconnect to the referee within 2 s" in err, err
+
+
+# ---------------------------------------------------------------- TLS
+
+@pytest.fixture(scope="module")
+def tls_cert(tmp_path_factory) -> Path:
+    """A folder with key.pem and cert.pem, self-signed for localhost and 127.0.0.1."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        missing_tool("openssl is not installed: the TLS tests make their certificate with it")
+    folder = tmp_path_factory.mktemp("tls")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"),
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return folder
+
+
+async def goodbye_script(stream: Stream):
+    await stream.read()
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
+    await stream.send(goodbye=referee_pb2.Goodbye(reason="bye"))
+
+
+@pytest.mark.parametrize("how", ["--tls-ca", "ONO99_TLS_CA"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_tls_trusting_the_referee_certificate(cpp_bot, tls_cert, how, host):
+    async def scenario():
+        tls = ((tls_cert / "key.pem").read_bytes(), (tls_cert / "cert.pem").read_bytes())
+        server, servicer, port = await serve(goodbye_script, "127.0.0.1:0", tls)
+        try:
+            ca = str(tls_cert / "cert.pem")
+            args = ("--tls-ca", ca) if how == "--tls-ca" else ()
+            env = bot_env(ONO99_REFEREE=f"{host}:{port}", ONO99_TOKEN="t",
+                          **({} if args else {"ONO99_TLS_CA": ca}))
+            proc = await start_bot(cpp_bot, *args, env=env)
+            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
+            return await finish(proc)
+        finally:
+            await server.stop(0.5)
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("args, hint", [
+    ((), "(a referee that speaks TLS needs --tls-ca FILE or --tls)"),
+    (("--tls",), "over TLS (is its certificate the one trusted? --tls-ca FILE names it)"),
+], ids=["plaintext", "system-roots"])
+def test_tls_mismatch_exits_4_naming_the_tls_options(cpp_bot, tls_cert, args, hint):
+    """Plaintext to a TLS referee, or TLS trusting only the system's roots to a self-signed
+    one: no connection, and the message says what to check."""
+    async def scenario():
+        tls = ((tls_cert / "key.pem").read_bytes(), (tls_cert / "cert.pem").read_bytes())
+        server, _, port = await serve(goodbye_script, "127.0.0.1:0", tls)
+        try:
+            proc = await start_bot(cpp_bot, "--referee", f"127.0.0.1:{port}", "--token", "t",
+                                   "--connect-timeout", "0.5", *args)
+            return await finish(proc), port
+        finally:
+            await server.stop(0.5)
+
+    (rc, err), port = asyncio.run(scenario())
+    assert rc == 4, err
+    assert f"error: no referee reachable at 127.0.0.1:{port} within 0.5 s {hint}\n" in err
+
+
+@pytest.mark.parametrize("ca, message", [
+    ("/nonexistent/ca.pem", "error: cannot read the TLS certificate /nonexistent/ca.pem: "
+                            "No such file or directory\n"),
+    ("key.pem", "holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)\n"),
+])
+def test_an_unusable_certificate_file_exits_2(cpp_bot, tls_cert, ca, message):
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--tls-ca", str(tls_cert / ca)],
+                          env=bot_env(ONO99_REFEREE="127.0.0.1:1", ONO99_TOKEN="t"),
+                          capture_output=True, text=True, timeout=15)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and proc.stderr.endswith(message)
+
+
+def test_a_unix_socket_stays_plaintext(cpp_bot, tmp_path):
+    address = f"unix:{tmp_path / 'ref.sock'}"
+
+    async def scenario():
+        server, servicer, _ = await serve(goodbye_script, address)
+        try:
+            proc = await start_bot(cpp_bot, env=bot_env(
+                ONO99_REFEREE=address, ONO99_TOKEN="t", ONO99_TLS="1", ONO99_TLS_CA="/nonexistent"))
+            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
+            return await finish(proc)
+        finally:
+            await server.stop(0.5)
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 0, err
+
+
 @pytest.mark.parametrize("args, env", [
     ((), {}),
     (("--referee", "unix:/nowhere"), {}),
     (("--token", "t"), {}),
     (("--bogus",), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t"}),
     (("--connect-timeout", "soon"), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t"}),
+    (("--reconnect-timeout", "-1"), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t"}),
+    ((), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t", "ONO99_RECONNECT_TIMEOUT": "soon"}),
+    (("--tls-ca",), {"ONO99_REFEREE": "unix:/nowhere", "ONO99_TOKEN": "t"}),
     (("--referee",), {}),
 ])
 def test_usage_errors_exit_2(cpp_bot, args, env):
@@ -412,7 +594,9 @@ def test_help_exits_0(cpp_bot):
     proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--help"], env=bot_env(),
                           capture_output=True, text=True, timeout=15)
     assert proc.returncode == 0
-    assert "--referee" in proc.stdout and "ONO99_TOKEN" in proc.stdout
+    for text in ("--referee", "ONO99_TOKEN", "--tls ", "ONO99_TLS=1", "--tls-ca FILE", "ONO99_TLS_CA",
+                 "--reconnect-timeout", "ONO99_RECONNECT_TIMEOUT"):
+        assert text in proc.stdout
 
 
 def test_the_sample_passes_check_bot(cpp_bot):

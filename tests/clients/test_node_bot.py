@@ -1,8 +1,10 @@
 """The Node.js SDK (clients/node) and its sample bot (bots/node-counter): its own unit
-tests, and real matches against the Python sample bots on a real referee."""
+tests, real matches against the Python sample bots on a real referee, and a connection
+broken mid-match that comes back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -10,6 +12,8 @@ import sys
 import pytest
 
 from support.matches import BOTS, RULESETS, play, replays, spec
+from support.proxy import Relay
+from support.reconnect import one_match
 
 from arena.referee.results import Status
 
@@ -110,3 +114,17 @@ def test_node_counter_passes_check_bot(node):
                           cwd=BOTS.parent, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "check-bot: node-counter: 13 passed, 0 failed"
+
+
+@pytest.mark.parametrize("break_with", [Relay.drop, Relay.black_hole], ids=["drop", "black-hole"])
+def test_a_broken_connection_comes_back_and_the_match_goes_on(node, break_with):
+    """Through a relay cut mid-match: node-counter dials again with its resume key (which
+    also replaces a session the referee has not seen die), hears the match again from its
+    start, and plays it to the end without a verdict."""
+    far = [node, str(NODE_COUNTER / "bot.js")]
+    result, [(rc, err), (near_rc, _)], relay = asyncio.run(one_match(break_with, far=far))
+    assert result.status == Status.FINISHED and result.verdicts == [], result.verdicts
+    assert replays(result)
+    assert "reconnected to the referee after" in err, err
+    assert relay.accepted == 2  # one try was enough: no refusal of the token as in use
+    assert (rc, near_rc) == (0, 0), err

@@ -91,6 +91,28 @@ def test_a_refused_action_leaves_the_turn_open(rogue, tmp_path, monkeypatch, mod
     assert results[0].stats[0].rejections + results[1].stats[0].rejections >= 1
 
 
+@pytest.mark.parametrize("max_rejections, kind, words", [
+    (5, "illegal", "refused actions in this match"),           # the usual limit
+    (10**9, "timeout", "no valid answer within 500 ms"),       # none: its clock runs out
+])
+def test_a_bot_that_floods_and_never_reads_is_stopped_and_its_clock_holds(
+        rogue, tmp_path, max_rejections, kind, words):
+    """Its refusals pile up unread and it never answers: its clock runs as if it did
+    nothing (no write to it holds the match), and the match goes on. (The bounded queue
+    that cuts such a bot off: test_session_queue.py.)"""
+    results = play([rogue("flood", 2), BOTS / "random"],
+                   lambda n: [spec(n, seed=s, move_ms=500, bank_ms=1000,
+                                   max_rejections=max_rejections) for s in (3, 4)],
+                   log_dir=tmp_path)
+    first = results[0]
+    assert verdict_kinds(first) == {0: kind}, first.verdicts
+    assert words in first.verdicts[0].detail
+    assert first.status == Status.FINISHED and first.ranking[-1] == (0,)
+    assert first.duration_s < 5, f"the match ran {first.duration_s:.1f} s on a 1.5 s clock"
+    assert results[1].status == Status.FINISHED     # a new process plays the next match
+    assert "flooded" in rejections(tmp_path, "flood")
+
+
 def test_autoplay_records_the_verdict_and_plays_the_first_legal_card(rogue):
     results = play([rogue("exit", 2), BOTS / "random"],
                    lambda n: [spec(n, seed=7, on_fault=FaultPolicy.AUTOPLAY)])

@@ -234,3 +234,20 @@ def matches_in(db: Path, tournament: str) -> int:
                                "m.tournament_id = t.id WHERE t.name = ?", (tournament,)).fetchone()[0]
         except sqlite3.OperationalError:
             return 0
+
+
+def test_two_remote_bots_play_matches_at_once_without_waiting_for_each_other(server):
+    """Two matches at once, the same two remote bots in opposite seats: leasing them seat by
+    seat, each match would hold one bot and wait forever for the other."""
+    tokens = [server.add_remote(name) for name in ("east", "west")]
+    bots = [server.remote_bot("random/bot.py", token) for token in tokens]
+    try:
+        for name in ("east", "west"):
+            server.wait_connected(name)
+        proc = server.ok("tournament", "east", "west", "--games", "12", "--name", "crossed",
+                         timeout=60)
+        assert re.search(r"^12 matches played in .* faults: none$", proc.stdout, re.M), proc.stdout
+    finally:
+        for bot in bots:
+            bot.terminate()
+            bot.wait(10)

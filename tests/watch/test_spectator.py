@@ -72,9 +72,9 @@ def frames_of(feed: list[pb.MatchFeed]) -> list[pb.MatchFrame]:
         if msg.HasField("snapshot"):
             for f in msg.snapshot.frames:
                 frames[f.seq] = f
-        elif msg.HasField("frame"):
-            assert msg.frame.seq not in frames, f"frame {msg.frame.seq} sent twice"
-            frames[msg.frame.seq] = msg.frame
+        for f in [msg.frame] if msg.HasField("frame") else msg.frames.frames:
+            assert f.seq not in frames, f"frame {f.seq} sent twice"
+            frames[f.seq] = f
     assert sorted(frames) == list(range(len(frames)))
     return [frames[i] for i in range(len(frames))]
 
@@ -261,7 +261,8 @@ def test_a_delayed_viewer_stays_behind_until_the_end():
     snapshot, live, _ = feed[0]
     assert snapshot.snapshot.delayed == 3 and len(snapshot.snapshot.frames) <= live - 3
     assert not snapshot.snapshot.verdicts
-    while_live = [(m.frame.seq, live) for m, live, over in feed if m.HasField("frame") and not over]
+    while_live = [(f.seq, live) for m, live, over in feed if not over
+                  for f in ([m.frame] if m.HasField("frame") else m.frames.frames)]
     assert while_live, "the match ended before a frame was sent live"
     assert all(seq <= live - 4 for seq, live in while_live)
     assert len(frames_of([m for m, _, _ in feed])) == len(hub_frames(result))

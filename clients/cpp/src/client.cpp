@@ -2,7 +2,9 @@
 //
 // One thread and the synchronous bidi stream: read a message, hand it to the driver, write
 // the answer if there is one. A bot has nothing else to do while it waits, so there is no
-// hand-off between threads on the turn's path.
+// hand-off between threads on the turn's path. A stream that breaks after the welcome is
+// dialled again (a referee keeps a remote bot's seat for a grace window), with the same
+// driver, so the bot's matches go on.
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
@@ -11,15 +13,20 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "driver.hpp"
 #include "ono99/bot.hpp"
@@ -36,6 +43,15 @@ namespace {
 constexpr const char* kEnvReferee = "ONO99_REFEREE";
 constexpr const char* kEnvToken = "ONO99_TOKEN";
 constexpr const char* kEnvName = "ONO99_BOT_NAME";
+constexpr const char* kEnvTls = "ONO99_TLS";
+constexpr const char* kEnvTlsCa = "ONO99_TLS_CA";
+constexpr const char* kEnvReconnectTimeout = "ONO99_RECONNECT_TIMEOUT";
+
+// Seconds between attempts to reconnect: the first soon (a referee that has not yet noticed
+// the old stream died refuses the token as in use for a moment), then doubling, capped so
+// that a referee back late in the window is found quickly.
+constexpr double kFirstReconnectPause = 0.2;
+constexpr double kMaxReconnectPause = 2.0;
 
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
@@ -43,11 +59,70 @@ std::optional<std::string> env(const char* name) {
   return std::string(value);
 }
 
-// "%g" of Python, enough for the connect timeout in messages: 0.5 -> "0.5", 30 -> "30".
+// "%g" of Python, enough for the timeouts in messages: 0.5 -> "0.5", 30 -> "30".
 std::string seconds_text(double s) {
   std::ostringstream out;
   out << s;
   return out.str();
+}
+
+// `text` as a number of seconds (finite, not negative), or nothing.
+std::optional<double> parse_seconds(const std::string& text) {
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0) return std::nullopt;
+  return seconds;
+}
+
+// A deadline `seconds` from now, clamped so that the conversion to microseconds cannot
+// overflow (a year is "forever").
+std::chrono::system_clock::time_point deadline_after(double seconds) {
+  const double s = std::min(std::max(seconds, 0.0), 365 * 86400.0);
+  return std::chrono::system_clock::now() +
+         std::chrono::microseconds(static_cast<std::int64_t>(s * 1e6));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A unix socket is always plaintext: it never leaves the machine (arena match gives its
+// bots one, whatever TLS settings they inherit).
+bool is_unix_address(const std::string& referee) {
+  return referee.rfind("unix:", 0) == 0 || referee.rfind("unix-abstract:", 0) == 0;
+}
+
+// The PEM certificates in `path`, or nothing after saying on stderr why they cannot be used.
+std::optional<std::string> read_certificates(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  std::string pem;
+  int error = file == nullptr ? errno : 0;
+  if (file != nullptr) {
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) pem.append(buffer, n);
+    if (std::ferror(file)) error = errno;
+    std::fclose(file);
+  }
+  if (error != 0) {
+    std::cerr << "error: cannot read the TLS certificate " << path << ": " << std::strerror(error)
+              << '\n';
+    return std::nullopt;
+  }
+  // gRPC takes any bytes here and fails only when connecting, like an absent referee
+  if (pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    std::cerr << "error: " << path
+              << " holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)\n";
+    return std::nullopt;
+  }
+  return pem;
+}
+
+// A plaintext bot and a TLS referee (or the reverse) never connect: say what to check.
+const char* unreachable_hint(const std::string& referee, bool secure) {
+  if (is_unix_address(referee)) return "";
+  return secure ? " over TLS (is its certificate the one trusted? --tls-ca FILE names it)"
+                : " (a referee that speaks TLS needs --tls-ca FILE or --tls)";
 }
 
 const char* status_name(grpc::StatusCode code) {
@@ -73,8 +148,25 @@ const char* status_name(grpc::StatusCode code) {
   }
 }
 
-void log_message(const std::string& bot, const char* direction,
-                 const google::protobuf::Message& msg) {
+// A message for the verbose log, its secrets (the token, the resume key) hidden: stderr
+// goes to a log file.
+std::string shown(v1::BotMessage msg) {
+  if (msg.has_hello()) {
+    v1::Hello* hello = msg.mutable_hello();
+    if (!hello->token().empty()) hello->set_token("<hidden>");
+    if (!hello->resume_key().empty()) hello->set_resume_key("<hidden>");
+  }
+  return msg.ShortDebugString();
+}
+
+std::string shown(v1::RefereeMessage msg) {
+  if (msg.has_welcome() && !msg.welcome().resume_key().empty()) {
+    msg.mutable_welcome()->set_resume_key("<hidden>");
+  }
+  return msg.ShortDebugString();
+}
+
+void log_message(const std::string& bot, const char* direction, const std::string& text) {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -82,22 +174,106 @@ void log_message(const std::string& bot, const char* direction,
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&t));
   std::cerr << stamp << '.' << (ms < 100 ? (ms < 10 ? "00" : "0") : "") << ms << ' ' << bot
-            << ' ' << direction << ' ' << msg.ShortDebugString() << '\n';
+            << ' ' << direction << ' ' << text << '\n';
 }
 
 const char* kUsage =
-    "usage: BOT [--referee ADDR] [--token TOKEN] [--name NAME] [--connect-timeout SECONDS] [-v]\n"
+    "usage: BOT [--referee ADDR] [--token TOKEN] [--name NAME] [--tls | --tls-ca FILE]\n"
+    "           [--connect-timeout SECONDS] [--reconnect-timeout SECONDS] [-v]\n"
     "\n"
     "An ONO 99 bot: connects to a referee and plays until told to stop.\n"
     "\n"
-    "  --referee ADDR      referee address, e.g. localhost:50051 or unix:/path ($ONO99_REFEREE)\n"
-    "  --token TOKEN       the secret token this bot was given ($ONO99_TOKEN)\n"
-    "  --name NAME         name to announce ($ONO99_BOT_NAME or the bot's own)\n"
-    "  --connect-timeout S seconds to keep retrying the connection (default: 30)\n"
-    "  -v, --verbose       log every message on stderr\n"
+    "  --referee ADDR        referee address, e.g. localhost:50051 or unix:/path ($ONO99_REFEREE)\n"
+    "  --token TOKEN         the secret token this bot was given ($ONO99_TOKEN)\n"
+    "  --name NAME           name to announce ($ONO99_BOT_NAME or the bot's own)\n"
+    "  --tls                 speak TLS, trusting the system's certificates ($ONO99_TLS=1)\n"
+    "  --tls-ca FILE         speak TLS, trusting the PEM certificate(s) in FILE, e.g. a\n"
+    "                        self-signed referee's ($ONO99_TLS_CA); unix: is always plaintext\n"
+    "  --connect-timeout S   seconds to keep retrying the connection (default: 30)\n"
+    "  --reconnect-timeout S seconds to try to reconnect when the connection drops\n"
+    "                        ($ONO99_RECONNECT_TIMEOUT, default: 10; 0: never)\n"
+    "  -v, --verbose         log every message on stderr\n"
     "\n"
     "exit codes: 0 goodbye, 1 the bot's code threw, 2 usage, 3 refused, 4 unreachable,\n"
-    "5 the connection broke\n";
+    "5 the connection broke (and reconnecting failed)\n";
+
+// How one Play stream ended.
+struct SessionEnd {
+  int exit = kExitOk;     // kExitOk (goodbye), kExitBotError, kExitRefused or kExitBroken
+  std::string error;      // what went wrong, for stderr
+  bool welcomed = false;  // the referee had accepted the hello
+  bool retry = false;     // worth another try while reconnecting: a broken stream, or
+                          // the token still in use (the referee has not noticed the drop)
+};
+
+// One Play stream on `channel`: hello, then answer every message until goodbye. Calls
+// `on_welcome` when the referee accepts the hello.
+SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Driver& driver,
+                       const Options& options, const std::string& resume_key,
+                       const std::string& who, const std::function<void()>& on_welcome) {
+  auto stub = v1::Referee::NewStub(channel);
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::BotMessage, v1::RefereeMessage>> stream =
+      stub->Play(&context);
+
+  // Ends the call without waiting for the referee: after a goodbye or a refusal it closes
+  // the stream anyway, and after a failure of our own there is nothing left to say.
+  auto cancel = [&] {
+    context.TryCancel();
+    stream->Finish();
+  };
+
+  v1::BotMessage out = driver.hello(options.token, options.name, sdk_name(), resume_key);
+  if (options.verbose) log_message(who, "->", shown(out));
+  bool writable = stream->Write(out);
+  v1::RefereeMessage in;
+  try {
+    while (writable && !driver.finished() && stream->Read(&in)) {
+      if (options.verbose) log_message(who, "<-", shown(in));
+      const bool answered = driver.handle(in, &out);
+      if (in.has_welcome()) on_welcome();
+      if (answered) {
+        if (options.verbose) log_message(who, "->", shown(out));
+        writable = stream->Write(out);
+      }
+    }
+  } catch (const std::exception& e) {
+    // As an uncaught exception ends a Python bot: the referee sees the stream end.
+    cancel();
+    return {kExitBotError, std::string("the bot failed: ") + e.what()};
+  } catch (...) {
+    cancel();
+    return {kExitBotError, "the bot failed: an exception that is not a std::exception"};
+  }
+
+  if (const auto& refusal = driver.refusal()) {
+    cancel();
+    return {kExitRefused,
+            "referee refused the connection (" + v1::RefusalCode_Name(refusal->code()) +
+                "): " + refusal->reason(),
+            false, refusal->code() == v1::REFUSAL_CODE_TOKEN_IN_USE};
+  }
+  if (driver.finished()) {  // goodbye
+    cancel();
+    return {};
+  }
+  // The stream ended, or a write failed, before a goodbye: Finish() tells why.
+  // A failed write means the call is over; what is left to read arrives at once, and
+  // Finish() wants it read first.
+  if (!writable) {
+    while (stream->Read(&in)) {
+    }
+  }
+  const grpc::Status status = stream->Finish();
+  const bool welcomed = driver.welcome().has_value();
+  if (status.ok()) {
+    return {kExitBroken, "the referee closed the stream without a goodbye", welcomed, true};
+  }
+  return {kExitBroken,
+          std::string("connection to the referee broke: ") + status_name(status.error_code()) +
+              ": " + status.error_message(),
+          welcomed, true};
+}
 
 }  // namespace
 
@@ -108,6 +284,18 @@ int run(Bot& bot, int argc, char** argv) {
   std::optional<std::string> referee = env(kEnvReferee);
   std::optional<std::string> token = env(kEnvToken);
   options.name = env(kEnvName).value_or("");
+  options.tls_ca = env(kEnvTlsCa).value_or("");
+  const std::string tls = env(kEnvTls).value_or("");
+  options.tls = !tls.empty() && tls != "0";  // as the Python SDK: any value but 0 or empty
+  if (const auto text = env(kEnvReconnectTimeout); text && !text->empty()) {
+    const auto seconds = parse_seconds(*text);
+    if (!seconds) {
+      std::cerr << "error: $" << kEnvReconnectTimeout << ": not a number of seconds: '" << *text
+                << "'\n";
+      return kExitUsage;
+    }
+    options.reconnect_timeout = *seconds;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::optional<std::string> inline_value;  // --flag=value
@@ -136,16 +324,21 @@ int run(Bot& bot, int argc, char** argv) {
       auto v = value();
       if (!v) return kExitUsage;
       options.name = *v;
-    } else if (arg == "--connect-timeout") {
+    } else if (arg == "--tls") {
+      options.tls = true;
+    } else if (arg == "--tls-ca") {
       auto v = value();
       if (!v) return kExitUsage;
-      char* end = nullptr;
-      const double seconds = std::strtod(v->c_str(), &end);
-      if (v->empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0) {
-        std::cerr << "error: --connect-timeout: not a number of seconds: '" << *v << "'\n";
+      options.tls_ca = *v;
+    } else if (arg == "--connect-timeout" || arg == "--reconnect-timeout") {
+      auto v = value();
+      if (!v) return kExitUsage;
+      const auto seconds = parse_seconds(*v);
+      if (!seconds) {
+        std::cerr << "error: " << arg << ": not a number of seconds: '" << *v << "'\n";
         return kExitUsage;
       }
-      options.connect_timeout = seconds;
+      (arg == "--connect-timeout" ? options.connect_timeout : options.reconnect_timeout) = *seconds;
     } else {
       std::cerr << "error: unrecognized argument: " << argv[i] << '\n' << kUsage;
       return kExitUsage;
@@ -165,89 +358,76 @@ int run(Bot& bot, int argc, char** argv) {
 
 int play(Bot& bot, const Options& options) {
   const std::string& who = options.name.empty() ? bot.name() : options.name;
+  const bool secure =
+      (options.tls || !options.tls_ca.empty()) && !is_unix_address(options.referee);
+  grpc::SslCredentialsOptions ssl;  // no pem_root_certs: the system's roots
+  if (secure && !options.tls_ca.empty()) {
+    std::optional<std::string> pem = read_certificates(options.tls_ca);
+    if (!pem) return kExitUsage;
+    ssl.pem_root_certs = *pem;
+  }
+  const std::shared_ptr<grpc::ChannelCredentials> credentials =
+      secure ? grpc::SslCredentials(ssl) : grpc::InsecureChannelCredentials();
   // gRPC's reconnect backoff grows to 120 s by default; a bot started before its referee
   // should notice the referee within a fraction of a second, so retry at least every 1 s.
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  auto channel =
-      grpc::CreateCustomChannel(options.referee, grpc::InsecureChannelCredentials(), args);
-  // clamped so that the conversion to microseconds cannot overflow (a year is "forever")
-  const double wait_s = std::min(std::max(options.connect_timeout, 0.0), 365 * 86400.0);
-  const auto deadline = std::chrono::system_clock::now() +
-                        std::chrono::microseconds(static_cast<std::int64_t>(wait_s * 1e6));
-  if (!channel->WaitForConnected(deadline)) {
-    std::cerr << "error: no referee reachable at " << options.referee << " within "
-              << seconds_text(options.connect_timeout) << " s\n";
-    return kExitUnreachable;
-  }
-
-  auto stub = v1::Referee::NewStub(channel);
-  grpc::ClientContext context;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::BotMessage, v1::RefereeMessage>> stream =
-      stub->Play(&context);
   detail::Driver driver(bot);
 
-  // Ends the call without waiting for the referee: after a goodbye or a refusal it closes
-  // the stream anyway, and after a failure of our own there is nothing left to say.
-  auto cancel = [&] {
-    context.TryCancel();
-    stream->Finish();
+  // While reconnecting: since when, the next pause, the last try's failure (if it got that
+  // far), and the broken session's resume key, to take its place.
+  struct Lost {
+    std::chrono::steady_clock::time_point since;
+    double pause;
+    std::string last;
+    std::string resume_key;
   };
-
-  v1::BotMessage out = driver.hello(options.token, options.name, sdk_name());
-  if (options.verbose) {  // the token is a secret, and stderr goes to a log file
-    v1::BotMessage shown = out;
-    shown.mutable_hello()->set_token(options.token.empty() ? "" : "<hidden>");
-    log_message(who, "->", shown);
-  }
-  bool writable = stream->Write(out);
-  v1::RefereeMessage in;
-  try {
-    while (writable && !driver.finished() && stream->Read(&in)) {
-      if (options.verbose) log_message(who, "<-", in);
-      if (driver.handle(in, &out)) {
-        if (options.verbose) log_message(who, "->", out);
-        writable = stream->Write(out);
+  std::optional<Lost> lost;
+  for (;;) {
+    auto channel = grpc::CreateCustomChannel(options.referee, credentials, args);
+    const double wait =
+        lost ? options.reconnect_timeout - seconds_since(lost->since) : options.connect_timeout;
+    if (!channel->WaitForConnected(deadline_after(wait))) {
+      if (!lost) {
+        std::cerr << "error: no referee reachable at " << options.referee << " within "
+                  << seconds_text(options.connect_timeout) << " s"
+                  << unreachable_hint(options.referee, secure) << '\n';
+        return kExitUnreachable;
       }
+      std::cerr << "error: could not reconnect to the referee within "
+                << seconds_text(options.reconnect_timeout) << " s (last: "
+                << (lost->last.empty() ? "no referee reachable at " + options.referee : lost->last)
+                << ")\n";
+      return kExitBroken;
     }
-  } catch (const std::exception& e) {
-    // As an uncaught exception ends a Python bot: the referee sees the stream end.
-    std::cerr << "error: the bot failed: " << e.what() << '\n';
-    cancel();
-    return kExitBotError;
-  } catch (...) {
-    std::cerr << "error: the bot failed: an exception that is not a std::exception\n";
-    cancel();
-    return kExitBotError;
-  }
-
-  if (const auto& refusal = driver.refusal()) {
-    std::cerr << "error: referee refused the connection ("
-              << v1::RefusalCode_Name(refusal->code()) << "): " << refusal->reason() << '\n';
-    cancel();
-    return kExitRefused;
-  }
-  if (driver.finished()) {  // goodbye
-    cancel();
-    return kExitOk;
-  }
-  // The stream ended, or a write failed, before a goodbye: Finish() tells why.
-  // A failed write means the call is over; what is left to read arrives at once, and
-  // Finish() wants it read first.
-  if (!writable) {
-    while (stream->Read(&in)) {
+    const std::string resume_key = lost ? lost->resume_key : "";
+    const SessionEnd end = run_session(channel, driver, options, resume_key, who, [&] {
+      if (!lost) return;
+      std::ostringstream took;
+      took << std::fixed << std::setprecision(1) << seconds_since(lost->since);
+      std::cerr << "reconnected to the referee after " << took.str() << " s\n";
+      lost.reset();
+    });
+    if (end.exit == kExitOk) return kExitOk;
+    if (end.exit == kExitBroken && end.welcomed && options.reconnect_timeout > 0) {
+      // the stream we played on broke
+      std::cerr << "warning: " << end.error << "; reconnecting for up to "
+                << seconds_text(options.reconnect_timeout) << " s\n";
+      lost = Lost{std::chrono::steady_clock::now(), kFirstReconnectPause, "",
+                  driver.welcome()->resume_key()};
+    } else if (lost && end.retry) {
+      lost->last = end.error;
+    } else {
+      std::cerr << "error: " << end.error << '\n';
+      return end.exit;
     }
+    const double left = options.reconnect_timeout - seconds_since(lost->since);
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(std::max(0.0, std::min(lost->pause, left))));
+    lost->pause = std::min(lost->pause * 2, kMaxReconnectPause);
   }
-  const grpc::Status status = stream->Finish();
-  if (status.ok()) {
-    std::cerr << "error: the referee closed the stream without a goodbye\n";
-  } else {
-    std::cerr << "error: connection to the referee broke: " << status_name(status.error_code())
-              << ": " << status.error_message() << '\n';
-  }
-  return kExitBroken;
 }
 
 }  // namespace ono99

@@ -1,5 +1,6 @@
 #include "driver.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "convert.hpp"
@@ -7,13 +8,17 @@
 namespace ono99::detail {
 
 v1::BotMessage Driver::hello(const std::string& token, const std::string& name,
-                             const std::string& sdk) const {
+                             const std::string& sdk, const std::string& resume_key) {
+  welcome_.reset();
+  refusal_.reset();
+  finished_ = false;
   v1::BotMessage msg;
   v1::Hello* h = msg.mutable_hello();
   h->set_name(name.empty() ? bot_.name() : name);
   h->set_token(token);
   h->set_protocol_version(kProtocolVersion);
   h->set_sdk(sdk);
+  h->set_resume_key(resume_key);
   return msg;
 }
 
@@ -29,6 +34,11 @@ bool Driver::handle(const v1::RefereeMessage& msg, v1::BotMessage* answer) {
       return rejected(msg.rejected(), answer);
     case v1::RefereeMessage::kMatchStart: {
       const v1::MatchStart& start = msg.match_start();
+      if (auto it = matches_.find(start.match_id()); it != matches_.end()) {
+        // we reconnected mid-match: the same match goes on, told again from its start
+        replayed_[start.match_id()] = it->second->events.size();
+        return false;
+      }
       auto& slot = matches_[start.match_id()];
       slot = std::make_unique<Match>(to_match(start));
       bot_.random.seed(start.bot_seed());
@@ -43,6 +53,7 @@ bool Driver::handle(const v1::RefereeMessage& msg, v1::BotMessage* answer) {
         match = std::move(it->second);
         matches_.erase(it);
       }
+      replayed_.erase(end.match_id());
       open_turn_.reset();  // its View points into the match about to go
       bot_.on_match_end(to_result(end), match.get());
       return false;
@@ -68,8 +79,15 @@ Match* Driver::events(const std::string& match_id,
   auto it = matches_.find(match_id);
   if (it == matches_.end()) return nullptr;
   Match& match = *it->second;
-  for (const v1::Event& e : events) {
-    match.events.push_back(to_event(e));
+  int first = 0;
+  if (auto seen = replayed_.find(match_id); seen != replayed_.end()) {  // may span messages
+    const std::size_t skip = std::min<std::size_t>(seen->second, events.size());
+    seen->second -= skip;
+    if (seen->second == 0) replayed_.erase(seen);
+    first = static_cast<int>(skip);
+  }
+  for (int i = first; i < events.size(); ++i) {
+    match.events.push_back(to_event(events[i]));
     bot_.on_event(match.events.back(), match);
   }
   return &match;

@@ -20,9 +20,12 @@ class Driver {
  public:
   explicit Driver(Bot& bot) : bot_(bot) {}
 
-  // The first message of a session; an empty name sends the bot's own.
+  // The first message of a session; an empty name sends the bot's own. A session after a
+  // reconnection starts afresh (no welcome, refusal or goodbye yet) and keeps the matches;
+  // its hello carries `resume_key`, the one the broken session was welcomed with, which
+  // lets it replace that session even if the referee has not noticed it is gone.
   v1::BotMessage hello(const std::string& token, const std::string& name,
-                       const std::string& sdk) const;
+                       const std::string& sdk, const std::string& resume_key = "");
 
   // Feeds `msg` to the bot; returns true and fills `answer` when something must be sent
   // (an action for a turn, or a retry after a rejection). Exceptions from the bot's code
@@ -45,6 +48,9 @@ class Driver {
   Bot& bot_;
   // unique_ptr: a View points at its Match, which must not move when the map grows
   std::map<std::string, std::unique_ptr<Match>> matches_;
+  // After a reconnection the referee sends a match's events again from its start:
+  // match id -> how many of the coming events the bot has already seen.
+  std::map<std::string, std::size_t> replayed_;
   struct OpenTurn {
     View view;
     std::set<Card> tried;

@@ -180,6 +180,61 @@ void test_a_match_through_the_driver() {
   CHECK(driver.finished() && !driver.refusal());
 }
 
+v1::RefereeMessage plays(const std::string& id, const std::vector<v1::Card>& cards) {
+  v1::RefereeMessage msg;
+  msg.mutable_events()->set_match_id(id);
+  for (v1::Card c : cards) {
+    auto* e = msg.mutable_events()->add_events()->mutable_card_played();
+    e->set_seat(2);
+    e->set_card(c);
+  }
+  return msg;
+}
+
+// After a reconnection the referee sends the match start again, then every event of the
+// match from its start: the match goes on (no second on_match_start, no re-seeding), and no
+// event is seen twice, even when the replay spans messages.
+void test_a_reconnection_mid_match() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+  driver.hello("tok", "", "sdk/1");
+  v1::RefereeMessage welcome;
+  welcome.mutable_welcome()->set_protocol_version(1);
+  driver.handle(welcome, &out);
+  driver.handle(match_start("m", 7), &out);
+  driver.handle(plays("m", {v1::CARD_1, v1::CARD_2, v1::CARD_3}), &out);
+  bot.random();  // the bot drew a number: a re-seeding would show
+  const std::mt19937_64 state = bot.random;
+
+  // the stream broke; the next session is refused once (the token still in use), then welcomed
+  CHECK(driver.hello("tok", "", "sdk/1", "key-1").hello().resume_key() == "key-1");
+  CHECK(!driver.welcome());
+  v1::RefereeMessage in_use;
+  in_use.mutable_refusal()->set_code(v1::REFUSAL_CODE_TOKEN_IN_USE);
+  driver.handle(in_use, &out);
+  CHECK(driver.finished() && driver.refusal());
+  driver.hello("tok", "", "sdk/1");
+  CHECK(!driver.finished() && !driver.refusal());
+  driver.handle(welcome, &out);
+  CHECK(driver.welcome());
+
+  CHECK(!driver.handle(match_start("m", 7), &out));                   // the same match
+  CHECK(bot.random == state);
+  CHECK(!driver.handle(plays("m", {v1::CARD_1, v1::CARD_2}), &out));  // 2 of its 3 events
+  CHECK(!driver.handle(match_start("m2", 8), &out));                  // a new match meanwhile
+  v1::RefereeMessage t = turn("m", 9);
+  t.mutable_turn()->clear_events();
+  t.mutable_turn()->add_events()->mutable_card_played()->set_card(v1::CARD_3);  // the third
+  t.mutable_turn()->add_events()->mutable_card_played()->set_card(v1::CARD_4);  // a new one
+  CHECK(driver.handle(t, &out) && out.action().turn_id() == 9);
+  CHECK((bot.starts == std::vector<std::string>{"m", "m2"}));
+  const Match& m = *bot.views.at(0).match;
+  CHECK(m.match_id == "m");
+  CHECK((m.played() == std::vector<Card>{Card::N1, Card::N2, Card::N3, Card::N4}));
+  CHECK(bot.event_kinds.size() == 4);
+}
+
 void test_refusal() {
   Recorder bot;
   detail::Driver driver(bot);
@@ -208,6 +263,7 @@ int main() {
   test_cards();
   test_a_match_through_the_driver();
   test_refusal();
+  test_a_reconnection_mid_match();
   test_random_helpers();
   if (failures) {
     std::cerr << failures << " check(s) failed\n";

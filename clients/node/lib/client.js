@@ -1,6 +1,7 @@
 'use strict';
 /** Connect a bot to a referee over gRPC and play until the referee says goodbye. */
 
+const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 
 const { Driver, RefusedError } = require('./driver');
@@ -11,6 +12,9 @@ const SDK = `ono99-node/${version}`;
 const ENV_REFEREE = 'ONO99_REFEREE';
 const ENV_TOKEN = 'ONO99_TOKEN';
 const ENV_NAME = 'ONO99_BOT_NAME';
+const ENV_TLS = 'ONO99_TLS';
+const ENV_TLS_CA = 'ONO99_TLS_CA';
+const ENV_RECONNECT_TIMEOUT = 'ONO99_RECONNECT_TIMEOUT';
 
 /** Exit codes of run() (the Python SDK's, plus 1 for a bot whose own code threw). */
 const EXIT = Object.freeze({
@@ -23,6 +27,12 @@ const EXIT = Object.freeze({
 });
 
 const DEFAULT_CONNECT_TIMEOUT = 30;
+// The referee keeps a dropped bot's seat for a grace window (10 s by default): try as long.
+const DEFAULT_RECONNECT_TIMEOUT = 10;
+// Seconds between attempts to reconnect: the first soon (a referee that has not yet noticed
+// the old stream died refuses the token as in use for a moment), then doubling, capped so
+// that a referee back late in the window is found quickly.
+const RECONNECT_BACKOFF = Object.freeze({ first: 0.2, max: 2 });
 
 // A referee started after its bot (or restarting) is found within a second: grpc's
 // default backoff grows to minutes between attempts, longer than any connect timeout.
@@ -32,18 +42,26 @@ const CHANNEL_OPTIONS = Object.freeze({
 });
 
 const USAGE = `usage: node bot.js [--referee ADDR] [--token TOKEN] [--name NAME]
-                   [--connect-timeout SECONDS] [-v]
+                   [--tls | --tls-ca FILE] [--connect-timeout SECONDS]
+                   [--reconnect-timeout SECONDS] [-v]
 
 An ONO 99 bot: connects to a referee and plays until told to stop.
 
 options:
-  --referee ADDR             referee address, e.g. localhost:50051 or unix:/path
-                             (default: $${ENV_REFEREE})
-  --token TOKEN              the secret token this bot was given (default: $${ENV_TOKEN})
-  --name NAME                name to announce (default: $${ENV_NAME} or the bot's own)
-  --connect-timeout SECONDS  seconds to keep retrying the connection (default: ${DEFAULT_CONNECT_TIMEOUT})
-  -v, --verbose              log every message
-  -h, --help                 show this help
+  --referee ADDR               referee address, e.g. localhost:50051 or unix:/path
+                               (default: $${ENV_REFEREE})
+  --token TOKEN                the secret token this bot was given (default: $${ENV_TOKEN})
+  --name NAME                  name to announce (default: $${ENV_NAME} or the bot's own)
+  --tls                        speak TLS, trusting the system's certificates
+                               (default: on if $${ENV_TLS} is 1)
+  --tls-ca FILE                speak TLS, trusting the PEM certificate(s) in FILE, e.g. a
+                               self-signed referee's (default: $${ENV_TLS_CA}); a unix:
+                               address is always plaintext
+  --connect-timeout SECONDS    seconds to keep retrying the connection (default: ${DEFAULT_CONNECT_TIMEOUT})
+  --reconnect-timeout SECONDS  seconds to try to reconnect when the connection drops
+                               (default: $${ENV_RECONNECT_TIMEOUT} or ${DEFAULT_RECONNECT_TIMEOUT}; 0: never)
+  -v, --verbose                log every message
+  -h, --help                   show this help
 `;
 
 /** A logger writing to `stream`, every line stamped with the time and the bot's name. */
@@ -59,8 +77,9 @@ function makeLog(stream, label, verbose) {
 
 /**
  * The settings run() takes from `argv` and `env`, or {exit, message} when it must stop.
- * @returns {{referee?: string, token?: string, name?: string, connectTimeout: number,
- *            verbose: boolean} | {exit: number, message: string}}
+ * @returns {{referee?: string, token?: string, name?: string, tls: boolean, tlsCa?: string,
+ *            connectTimeout: number, reconnectTimeout: number, verbose: boolean}
+ *           | {exit: number, message: string}}
  */
 function parseCommandLine(argv, env) {
   let values;
@@ -73,7 +92,10 @@ function parseCommandLine(argv, env) {
         referee: { type: 'string' },
         token: { type: 'string' },
         name: { type: 'string' },
+        tls: { type: 'boolean' },
+        'tls-ca': { type: 'string' },
         'connect-timeout': { type: 'string' },
+        'reconnect-timeout': { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -82,23 +104,33 @@ function parseCommandLine(argv, env) {
     return { exit: EXIT.USAGE, message: `${USAGE}error: ${err.message}\n` };
   }
   if (values.help) return { exit: EXIT.OK, message: USAGE };
-  let connectTimeout = DEFAULT_CONNECT_TIMEOUT;
-  if (values['connect-timeout'] !== undefined) {
-    connectTimeout = Number(values['connect-timeout']);
-    if (values['connect-timeout'].trim() === '' || !Number.isFinite(connectTimeout) || connectTimeout < 0) {
-      return {
-        exit: EXIT.USAGE,
-        message: `error: --connect-timeout takes a number of seconds, not ${JSON.stringify(values['connect-timeout'])}\n`,
-      };
-    }
+  const usage = (text) => ({ exit: EXIT.USAGE, message: `error: ${text}\n` });
+  const connectTimeout = seconds(values['connect-timeout'] ?? String(DEFAULT_CONNECT_TIMEOUT));
+  if (connectTimeout === null) {
+    return usage(`--connect-timeout takes a number of seconds, not ${JSON.stringify(values['connect-timeout'])}`);
+  }
+  const reconnectText = values['reconnect-timeout'] ?? (env[ENV_RECONNECT_TIMEOUT] || undefined);
+  const reconnectTimeout = seconds(reconnectText ?? String(DEFAULT_RECONNECT_TIMEOUT));
+  if (reconnectTimeout === null) {
+    const where = values['reconnect-timeout'] !== undefined ? '--reconnect-timeout' : `$${ENV_RECONNECT_TIMEOUT}`;
+    return usage(`${where} takes a number of seconds, not ${JSON.stringify(reconnectText)}`);
   }
   return {
     referee: values.referee ?? env[ENV_REFEREE],
     token: values.token ?? env[ENV_TOKEN],
     name: values.name ?? env[ENV_NAME],
+    tls: Boolean(values.tls) || !['', '0', undefined].includes(env[ENV_TLS]),
+    tlsCa: values['tls-ca'] ?? (env[ENV_TLS_CA] || undefined),
     connectTimeout,
+    reconnectTimeout,
     verbose: Boolean(values.verbose),
   };
+}
+
+/** `text` as a number of seconds (finite, not negative), or null. */
+function seconds(text) {
+  const value = Number(text);
+  return text.trim() !== '' && Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 /**
@@ -135,44 +167,126 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
 
 /**
  * Connect to `referee` and play until goodbye. Resolves to an exit code as run() does
- * (2 for an address grpc cannot parse); rejects with the error if the bot's own code
- * throws (after closing the connection).
+ * (2 for an address grpc cannot parse or a TLS certificate that cannot be used); rejects
+ * with the error if the bot's own code throws (after closing the connection).
+ *
+ * A stream that breaks after the referee welcomed the bot is reconnected, on a new
+ * connection with the same token, for up to `reconnectTimeout` seconds: a referee keeps
+ * the seat of a remote bot that comes back within its grace window, and tells it the
+ * match again (the driver skips what the bot already knows).
  *
  * @param {object|Function} bot
  * @param {object} options
  * @param {string} options.referee "host:port" or "unix:/path"
  * @param {string} options.token
  * @param {string} [options.name] the name to announce (default: the bot's)
+ * @param {boolean} [options.tls] speak TLS, trusting the system's certificates
+ * @param {string} [options.tlsCa] speak TLS, trusting the PEM certificate(s) in this file
  * @param {number} [options.connectTimeout] seconds to keep retrying the connection (30)
+ * @param {number} [options.reconnectTimeout] seconds to try to reconnect after the stream
+ *   breaks (10; 0: never)
  * @param {boolean} [options.verbose] log every message on stderr
  * @param {{write: Function}} [options.stderr] where errors and logs go (process.stderr)
  * @param {string} [options.protoDir] the folder holding ono99/v1/*.proto (see proto.js)
  */
 async function play(bot, {
-  referee, token, name, connectTimeout = DEFAULT_CONNECT_TIMEOUT, verbose = false,
-  stderr = process.stderr, protoDir,
+  referee, token, name, tls = false, tlsCa, connectTimeout = DEFAULT_CONNECT_TIMEOUT,
+  reconnectTimeout = DEFAULT_RECONNECT_TIMEOUT, verbose = false, stderr = process.stderr, protoDir,
 } = {}) {
   const say = (text) => stderr.write(`${text}\n`);
   const botName = name || (bot && bot.name) || 'bot';
   const driver = new Driver(bot, { log: makeLog(stderr, botName, verbose) });
   const protocol = loadProtocol(protoDir);
-  let client;
+  const secure = Boolean(tls || tlsCa) && !isUnixAddress(referee);
+  let credentials;
   try {
-    client = new protocol.RefereeClient(referee, protocol.grpc.credentials.createInsecure(),
-      CHANNEL_OPTIONS);
-  } catch (err) {  // grpc-js cannot parse the address at all
-    say(`error: bad referee address ${JSON.stringify(referee)}: ${err.message}`);
+    credentials = channelCredentials(protocol.grpc, secure, tlsCa);
+  } catch (err) {  // the certificate file cannot be read, or holds no certificate
+    say(`error: ${err.message}`);
     return EXIT.USAGE;
   }
-  try {
-    if (!(await waitForReady(client, connectTimeout))) {
-      say(`error: no referee reachable at ${referee} within ${connectTimeout} s`);
-      return EXIT.UNREACHABLE;
+  // While reconnecting: {since (ms), pause (s), last (the last try's failure, if it got that
+  // far), resumeKey (the broken session's, to take its place)}.
+  let lost = null;
+  for (;;) {
+    let client;
+    try {
+      client = new protocol.RefereeClient(referee, credentials, CHANNEL_OPTIONS);
+    } catch (err) {  // grpc-js cannot parse the address at all
+      say(`error: bad referee address ${JSON.stringify(referee)}: ${err.message}`);
+      return EXIT.USAGE;
     }
-    return await session(client, protocol, driver, token, name, say);
-  } finally {
-    client.close();
+    let end;
+    try {
+      const wait = lost ? reconnectTimeout - secondsSince(lost.since) : connectTimeout;
+      if (!(await waitForReady(client, Math.max(wait, 0)))) {
+        if (!lost) {
+          say(`error: no referee reachable at ${referee} within ${connectTimeout} s` +
+            unreachableHint(referee, secure));
+          return EXIT.UNREACHABLE;
+        }
+        const last = lost.last ?? `no referee reachable at ${referee}`;
+        say(`error: could not reconnect to the referee within ${reconnectTimeout} s (last: ${last})`);
+        return EXIT.BROKEN;
+      }
+      const hello = driver.hello(token, name, SDK, lost ? lost.resumeKey : '');
+      end = await session(client, protocol, driver, hello, () => {
+        if (lost) say(`reconnected to the referee after ${secondsSince(lost.since).toFixed(1)} s`);
+        lost = null;
+      });
+    } finally {
+      client.close();
+    }
+    if (end.exit === EXIT.OK) return EXIT.OK;
+    if (end.welcomed && reconnectTimeout > 0) {  // the stream we played on broke
+      say(`warning: ${end.error}; reconnecting for up to ${reconnectTimeout} s`);
+      lost = {
+        since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null, resumeKey: driver.welcome.resumeKey,
+      };
+    } else if (lost && end.retry) {
+      lost.last = end.error;
+    } else {
+      say(`error: ${end.error}`);
+      return end.exit;
+    }
+    const left = reconnectTimeout - secondsSince(lost.since);
+    await sleep(Math.max(0, Math.min(lost.pause, left)) * 1000);  // then a last try, or the verdict
+    lost.pause = Math.min(lost.pause * 2, RECONNECT_BACKOFF.max);
   }
+}
+
+/**
+ * Plaintext, or if `secure` TLS trusting the certificates in the file `tlsCa` (else the
+ * system's). Throws an Error saying why when `tlsCa` cannot be used.
+ */
+function channelCredentials(grpc, secure, tlsCa) {
+  if (!secure) return grpc.credentials.createInsecure();
+  if (!tlsCa) return grpc.credentials.createSsl();
+  let pem;
+  try {
+    pem = fs.readFileSync(tlsCa);
+  } catch (err) {
+    throw new Error(`cannot read the TLS certificate ${tlsCa}: ${err.message}`);
+  }
+  // grpc-js takes any bytes here and fails only when connecting, like an absent referee
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error(`${tlsCa} holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)`);
+  }
+  return grpc.credentials.createSsl(pem);
+}
+
+/** A unix socket is always plaintext: it never leaves the machine (`arena match` gives
+ * its bots one, whatever TLS settings they inherit). */
+function isUnixAddress(referee) {
+  return /^unix(-abstract)?:/.test(referee);
+}
+
+/** A plaintext bot and a TLS referee (or the reverse) never connect: say what to check. */
+function unreachableHint(referee, secure) {
+  if (isUnixAddress(referee)) return '';
+  return secure
+    ? ' over TLS (is its certificate the one trusted? --tls-ca FILE names it)'
+    : ' (a referee that speaks TLS needs --tls-ca FILE or --tls)';
 }
 
 function waitForReady(client, seconds) {
@@ -181,49 +295,76 @@ function waitForReady(client, seconds) {
   });
 }
 
-/** One Play stream: hello, then answer every message until goodbye. */
-async function session(client, protocol, driver, token, name, say) {
+function secondsSince(ms) {
+  return (Date.now() - ms) / 1000;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * One Play stream: `hello`, then answer every message until goodbye. Calls `onWelcome` when
+ * the referee accepts the hello. Resolves to how it ended: {exit: EXIT.OK} after goodbye,
+ * else {exit, error (what to report), welcomed, retry (worth another try while
+ * reconnecting: a broken stream, or the token still in use)}. Rejects with the bot's error.
+ */
+async function session(client, protocol, driver, hello, onWelcome) {
   const call = client.Play();
   // Stream errors are read through the iterator below; this listener only keeps one that
   // comes after we stopped reading (e.g. from cancel()) from crashing the process.
   call.on('error', () => {});
   const log = driver.log;
   const send = (msg) => {
-    if (log.debugging) log.debug(`send ${JSON.stringify(msg)}`);
+    if (log.debugging) log.debug(`send ${shown(msg)}`);
     call.write(msg);
   };
   const messages = call[Symbol.asyncIterator]();
+  const { status } = protocol.grpc;
   try {
-    send(driver.hello(token, name, SDK));
+    send(hello);
     while (!driver.finished) {
       let next;
       try {
         next = await messages.next();
       } catch (err) {  // the stream ended with an error status before the goodbye
-        const status = protocol.grpc.status[err.code] || err.code;
-        say(`error: connection to the referee broke: ${status}: ${err.details ?? err.message}`);
-        return EXIT.BROKEN;
+        return {
+          exit: EXIT.BROKEN,
+          error: `connection to the referee broke: ${status[err.code] || err.code}: ${err.details ?? err.message}`,
+          welcomed: driver.welcome !== null,
+          retry: true,
+        };
       }
       if (next.done) break;
-      if (log.debugging) log.debug(`received ${JSON.stringify(next.value)}`);
-      for (const answer of await driver.handle(next.value)) send(answer);
+      if (log.debugging) log.debug(`received ${shown(next.value)}`);
+      const answers = await driver.handle(next.value);
+      if (next.value.kind === 'welcome') onWelcome();
+      for (const answer of answers) send(answer);
     }
   } catch (err) {
     if (err instanceof RefusedError) {
-      say(`error: ${err.message}`);
-      return EXIT.REFUSED;
+      return { exit: EXIT.REFUSED, error: err.message, welcomed: false, retry: err.code === 'token_in_use' };
     }
     throw err;  // the bot's own code failed: the caller reports it
   } finally {
     call.cancel();
   }
   if (!driver.finished) {
-    say('error: the referee closed the stream without a goodbye');
-    return EXIT.BROKEN;
+    return {
+      exit: EXIT.BROKEN, error: 'the referee closed the stream without a goodbye',
+      welcomed: driver.welcome !== null, retry: true,
+    };
   }
-  return EXIT.OK;
+  return { exit: EXIT.OK };
+}
+
+/** `msg` as JSON for the verbose log, its secrets hidden: stderr goes to log files. */
+function shown(msg) {
+  const hide = (value) => (value ? '<hidden>' : value);
+  return JSON.stringify(msg, (key, value) => (['token', 'resumeKey'].includes(key) ? hide(value) : value));
 }
 
 module.exports = {
-  run, play, parseCommandLine, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, CHANNEL_OPTIONS,
+  run, play, parseCommandLine, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, ENV_TLS, ENV_TLS_CA,
+  ENV_RECONNECT_TIMEOUT, CHANNEL_OPTIONS,
 };

@@ -62,12 +62,25 @@ class Driver {
     this.finished = false;
     this.welcome = null;
     this._openTurn = null;  // {turn, tried: Set<string>} of the last turn answered
+    // After a reconnection the referee sends a match's events again from its start:
+    // match id -> how many of the coming events the bot has already seen.
+    /** @type {Map<string, number>} */
+    this._replayed = new Map();
   }
 
-  /** The first message of a session. */
-  hello(token, name, sdk = '') {
+  /**
+   * The first message of a session. A session after a reconnection starts afresh (no
+   * welcome, not finished) but keeps the matches in progress; its hello carries
+   * `resumeKey`, the one the referee welcomed the broken session with, which lets it
+   * replace that session even if the referee has not noticed it is gone.
+   */
+  hello(token, name, sdk = '', resumeKey = '') {
+    this.finished = false;
+    this.welcome = null;
     return {
-      hello: { name: name || this.bot.name || 'bot', token, protocolVersion: PROTOCOL_VERSION, sdk },
+      hello: {
+        name: name || this.bot.name || 'bot', token, protocolVersion: PROTOCOL_VERSION, sdk, resumeKey,
+      },
     };
   }
 
@@ -89,6 +102,11 @@ class Driver {
       }
       case 'matchStart': {
         const start = msg.matchStart;
+        const known = this.matches.get(start.matchId);
+        if (known) {  // we reconnected mid-match: the same match goes on, told from its start
+          this._replayed.set(start.matchId, known._raw.length);
+          return [];
+        }
         const match = Match.fromProto(start);
         this.matches.set(start.matchId, match);
         this.bot.random = new Random(match.botSeed);
@@ -100,6 +118,7 @@ class Driver {
         await this._events(end.matchId, end.events);
         const match = this.matches.get(end.matchId) || null;
         this.matches.delete(end.matchId);
+        this._replayed.delete(end.matchId);
         this._openTurn = null;
         if (this.bot.onMatchEnd) await this.bot.onMatchEnd(MatchResult.fromProto(end), match);
         return [];
@@ -122,6 +141,12 @@ class Driver {
   async _events(matchId, events) {
     const match = this.matches.get(matchId);
     if (!match) return null;
+    const seen = this._replayed.get(matchId);
+    if (seen !== undefined) {  // the replay may span several messages
+      if (seen > events.length) this._replayed.set(matchId, seen - events.length);
+      else this._replayed.delete(matchId);
+      events = events.slice(seen);
+    }
     if (!events.length) return match;
     const start = match._raw.length;
     match._raw.push(...events);

@@ -63,21 +63,13 @@ class FakeReferee {
    */
   static async start(bot, options = {}) {
     const ref = new FakeReferee(bot, options);
-    const n = ref.seats;
-    await ref._send({
-      matchStart: {
-        matchId: ref.matchId, seat: ref.seat, seatNames: Array.from({ length: n }, (_, i) => `seat${i}`),
-        rules: { ruleset: ref.ruleset, options: ref.options, seats: n, limit: ref.limit },
-        timeControl: { moveMs: ref.moveMs, bankMs: ref.bankMs },
-        botSeed: String(options.botSeed ?? 1),
-      },
-    });
+    await ref._send(ref._matchStart());
     return ref;
   }
 
   constructor(bot, {
     seats = 2, seat = 0, ruleset = 'modern', options = {}, limit, matchId = 'fake-1',
-    moveMs = 1000, bankMs = 10000, protoDir,
+    moveMs = 1000, bankMs = 10000, botSeed = 1, protoDir,
   } = {}) {
     this.protocol = loadProtocol(protoDir);
     this.driver = new Driver(bot);
@@ -90,11 +82,33 @@ class FakeReferee {
     this.matchId = matchId;
     this.moveMs = moveMs;
     this.bankMs = bankMs;
+    this.botSeed = String(botSeed);
     /** The id of the last turn asked, a decimal string (uint64). */
     this.turnId = '0';
     /** Every message the bot sent, as the referee decoded it. */
     this.sent = [];
     this._pending = [];
+    this._told = [];  // the events sent since the match (re)started, for reconnect()
+  }
+
+  _matchStart() {
+    const n = this.seats;
+    return {
+      matchStart: {
+        matchId: this.matchId, seat: this.seat, seatNames: Array.from({ length: n }, (_, i) => `seat${i}`),
+        rules: { ruleset: this.ruleset, options: this.options, seats: n, limit: this.limit },
+        timeControl: { moveMs: this.moveMs, bankMs: this.bankMs },
+        botSeed: this.botSeed,
+      },
+    };
+  }
+
+  /** The queued events, taken to be sent now. */
+  _takeEvents() {
+    const events = this._pending;
+    this._pending = [];
+    this._told.push(...events);
+    return events;
   }
 
   /** Deliver `msg` (a RefereeMessage) through the real encoding; the bot's answers. */
@@ -122,8 +136,7 @@ class FakeReferee {
 
   /** Send the queued events in an Events message. */
   async flush() {
-    const events = this._pending;
-    this._pending = [];
+    const events = this._takeEvents();
     await this._send({ events: { matchId: this.matchId, events } });
   }
 
@@ -157,14 +170,25 @@ class FakeReferee {
       })),
       round: 1, dealer: (((this.seat - 1) % n) + n) % n,
     };
-    const events = this._pending;
-    this._pending = [];
+    const events = this._takeEvents();
     return FakeReferee._card(await this._send({
       turn: {
         matchId: this.matchId, turnId: this.turnId, view, legal: (legal ?? hand).map(card),
         overLimit, events, moveMs: this.moveMs, bankMs: this.bankMs,
       },
     }));
+  }
+
+  /**
+   * The bot's connection dropped and it came back, as a real referee sees it: the match
+   * start again, then, with the next message (flush, turn or end), every event of the
+   * match from its start before the ones queued since. The SDK keeps the match going: the
+   * bot sees no second match start and no event twice.
+   */
+  async reconnect() {
+    this._pending = [...this._told, ...this._pending];
+    this._told = [];
+    await this._send(this._matchStart());
   }
 
   /** Refuse the last answer; resolves to the bot's next try (null if it sent nothing).
@@ -177,8 +201,7 @@ class FakeReferee {
   /** End the match. `verdicts` are {seat, kind (a VerdictKind number), detail}; `hands`
    * are {seat: [tokens]}. */
   async end(ranking, { termination = 'last_standing', verdicts = [], hands = {} } = {}) {
-    const events = this._pending;
-    this._pending = [];
+    const events = this._takeEvents();
     await this._send({
       matchEnd: {
         matchId: this.matchId, termination, events, verdicts,

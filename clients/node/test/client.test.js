@@ -180,25 +180,25 @@ test('after goodbye the bot closes its stream and play() resolves 0', async () =
   });
 });
 
-test('a stream that ends without a goodbye exits 5', async () => {
+test('a stream that ends without a goodbye exits 5 (reconnection off)', async () => {
   await withServer(async (s) => {
     await s.recv();
     s.send(msgs.welcome());
     s.end();
   }, async (server) => {
-    const { result, stderr } = playOn(server, new Lowest());
+    const { result, stderr } = playOn(server, new Lowest(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.BROKEN);
     assert.match(stderr.text, /closed the stream without a goodbye/);
   });
 });
 
-test('a stream that breaks with an error status exits 5 and names the status', async () => {
+test('a stream that breaks with an error status exits 5 and names the status (reconnection off)', async () => {
   await withServer(async (s) => {
     await s.recv();
     s.send(msgs.welcome());
     s.fail(grpc.status.UNAVAILABLE, 'the referee is stopping');
   }, async (server) => {
-    const { result, stderr } = playOn(server, new Lowest());
+    const { result, stderr } = playOn(server, new Lowest(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.BROKEN);
     assert.match(stderr.text, /connection to the referee broke: UNAVAILABLE: the referee is stopping/);
   });
@@ -308,17 +308,19 @@ test('--connect-timeout bounds the wait for a referee', async () => {
   assert.match(stderr.text, /within 0.2 s/);
 });
 
-test('-v logs every message', async () => {
+test('-v logs every message, but never the token or the resume key', async () => {
   await withServer(async (s) => {
     await s.recv();
-    s.send(msgs.welcome());
+    s.send(msgs.welcome('lowest', 'the-resume-key'));
     s.send(msgs.goodbye());
     s.end();
   }, async (server) => {
     const stderr = capture();
-    assert.equal(await run(new Lowest(), ['-v', '--referee', server.address, '--token', 't'], {}, { stderr }), EXIT.OK);
-    assert.match(stderr.text, /lowest DEBUG send \{"hello"/);
-    assert.match(stderr.text, /lowest DEBUG received \{"welcome"/);
+    const argv = ['-v', '--referee', server.address, '--token', 'the-secret-token'];
+    assert.equal(await run(new Lowest(), argv, {}, { stderr }), EXIT.OK);
+    assert.match(stderr.text, /lowest DEBUG send \{"hello":\{"name":"lowest","token":"<hidden>"/);
+    assert.match(stderr.text, /lowest DEBUG received \{"welcome":\{.*"resumeKey":"<hidden>"/);
+    assert.doesNotMatch(stderr.text, /the-secret-token|the-resume-key/);
   });
 });
 

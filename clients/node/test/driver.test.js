@@ -5,7 +5,9 @@ const assert = require('node:assert/strict');
 const { test } = require('node:test');
 
 const { Bot, Driver, RefusedError } = require('..');
+const { loadProtocol } = require('../lib/proto');
 const { FakeReferee } = require('../testing');
+const { msgs } = require('./support/fake-server');
 
 class Lowest extends Bot {
   name = 'lowest';
@@ -137,6 +139,56 @@ test('bot.random is re-seeded from the bot seed at every match start', async () 
   assert.notDeepEqual(rolls[0], rolls[2]);
 });
 
+test('after a reconnection the match goes on: no second match start, no event seen twice', async () => {
+  const log = [];
+  class Tracker extends Lowest {
+    onMatchStart(match) { log.push(['start', match.matchId]); }
+    onEvent(event) { log.push([event.kind, event.seat ?? null]); }
+    choose(view) {
+      log.push(['choose', view.match.events.length]);
+      return super.choose(view);
+    }
+  }
+  const ref = await FakeReferee.start(new Tracker(), { seats: 3 });
+  const match = ref.driver.matches.get('fake-1');
+  ref.event('deal', { dealer: 2, first: 0 });
+  await ref.turn({ hand: ['1', '2'] });
+  ref.event('play', { seat: 0, card: '1', total: 1 });
+  ref.event('play', { seat: 1, card: '5', total: 6 });
+  await ref.flush();
+  await ref.reconnect();  // the turn comes again with the deal and both plays, then a draw
+  ref.event('draw', { seat: 2 });
+  assert.equal(await ref.turn({ hand: ['2', '3'] }), '2');
+  assert.equal(ref.driver.matches.get('fake-1'), match, 'the match object was replaced');
+  assert.deepEqual(match.events.map((e) => e.kind), ['deal', 'play', 'play', 'draw']);
+  assert.deepEqual(match.played(), ['1', '5']);
+  assert.deepEqual(log, [
+    ['start', 'fake-1'], ['deal', null], ['choose', 1], ['play', 0], ['play', 1],
+    ['draw', 2], ['choose', 4],
+  ]);
+  await ref.reconnect();  // a second drop: the replay is the whole match again
+  await ref.end([[0], [1], [2]]);
+  assert.equal(match.events.length, 4);
+});
+
+test('a replay may span messages; a match start for another id is a new match', async () => {
+  const starts = [];
+  const d = new Driver({ choose: (view) => view.legal[0], onMatchStart: (m) => starts.push(m.matchId) });
+  const { play } = loadProtocol();
+  const handle = (msg) => d.handle(play.responseDeserialize(play.responseSerialize(msg)));
+  const events = (matchId, cards) => ({ events: { matchId, events: cards.map((c) => msgs.play(1, c, 0)) } });
+  await handle(msgs.matchStart('m1'));
+  await handle(events('m1', [7, 8, 9]));
+  await handle(msgs.matchStart('m1'));  // reconnected: the 3 events it holds come again
+  await handle(events('m1', [7, 8]));   // 2 of them here
+  await handle(msgs.matchStart('m2'));  // a match begun meanwhile
+  await handle(msgs.turn('m1', 1, { events: [9, 10].map((c) => msgs.play(1, c, 0)) }));  // the third, a new one
+  assert.deepEqual(d.matches.get('m1').played(), ['1', '2', '3', '4']);
+  assert.deepEqual(starts, ['m1', 'm2']);
+  await handle(msgs.turn('m2', 2, { events: [msgs.play(1, 7, 0)] }));
+  assert.deepEqual(d.matches.get('m2').played(), ['1']);
+});
+
 test('a plain object, a bare function and an async choose are bots too', async () => {
   const plain = await FakeReferee.start({ name: 'plain', choose: (view) => view.legal.at(-1) });
   assert.equal(await plain.turn({ hand: ['1', '2'] }), '2');
@@ -158,10 +210,11 @@ test('a class instead of an instance, or no choose, is a clear TypeError', () =>
   assert.throws(() => new Driver(null), /needs a choose\(view\) method/);
 });
 
-test('the hello: the given name, else the bot\'s; protocol version 1', () => {
+test('the hello: the given name, else the bot\'s; protocol version 1; a resume key if given', () => {
   const d = new Driver(new Lowest());
   assert.deepEqual(d.hello('t', undefined, 'sdk/1'),
-    { hello: { name: 'lowest', token: 't', protocolVersion: 1, sdk: 'sdk/1' } });
+    { hello: { name: 'lowest', token: 't', protocolVersion: 1, sdk: 'sdk/1', resumeKey: '' } });
+  assert.equal(d.hello('t', undefined, 'sdk/1', 'k').hello.resumeKey, 'k');
   assert.equal(d.hello('t', 'other').hello.name, 'other');
   assert.equal(new Driver({ choose() {} }).hello('t').hello.name, 'bot');
 });

@@ -104,13 +104,14 @@ describe('the bot process', { concurrency: 4 }, () => {
     assert.match(stderr, /no referee reachable/);
   });
 
-  test('the stream breaks: exit 5', async () => {
+  test('the stream breaks, reconnection off: exit 5', async () => {
     await withServer(async (s) => {
       await s.recv();
       s.send(msgs.welcome());
       s.fail(grpc.status.INTERNAL, 'boom');
     }, async (server) => {
-      const { code, stderr } = await runBot(['--referee', server.address, '--token', 't']);
+      const { code, stderr } = await runBot(['--referee', server.address, '--token', 't'],
+        { ONO99_RECONNECT_TIMEOUT: '0' });
       assert.equal(code, EXIT.BROKEN);
       assert.match(stderr, /connection to the referee broke: INTERNAL: boom/);
     });

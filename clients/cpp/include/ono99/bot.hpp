@@ -71,27 +71,39 @@ class Bot {
 enum ExitCode : int {
   kExitOk = 0,           // the referee said goodbye
   kExitBotError = 1,     // the bot's own code threw (choose or a hook)
-  kExitUsage = 2,        // no referee address or no token given, or a bad argument
+  kExitUsage = 2,        // no referee address or no token given, a bad argument, or a TLS
+                         // certificate file that cannot be used
   kExitRefused = 3,      // the referee refused the hello (code and reason on stderr)
   kExitUnreachable = 4,  // no referee reachable within the connect timeout
-  kExitBroken = 5,       // the connection broke, or the stream ended without a goodbye
+  kExitBroken = 5,       // the connection broke, or the stream ended without a goodbye,
+                         // and reconnecting failed
 };
 
 struct Options {
-  std::string referee;           // "host:port" or "unix:/path"
+  std::string referee;             // "host:port" or "unix:/path"
   std::string token;
-  std::string name;              // empty: the bot's own name
-  double connect_timeout = 30.0; // seconds to keep retrying the connection
-  bool verbose = false;          // log every message on stderr
+  std::string name;                // empty: the bot's own name
+  bool tls = false;                // speak TLS, trusting the system's certificates
+  std::string tls_ca;              // speak TLS, trusting the PEM certificate(s) in this file
+                                   // (a "unix:" referee is always plaintext)
+  double connect_timeout = 30.0;   // seconds to keep retrying the connection
+  double reconnect_timeout = 10.0; // seconds to try to reconnect after the stream breaks
+                                   // mid-session; 0: never
+  bool verbose = false;            // log every message on stderr
 };
 
-// Reads --referee ADDR, --token T, --name N, --connect-timeout SECONDS and -v/--verbose,
-// falling back to $ONO99_REFEREE, $ONO99_TOKEN and $ONO99_BOT_NAME, then plays. Arguments
-// it does not know are a usage error: parse your bot's own options first and pass the
-// rest (see bots/cpp-counter). Returns an ExitCode; main() should return it.
+// Reads --referee ADDR, --token T, --name N, --tls, --tls-ca FILE, --connect-timeout SECONDS,
+// --reconnect-timeout SECONDS and -v/--verbose, falling back to $ONO99_REFEREE, $ONO99_TOKEN,
+// $ONO99_BOT_NAME, $ONO99_TLS (any value but 0 or empty), $ONO99_TLS_CA and
+// $ONO99_RECONNECT_TIMEOUT, then plays. Arguments it does not know are a usage error: parse
+// your bot's own options first and pass the rest (see bots/cpp-counter). Returns an
+// ExitCode; main() should return it.
 int run(Bot& bot, int argc, char** argv);
 
-// Connects to options.referee and plays until goodbye; returns an ExitCode as run().
+// Connects to options.referee and plays until goodbye; returns an ExitCode as run(). A
+// stream that breaks after the referee's welcome is dialled again with the same token for
+// up to options.reconnect_timeout seconds: a referee keeps the seat of a remote bot that
+// comes back within its grace window, and the bot's matches go on.
 int play(Bot& bot, const Options& options);
 
 // "ono99-cpp/<version>", sent in the Hello.

@@ -15,7 +15,10 @@
  * the bot sent (null once it half-closed or went away; it rejects after a timeout so a
  * test never hangs), send() writes a RefereeMessage, end() closes with status OK,
  * fail(code, details) closes with an error status. A script's exception is kept in
- * server.errors.
+ * server.errors. With {tls: true} the server speaks TLS with the certificate TLS_CERT, made
+ * for localhost and 127.0.0.1 (self-signed, valid until 2126) by
+ *   openssl req -x509 -newkey rsa:2048 -nodes -keyout localhost.key -out localhost.pem \
+ *     -days 36500 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
  */
 
 const fs = require('node:fs');
@@ -25,6 +28,9 @@ const path = require('node:path');
 const { loadProtocol } = require('../../lib/proto');
 
 const { grpc, service } = loadProtocol();
+
+const TLS_CERT = path.join(__dirname, '..', 'fixtures', 'tls', 'localhost.pem');
+const TLS_KEY = path.join(__dirname, '..', 'fixtures', 'tls', 'localhost.key');
 
 class Session {
   constructor(call) {
@@ -103,11 +109,11 @@ function socketAddress() {
 }
 
 /**
- * Serve `script` on `address` (default: a fresh unix socket).
+ * Serve `script` on `address` (default: a fresh unix socket), over TLS if `tls`.
  * @returns {Promise<{address: string, sessions: Session[], errors: Error[], done: Promise[],
- *                    close: () => Promise<void>}>}
+ *                    close: () => Promise<void>, kill: () => void}>}
  */
-async function startServer(script, { address } = {}) {
+async function startServer(script, { address, tls = false } = {}) {
   let dir = null;
   if (!address) ({ dir, address } = socketAddress());
   const server = new grpc.Server();
@@ -124,8 +130,11 @@ async function startServer(script, { address } = {}) {
       }));
     },
   });
+  const credentials = tls
+    ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(TLS_CERT), private_key: fs.readFileSync(TLS_KEY) }])
+    : grpc.ServerCredentials.createInsecure();
   const port = await new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p)));
   });
   const bound = address.startsWith('unix:') ? address : address.replace(/:0$/, `:${port}`);
   return {
@@ -136,6 +145,11 @@ async function startServer(script, { address } = {}) {
     async close() {
       await Promise.allSettled(done);
       await new Promise((resolve) => server.tryShutdown(() => resolve()));
+      server.forceShutdown();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    },
+    /** Stop at once, cutting every stream (a referee that dies). */
+    kill() {
       server.forceShutdown();
       if (dir) fs.rmSync(dir, { recursive: true, force: true });
     },
@@ -150,7 +164,9 @@ function capture() {
 
 /** Messages of a simple match, for scripts. */
 const msgs = {
-  welcome: (botName = 'bot') => ({ welcome: { protocolVersion: 1, referee: 'fake/0', botName, sessionId: 's-1' } }),
+  welcome: (botName = 'bot', resumeKey = '') => ({
+    welcome: { protocolVersion: 1, referee: 'fake/0', botName, sessionId: 's-1', resumeKey },
+  }),
   goodbye: (reason = 'done') => ({ goodbye: { reason } }),
   matchStart: (matchId, { seat = 0, seats = 2, ruleset = 'modern', botSeed = '7' } = {}) => ({
     matchStart: {
@@ -174,4 +190,4 @@ const msgs = {
   play: (seat, card, total) => ({ cardPlayed: { seat, card, total } }),
 };
 
-module.exports = { startServer, socketAddress, capture, msgs, grpc };
+module.exports = { startServer, socketAddress, capture, msgs, grpc, TLS_CERT, TLS_KEY };

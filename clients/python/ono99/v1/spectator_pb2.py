@@ -26,7 +26,7 @@ from ono99.v1 import game_pb2 as ono99_dot_v1_dot_game__pb2
 from ono99.v1 import referee_pb2 as ono99_dot_v1_dot_referee__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18ono99/v1/spectator.proto\x12\x08ono99.v1\x1a\x13ono99/v1/game.proto\x1a\x16ono99/v1/referee.proto\"\xa3\x02\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\ntournament\x18\x02 \x01(\t\x12\r\n\x05names\x18\x03 \x03(\t\x12\x1e\n\x05rules\x18\x04 \x01(\x0b\x32\x0f.ono99.v1.Rules\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.ono99.v1.TimeControl\x12%\n\x06status\x18\x06 \x01(\x0e\x32\x15.ono99.v1.MatchStatus\x12\r\n\x05turns\x18\x07 \x01(\x05\x12\x12\n\nstarted_at\x18\x08 \x01(\x01\x12 \n\x07ranking\x18\t \x03(\x0b\x32\x0f.ono99.v1.Place\x12\x13\n\x0btermination\x18\n \x01(\t\x12\x10\n\x08interest\x18\x0b \x01(\x01\"8\n\x12ListMatchesRequest\x12\x12\n\ntournament\x18\x01 \x01(\t\x12\x0e\n\x06recent\x18\x02 \x01(\x05\">\n\x13ListMatchesResponse\x12\'\n\x07matches\x18\x01 \x03(\x0b\x32\x16.ono99.v1.MatchSummary\"\xb9\x01\n\x0bPublicState\x12\r\n\x05total\x18\x01 \x01(\x05\x12\x11\n\tdirection\x18\x02 \x01(\x05\x12\x0e\n\x06to_act\x18\x03 \x01(\x05\x12\x0c\n\x04owed\x18\x04 \x01(\x05\x12\x11\n\tdraw_size\x18\x05 \x01(\x05\x12\x14\n\x0c\x64iscard_size\x18\x06 \x01(\x05\x12\"\n\x05seats\x18\x07 \x03(\x0b\x32\x13.ono99.v1.SeatState\x12\r\n\x05round\x18\x08 \x01(\x05\x12\x0e\n\x06\x64\x65\x61ler\x18\t \x01(\x05\"\xbe\x01\n\nMatchFrame\x12\x0b\n\x03seq\x18\x01 \x01(\x05\x12\x1f\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Event\x12$\n\x05state\x18\x03 \x01(\x0b\x32\x15.ono99.v1.PublicState\x12\x0c\n\x04seat\x18\x04 \x01(\x05\x12\x12\n\nlatency_us\x18\x05 \x01(\x03\x12\x0f\n\x07\x62\x61nk_ms\x18\x06 \x03(\x03\x12\n\n\x02\x61t\x18\x07 \x01(\x01\x12\x1d\n\x05hands\x18\x08 \x03(\x0b\x32\x0e.ono99.v1.Hand\"\xab\x01\n\tMatchOver\x12%\n\x06status\x18\x01 \x01(\x0e\x32\x15.ono99.v1.MatchStatus\x12 \n\x07ranking\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Place\x12\x13\n\x0btermination\x18\x03 \x01(\t\x12\x1d\n\x05hands\x18\x04 \x03(\x0b\x32\x0e.ono99.v1.Hand\x12\r\n\x05turns\x18\x05 \x01(\x05\x12\x12\n\nduration_s\x18\x06 \x01(\x01\"\xdb\x01\n\rMatchSnapshot\x12%\n\x05match\x18\x01 \x01(\x0b\x32\x16.ono99.v1.MatchSummary\x12$\n\x06\x66rames\x18\x02 \x03(\x0b\x32\x14.ono99.v1.MatchFrame\x12#\n\x08verdicts\x18\x03 \x03(\x0b\x32\x11.ono99.v1.Verdict\x12!\n\x04over\x18\x04 \x01(\x0b\x32\x13.ono99.v1.MatchOver\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x14\n\x0copen_turn_ms\x18\x06 \x01(\x03\x12\x0f\n\x07\x64\x65layed\x18\x07 \x01(\x05\"\xb2\x01\n\tMatchFeed\x12+\n\x08snapshot\x18\x01 \x01(\x0b\x32\x17.ono99.v1.MatchSnapshotH\x00\x12%\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x14.ono99.v1.MatchFrameH\x00\x12$\n\x07verdict\x18\x03 \x01(\x0b\x32\x11.ono99.v1.VerdictH\x00\x12#\n\x04over\x18\x04 \x01(\x0b\x32\x13.ono99.v1.MatchOverH\x00\x42\x06\n\x04kind\"R\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65lay_turns\x18\x02 \x01(\x05\x12\x16\n\x0eorganizer_view\x18\x03 \x01(\x08\"9\n\x0eWatchTVRequest\x12\x12\n\ntournament\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65lay_turns\x18\x02 \x01(\x05\"$\n\x10GetRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xdd\x01\n\x0cStandingsRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0b\n\x03\x65lo\x18\x03 \x01(\x01\x12\x0c\n\x04\x63i95\x18\x04 \x01(\x01\x12\x0f\n\x07matches\x18\x05 \x01(\x05\x12\x0c\n\x04wins\x18\x06 \x01(\x05\x12\x15\n\raverage_place\x18\x07 \x01(\x01\x12\x32\n\x06\x66\x61ults\x18\x08 \x03(\x0b\x32\".ono99.v1.StandingsRow.FaultsEntry\x1a-\n\x0b\x46\x61ultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"K\n\tCrossCell\x12\x10\n\x08opponent\x18\x01 \x01(\t\x12\r\n\x05\x61head\x18\x02 \x01(\x05\x12\x0e\n\x06\x62\x65hind\x18\x03 \x01(\x05\x12\r\n\x05level\x18\x04 \x01(\x05\";\n\x08\x43rossRow\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\"\n\x05\x63\x65lls\x18\x02 \x03(\x0b\x32\x13.ono99.v1.CrossCell\"j\n\tStandings\x12$\n\x04rows\x18\x01 \x03(\x0b\x32\x16.ono99.v1.StandingsRow\x12&\n\ncrosstable\x18\x02 \x03(\x0b\x32\x12.ono99.v1.CrossRow\x12\x0f\n\x07matches\x18\x03 \x01(\x05\"\xb0\x01\n\x12TournamentSnapshot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\r\n\x05total\x18\x03 \x01(\x05\x12\x0c\n\x04\x64one\x18\x04 \x01(\x05\x12&\n\tstandings\x18\x05 \x01(\x0b\x32\x13.ono99.v1.Standings\x12\'\n\x07matches\x18\x06 \x03(\x0b\x32\x16.ono99.v1.MatchSummary\x12\x10\n\x08\x66inished\x18\x07 \x01(\x08\"\xf9\x01\n\x0eTournamentFeed\x12\x30\n\x08snapshot\x18\x01 \x01(\x0b\x32\x1c.ono99.v1.TournamentSnapshotH\x00\x12)\n\x07started\x18\x02 \x01(\x0b\x32\x16.ono99.v1.MatchSummaryH\x00\x12*\n\x08\x66inished\x18\x03 \x01(\x0b\x32\x16.ono99.v1.MatchSummaryH\x00\x12(\n\tstandings\x18\x04 \x01(\x0b\x32\x13.ono99.v1.StandingsH\x00\x12,\n\x04over\x18\x05 \x01(\x0b\x32\x1c.ono99.v1.TournamentSnapshotH\x00\x42\x06\n\x04kind\"&\n\x16WatchTournamentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x15\n\x11MATCH_STATUS_LIVE\x10\x01\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x02\x12\x18\n\x14MATCH_STATUS_ABORTED\x10\x03\x32\xe8\x02\n\tSpectator\x12J\n\x0bListMatches\x12\x1c.ono99.v1.ListMatchesRequest\x1a\x1d.ono99.v1.ListMatchesResponse\x12@\n\nWatchMatch\x12\x1b.ono99.v1.WatchMatchRequest\x1a\x13.ono99.v1.MatchFeed0\x01\x12:\n\x07WatchTV\x12\x18.ono99.v1.WatchTVRequest\x1a\x13.ono99.v1.MatchFeed0\x01\x12O\n\x0fWatchTournament\x12 .ono99.v1.WatchTournamentRequest\x1a\x18.ono99.v1.TournamentFeed0\x01\x12@\n\tGetRecord\x12\x1a.ono99.v1.GetRecordRequest\x1a\x17.ono99.v1.MatchSnapshotb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18ono99/v1/spectator.proto\x12\x08ono99.v1\x1a\x13ono99/v1/game.proto\x1a\x16ono99/v1/referee.proto\"\xa3\x02\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\ntournament\x18\x02 \x01(\t\x12\r\n\x05names\x18\x03 \x03(\t\x12\x1e\n\x05rules\x18\x04 \x01(\x0b\x32\x0f.ono99.v1.Rules\x12+\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x15.ono99.v1.TimeControl\x12%\n\x06status\x18\x06 \x01(\x0e\x32\x15.ono99.v1.MatchStatus\x12\r\n\x05turns\x18\x07 \x01(\x05\x12\x12\n\nstarted_at\x18\x08 \x01(\x01\x12 \n\x07ranking\x18\t \x03(\x0b\x32\x0f.ono99.v1.Place\x12\x13\n\x0btermination\x18\n \x01(\t\x12\x10\n\x08interest\x18\x0b \x01(\x01\"8\n\x12ListMatchesRequest\x12\x12\n\ntournament\x18\x01 \x01(\t\x12\x0e\n\x06recent\x18\x02 \x01(\x05\">\n\x13ListMatchesResponse\x12\'\n\x07matches\x18\x01 \x03(\x0b\x32\x16.ono99.v1.MatchSummary\"\xb9\x01\n\x0bPublicState\x12\r\n\x05total\x18\x01 \x01(\x05\x12\x11\n\tdirection\x18\x02 \x01(\x05\x12\x0e\n\x06to_act\x18\x03 \x01(\x05\x12\x0c\n\x04owed\x18\x04 \x01(\x05\x12\x11\n\tdraw_size\x18\x05 \x01(\x05\x12\x14\n\x0c\x64iscard_size\x18\x06 \x01(\x05\x12\"\n\x05seats\x18\x07 \x03(\x0b\x32\x13.ono99.v1.SeatState\x12\r\n\x05round\x18\x08 \x01(\x05\x12\x0e\n\x06\x64\x65\x61ler\x18\t \x01(\x05\"\xcc\x01\n\nMatchFrame\x12\x0b\n\x03seq\x18\x01 \x01(\x05\x12\x1f\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Event\x12$\n\x05state\x18\x03 \x01(\x0b\x32\x15.ono99.v1.PublicState\x12\x0c\n\x04seat\x18\x04 \x01(\x05\x12\x12\n\nlatency_us\x18\x05 \x01(\x03\x12\x0f\n\x07\x62\x61nk_ms\x18\x06 \x03(\x03\x12\n\n\x02\x61t\x18\x07 \x01(\x01\x12\x1d\n\x05hands\x18\x08 \x03(\x0b\x32\x0e.ono99.v1.Hand\x12\x0c\n\x04time\x18\t \x01(\x01\"2\n\nFrameBatch\x12$\n\x06\x66rames\x18\x01 \x03(\x0b\x32\x14.ono99.v1.MatchFrame\"\xab\x01\n\tMatchOver\x12%\n\x06status\x18\x01 \x01(\x0e\x32\x15.ono99.v1.MatchStatus\x12 \n\x07ranking\x18\x02 \x03(\x0b\x32\x0f.ono99.v1.Place\x12\x13\n\x0btermination\x18\x03 \x01(\t\x12\x1d\n\x05hands\x18\x04 \x03(\x0b\x32\x0e.ono99.v1.Hand\x12\r\n\x05turns\x18\x05 \x01(\x05\x12\x12\n\nduration_s\x18\x06 \x01(\x01\"\xdb\x01\n\rMatchSnapshot\x12%\n\x05match\x18\x01 \x01(\x0b\x32\x16.ono99.v1.MatchSummary\x12$\n\x06\x66rames\x18\x02 \x03(\x0b\x32\x14.ono99.v1.MatchFrame\x12#\n\x08verdicts\x18\x03 \x03(\x0b\x32\x11.ono99.v1.Verdict\x12!\n\x04over\x18\x04 \x01(\x0b\x32\x13.ono99.v1.MatchOver\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x14\n\x0copen_turn_ms\x18\x06 \x01(\x03\x12\x0f\n\x07\x64\x65layed\x18\x07 \x01(\x05\"\xda\x01\n\tMatchFeed\x12+\n\x08snapshot\x18\x01 \x01(\x0b\x32\x17.ono99.v1.MatchSnapshotH\x00\x12%\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x14.ono99.v1.MatchFrameH\x00\x12$\n\x07verdict\x18\x03 \x01(\x0b\x32\x11.ono99.v1.VerdictH\x00\x12#\n\x04over\x18\x04 \x01(\x0b\x32\x13.ono99.v1.MatchOverH\x00\x12&\n\x06\x66rames\x18\x05 \x01(\x0b\x32\x14.ono99.v1.FrameBatchH\x00\x42\x06\n\x04kind\"R\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65lay_turns\x18\x02 \x01(\x05\x12\x16\n\x0eorganizer_view\x18\x03 \x01(\x08\"9\n\x0eWatchTVRequest\x12\x12\n\ntournament\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65lay_turns\x18\x02 \x01(\x05\"$\n\x10GetRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xdd\x01\n\x0cStandingsRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0b\n\x03\x65lo\x18\x03 \x01(\x01\x12\x0c\n\x04\x63i95\x18\x04 \x01(\x01\x12\x0f\n\x07matches\x18\x05 \x01(\x05\x12\x0c\n\x04wins\x18\x06 \x01(\x05\x12\x15\n\raverage_place\x18\x07 \x01(\x01\x12\x32\n\x06\x66\x61ults\x18\x08 \x03(\x0b\x32\".ono99.v1.StandingsRow.FaultsEntry\x1a-\n\x0b\x46\x61ultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"K\n\tCrossCell\x12\x10\n\x08opponent\x18\x01 \x01(\t\x12\r\n\x05\x61head\x18\x02 \x01(\x05\x12\x0e\n\x06\x62\x65hind\x18\x03 \x01(\x05\x12\r\n\x05level\x18\x04 \x01(\x05\";\n\x08\x43rossRow\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\"\n\x05\x63\x65lls\x18\x02 \x03(\x0b\x32\x13.ono99.v1.CrossCell\"j\n\tStandings\x12$\n\x04rows\x18\x01 \x03(\x0b\x32\x16.ono99.v1.StandingsRow\x12&\n\ncrosstable\x18\x02 \x03(\x0b\x32\x12.ono99.v1.CrossRow\x12\x0f\n\x07matches\x18\x03 \x01(\x05\"\xb0\x01\n\x12TournamentSnapshot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\r\n\x05total\x18\x03 \x01(\x05\x12\x0c\n\x04\x64one\x18\x04 \x01(\x05\x12&\n\tstandings\x18\x05 \x01(\x0b\x32\x13.ono99.v1.Standings\x12\'\n\x07matches\x18\x06 \x03(\x0b\x32\x16.ono99.v1.MatchSummary\x12\x10\n\x08\x66inished\x18\x07 \x01(\x08\"\xf9\x01\n\x0eTournamentFeed\x12\x30\n\x08snapshot\x18\x01 \x01(\x0b\x32\x1c.ono99.v1.TournamentSnapshotH\x00\x12)\n\x07started\x18\x02 \x01(\x0b\x32\x16.ono99.v1.MatchSummaryH\x00\x12*\n\x08\x66inished\x18\x03 \x01(\x0b\x32\x16.ono99.v1.MatchSummaryH\x00\x12(\n\tstandings\x18\x04 \x01(\x0b\x32\x13.ono99.v1.StandingsH\x00\x12,\n\x04over\x18\x05 \x01(\x0b\x32\x1c.ono99.v1.TournamentSnapshotH\x00\x42\x06\n\x04kind\"&\n\x16WatchTournamentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x15\n\x11MATCH_STATUS_LIVE\x10\x01\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x02\x12\x18\n\x14MATCH_STATUS_ABORTED\x10\x03\x32\xe8\x02\n\tSpectator\x12J\n\x0bListMatches\x12\x1c.ono99.v1.ListMatchesRequest\x1a\x1d.ono99.v1.ListMatchesResponse\x12@\n\nWatchMatch\x12\x1b.ono99.v1.WatchMatchRequest\x1a\x13.ono99.v1.MatchFeed0\x01\x12:\n\x07WatchTV\x12\x18.ono99.v1.WatchTVRequest\x1a\x13.ono99.v1.MatchFeed0\x01\x12O\n\x0fWatchTournament\x12 .ono99.v1.WatchTournamentRequest\x1a\x18.ono99.v1.TournamentFeed0\x01\x12@\n\tGetRecord\x12\x1a.ono99.v1.GetRecordRequest\x1a\x17.ono99.v1.MatchSnapshotb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_STANDINGSROW_FAULTSENTRY']._loaded_options = None
   _globals['_STANDINGSROW_FAULTSENTRY']._serialized_options = b'8\001'
-  _globals['_MATCHSTATUS']._serialized_start=2579
-  _globals['_MATCHSTATUS']._serialized_end=2698
+  _globals['_MATCHSTATUS']._serialized_start=2685
+  _globals['_MATCHSTATUS']._serialized_end=2804
   _globals['_MATCHSUMMARY']._serialized_start=84
   _globals['_MATCHSUMMARY']._serialized_end=375
   _globals['_LISTMATCHESREQUEST']._serialized_start=377
@@ -46,35 +46,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PUBLICSTATE']._serialized_start=500
   _globals['_PUBLICSTATE']._serialized_end=685
   _globals['_MATCHFRAME']._serialized_start=688
-  _globals['_MATCHFRAME']._serialized_end=878
-  _globals['_MATCHOVER']._serialized_start=881
-  _globals['_MATCHOVER']._serialized_end=1052
-  _globals['_MATCHSNAPSHOT']._serialized_start=1055
-  _globals['_MATCHSNAPSHOT']._serialized_end=1274
-  _globals['_MATCHFEED']._serialized_start=1277
-  _globals['_MATCHFEED']._serialized_end=1455
-  _globals['_WATCHMATCHREQUEST']._serialized_start=1457
-  _globals['_WATCHMATCHREQUEST']._serialized_end=1539
-  _globals['_WATCHTVREQUEST']._serialized_start=1541
-  _globals['_WATCHTVREQUEST']._serialized_end=1598
-  _globals['_GETRECORDREQUEST']._serialized_start=1600
-  _globals['_GETRECORDREQUEST']._serialized_end=1636
-  _globals['_STANDINGSROW']._serialized_start=1639
-  _globals['_STANDINGSROW']._serialized_end=1860
-  _globals['_STANDINGSROW_FAULTSENTRY']._serialized_start=1815
-  _globals['_STANDINGSROW_FAULTSENTRY']._serialized_end=1860
-  _globals['_CROSSCELL']._serialized_start=1862
-  _globals['_CROSSCELL']._serialized_end=1937
-  _globals['_CROSSROW']._serialized_start=1939
-  _globals['_CROSSROW']._serialized_end=1998
-  _globals['_STANDINGS']._serialized_start=2000
-  _globals['_STANDINGS']._serialized_end=2106
-  _globals['_TOURNAMENTSNAPSHOT']._serialized_start=2109
-  _globals['_TOURNAMENTSNAPSHOT']._serialized_end=2285
-  _globals['_TOURNAMENTFEED']._serialized_start=2288
-  _globals['_TOURNAMENTFEED']._serialized_end=2537
-  _globals['_WATCHTOURNAMENTREQUEST']._serialized_start=2539
-  _globals['_WATCHTOURNAMENTREQUEST']._serialized_end=2577
-  _globals['_SPECTATOR']._serialized_start=2701
-  _globals['_SPECTATOR']._serialized_end=3061
+  _globals['_MATCHFRAME']._serialized_end=892
+  _globals['_FRAMEBATCH']._serialized_start=894
+  _globals['_FRAMEBATCH']._serialized_end=944
+  _globals['_MATCHOVER']._serialized_start=947
+  _globals['_MATCHOVER']._serialized_end=1118
+  _globals['_MATCHSNAPSHOT']._serialized_start=1121
+  _globals['_MATCHSNAPSHOT']._serialized_end=1340
+  _globals['_MATCHFEED']._serialized_start=1343
+  _globals['_MATCHFEED']._serialized_end=1561
+  _globals['_WATCHMATCHREQUEST']._serialized_start=1563
+  _globals['_WATCHMATCHREQUEST']._serialized_end=1645
+  _globals['_WATCHTVREQUEST']._serialized_start=1647
+  _globals['_WATCHTVREQUEST']._serialized_end=1704
+  _globals['_GETRECORDREQUEST']._serialized_start=1706
+  _globals['_GETRECORDREQUEST']._serialized_end=1742
+  _globals['_STANDINGSROW']._serialized_start=1745
+  _globals['_STANDINGSROW']._serialized_end=1966
+  _globals['_STANDINGSROW_FAULTSENTRY']._serialized_start=1921
+  _globals['_STANDINGSROW_FAULTSENTRY']._serialized_end=1966
+  _globals['_CROSSCELL']._serialized_start=1968
+  _globals['_CROSSCELL']._serialized_end=2043
+  _globals['_CROSSROW']._serialized_start=2045
+  _globals['_CROSSROW']._serialized_end=2104
+  _globals['_STANDINGS']._serialized_start=2106
+  _globals['_STANDINGS']._serialized_end=2212
+  _globals['_TOURNAMENTSNAPSHOT']._serialized_start=2215
+  _globals['_TOURNAMENTSNAPSHOT']._serialized_end=2391
+  _globals['_TOURNAMENTFEED']._serialized_start=2394
+  _globals['_TOURNAMENTFEED']._serialized_end=2643
+  _globals['_WATCHTOURNAMENTREQUEST']._serialized_start=2645
+  _globals['_WATCHTOURNAMENTREQUEST']._serialized_end=2683
+  _globals['_SPECTATOR']._serialized_start=2807
+  _globals['_SPECTATOR']._serialized_end=3167
 # @@protoc_insertion_point(module_scope)

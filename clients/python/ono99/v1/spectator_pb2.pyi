@@ -83,7 +83,7 @@ class PublicState(_message.Message):
     def __init__(self, total: _Optional[int] = ..., direction: _Optional[int] = ..., to_act: _Optional[int] = ..., owed: _Optional[int] = ..., draw_size: _Optional[int] = ..., discard_size: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_game_pb2.SeatState, _Mapping]]] = ..., round: _Optional[int] = ..., dealer: _Optional[int] = ...) -> None: ...
 
 class MatchFrame(_message.Message):
-    __slots__ = ("seq", "events", "state", "seat", "latency_us", "bank_ms", "at", "hands")
+    __slots__ = ("seq", "events", "state", "seat", "latency_us", "bank_ms", "at", "hands", "time")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,7 @@ class MatchFrame(_message.Message):
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     HANDS_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
     seq: int
     events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
     state: PublicState
@@ -100,7 +101,14 @@ class MatchFrame(_message.Message):
     bank_ms: _containers.RepeatedScalarFieldContainer[int]
     at: float
     hands: _containers.RepeatedCompositeFieldContainer[_referee_pb2.Hand]
-    def __init__(self, seq: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., state: _Optional[_Union[PublicState, _Mapping]] = ..., seat: _Optional[int] = ..., latency_us: _Optional[int] = ..., bank_ms: _Optional[_Iterable[int]] = ..., at: _Optional[float] = ..., hands: _Optional[_Iterable[_Union[_referee_pb2.Hand, _Mapping]]] = ...) -> None: ...
+    time: float
+    def __init__(self, seq: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., state: _Optional[_Union[PublicState, _Mapping]] = ..., seat: _Optional[int] = ..., latency_us: _Optional[int] = ..., bank_ms: _Optional[_Iterable[int]] = ..., at: _Optional[float] = ..., hands: _Optional[_Iterable[_Union[_referee_pb2.Hand, _Mapping]]] = ..., time: _Optional[float] = ...) -> None: ...
+
+class FrameBatch(_message.Message):
+    __slots__ = ("frames",)
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    frames: _containers.RepeatedCompositeFieldContainer[MatchFrame]
+    def __init__(self, frames: _Optional[_Iterable[_Union[MatchFrame, _Mapping]]] = ...) -> None: ...
 
 class MatchOver(_message.Message):
     __slots__ = ("status", "ranking", "termination", "hands", "turns", "duration_s")
@@ -137,16 +145,18 @@ class MatchSnapshot(_message.Message):
     def __init__(self, match: _Optional[_Union[MatchSummary, _Mapping]] = ..., frames: _Optional[_Iterable[_Union[MatchFrame, _Mapping]]] = ..., verdicts: _Optional[_Iterable[_Union[_referee_pb2.Verdict, _Mapping]]] = ..., over: _Optional[_Union[MatchOver, _Mapping]] = ..., reason: _Optional[str] = ..., open_turn_ms: _Optional[int] = ..., delayed: _Optional[int] = ...) -> None: ...
 
 class MatchFeed(_message.Message):
-    __slots__ = ("snapshot", "frame", "verdict", "over")
+    __slots__ = ("snapshot", "frame", "verdict", "over", "frames")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     OVER_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
     snapshot: MatchSnapshot
     frame: MatchFrame
     verdict: _referee_pb2.Verdict
     over: MatchOver
-    def __init__(self, snapshot: _Optional[_Union[MatchSnapshot, _Mapping]] = ..., frame: _Optional[_Union[MatchFrame, _Mapping]] = ..., verdict: _Optional[_Union[_referee_pb2.Verdict, _Mapping]] = ..., over: _Optional[_Union[MatchOver, _Mapping]] = ...) -> None: ...
+    frames: FrameBatch
+    def __init__(self, snapshot: _Optional[_Union[MatchSnapshot, _Mapping]] = ..., frame: _Optional[_Union[MatchFrame, _Mapping]] = ..., verdict: _Optional[_Union[_referee_pb2.Verdict, _Mapping]] = ..., over: _Optional[_Union[MatchOver, _Mapping]] = ..., frames: _Optional[_Union[FrameBatch, _Mapping]] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
     __slots__ = ("match_id", "delay_turns", "organizer_view")

@@ -1,0 +1,198 @@
+"""The spectator service from the viewer's side (what `arena watch` uses): connecting,
+with a clear error within a few seconds when nothing answers; the calls; and streams
+read in a thread of their own, so that the viewer can redraw a clock, or take Ctrl-C,
+while it waits for the next message.
+
+A stream that breaks because the server went away (UNAVAILABLE) is opened again, for up
+to RECONNECT_S seconds: a server restarted in that time (arena serve) is followed on,
+and since every stream starts with a snapshot, the viewer resyncs from it without
+losing or repeating anything (:mod:`arena.watch.viewer`). Any other failure ends the
+stream with the server's own message, as one :class:`WatchError` line.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ono99.transport import grpc
+from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
+
+from arena.server.client import channel_credentials
+
+CONNECT_TIMEOUT_S = 5.0
+RECONNECT_S = 10.0
+CALL_TIMEOUT_S = 30.0
+MAX_MESSAGE = 64 * 2**20    # as the server's: a long match's snapshot
+
+
+class WatchError(Exception):
+    """The spectator service cannot be reached, went away, or refused the call; the
+    message is the one line to show."""
+
+
+@dataclass(frozen=True)
+class Reconnecting:
+    """In a feed: the server went away; the feed is trying to reach it again."""
+
+    reason: str
+
+
+class SpectatorClient:
+    """A connection to a Spectator service at ``address`` (HOST:PORT)."""
+
+    def __init__(self, address: str, token: str | None = None, tls: bool = False,
+                 tls_ca: str | None = None) -> None:
+        self.address = address
+        self.metadata = (("authorization", f"Bearer {token}"),) if token else None
+        creds = channel_credentials(tls, tls_ca)
+        options = [("grpc.max_receive_message_length", MAX_MESSAGE),
+                   # a server that went away is looked for again soon, not after minutes
+                   ("grpc.initial_reconnect_backoff_ms", 300),
+                   ("grpc.max_reconnect_backoff_ms", 1000)]
+        self.channel = (grpc.secure_channel(address, creds, options) if creds is not None
+                        else grpc.insecure_channel(address, options))
+        self.stub = spectator_pb2_grpc.SpectatorStub(self.channel)
+
+    def connect(self, timeout: float = CONNECT_TIMEOUT_S) -> None:
+        """Wait for the connection; WatchError if nothing answers within ``timeout`` s."""
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise WatchError(f"no spectator service at {self.address} (nothing answered within "
+                             f"{timeout:g} s: is arena serve, arena tournament --watch or arena "
+                             "match --watch running there? with TLS, give --tls or --tls-ca)"
+                             ) from None
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> SpectatorClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- calls
+
+    def matches(self, tournament: str = "", recent: int = 50) -> list[pb.MatchSummary]:
+        """The live matches (most interesting first), then the recent finished ones."""
+        answer = self._unary(self.stub.ListMatches,
+                             pb.ListMatchesRequest(tournament=tournament, recent=recent))
+        return list(answer.matches)
+
+    def record(self, match_id: str) -> pb.MatchSnapshot:
+        """A finished match's whole record."""
+        return self._unary(self.stub.GetRecord, pb.GetRecordRequest(match_id=match_id))
+
+    def watch_match(self, match_id: str, delay: int = 0, organizer_view: bool = False) -> Feed:
+        request = pb.WatchMatchRequest(match_id=match_id, delay_turns=delay,
+                                       organizer_view=organizer_view)
+        return Feed(self, lambda: self.stub.WatchMatch(request, metadata=self.metadata))
+
+    def watch_tv(self, tournament: str = "", delay: int = 0) -> Feed:
+        request = pb.WatchTVRequest(tournament=tournament, delay_turns=delay)
+        return Feed(self, lambda: self.stub.WatchTV(request))
+
+    def watch_tournament(self, name: str = "") -> Feed:
+        request = pb.WatchTournamentRequest(name=name)
+        return Feed(self, lambda: self.stub.WatchTournament(request))
+
+    def _unary(self, method, request):
+        try:
+            return method(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+        except grpc.RpcError as exc:
+            raise self.error(exc) from None
+
+    def error(self, exc: grpc.RpcError) -> WatchError:
+        """A failed call as one line: the server's message, or what went wrong."""
+        code = exc.code()
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return WatchError(f"no spectator service at {self.address} ({exc.details()})")
+        if code == grpc.StatusCode.UNIMPLEMENTED:
+            return WatchError(f"no spectator service at {self.address} (something answers "
+                              "there, but not the Spectator service)")
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return WatchError(f"the spectator service at {self.address} did not answer in time")
+        return WatchError(exc.details() or code.name)
+
+
+_END = object()
+
+
+class Feed:
+    """A stream of the service read in a thread of its own, opened again when the server
+    goes away. Iterate :meth:`messages`; :meth:`close` (or leaving) cancels it."""
+
+    def __init__(self, client: SpectatorClient, open_call: Callable[[], grpc.Call]) -> None:
+        self.client = client
+        self._open_call = open_call
+        self._queue: queue.Queue = queue.Queue()
+        self._call = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._read, name="spectator-feed", daemon=True)
+        self._thread.start()
+
+    def messages(self, tick: float | None = None) -> Iterator:
+        """The stream's messages, and a :class:`Reconnecting` when the server went away;
+        with ``tick``, None whenever ``tick`` seconds pass without one (time to redraw).
+        Ends with the stream; WatchError if it failed."""
+        while True:
+            try:
+                item = self._queue.get(timeout=tick)
+            except queue.Empty:
+                yield None
+                continue
+            if item is _END:
+                return
+            if isinstance(item, WatchError):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        self._closed = True
+        call = self._call
+        if call is not None:
+            call.cancel()
+
+    def __enter__(self) -> Feed:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _read(self) -> None:
+        gone_since: float | None = None
+        while not self._closed:
+            try:
+                self._call = call = self._open_call()
+                for message in call:
+                    gone_since = None
+                    self._queue.put(message)
+                self._queue.put(_END)
+                return
+            except grpc.RpcError as exc:
+                if self._closed:
+                    return
+                if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                    self._queue.put(self.client.error(exc))
+                    return
+                now = time.monotonic()
+                if gone_since is None:
+                    gone_since = now
+                    self._queue.put(Reconnecting(exc.details() or "the connection was lost"))
+                left = gone_since + RECONNECT_S - now
+                try:
+                    if left <= 0:
+                        raise grpc.FutureTimeoutError
+                    grpc.channel_ready_future(self.client.channel).result(timeout=left)
+                except grpc.FutureTimeoutError:
+                    self._queue.put(WatchError(
+                        f"the spectator service at {self.client.address} went away and did not "
+                        f"come back within {RECONNECT_S:g} s"))
+                    return
+                time.sleep(0.1)
+        self._queue.put(_END)

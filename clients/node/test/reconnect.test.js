@@ -1,0 +1,217 @@
+'use strict';
+/**
+ * Reconnection: a stream that breaks after the welcome is dialled again with the same token,
+ * against a real grpc-js server whose script branches on the session's number.
+ */
+
+const assert = require('node:assert/strict');
+const { test } = require('node:test');
+
+const { Bot, play, EXIT } = require('..');
+const { startServer, socketAddress, capture, msgs, grpc } = require('./support/fake-server');
+
+class Recorder extends Bot {
+  name = 'recorder';
+  starts = [];
+  seen = [];
+
+  choose(view) { return view.legal[0]; }
+
+  onMatchStart(match) { this.starts.push(match.matchId); }
+
+  onEvent(event) { this.seen.push(event.card); }
+}
+
+const TOKEN_IN_USE = { refusal: { code: 2, reason: 'token of bot "recorder" is already in use' } };
+
+/** Serve `scripts[i]` to the i-th Play stream (the last one to any later stream). */
+async function withSessions(scripts, fn, options) {
+  let n = 0;
+  const server = await startServer((s) => scripts[Math.min(n++, scripts.length - 1)](s), options);
+  try {
+    return await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+function playOn(server, bot, extra = {}) {
+  const stderr = capture();
+  const result = play(bot, { referee: server.address, token: 'tok', connectTimeout: 5, stderr, ...extra });
+  return { result, stderr };
+}
+
+async function refuseInUse(s) {
+  await s.recv();
+  s.send(TOKEN_IN_USE);
+  s.fail(grpc.status.ALREADY_EXISTS, 'token in use');
+}
+
+test('a stream that breaks mid-match is dialled again: same token, the match goes on', async () => {
+  const bot = new Recorder();
+  const hellos = [];
+  const actions = [];
+  await withSessions([
+    async (s) => {
+      hellos.push((await s.recv()).hello);
+      s.send(msgs.welcome('recorder', 'key-1'));
+      s.send(msgs.matchStart('m1'));
+      s.send(msgs.turn('m1', 5, { events: [msgs.play(1, 7, 1), msgs.play(1, 8, 3)] }));
+      actions.push(await s.action());
+      s.fail(grpc.status.UNAVAILABLE, 'connection reset');
+    },
+    async (s) => {  // the referee has not noticed yet that the first stream is gone
+      hellos.push((await s.recv()).hello);
+      s.send(TOKEN_IN_USE);
+      s.fail(grpc.status.ALREADY_EXISTS, 'token in use');
+    },
+    async (s) => {
+      hellos.push((await s.recv()).hello);
+      s.send(msgs.welcome('recorder', 'key-2'));
+      s.send(msgs.matchStart('m1'));  // the same match, and every event from its start
+      s.send(msgs.turn('m1', 5, { events: [7, 8, 9].map((c) => msgs.play(1, c, 0)) }));
+      actions.push(await s.action());
+      s.send(msgs.matchEnd('m1'));
+      s.send(msgs.goodbye());
+      s.end();
+    },
+  ], async (server) => {
+    const { result, stderr } = playOn(server, bot);
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.match(stderr.text, /warning: connection to the referee broke: UNAVAILABLE: connection reset; reconnecting for up to 10 s\n/);
+    assert.match(stderr.text, /\nreconnected to the referee after \d+\.\d s\n/);
+    assert.equal(server.sessions.length, 3);
+  });
+  // every try after the drop carries the key the broken session was welcomed with
+  assert.deepEqual(hellos.map((h) => [h.token, h.name, h.resumeKey]),
+    [['tok', 'recorder', ''], ['tok', 'recorder', 'key-1'], ['tok', 'recorder', 'key-1']]);
+  assert.deepEqual(actions, [{ turnId: '5', card: 7 }, { turnId: '5', card: 7 }]);
+  assert.deepEqual(bot.starts, ['m1']);
+  assert.deepEqual(bot.seen, ['1', '2', '3']);
+});
+
+test('a referee that dies and comes back on its address is found again', async () => {
+  const { address } = socketAddress();
+  const bot = new Recorder();
+  const stderr = capture();
+  const first = await startServer(async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.send(msgs.matchStart('m1'));
+  }, { address });
+  const playing = play(bot, { referee: address, token: 'tok', stderr });
+  while (!first.sessions.length) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 200));
+  first.kill();
+  await new Promise((r) => setTimeout(r, 700));  // the bot retries meanwhile
+  await withSessions([async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.send(msgs.matchStart('m1'));
+    s.send(msgs.goodbye());
+    s.end();
+  }], async () => {
+    assert.equal(await playing, EXIT.OK, stderr.text);
+  }, { address });
+  assert.match(stderr.text, /warning: connection to the referee broke: .*; reconnecting for up to 10 s\n/);
+  assert.match(stderr.text, /reconnected to the referee after \d+\.\d s\n$/);
+  assert.deepEqual(bot.starts, ['m1']);
+});
+
+test('past the reconnect timeout: exit 5, saying so and why', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.end();  // no goodbye
+  }, refuseInUse], async (server) => {
+    const start = Date.now();
+    const { result, stderr } = playOn(server, new Recorder(), { reconnectTimeout: 0.7 });
+    assert.equal(await result, EXIT.BROKEN);
+    const took = Date.now() - start;
+    assert.ok(took >= 700 && took < 5000, `gave up after ${took} ms`);
+    assert.match(stderr.text, /warning: the referee closed the stream without a goodbye; reconnecting for up to 0.7 s\n/);
+    assert.match(stderr.text, /error: could not reconnect to the referee within 0.7 s \(last: referee refused the connection \(token_in_use\): .*\)\n$/);
+    // 0.2 s, 0.4 s, then the end of the window: a few tries, not a busy loop
+    assert.ok(server.sessions.length >= 2 && server.sessions.length <= 4, `${server.sessions.length} sessions`);
+  });
+});
+
+test('a referee gone for good: exit 5 once the window is over, naming it unreachable', async () => {
+  const server = await startServer(async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+  });
+  const stderr = capture();
+  const playing = play(new Recorder(), { referee: server.address, token: 'tok', reconnectTimeout: 0.6, stderr });
+  while (!server.sessions.length) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 100));
+  server.kill();
+  assert.equal(await playing, EXIT.BROKEN);
+  assert.match(stderr.text, /error: could not reconnect to the referee within 0.6 s \(last: no referee reachable at unix:.*\)\n$/);
+});
+
+test('any other refusal while reconnecting ends it: exit 3', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.fail(grpc.status.UNAVAILABLE, 'gone');
+  }, async (s) => {
+    await s.recv();
+    s.send({ refusal: { code: 1, reason: 'unknown token' } });
+    s.fail(grpc.status.UNAUTHENTICATED, 'unknown token');
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.REFUSED);
+    assert.match(stderr.text, /error: referee refused the connection \(bad_token\): unknown token\n$/);
+    assert.equal(server.sessions.length, 2);
+  });
+});
+
+test('a refusal at the first connection is never retried, even of a token in use', async () => {
+  await withSessions([refuseInUse, async (s) => {
+    await s.recv();
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.REFUSED);
+    assert.match(stderr.text, /\(token_in_use\)/);
+    assert.equal(server.sessions.length, 1);
+  });
+});
+
+test('while reconnecting, a stream that breaks before its welcome is tried again', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.end();
+  }, async (s) => {
+    await s.recv();
+    s.fail(grpc.status.INTERNAL, 'hiccup');
+  }, async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.equal(server.sessions.length, 3);
+  });
+});
+
+test('at the first connection, a stream that breaks before the welcome is not retried', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.fail(grpc.status.UNAVAILABLE, 'not now');
+  }, async (s) => {
+    await s.recv();
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.BROKEN);
+    assert.match(stderr.text, /^error: connection to the referee broke: UNAVAILABLE: not now\n$/);
+    assert.equal(server.sessions.length, 1);
+  });
+});

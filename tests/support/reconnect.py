@@ -1,0 +1,95 @@
+"""A remote bot's connection breaks mid-match, for the tests of every SDK: a real referee
+on TCP, seat 0's bot (any SDK, in its own process) behind a relay the test breaks
+(support/proxy.py), seat 1 a Python bot connected directly."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import sys
+from collections.abc import Sequence
+
+from arena.referee.listeners import MatchListener
+from arena.referee.runner import MatchRunner
+from arena.referee.server import RefereeServer
+from support.matches import BOTS, spec
+from support.proxy import Relay
+
+#: The command of the Python SDK's sample bot that plays random cards.
+PYTHON_RANDOM = (sys.executable, str(BOTS / "random" / "bot.py"))
+
+
+class BreakAfter(MatchListener):
+    """Calls ``action`` once, when the match has ``n`` events."""
+
+    def __init__(self, n: int, action) -> None:
+        self.n, self.action, self.done = n, action, False
+
+    def frame(self, frame) -> None:
+        if not self.done and frame.view.n_events >= self.n:
+            self.done = True
+            self.action()
+
+
+async def launch(address: str, token: str, *args: str,
+                 command: Sequence[str] = PYTHON_RANDOM) -> asyncio.subprocess.Process:
+    """Start the bot ``command`` on ``address`` with ``token``, none of our ONO99_ settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONO99_")}
+    return await asyncio.create_subprocess_exec(
+        *command, "--referee", address, "--token", token, *args, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+
+
+async def one_match(break_with, grace: float = 5.0, refuse: bool = False, reconnect: str = "10",
+                    far: Sequence[str] = PYTHON_RANDOM):
+    """Seat 0 (the bot ``far``) plays through the relay, seat 1 directly; ``break_with(relay)``
+    breaks the relay after some events (and it refuses new connections if ``refuse``).
+    Returns the result, each seat's exit code and stderr, and the relay."""
+    server = await RefereeServer.start("tcp")
+    try:
+        async with Relay(server.address) as relay:
+            regs = [server.lobby.register(n) for n in ("far", "near")]
+            procs = [await launch(relay.address, regs[0].token, "--reconnect-timeout", reconnect,
+                                  command=far),
+                     await launch(server.address, regs[1].token)]
+            try:
+                sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
+            except TimeoutError:
+                raise AssertionError(f"a bot did not connect: refusals {list(server.lobby.refusals)}, "
+                                     f"stderr {await _stop(procs)}") from None
+
+            def cut() -> None:
+                relay.refusing = refuse
+                break_with(relay)
+
+            again = {0: lambda timeout: server.lobby.wait_session_hash(regs[0].token_hash, timeout)}
+            runner = MatchRunner(spec(["far", "near"], seed=11), sessions, [BreakAfter(12, cut)],
+                                 reconnect=again, grace=grace)
+            task = asyncio.create_task(runner.run())
+            done, _ = await asyncio.wait({task}, timeout=30)
+            if not done:   # a hang: say where, then fail
+                stack = io.StringIO()
+                task.print_stack(file=stack)
+                task.cancel()
+                raise AssertionError(
+                    f"the match hung: {stack.getvalue()}\nsessions "
+                    f"{[(s.session_id, s.closed, s.close_reason) for s in runner.sessions]}\n"
+                    f"refusals {list(server.lobby.refusals)}\nstderr {await _stop(procs)}")
+            result = task.result()
+            await server.stop("all done")
+            outcome = []
+            for proc in procs:
+                _, err = await asyncio.wait_for(proc.communicate(), 20)
+                outcome.append((proc.returncode, err.decode()))
+            return result, outcome, relay
+    finally:
+        await server.stop()
+
+
+async def _stop(procs) -> list[str]:
+    """Kill the bots still running; what each wrote on stderr."""
+    for proc in procs:
+        if proc.returncode is None:
+            proc.kill()
+    return [(await p.communicate())[1].decode() for p in procs]

@@ -1,0 +1,198 @@
+"""``arena replay`` as a user runs it: on the event log `arena match --out` wrote, on a
+record saved from the spectator service, and on a tournament's database; off a terminal
+(the log, compared with what `arena match` printed) and on one (the keys)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.processes import env_for, kill_marked, new_mark
+from rich.text import Text
+from support.terminal import Terminal
+
+from arena.cli.match_log import event_lines, result_text
+from arena.rules.events import event_from_dict
+from arena.store import open_store
+from arena.watch import records, wire
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "bots"
+LATENCY = re.compile(r"  \d+\.\d ms$")
+
+
+def command(*args) -> list[str]:
+    return [sys.executable, "-m", "arena.cli.main", *map(str, args)]
+
+
+def arena(mark: str, *args, cwd=ROOT, timeout: float = 120) -> subprocess.CompletedProcess:
+    proc = subprocess.run(command(*args), cwd=cwd, env=env_for(mark), capture_output=True,
+                          text=True, timeout=timeout)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """One game of `arena match` (real bots): its output and its event log."""
+    out = tmp_path_factory.mktemp("match")
+    mark = new_mark()
+    try:
+        proc = arena(mark, "match", BOTS / "greedy", BOTS / "random", "--seed", 7,
+                     "--ruleset", "classic", "--out", out)
+    finally:
+        kill_marked(mark)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, out / "game-1.jsonl"
+
+
+def arena_match_lines(stdout: str) -> tuple[list[str], str]:
+    """What `arena match` printed of its game: the event lines (times left out: a log
+    keeps none), and its result line's result."""
+    block = re.search(r"─+ game 1 of 1 ─+\n(.*?)^game 1 \(seed \d+\): (.*?)$", stdout, re.S | re.M)
+    return [LATENCY.sub("", line) for line in block.group(1).splitlines()], block.group(2)
+
+
+def test_an_event_log_replays_as_arena_match_printed_it(played, mark):
+    stdout, log = played
+    events, result = arena_match_lines(stdout)
+    match_id = json.loads(log.read_text().splitlines()[0])["match_id"]
+    proc = arena(mark, "replay", log)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert proc.stdout.splitlines() == ([f"match {match_id}: greedy vs random"] + events
+                                        + [f"match {match_id}: {result}"])
+
+
+def test_turn_starts_at_that_frame(played, mark):
+    _, log = played
+    whole = arena(mark, "replay", log).stdout.splitlines()
+    record = records.from_file(log)
+    n = 10
+    before = sum(len(event_lines(wire.frame_events(f), record.match.names))
+                 for f in record.frames[:n])
+    proc = arena(mark, "replay", log, "--turn", n)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines == whole[:1] + whole[1 + before:]
+    assert re.fullmatch(r" +(greedy|random) plays +\S+ -> +\d+", lines[1])   # frame 10's play
+
+
+def test_a_record_saved_from_the_spectator_service_replays_the_same(played, mark, tmp_path):
+    _, log = played
+    saved = tmp_path / "record.json"
+    saved.write_text(records.to_json(records.from_file(log)))
+    proc = arena(mark, "replay", saved)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == arena(mark, "replay", log).stdout
+
+
+def test_a_tournament_match_replays_by_number_or_by_id(tmp_path, mark):
+    db = tmp_path / "arena.db"
+    proc = arena(mark, "tournament", BOTS / "greedy", BOTS / "random", BOTS / "lowest",
+                 "--table-size", 3, "--games", 1, "--ruleset", "classic", "--db", db, "-q")
+    assert proc.returncode == 0, proc.stderr
+    listed = json.loads(arena(mark, "matches", "--db", db, "--json").stdout)
+    match = listed[-1]
+    by_number = arena(mark, "replay", match["id"], "--db", db)
+    by_id = arena(mark, "replay", match["match_uid"], "--db", db)
+    assert by_number.returncode == 0, by_number.stderr
+    assert by_number.stdout == by_id.stdout
+    store = open_store(str(db))
+    try:
+        events = [event_from_dict(e) for e in store.events(match["id"])]
+    finally:
+        store.close()
+    names = match["bots"]
+    assert by_number.stdout.splitlines() == (
+        [f"match {match['match_uid']}: " + " vs ".join(names)]
+        + [Text.from_markup(line).plain for line in event_lines(events, names)]
+        + [f"match {match['match_uid']}: " + result_text(
+            names, match["ranking"], match["status"], match["termination"], match["turns"],
+            match["duration_s"])])
+    # in the folder of the database, --db may be left out
+    assert arena(mark, "replay", match["id"], cwd=tmp_path).stdout == by_number.stdout
+
+
+@pytest.mark.parametrize("case", ["no file", "not a record", "unknown match", "no database"])
+def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
+    db = tmp_path / "empty.db"
+    open_store(str(db)).close()
+    (tmp_path / "notes.txt").write_text("hello\n")
+    args, message = {
+        "no file": ([tmp_path / "gone.jsonl"], f"cannot read {tmp_path / 'gone.jsonl'}: No such file"),
+        "not a record": ([tmp_path / "notes.txt"], "is neither an arena match event log nor a "
+                                                   "match record"),
+        "unknown match": (["123", "--db", db], f"no match '123' in {db}"),
+        "no database": (["123", "--db", tmp_path / "none.db"], "123 is not a file, and there is "
+                                                               "no database at"),
+    }[case]
+    proc = arena(mark, "replay", *args)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("arena replay: error: ") and message in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--turn", "100000"], "--turn 100000 is not a frame of this match: 0 to "),
+    (["--turn", "-1"], "--turn -1 is not a frame of this match"),
+    (["--speed", "11"], "--speed must be between 0.25 and 10"),
+])
+def test_bad_options_are_one_line_and_exit_2(played, mark, args, message):
+    _, log = played
+    proc = arena(mark, "replay", log, *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"arena replay: error: {message}")
+
+
+def test_on_a_terminal_the_keys_step_through_the_match(played, mark):
+    _, log = played
+    last = len(records.from_file(log).frames) - 1
+    term = Terminal(command("replay", log), ROOT, env_for(mark))
+    try:
+        screen = term.wait_for(r"frame [12]/\d+  1x  playing")
+        assert "greedy" in screen and "random" in screen and "last plays" in screen
+        term.type("\x1b[F")                                  # End
+        term.wait_for(rf"frame {last}/{last}  1x  paused")
+        term.type("\x1b[D" + "p")                            # left, p
+        term.wait_for(rf"frame {last - 2}/{last}  1x  paused")
+        term.type("\x1b[H")                                  # Home
+        term.wait_for(rf"frame 0/{last}  1x  paused")
+        term.type("n+")
+        term.wait_for(rf"frame 1/{last}  2x  paused")
+        term.type(" ")
+        term.wait_for(rf"frame \d+/{last}  2x  playing")
+        term.type("q")
+        assert term.wait() == 0
+        assert term.settings_restored()
+    finally:
+        term.close()
+
+
+def test_on_a_terminal_ctrl_c_leaves_cleanly(played, mark):
+    _, log = played
+    term = Terminal(command("replay", log, "--speed", "0.25"), ROOT, env_for(mark))
+    try:
+        term.wait_for(r"frame 0/\d+  0\.25x  playing")
+        term.interrupt()
+        assert term.wait() == 0
+        assert "Traceback" not in term.read(0.1)
+        assert term.settings_restored()
+    finally:
+        term.close()
+
+
+def test_on_a_terminal_without_keys_it_plays_through_and_ends(played, mark):
+    _, log = played
+    last = len(records.from_file(log).frames) - 1
+    term = Terminal(command("replay", log, "--speed", "10", "--turn", max(0, last - 20)), ROOT,
+                    env_for(mark), stdin=subprocess.DEVNULL)
+    try:
+        assert term.wait(30) == 0
+        assert "result: 1. " in term.read(0.1)
+    finally:
+        term.close()

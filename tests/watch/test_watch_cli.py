@@ -1,0 +1,356 @@
+"""``arena watch`` as a user runs it: the real command in a subprocess, against a real
+spectator service, off a terminal (a pipe: the log) and on one (a pseudo-terminal).
+
+What it prints of a match is compared with what `arena match` prints of the same match:
+`arena match`'s own live log follows each match the service serves (in process, see
+support.spectators), and in the end-to-end tests the real `arena match --watch` and
+`arena tournament --watch` run with real bot processes beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.matches import spec
+from support.processes import env_for
+from support.spectators import ORGANISER_TOKEN, BackgroundService, Script
+from support.terminal import Terminal
+
+from arena.cli.match import describe_result
+from arena.cli.match_log import start_text
+
+ROOT = Path(__file__).resolve().parents[2]
+ROGUE = ROOT / "tests" / "bots" / "rogue.py"
+NAMES = ["ann", "bob", "cat", "dan"]
+
+
+def command(*args) -> list[str]:
+    return [sys.executable, "-m", "arena.cli.main", *map(str, args)]
+
+
+def arena(mark: str, *args, timeout: float = 60, **env) -> subprocess.CompletedProcess:
+    proc = subprocess.run(command(*args), cwd=ROOT, env={**env_for(mark), **env},
+                          capture_output=True, text=True, timeout=timeout)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+def watcher(mark: str, *args, **env) -> subprocess.Popen:
+    """``arena watch ARGS`` with its output in a pipe (line mode), read as it comes."""
+    return subprocess.Popen(command("watch", *args), cwd=ROOT, env={**env_for(mark), **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+
+
+def read_until(proc: subprocess.Popen, done, timeout: float = 60) -> list[str]:
+    """Lines from ``proc``'s stdout until ``done(lines)`` (or its end)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while not done(lines):
+        assert time.monotonic() < deadline, f"no end in {timeout} s:\n" + "\n".join(lines)
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+    return lines
+
+
+def own_lines(stderr: str) -> list[str]:
+    """stderr without gRPC's C core logging (it may log a server's goodbye, GOAWAY, at
+    INFO level, before the command can tell it not to)."""
+    return [line for line in stderr.splitlines() if not re.match(r"[IWE]\d{4} ", line)]
+
+
+def expected(played) -> list[str]:
+    """The lines a viewer prints of a whole match: its start, `arena match`'s live log of
+    it, and `arena match`'s result line."""
+    result = played.result()
+    return ([start_text(played.match_id, result.spec.names)] + played.log_lines()
+            + [f"match {played.match_id}: {describe_result(result)}"])
+
+
+@pytest.fixture
+def service():
+    s = BackgroundService(organiser=True)
+    yield s
+    s.close()
+
+
+def held_match(service: BackgroundService, seed: int, **script) -> tuple:
+    """A four-seat match held at its 12th move until the test releases it."""
+    script = Script(hold=12, **script)
+    played = service.play(spec(NAMES, seed=seed, move_ms=60_000, bank_ms=60_000), script)
+    service.wait_until(lambda: script.held, what="the match to reach its 12th move")
+    return played, script
+
+
+# ---------------------------------------------------------------- one match
+
+def test_a_match_joined_midway_prints_the_lines_of_arena_match_then_exits(service, mark):
+    # dan fails to answer early (a verdict in the snapshot the viewer joins with), cat
+    # late (a verdict that arrives live)
+    played, script = held_match(service, seed=11, fail={3: 2, 2: 6})
+    proc = watcher(mark, service.address, "--match", played.match_id)
+    try:
+        service.wait_until(lambda: service.viewers(played.match_id) == 1, what="the viewer")
+        service.call(script.release)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert err == ""
+    lines = out.splitlines()
+    assert lines == expected(played)
+    verdicts = [line for line in lines if line.startswith("  verdict ")]
+    assert [v.split(":")[0] for v in verdicts] == ["  verdict dan", "  verdict cat"]
+    assert lines.index(verdicts[0]) < lines.index("  dan forfeits")   # as arena match puts it
+
+
+def test_a_finished_match_is_printed_whole(service, mark):
+    played = service.play(spec(NAMES[:3], seed=5), Script())
+    played.result()
+    proc = arena(mark, "watch", service.address, "--match", played.match_id)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == expected(played)
+
+
+def test_a_server_that_comes_back_is_followed_on_without_a_line_lost_or_repeated(service, mark):
+    played, script = held_match(service, seed=12)
+    proc = watcher(mark, service.address, "--match", played.match_id)
+    try:
+        service.wait_until(lambda: service.viewers(played.match_id) == 1, what="the viewer")
+        address = service.address
+        service.stop_server()              # gone, while the match is held ...
+        service.call(script.release)       # ... and goes on without the viewer
+        time.sleep(1.0)
+        service.start_server(address)      # back on the same port: the viewer resyncs
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert out.splitlines() == expected(played)
+    [notice] = own_lines(err)
+    assert re.fullmatch(rf"arena watch: the spectator service at {address} went away \(.*\); "
+                        r"reconnecting\.\.\.", notice), err
+
+
+# ---------------------------------------------------------------- TV
+
+def test_tv_follows_one_match_after_another_and_says_when_the_server_is_gone(service, mark):
+    proc = watcher(mark, service.address, "--tv")
+    played = []
+    try:
+        for seed in (21, 22):
+            match, script = held_match(service, seed=seed)
+            service.wait_until(lambda: service.viewers(match.match_id) == 1, what="TV to join")
+            service.call(script.release)
+            match.result()
+            played.append(match)
+        ends = [f"match {m.match_id}: {describe_result(m.result())}" for m in played]
+        lines = read_until(proc, lambda lines: ends[-1] in lines)
+        service.stop_server()
+        started = time.monotonic()
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert lines == expected(played[0]) + expected(played[1])
+    assert rest == ""
+    assert proc.returncode == 1
+    assert own_lines(err)[-1] == (f"arena watch: error: the spectator service at "
+                                    f"{service.address} went away and did not come back "
+                                    "within 10 s")
+    assert 8 < time.monotonic() - started < 20
+
+
+# ---------------------------------------------------------------- errors and the list
+
+def test_nothing_listening_is_one_line_within_a_few_seconds(mark):
+    started = time.monotonic()
+    proc = arena(mark, "watch", "127.0.0.1:9", "--tv")
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("arena watch: error: no spectator service at 127.0.0.1:9 (")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_the_servers_refusals_are_its_own_one_line(service, mark):
+    played, script = held_match(service, seed=31)
+    try:
+        unknown = arena(mark, "watch", service.address, "--match", "nope")
+        no_token = arena(mark, "watch", service.address, "--match", played.match_id,
+                         "--token", "wrong")
+    finally:
+        service.call(script.release)
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    assert unknown.stderr == "arena watch: error: no match 'nope' here\n"
+    assert no_token.returncode == 1 and no_token.stdout == ""
+    assert no_token.stderr == ("arena watch: error: the organiser view needs the organiser "
+                               "token (--token, or ONO99_ORGANIZER_TOKEN)\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["localhost"], "'localhost' is not HOST:PORT"),
+    (["127.0.0.1:1", "--tv", "--delay", "-1"], "--delay must be at least 0"),
+    (["127.0.0.1:1", "--tournament", "--delay", "2"], "--delay is for --match and --tv"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(mark, args, message):
+    proc = arena(mark, "watch", *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"arena watch: error: {message}")
+
+
+def test_the_organiser_view_shows_the_same_log(service, mark):
+    played = service.play(spec(NAMES[:2], seed=8), Script())
+    played.result()
+    proc = arena(mark, "watch", service.address, "--match", played.match_id,
+                 ONO99_ORGANIZER_TOKEN=ORGANISER_TOKEN)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == expected(played)
+
+
+def test_without_a_mode_it_lists_the_live_and_recent_matches(service, mark):
+    done = [service.play(spec(NAMES[:2], seed=s), Script(), tournament="cup") for s in (1, 2)]
+    for m in done:
+        m.result()
+    live, script = held_match(service, seed=3)
+    try:
+        proc = arena(mark, "watch", service.address)
+    finally:
+        service.call(script.release)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert re.fullmatch(rf"{live.match_id}  -  ann vs bob vs cat vs dan: live, \d+ turns, "
+                        r"interest 0\.\d\d", lines[0])
+    assert lines[1:] == [f"{m.match_id}  cup  ann vs bob: "
+                         + re.sub(r", [\d.]+ s\]$", "]", describe_result(m.result()))
+                         for m in reversed(done)]
+
+
+def test_the_address_comes_from_the_environment(service, mark):
+    played = service.play(spec(NAMES[:2], seed=4), Script())
+    played.result()
+    proc = arena(mark, "watch", "--match", played.match_id, ONO99_SPECTATORS=service.address)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == expected(played)
+
+
+# ---------------------------------------------------------------- on a terminal
+
+def test_on_a_terminal_a_live_table_until_the_match_ends(service, mark):
+    played, script = held_match(service, seed=41, think=0.02)
+    term = Terminal(command("watch", service.address, "--match", played.match_id), ROOT,
+                    env_for(mark))
+    try:
+        screen = term.wait_for(r"thinking \d+\.\d s")
+        assert all(name in screen for name in NAMES)
+        assert re.search(r"total [█░]+ +\d+ / 98", screen)
+        assert "last plays" in screen and "live" in screen
+        service.call(script.release)
+        assert term.wait() == 0
+        final = term.read(0.1)
+        assert "result: " + describe_result(played.result()) in final
+        assert term.settings_restored()
+    finally:
+        term.close()
+
+
+def test_on_a_terminal_ctrl_c_leaves_cleanly(service, mark):
+    played, script = held_match(service, seed=42)
+    term = Terminal(command("watch", service.address, "--tv"), ROOT, env_for(mark))
+    try:
+        term.wait_for(r"thinking \d+\.\d s")
+        term.interrupt()
+        assert term.wait() == 0
+        assert "Traceback" not in term.read(0.1)
+        assert term.settings_restored()
+    finally:
+        term.close()
+        service.call(script.release)
+
+
+# ---------------------------------------------------------------- with real arenas
+
+def slow_bot(tmp_path: Path, name: str) -> Path:
+    """A bot process that takes 30 ms over every answer (ROGUE_SLEEP): a game lasts long
+    enough to be watched."""
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\ncommand = ["{{python}}", "rogue.py", "slow_sometimes", "1"]\n')
+    shutil.copy(ROGUE, folder / "rogue.py")
+    return folder
+
+
+def start_serving(mark: str, out: Path, *args) -> tuple[subprocess.Popen, str]:
+    """``arena ARGS --watch 127.0.0.1:0`` (output to ``out``); and its spectators' address."""
+    proc = subprocess.Popen(command(*args, "--watch", "127.0.0.1:0"), cwd=ROOT,
+                            env={**env_for(mark), "ROGUE_SLEEP": "0.03"},
+                            stdout=out.open("w"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while not (found := re.search(r"spectators: arena watch (\S+) --tv", out.read_text())):
+        assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+        time.sleep(0.05)
+    return proc, found.group(1)
+
+
+def test_tv_prints_what_arena_match_prints(tmp_path, mark):
+    out = tmp_path / "match.out"
+    match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
+                                   slow_bot(tmp_path, "slower"), "--games", 3,
+                                   "--out", tmp_path / "logs")
+    proc = watcher(mark, address, "--tv")
+    try:
+        lines = read_until(proc, lambda lines: sum(line.startswith("match ") for line in lines) >= 2
+                           and lines[-1].startswith("match ") and "[" in lines[-1])
+        proc.terminate()
+        assert match.wait(60) == 0
+    finally:
+        proc.kill()
+        match.kill()
+    printed = out.read_text()
+    games = {}   # game number -> (its live log, its result line)
+    for found in re.finditer(r"─+ game (\d+) of 3 ─+\n(.*?)^game \1 \(seed \d+\): (.*?)$",
+                             printed, re.S | re.M):
+        games[found.group(3)] = found.group(2).splitlines()
+    start, *log, end = lines
+    assert re.fullmatch(r"match [0-9a-f]{16}: slow vs slower", start)
+    result = end.split(": ", 1)[1]
+    assert result in games, f"{result!r} is not one of arena match's results"
+    assert log == games[result]
+
+
+def test_a_tournament_is_followed_to_its_end_and_its_standings(tmp_path, mark):
+    out = tmp_path / "tournament.out"
+    db = tmp_path / "t.db"
+    tournament, address = start_serving(
+        mark, out, "tournament", slow_bot(tmp_path, "slow"), slow_bot(tmp_path, "slower"),
+        "--games", 3, "--concurrency", 1, "--db", db, "--name", "cup")
+    proc = watcher(mark, address, "--tournament")
+    try:
+        got, err = proc.communicate(timeout=120)
+        ended = time.monotonic()
+        assert tournament.wait(60) == 0
+        assert time.monotonic() - ended < 5    # the viewer ended with the tournament
+    finally:
+        proc.kill()
+        tournament.kill()
+    assert proc.returncode == 0, err
+    lines = got.splitlines()
+    header = re.fullmatch(r"tournament cup: (\d) of 6 matches played; bots: slow, slower", lines[0])
+    assert header, lines[0]
+    finished = [line for line in lines if line.startswith("[")]
+    assert [int(re.match(r"\[(\d)/6\]", line).group(1)) for line in finished] == list(
+        range(int(header.group(1)) + 1, 7))
+    for line in finished:
+        assert re.fullmatch(r"\[\d/6\] match [0-9a-f]{16}: 1\. (slow|slower)   2\. "
+                            r"(slow|slower)   \[last_standing, \d+ turns\]", line), line
+    assert "standings of cup (6 matches)" in got
+    stored = json.loads(arena(mark, "standings", "cup", "--db", db, "--json").stdout)
+    for row in stored["standings"]:
+        assert re.search(rf"│ +{row['bot']} +│ +{row['elo']:.0f} │ +{row['ci95']:.0f} │", got), got
