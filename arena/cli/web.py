@@ -8,9 +8,8 @@ import signal
 import sys
 
 from arena.cli.spectators import port_number
-from arena.server.client import channel_credentials
+from arena.watch.client import DEFAULT_ADDRESS, ENV_ADDRESS, spectator_address
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
-from arena.web.feeds import DEFAULT_ADDRESS, ENV_ADDRESS, default_address
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,15 +35,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    credentials = channel_credentials(args.tls, args.tls_ca)
-    return asyncio.run(_serve(args.connect or default_address(), args.host, args.port, credentials))
+    return asyncio.run(_serve(spectator_address(args.connect), args.host, args.port,
+                              args.tls, args.tls_ca))
 
 
-async def _serve(connect: str, host: str, port: int, credentials) -> int:
+async def _serve(connect: str, host: str, port: int, tls: bool, tls_ca: str | None) -> int:
     from arena.web.server import WebViewer   # aiohttp: imported only when serving
 
     try:
-        viewer = await WebViewer.start(connect, host, port, credentials)
+        viewer = await WebViewer.start(connect, host, port, tls, tls_ca)
     except WebServeError as exc:
         print(f"arena web: error: {exc}", file=sys.stderr)
         return 1

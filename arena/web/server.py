@@ -17,7 +17,8 @@ beside the referee, in one process), with no separate ASGI server to run.
 =========================  ==========================================================
 
 A WebSocket carries one JSON object per message of the stream (``{"snapshot": ...}``,
-``{"frame": ...}``: the proto's ``oneof`` by name). A stream that cannot start or breaks
+``{"frame": ...}``, ``{"frames": {"frames": [...]}}``: the proto's ``oneof`` by name), in
+the JSON a download holds (:func:`arena.watch.records.to_dict`). A stream that cannot start or breaks
 sends ``{"error": LINE, "retry": BOOL}`` and closes; the page tries again, and the new
 stream begins with a fresh snapshot, so a page that reconnects is in sync. The page is
 embeddable: no header forbids framing it.
@@ -35,20 +36,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from aiohttp import web
-from ono99.transport import grpc
+from google.protobuf.message import Message
 
 from arena.watch import records
+from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
-from arena.web.feeds import FeedError, Spectators
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
 
-SPECTATORS = web.AppKey("spectators", Spectators)
+SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 
 
-def make_app(spectators: Spectators) -> web.Application:
+def make_app(spectators: AsyncSpectatorClient) -> web.Application:
     """The viewer's routes over a client of the spectator service."""
     app = web.Application(client_max_size=MAX_UPLOAD)
     app[SPECTATORS] = spectators
@@ -68,17 +69,18 @@ def make_app(spectators: Spectators) -> web.Application:
 class WebViewer:
     """The viewer, serving on ``url`` until :meth:`stop`."""
 
-    def __init__(self, runner: web.AppRunner, url: str, spectators: Spectators) -> None:
+    def __init__(self, runner: web.AppRunner, url: str, spectators: AsyncSpectatorClient) -> None:
         self.runner = runner
         self.url = url
         self.spectators = spectators
 
     @classmethod
     async def start(cls, connect: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                    credentials: grpc.ChannelCredentials | None = None) -> WebViewer:
+                    tls: bool = False, tls_ca: str | None = None) -> WebViewer:
         """Serve on ``host:port`` (port 0: any free one) the spectator service at
-        ``connect``. :class:`WebServeError` if the port cannot be had."""
-        spectators = Spectators(connect, credentials)
+        ``connect`` (with TLS: ``tls``, ``tls_ca``, as :class:`AsyncSpectatorClient`).
+        :class:`WebServeError` if the port cannot be had."""
+        spectators = AsyncSpectatorClient(connect, tls, tls_ca)
         runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
@@ -108,22 +110,22 @@ async def _page(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html")
 
 
-def _failed(exc: FeedError, status: int) -> web.Response:
+def _failed(exc: WatchError, status: int) -> web.Response:
     return web.json_response({"error": str(exc), "retry": exc.retry}, status=status)
 
 
 async def _matches(request: web.Request) -> web.Response:
     try:
         answer = await request.app[SPECTATORS].matches(request.query.get("tournament", ""))
-    except FeedError as exc:
+    except WatchError as exc:
         return _failed(exc, 502 if exc.retry else 400)
-    return web.json_response(answer)
+    return web.json_response(records.to_dict(answer))
 
 
 async def _record(request: web.Request) -> web.Response:
     try:
         snapshot = await request.app[SPECTATORS].record(request.match_info["match_id"])
-    except FeedError as exc:
+    except WatchError as exc:
         return _failed(exc, 502 if exc.retry else 404)
     return web.Response(text=records.to_json(snapshot), content_type="application/json")
 
@@ -147,17 +149,20 @@ async def _upload(request: web.Request) -> web.Response:
 
 
 async def _watch_match(request: web.Request) -> web.WebSocketResponse:
-    delay = _number(request, "delay")
-    return await _relay(request, request.app[SPECTATORS].match(request.match_info["match_id"], delay))
+    spectators = request.app[SPECTATORS]
+    return await _relay(request, spectators.watch_match(request.match_info["match_id"],
+                                                        _number(request, "delay")))
 
 
 async def _watch_tv(request: web.Request) -> web.WebSocketResponse:
-    feeds = request.app[SPECTATORS]
-    return await _relay(request, feeds.tv(request.query.get("tournament", ""), _number(request, "delay")))
+    spectators = request.app[SPECTATORS]
+    return await _relay(request, spectators.watch_tv(request.query.get("tournament", ""),
+                                                     _number(request, "delay")))
 
 
 async def _watch_tournament(request: web.Request) -> web.WebSocketResponse:
-    return await _relay(request, request.app[SPECTATORS].tournament(request.query.get("name", "")))
+    spectators = request.app[SPECTATORS]
+    return await _relay(request, spectators.watch_tournament(request.query.get("name", "")))
 
 
 def _number(request: web.Request, name: str) -> int:
@@ -167,7 +172,7 @@ def _number(request: web.Request, name: str) -> int:
         raise web.HTTPBadRequest(text=f"?{name}= takes a whole number") from None
 
 
-async def _relay(request: web.Request, feed: AsyncIterator[dict]) -> web.WebSocketResponse:
+async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebSocketResponse:
     """Send ``feed`` down a WebSocket until it ends or the page leaves (the page sends
     nothing: reading only notices that it left, and answers pings)."""
     ws = web.WebSocketResponse(heartbeat=30)
@@ -183,11 +188,11 @@ async def _relay(request: web.Request, feed: AsyncIterator[dict]) -> web.WebSock
     return ws
 
 
-async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[dict]) -> None:
+async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[Message]) -> None:
     try:
         async for message in feed:
-            await ws.send_str(json.dumps(message, separators=(",", ":")))
-    except FeedError as exc:
+            await ws.send_str(json.dumps(records.to_dict(message), separators=(",", ":")))
+    except WatchError as exc:
         await ws.send_str(json.dumps({"error": str(exc), "retry": exc.retry}))
     except ConnectionResetError:   # the page left while a message was on its way
         return

@@ -168,7 +168,7 @@ def test_without_a_spectator_service_the_viewer_says_so_and_recovers(tmp_path):
         status, _, body = get(arena, "/api/matches")
         error = json.loads(body)
         assert status == 502 and error["retry"] is True
-        assert error["error"].startswith(f"no spectator service answers at 127.0.0.1:{port}")
+        assert error["error"].startswith(f"no spectator service at 127.0.0.1:{port} (")
         messages, closed = socket_messages(arena, "/ws/tv")
         assert closed and messages[0]["retry"] is True
         arena.serve_spectators()
@@ -197,12 +197,20 @@ def test_arena_web_warns_when_nothing_answers_and_serves_on(tmp_path):
     proc, url = start_web("--connect", f"127.0.0.1:{free_port()}", "--port", "0")
     try:
         warning = proc.stderr.readline()
-        assert re.fullmatch(r"arena web: warning: no spectator service answers at 127\.0\.0\.1:\d+ "
+        assert re.fullmatch(r"arena web: warning: no spectator service at 127\.0\.0\.1:\d+ \("
                             r".*; the page says so and keeps trying\n", warning), warning
         assert fetch(url)[0] == 200
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
+
+
+def test_an_address_that_is_not_host_port_is_one_line_and_exit_2():
+    proc = subprocess.run(command("web", "--connect", "localhost", "--port", "0"), cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("arena web: error: 'localhost' is not HOST:PORT")
+    assert len(proc.stderr.splitlines()) == 1
 
 
 def fetch(url: str) -> tuple[int, bytes]:
