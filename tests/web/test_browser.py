@@ -294,3 +294,31 @@ def test_arena_tournament_web_shows_its_standings_and_matches(browser, tmp_path,
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(60)
+
+
+# ---------------------------------------------------------------- the page's record
+
+
+def test_frames_sent_together_are_had_as_if_each_came_alone(browser, arena):
+    """The service sends the frames that piled up for a viewer that lags in one message
+    (FrameBatch). The page's own MatchRecord, in the browser, takes a snapshot, a frame, a
+    batch that repeats two frames it had, and the rest: every frame once, in order; and one
+    verdict a seat."""
+    match_id = arena.play(["bat", "ch"], 0.0, seed=24)
+    arena.wait(match_id)
+    record = record_of(arena, match_id)
+    frames = record["frames"]
+    stream = ([{"snapshot": {"match": record["match"], "frames": frames[:3]}}, {"frame": frames[3]},
+               {"frames": {"frames": frames[2:9]}}] + [{"frame": f} for f in frames[9:]]
+              + [{"verdict": {"seat": 1, "detail": "late"}}, {"verdict": {"seat": 1, "detail": "again"}}])
+    open_page(browser, arena.url)
+    seqs, verdicts, changed = browser.execute_async_script("""
+        const [stream, done] = [arguments[0], arguments[arguments.length - 1]];
+        import("/static/js/match.js").then(({ MatchRecord }) => {
+          const record = new MatchRecord(stream[0].snapshot);
+          const changed = stream.slice(1).map((message) => record.apply(message));
+          done([record.frames.map((f) => Number(f.seq ?? 0)), record.verdicts.length, changed]);
+        });""", stream)
+    assert seqs == list(range(len(frames)))
+    assert verdicts == 1
+    assert changed[:2] == [True, True] and changed[-1] is False

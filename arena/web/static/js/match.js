@@ -30,13 +30,19 @@ export class MatchRecord {
     return this.frames.length - 1;
   }
 
-  // A message of a match stream (after its snapshot); false if it changes nothing.
+  // A message of a match stream (after its snapshot); false if it changes nothing. A
+  // frame a snapshot already brought is not taken twice, nor a second verdict for a seat
+  // (a seat gets one a match), as arena.watch.viewer does for the terminal.
   apply(message) {
-    if (message.frame) {
-      if (num(message.frame.seq) <= num(this.frames.at(-1)?.seq ?? -1)) return false;
-      this.frames.push(message.frame);
+    if (message.frame || message.frames) {
+      // frames that came faster than this page read them arrive together (FrameBatch)
+      const frames = message.frame ? [message.frame] : message.frames.frames ?? [];
+      const fresh = frames.filter((f) => num(f.seq) > num(this.frames.at(-1)?.seq ?? -1));
+      if (!fresh.length) return false;
+      this.frames.push(...fresh);
       this.turnStarted = performance.now();
     } else if (message.verdict) {
+      if (this.verdicts.some((v) => num(v.seat) === num(message.verdict.seat))) return false;
       this.verdicts.push(message.verdict);
     } else if (message.over) {
       this.over = message.over;
