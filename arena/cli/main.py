@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from arena import __version__
 from arena.cli import (
     bench, check_bot, conformance, match, new_bot, records, replay, serve, tournament, watch,
+    web,
 )
 from arena.rules.errors import ConfigError
 
-COMMANDS = (tournament, records, match, serve, watch, replay, new_bot, check_bot, conformance,
-            bench)
+COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
+            conformance, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

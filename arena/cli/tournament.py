@@ -21,7 +21,7 @@ from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import bot_factory, sandbox_config, set_up
 from arena.cli.records import DEFAULT_DB, print_standings, remote_standings
 from arena.cli.serve import add_server_options, client
-from arena.cli.spectators import add_watch_option, spectators
+from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.results import MatchResult, Status
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
@@ -80,6 +80,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="no live view: only the schedule and the final standings")
     add_match_options(p)
     add_watch_option(p)
+    add_web_option(p)
     add_server_options(p, required=False)
     p.set_defaults(run=run_tournament, parser=p)
 
@@ -208,6 +209,9 @@ def run_on_server(args: argparse.Namespace) -> int:
 
     if args.resume and args.bots:
         raise ConfigError("--resume NAME follows the server's tournament; give no bot names")
+    if args.web is not None:
+        raise ConfigError("--web shows a tournament played here; watch the server's with arena "
+                          "web --connect HOST:PORT (its spectators' address)")
     if not args.resume and len(args.bots) < 2:
         raise ConfigError(f"a tournament needs at least 2 bots, got {len(args.bots)}")
     parser = args.parser
@@ -260,8 +264,8 @@ def run_on_server(args: argparse.Namespace) -> int:
 
 
 async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Console) -> None:
-    """Play the pending matches (with ``--watch``, for spectators too)."""
-    async with spectators(args.watch, console, StoreRecords(t.store)) as hub:
+    """Play the pending matches (with ``--watch`` or ``--web``, for spectators too)."""
+    async with spectators(args.watch, console, StoreRecords(t.store), args.web) as hub:
         on_result, bus = view.result, None
         if hub is not None:
             hub.tournament(t.name, t.names, len(t.plan),
