@@ -19,6 +19,12 @@ AddService = Callable[[grpc.aio.Server], None]
 #: The largest message received: a bot's messages are at most 4 KiB (the session refuses
 #: larger ones); an organiser's upload chunk 32 KiB. Larger ones end their call.
 MAX_RECEIVE = 64 * 1024
+#: A connection that has not finished its TLS and HTTP/2 handshakes by then is closed
+#: (500 raw sockets that never spoke HTTP/2 stayed open for good before).
+HANDSHAKE_TIMEOUT_MS = 5000
+#: Connections open at once, beyond which new ones are closed at once: a ladder's few
+#: hundred bots and its organisers fit; a flood of raw sockets cannot exhaust the files.
+MAX_CONNECTIONS = 2000
 #: The largest message sent: an organiser's answers (lists of bots, standings) grow.
 MAX_SEND = 16 * 2**20
 
@@ -52,6 +58,8 @@ class RefereeServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
             ("grpc.max_receive_message_length", MAX_RECEIVE),
             ("grpc.max_send_message_length", MAX_SEND),
+            ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
+            ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
         ])
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
         for add in services:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
@@ -160,6 +162,50 @@ def test_hellos_too_large_or_with_long_or_control_fields_are_refused():
             reply, _ = await first_reply(server.address, raw(name="n" * 64, sdk="s" * 100))
             assert reply.HasField("welcome")
         finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+def test_raw_connections_that_never_speak_http2_are_capped_and_closed(monkeypatch):
+    """Sockets that connect and say nothing: beyond the cap a new connection is closed at
+    once (a bot gets UNAVAILABLE, not a hang), and each is closed after the handshake
+    timeout, after which bots connect again."""
+    import socket
+    from arena.referee import server as server_module
+
+    monkeypatch.setattr(server_module, "MAX_CONNECTIONS", 20)
+    monkeypatch.setattr(server_module, "HANDSHAKE_TIMEOUT_MS", 1500)
+
+    async def go():
+        server = await RefereeServer.start("tcp")
+        host, port = server.address.rsplit(":", 1)
+        good = server.lobby.register("good").token
+        raw = [socket.create_connection((host, int(port))) for _ in range(20)]
+        try:
+            await asyncio.sleep(0.2)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await asyncio.wait_for(hello(server.address, good), 5)
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+            await asyncio.sleep(2.0)   # past the handshake timeout: every raw socket closed
+            for sock in raw:   # (a GOAWAY frame first, then the end of the stream)
+                sock.settimeout(1)
+                while sock.recv(4096):
+                    pass
+            # the server counts a connection out a moment after closing it: within 5 s,
+            # a bot connects again
+            deadline = asyncio.get_running_loop().time() + 5
+            while True:
+                try:
+                    msg = await asyncio.wait_for(hello(server.address, good), 5)
+                    break
+                except grpc.aio.AioRpcError:
+                    assert asyncio.get_running_loop().time() < deadline, "still refused"
+                    await asyncio.sleep(0.1)
+            assert msg.HasField("welcome")
+        finally:
+            for sock in raw:
+                sock.close()
             await server.stop()
 
     asyncio.run(go())
