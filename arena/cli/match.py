@@ -176,6 +176,9 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                 LocalArena.open(manifests, args.listen, out, args.connect_timeout,
                                 sandbox_config(args)) as local:
             console.print(f"referee at {local.server.address}; {config.describe()}; {tc.describe()}")
+            for seat, error in local.start_errors.items():   # one line each, never wrapped
+                print(f"arena match: warning: {error}; its seat gets a verdict in each game "
+                      "until it starts", file=sys.stderr)
             listeners = [LiveLog(console, args.quiet)] + ([hub.listener()] if hub else [])
             try:
                 for i in range(args.games):
