@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv   # for a command that asks which options were given at all
     try:
         return args.run(args)
     except ConfigError as exc:

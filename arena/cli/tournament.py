@@ -7,6 +7,7 @@ import asyncio
 import shlex
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console, Group
@@ -91,6 +92,26 @@ _SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset
                   "move_time", "bank", "on_fault", "max_rejections", "retire_after")
 
 
+def given_options(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
+    """The options among ``dests`` given on the command line, whatever their value (one
+    equal to its default too): the subcommand's arguments parsed again with a marker for
+    their defaults."""
+    marker = object()
+    saved = {}
+    for action in args.parser._actions:
+        if action.dest in dests:
+            saved[action] = action.default
+            action.default = marker
+    try:
+        tokens = args.argv[args.argv.index(args.command) + 1:]
+        again, _ = args.parser.parse_known_args(tokens)
+    finally:
+        for action, default in saved.items():
+            action.default = default
+    flag = {a.dest: a.option_strings[0] for a in args.parser._actions if a.option_strings}
+    return [flag[d] for d in dests if getattr(again, d) is not marker]
+
+
 def run_tournament(args: argparse.Namespace) -> int:
     if args.server:
         return run_on_server(args)
@@ -108,8 +129,7 @@ def run_tournament(args: argparse.Namespace) -> int:
                               "tournament; give no bot folders")
         if args.name is not None:
             raise ConfigError("--resume NAME names the tournament; drop --name")
-        flag = {a.dest: a.option_strings[0] for a in args.parser._actions if a.option_strings}
-        changed = [flag[f] for f in _SETTING_FLAGS if getattr(args, f) != args.parser.get_default(f)]
+        changed = given_options(args, _SETTING_FLAGS)
         if changed:
             raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
         if not Path(args.db).exists():

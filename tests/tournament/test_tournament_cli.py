@@ -250,6 +250,11 @@ REFUSALS = {
     "resume without a database": (["--resume", "known"], False, "no database at {db}"),
     "resume with another --games": (["--resume", "known", "--games", 5], True,
                                     "--resume keeps the stored settings; drop --games"),
+    # given at all, even equal to its default (10): the stored tournament may differ
+    "resume with --games at its default": (["--resume", "known", "--games", 10,
+                                            "--move-time", 1],
+                                           True, "--resume keeps the stored settings; drop "
+                                           "--games, --move-time"),
     "resume with another --seed and --table-size": (
         ["--resume", "known", "--seed", 3, "--table-size", 3], True,
         "--resume keeps the stored settings; drop --table-size, --seed"),
