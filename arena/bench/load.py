@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
-import os
-import resource
 import shutil
 import sqlite3
 import tempfile
@@ -28,6 +26,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.bench import procs
 from arena.store.sqlite import SQLiteStore
 from arena.tournament.tournament import Settings, Tournament, default_concurrency
 
@@ -66,51 +65,14 @@ def _bots(folder: Path, count: int) -> list[str]:
     return dirs
 
 
-def _children() -> list[tuple[int, bytes]]:
-    """Every descendant of this process: (pid, command line)."""
-    parents: dict[int, list[int]] = {}
-    cmdlines: dict[int, bytes] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdlines[int(entry)] = f.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        parents.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [os.getpid()]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            out.append((child, cmdlines[child]))
-            todo.append(child)
-    return out
-
-
-def _rss_mb(pid: int | str = "self") -> float:
-    try:
-        with open(f"/proc/{pid}/statm") as f:
-            return int(f.read().split()[1]) * resource.getpagesize() / 2**20
-    except OSError:
-        return 0.0
-
-
-def _fds(pid: int | str = "self") -> int:
-    try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return 0
-
-
 def _sample(done: int, seconds: float) -> Fifth:
     gc.collect()
-    children = _children()
+    children = procs.descendants()
     workers = [pid for pid, cmd in children if b"spawn_main" in cmd]
     bots = [pid for pid, cmd in children if b"bot.py" in cmd and b"bwrap" not in cmd]
-    return Fifth(done, seconds, _rss_mb(), sum(_rss_mb(p) for p in workers), len(workers),
-                 _fds() + sum(_fds(p) for p in workers), len(bots))
+    return Fifth(done, seconds, procs.rss_mb(), sum(procs.rss_mb(p) for p in workers),
+                 len(workers), procs.open_fds() + sum(procs.open_fds(p) for p in workers),
+                 len(bots))
 
 
 def _percentile(values: array, q: float) -> float:
