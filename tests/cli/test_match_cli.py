@@ -269,7 +269,8 @@ def finished_logs(out: Path) -> list[Path]:
     return done
 
 
-def test_ctrl_c_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark, sig):
     # Slow bots make a game last about a second, and the interrupt is sent once two logs
     # are written whole and the third game has begun: it always lands mid-game.
     out = tmp_path / "out"
@@ -288,7 +289,7 @@ def test_ctrl_c_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark):
                 time.sleep(0.02)
             assert proc.poll() is None and len(finished_logs(out)) >= 2, "no games were played"
             time.sleep(0.2)   # game 3 is under way (a game takes about a second)
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             sent = time.monotonic()
             _, stderr = proc.communicate(timeout=15)
         finally:

@@ -448,10 +448,12 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_results(tmp_path, 
     assert len(keys_stored(db, "killed")) == LONG_TOTAL
 
 
-def test_ctrl_c_stops_a_tournament_that_then_resumes_to_the_same_results(tmp_path, mark, reference):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_results(
+        tmp_path, mark, reference, sig):
     db = tmp_path / "arena.db"
     proc = start_long(mark, tmp_path, "interrupted", db)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     sent = time.monotonic()
     try:
         _, stderr = proc.communicate(timeout=15)
