@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from support.processes import env_for, kill_marked, new_mark, processes_marked, wait_unmarked
+from support.requirements import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -558,3 +559,30 @@ def test_a_database_locked_too_long_stops_the_tournament_with_a_clear_error_then
     assert wait_unmarked(mark, 5) == []
     ok(mark, "tournament", "--resume", "locked", "--db", db, "-q", "--logs", tmp_path / "logs")
     same_results(db, "locked", reference, mark)
+
+
+def test_a_full_log_disk_changes_no_result(tmp_path, mark):
+    """The bots' logs go to a 64 KiB tmpfs (bubblewrap mounts it for the arena) that a bot
+    writing 2 KB to stderr every turn fills at once: its log stops, the bot never blocks
+    on its output, and every match is stored as with room for the logs."""
+    if shutil.which("bwrap") is None:
+        missing("bubblewrap (Debian's bubblewrap package) mounts the tiny log disk")
+    noisy = ROOT / "tests" / "bots" / "noisy"
+    bots = [noisy, BOTS / "random", BOTS / "greedy"]
+    args = ["--games", "10", "--seed", "3", "-q", "--concurrency", "2"]
+    db = tmp_path / "arena.db"
+    roomy = ok(mark, "tournament", *bots, *args, "--db", db, "--name", "roomy",
+               "--logs", tmp_path / "logs")
+    full = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--size", "65536", "--tmpfs", "/tmp/ono99-full-logs",
+         *command("tournament", *bots, *args, "--db", db, "--name", "full",
+                  "--logs", "/tmp/ono99-full-logs")],
+        cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=120)
+    assert full.returncode == 0, full.stderr
+    assert "Traceback" not in full.stdout + full.stderr, full.stderr
+    assert "faults: none" in full.stdout and "faults: none" in roomy.stdout
+    mine = {m["key"]: m for m in read_json(mark, "matches", "full", "--db", db)}
+    theirs = {m["key"]: m for m in read_json(mark, "matches", "roomy", "--db", db)}
+    assert len(mine) == 60 and mine.keys() == theirs.keys()
+    for key, m in mine.items():
+        assert m["verdicts"] == [] and m["ranking"] == theirs[key]["ranking"], key
