@@ -586,3 +586,37 @@ def test_a_full_log_disk_changes_no_result(tmp_path, mark):
     assert len(mine) == 60 and mine.keys() == theirs.keys()
     for key, m in mine.items():
         assert m["verdicts"] == [] and m["ranking"] == theirs[key]["ranking"], key
+
+
+def bot_pids(mark: str, name: str) -> list[int]:
+    """The marked processes running ``bots/NAME/bot.py`` (not their bubblewrap parents)."""
+    found = []
+    for pid in processes_marked(mark):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline and not cmdline[0].endswith(b"bwrap") and b"bot.py" in b" ".join(cmdline) \
+                and f"/{name}".encode() in Path(f"/proc/{pid}/cwd").resolve().as_posix().encode():
+            found.append(pid)
+    return found
+
+
+def test_a_stalled_bot_process_times_out_and_the_tournament_goes_on(tmp_path, mark):
+    """SIGSTOP to a bot process mid-tournament (its stream stalls, it reads nothing): the
+    match it is in ends with a timeout verdict on its clock, the process is replaced, and
+    every match is stored once; nothing is left running."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "stalled", db)
+    greedy = bot_pids(mark, "greedy")
+    assert greedy, "no greedy process found"
+    os.kill(greedy[0], signal.SIGSTOP)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert wait_unmarked(mark, 5) == [], "a bot process (the stopped one?) was left behind"
+    keys = keys_stored(db, "stalled")
+    assert len(keys) == len(set(keys)) == LONG_TOTAL
+    verdicts = [v for m in read_json(mark, "matches", "stalled", "--db", db) for v in m["verdicts"]]
+    assert verdicts and {v["kind"] for v in verdicts} == {"timeout"}, verdicts
+    assert len(verdicts) == 1, "the stopped process played on after its timeout"
