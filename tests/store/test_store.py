@@ -528,3 +528,31 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
     finally:
         store.close()
     assert _pragma(path, "user_version") == SCHEMA_VERSION == 3
+
+
+def _open_at(path: str, start: float, results) -> None:
+    """A process that opens (and creates, migrates) ``path`` at the moment ``start``."""
+    while time.time() < start:
+        pass
+    try:
+        SQLiteStore(path).close()
+        results.put("ok")
+    except Exception as exc:   # reported by the test, with its message
+        results.put(f"{exc.__class__.__name__}: {exc}")
+
+
+def test_sqlite_many_processes_opening_one_new_file_at_once_all_succeed(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    start = time.time() + 2.0   # after every process has started
+    procs = [ctx.Process(target=_open_at, args=(str(tmp_path / "new.db"), start, results))
+             for _ in range(12)]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=10)
+    assert outcomes == ["ok"] * 12
+    assert _pragma(tmp_path / "new.db", "user_version") == SCHEMA_VERSION

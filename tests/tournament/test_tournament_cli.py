@@ -620,3 +620,20 @@ def test_a_stalled_bot_process_times_out_and_the_tournament_goes_on(tmp_path, ma
     verdicts = [v for m in read_json(mark, "matches", "stalled", "--db", db) for v in m["verdicts"]]
     assert verdicts and {v["kind"] for v in verdicts} == {"timeout"}, verdicts
     assert len(verdicts) == 1, "the stopped process played on after its timeout"
+
+
+def test_standings_read_while_a_tournament_writes_always_work(tmp_path, mark):
+    """Readers beside the writer (WAL): arena standings, again and again, while the long
+    tournament stores its matches; every read answers, none waits for the writer."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "busy", db)
+    reads, reader = 0, new_mark()   # the readers' own mark: the tournament's bots run
+    while proc.poll() is None:
+        started = time.monotonic()
+        board = read_json(reader, "standings", "busy", "--db", db)
+        assert board["tournament"] == "busy"
+        assert time.monotonic() - started < 10
+        reads += 1
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert reads >= 1
