@@ -101,6 +101,9 @@ class CounterBot : public ono99::Bot {
         if (n > 0 && playable(c, total, rules, owes_two && c == Card::DoublePlay)) safe += n;
       }
       double p_stuck = pool >= size ? none_of_drawn(pool, safe, size) : 0.0;
+      // a modern hand of four 99s is not stuck: its seat plays them together, draws four
+      if (modern && size == 4 && pool >= size)
+        p_stuck -= none_of_drawn(pool, pool - unseen[index_of(Card::NinetyNine)], 4);
       if (owes_two) p_stuck = 1 - std::pow(1 - p_stuck, 1.7);  // two cards to find: roughly
       const double keep =
           (is_deflector(card) || is_forcing(card) || card == Card::Minus10) ? 0.02 : 0.0;

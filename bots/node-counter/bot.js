@@ -67,6 +67,10 @@ class CounterBot extends Bot {
       let safe = 0;
       for (const [c, n] of unseen) if (playable(c, total, rules, owesTwo && c === 'DP')) safe += n;
       let pStuck = pool >= size ? noneDrawn(pool, safe, size) : 0;
+      // a modern hand of four 99s is not stuck: its seat plays them together, draws four
+      if (modern && size === 4 && pool >= size) {
+        pStuck -= noneDrawn(pool, pool - (unseen.get('99') || 0), 4);
+      }
       if (owesTwo) pStuck = 1 - (1 - pStuck) ** 1.7;  // two cards to find: roughly, stuck on either
       const keep = deflectors.has(card) || FORCING.has(card) || card === '-10' ? 0.02 : 0;
       // best: most likely to leave the next seat stuck, then the lowest total

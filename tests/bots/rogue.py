@@ -14,7 +14,7 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
   flood          sends $ROGUE_FLOOD (default 200000) actions for turns not its own, as
                  fast as it can, and never reads its stream again
   padded         answers with its first legal card padded by an unknown field of
-                 $ROGUE_PAD bytes (default 8000), and again after each refusal
+                 argv[3] (else $ROGUE_PAD, else 8000) bytes, and again after each refusal
   wrong_token    says hello with a wrong token (no trigger)
   bad_protocol   says hello with protocol version 99 (no trigger)
   no_hello       sends an action first (no trigger)
@@ -54,7 +54,7 @@ def log(line):
 def padded(msg):
     """``msg`` serialized, with an unknown length-delimited field 15 of $ROGUE_PAD bytes
     (valid protobuf: a parser keeps it as an unknown field)."""
-    size = int(os.environ.get("ROGUE_PAD", "8000"))
+    size = int(sys.argv[3] if len(sys.argv) > 3 else os.environ.get("ROGUE_PAD", "8000"))
     n, length = size, b""
     while True:
         byte, n = n & 0x7F, n >> 7

@@ -79,9 +79,8 @@ def test_a_bot_whose_answers_are_padded_past_the_limit_is_refused_then_judged_il
     check_others_finish(results, 0)
 
 
-def test_a_bot_message_over_64_kib_ends_its_stream(rogue, tmp_path, monkeypatch):
-    monkeypatch.setenv("ROGUE_PAD", str(100_000))
-    results = play([rogue("padded", 2), BOTS / "random", BOTS / "random"],
+def test_a_bot_message_over_64_kib_ends_its_stream(rogue, tmp_path):
+    results = play([rogue("padded", 2, extra=("100000",)), BOTS / "random", BOTS / "random"],
                    lambda n: two_matches(n), log_dir=tmp_path)
     # the stream ends; the bot then exits, which the referee may see first
     assert verdict_kinds(results[0]) in ({0: "disconnected"}, {0: "crashed"})
