@@ -7,8 +7,8 @@ import os
 import resource
 
 
-def descendants() -> list[tuple[int, bytes]]:
-    """Every descendant of this process: (pid, command line)."""
+def descendants(root: int | None = None) -> list[tuple[int, bytes]]:
+    """Every descendant of process ``root`` (default: this one): (pid, command line)."""
     parents: dict[int, list[int]] = {}
     cmdlines: dict[int, bytes] = {}
     for entry in os.listdir("/proc"):
@@ -22,7 +22,7 @@ def descendants() -> list[tuple[int, bytes]]:
         except (OSError, ValueError, IndexError):
             continue
         parents.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [os.getpid()]
+    out, todo = [], [os.getpid() if root is None else root]
     while todo:
         for child in parents.get(todo.pop(), []):
             out.append((child, cmdlines[child]))
@@ -45,7 +45,7 @@ def open_fds(pid: int | str = "self") -> int:
         return 0
 
 
-def workers() -> list[int]:
-    """This process's referee workers (multiprocessing's spawned children; not its
-    resource tracker)."""
-    return [pid for pid, cmd in descendants() if b"spawn_main" in cmd]
+def workers(root: int | None = None) -> list[int]:
+    """The referee workers of process ``root`` (default: this one): multiprocessing's
+    spawned children, not its resource tracker."""
+    return [pid for pid, cmd in descendants(root) if b"spawn_main" in cmd]

@@ -26,6 +26,8 @@ import pytest
 from support.processes import env_for, kill_marked, new_mark, processes_marked, wait_unmarked
 from support.requirements import missing
 
+from arena.bench import procs
+
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
 SAMPLES = [BOTS / "random", BOTS / "greedy", BOTS / "counter"]
@@ -483,25 +485,6 @@ def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_resu
 
 # ---------------------------------------------------------------- chaos
 
-def worker_pids(parent: int) -> list[int]:
-    """The referee worker processes of the arena ``parent`` (children started by
-    multiprocessing's spawn)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == parent and b"spawn_main" in cmdline:   # not its resource tracker
-            found.append(int(entry))
-    return sorted(found)
-
-
 def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played_again(
         tmp_path, mark, reference):
     """kill -9 of one of the multi-process executor's referee workers, mid-tournament: a
@@ -509,7 +492,7 @@ def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played
     tournament ends with every match stored once and the results of an uninterrupted run."""
     db = tmp_path / "arena.db"
     proc = start_long(mark, tmp_path, "chaos", db)
-    workers = worker_pids(proc.pid)
+    workers = procs.workers(proc.pid)
     assert len(workers) == 2, "the long tournament runs on two referee workers"
     os.kill(workers[0], signal.SIGKILL)
     _, stderr = proc.communicate(timeout=60)
