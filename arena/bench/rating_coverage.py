@@ -11,8 +11,8 @@ real one. Each match is its own sample (no duplicate deals: what duplicates chan
 variance, which the fit measures from the data).
 
 Coverage is counted per bot: whether its 95% interval holds its true Elo relative to the
-field's mean (the standings' Elo is relative to the mean too), by how far the bot is from
-that mean (the buckets: a very dominant or dominated bot is 600+ away) and by the number
+field's mean weighted by matches played (what the standings' Elo is relative to), by how
+far the bot is from that mean (the buckets: a very dominant or dominated bot is 600+ away) and by the number
 of matches each bot played. Also measured: the time of one fit with its intervals for 20
 bots and 5,000 4-seat matches, what the live standings pay at every refit.
 """
@@ -39,8 +39,7 @@ Bounds = Callable[[Fit, str], tuple[float, float]]
 
 def fit_bounds(f: Fit, bot: str) -> tuple[float, float]:
     """The standings' 95% interval of ``bot``'s Elo: what coverage is measured of."""
-    elo, half = f.elo(bot), f.interval(bot)
-    return elo - half, elo + half
+    return f.bounds(bot)
 
 
 def simulate(rng: random.Random, truth: dict[str, float], seats: int, matches: int,
@@ -115,8 +114,9 @@ def measure(seats: int, games: int, fields: int, seed: int = 1, bots: int = FIEL
     t0 = time.perf_counter()
     for _ in range(fields):
         truth = {b: rng.uniform(-spread, spread) for b in names}
-        mean = sum(truth.values()) / bots
         f = fit(simulate(rng, truth, seats, matches), names)
+        weights = f.mean or [1.0 / bots] * bots        # the Elo's mean: by matches played
+        mean = sum(w * truth[b] for w, b in zip(weights, names))
         for bot in names:
             true_elo = ELO_MEAN + truth[bot] - mean
             low, high = bounds(f, bot)
