@@ -146,7 +146,7 @@ def fit_seconds(bots: int = 20, matches: int = 5000, seats: int = 4, repeats: in
     return min(times)
 
 
-def run(console, fields: int = 200, seed: int = 1, games: Sequence[int] = GAMES,
+def run(console, fields: int = 1000, seed: int = 1, games: Sequence[int] = GAMES,
         seats: Sequence[int] = SEATS) -> list[Row]:
     from rich.table import Table
 

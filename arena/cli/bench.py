@@ -72,8 +72,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          help="matches per run (default: 8000)")
     ratings.add_argument("--coverage", action="store_true",
                          help="measure the coverage of the 95%% intervals by simulation instead")
-    ratings.add_argument("--fields", type=int, default=200,
-                         help="with --coverage: simulated fields per row (default: 200)")
+    ratings.add_argument("--fields", type=int, default=1000,
+                         help="with --coverage: simulated fields per row (default: 1000, a few "
+                              "minutes)")
     ratings.set_defaults(run=run_ratings)
     watch = what.add_parser(
         "watch",
