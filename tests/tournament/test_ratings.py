@@ -12,6 +12,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.tournament.ratings import (
     ELO_MEAN, ELO_SCALE, PRIOR, Z95, Fit, OnlineElo, Placing, fit, kendall_tau, pairs,
@@ -283,6 +285,33 @@ def test_a_newcomers_first_match_does_not_unsettle_everyone_elses_rating():
     assert width(f, "new") > 3 * max(width(f, bot) for bot in TRUE)
     alone = fit([], ["solo"])
     assert alone.bounds("solo") == (ELO_MEAN, ELO_MEAN) and alone.elo("solo") == ELO_MEAN
+
+
+@st.composite
+def placings(draw):
+    """Up to 12 matches among up to 5 bots, 1-4 seats, any places (ties, lopsided records
+    and bots that never play included), grouped into a few samples."""
+    bots = [f"b{i}" for i in range(draw(st.integers(1, 5)))]
+    out = []
+    for m in range(draw(st.integers(0, 12))):
+        seats = draw(st.lists(st.sampled_from(bots), min_size=1, max_size=min(4, len(bots)),
+                              unique=True))
+        places = draw(st.lists(st.integers(1, len(seats)), min_size=len(seats),
+                               max_size=len(seats)))
+        out.append(Placing(tuple(seats), tuple(places), f"s{draw(st.integers(0, 4))}"))
+    return out, bots
+
+
+@settings(max_examples=200, deadline=None)
+@given(placings())
+def test_whatever_the_results_every_elo_lies_inside_a_finite_interval(case):
+    outcomes, bots = case
+    f = fit(outcomes, bots)
+    for bot in bots:
+        low, high = f.bounds(bot)
+        assert math.isfinite(low) and math.isfinite(high)
+        assert low - 1e-6 <= f.elo(bot) <= high + 1e-6
+        assert 0.0 <= f.los(bot, bots[0]) <= 1.0
 
 
 def test_los_is_a_probability_that_favours_the_stronger():
