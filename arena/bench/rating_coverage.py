@@ -12,9 +12,10 @@ variance, which the fit measures from the data).
 
 Coverage is counted per bot: whether its 95% interval holds its true Elo relative to the
 field's mean weighted by matches played (what the standings' Elo is relative to), by how
-far the bot is from that mean (the buckets: a very dominant or dominated bot is 600+ away) and by the number
-of matches each bot played. Also measured: the time of one fit with its intervals for 20
-bots and 5,000 4-seat matches, what the live standings pay at every refit.
+far the bot is from that mean (the buckets: a very dominant or dominated bot is 600+
+away) and by the number of matches each bot played. Also measured: the time of one fit
+with its intervals for 20 bots and 5,000 4-seat matches, what the live standings pay at
+every refit.
 """
 
 from __future__ import annotations
@@ -159,9 +160,9 @@ def run(console, fields: int = 1000, seed: int = 1, games: Sequence[int] = GAMES
         table.add_column(col, justify="right")
     for r in rows:
         misses = r.overall.total - r.overall.covered
+        pulled_in = f"{r.overall.toward_mean / misses:.0%}" if misses else "-"
         table.add_row(str(r.seats), str(r.games), *(f"{c.rate:.1%}" for c in r.cells),
-                      f"{r.overall.rate:.1%}",
-                      f"{r.overall.toward_mean / misses:.0%}" if misses else "-", f"{r.seconds:.1f}")
+                      f"{r.overall.rate:.1%}", pulled_in, f"{r.seconds:.1f}")
     console.print(table)
     cells = [(c.rate, r, names[k]) for r in rows for k, c in enumerate(r.cells) if c.total]
     worst = max(cells, key=lambda x: abs(x[0] - 0.95))
@@ -170,9 +171,10 @@ def run(console, fields: int = 1000, seed: int = 1, games: Sequence[int] = GAMES
         overall.add(r.overall)
     inside = sum(TARGET[0] <= rate <= TARGET[1] for rate, _, _ in cells)
     seconds = fit_seconds()
+    rate, row, bucket = worst
     console.print(f"ratings coverage: {overall.rate:.1%} overall, {inside}/{len(cells)} cells in "
-                  f"{TARGET[0]:.0%}-{TARGET[1]:.0%}, farthest {worst[0]:.1%} ({worst[1].seats} seats, "
-                  f"{worst[1].games} matches/bot, {worst[2]} Elo); fit of 20 bots x 5,000 matches "
+                  f"{TARGET[0]:.0%}-{TARGET[1]:.0%}, farthest {rate:.1%} ({row.seats} seats, "
+                  f"{row.games} matches/bot, {bucket} Elo); fit of 20 bots x 5,000 matches "
                   f"{seconds:.2f} s", highlight=False)
     return rows
 

@@ -35,7 +35,8 @@ def test_the_interval_bounds_travel_and_print_as_the_local_ones():
             assert abs(got[key] - want[key]) < 1e-9, key
     remote = remote_standings(msg)
     for got, line in zip(remote.lines, board.lines):
-        assert abs(got.low - round(line.low, 1)) < 1e-9 and abs(got.high - round(line.high, 1)) < 1e-9
+        assert abs(got.low - round(line.low, 1)) < 1e-9
+        assert abs(got.high - round(line.high, 1)) < 1e-9
     assert printed(remote).splitlines()[:6] == printed(board).splitlines()[:6]
 
 

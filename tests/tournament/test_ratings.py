@@ -112,7 +112,8 @@ def test_the_prior_keeps_a_perfect_record_finite_with_a_wide_interval():
     # the one number a display with +- shows holds the whole interval
     for bot in f.bots:
         low, high = f.bounds(bot)
-        assert f.elo(bot) - f.interval(bot) <= low + 1e-9 and high <= f.elo(bot) + f.interval(bot) + 1e-9
+        half = f.interval(bot)
+        assert f.elo(bot) - half <= low + 1e-9 and high <= f.elo(bot) + half + 1e-9
 
 
 @pytest.mark.parametrize("games", [2, 4, 20, 100])
@@ -215,7 +216,8 @@ def profile_of_two(wins_a: float, wins_b: float, prior: float):
     the fit: x, y their log-strengths; a's Elo relative to the mean is (x - y) / 2 on the
     natural scale, and the sum x + y is maximised out (golden section: it is concave)."""
     def log_posterior(x, y):
-        value = wins_a * x + wins_b * y - (wins_a + wins_b) * (max(x, y) + math.log1p(math.exp(-abs(x - y))))
+        log_sum = max(x, y) + math.log1p(math.exp(-abs(x - y)))     # log(e^x + e^y)
+        value = wins_a * x + wins_b * y - (wins_a + wins_b) * log_sum
         for t in (x, y):
             value += prior * (0.5 * t - (max(t, 0) + math.log1p(math.exp(-abs(t)))))
         return value

@@ -165,7 +165,8 @@ def test_the_tournament_shows_progress_standings_and_the_crosstable():
         interval = f"-{line.elo - line.low:.0f} +{line.high - line.elo:.0f}"
         assert re.search(rf"│ +{line.bot} +│ +{line.elo:.0f} │ +{re.escape(interval)} │ +"
                          rf"{line.matches} │", text), text
-    minus, plus = map(int, re.search(r"│ +3 │ c +│ +\d+ │ +-(\d+) \+(\d+) │", text).groups())
+    c_row = re.search(r"│ +3 │ c +│ +\d+ │ +-(\d+) \+(\d+) │", text)
+    minus, plus = map(int, c_row.groups())
     assert minus > plus   # c lost its only match: bounded above, hardly below
     a_row = next(row for row in text.splitlines() if row.startswith("│ a "))
     assert "4-2-0" in a_row       # a against b: 4 ahead, 2 behind
