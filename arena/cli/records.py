@@ -17,7 +17,7 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store import StoreError, open_store
 from arena.server.wire import standings_dict
-from arena.tournament.standings import BotLine, Standings, faults_text, standings
+from arena.tournament.standings import BotLine, Standings, faults_text, interval_text, standings
 
 DEFAULT_DB = "arena.db"
 
@@ -49,11 +49,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def print_standings(console: Console, board: Standings, title: str) -> None:
     table = Table(title=title, title_justify="left")
-    for col in ("rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults"):
+    for col in ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults"):
         table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
     for i, line in enumerate(board.lines, 1):
         table.add_row(str(i), escape(line.bot), f"{line.elo:.0f}",
-                      f"{line.interval:.0f}" if board.rated else "-", str(line.matches),
+                      interval_text(line.elo, line.low, line.high, line.interval)
+                      if board.rated and line.matches else "-", str(line.matches),
                       str(line.wins), f"{line.average_place:.2f}" if line.matches else "-",
                       faults_text(line.faults))
     console.print(table)
@@ -72,7 +73,8 @@ def print_standings(console: Console, board: Standings, title: str) -> None:
 def remote_standings(msg) -> Standings:
     """A server's StandingsResponse as local Standings, for printing."""
     lines = [BotLine(s.bot, s.elo, s.ci95, s.matches, s.wins,
-                     round(s.average_place * s.matches), Counter(dict(s.faults)))
+                     round(s.average_place * s.matches), Counter(dict(s.faults)),
+                     s.elo_low, s.elo_high)
              for s in msg.standings]
     return Standings(lines, None, {row.bot: dict(row.los) for row in msg.los} if lines else None)
 

@@ -197,6 +197,7 @@ def run_bots_list(args: argparse.Namespace) -> int:
         bots = c.list().bots
     rows = [{"name": b.name, "kind": b.kind, "version": b.version, "status": b.status,
              "connected": b.connected, "elo": round(b.elo, 1), "ci95": round(b.ci95, 1),
+             "elo_low": round(b.elo_low, 1), "elo_high": round(b.elo_high, 1),
              "matches": b.matches, "faults": dict(b.faults)} for b in bots]
     if args.json:
         print(json.dumps(rows, indent=2))

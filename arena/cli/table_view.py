@@ -27,6 +27,7 @@ from arena.referee.results import TimeControl
 from arena.referee.wire import cards_from_wire
 from arena.rules.cards import TOKENS
 from arena.rules.events import FORFEIT
+from arena.tournament.standings import interval_text
 from arena.watch import wire
 
 LOG_LINES = 12          # the last plays shown
@@ -211,14 +212,15 @@ def _progress(snapshot: pb.TournamentSnapshot, status: str) -> Text:
 
 
 def standings_table(standings: pb.Standings, title: str = "standings") -> Table:
-    """Elo with the half-width of its 95% interval, and each bot's record."""
+    """Elo with its 95% interval (as distances from it), and each bot's record."""
     table = Table(title=f"{title} ({standings.matches} matches)", title_justify="left")
-    for col in ("rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults"):
+    for col in ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults"):
         table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
     for row in standings.rows:
         faults = ", ".join(f"{n} {kind}" for kind, n in sorted(row.faults.items())) or "0"
         table.add_row(str(row.rank), escape(row.bot), f"{row.elo:.0f}",
-                      f"{row.ci95:.0f}" if row.matches else "-", str(row.matches), str(row.wins),
+                      interval_text(row.elo, row.elo_low, row.elo_high, row.ci95) if row.matches
+                      else "-", str(row.matches), str(row.wins),
                       f"{row.average_place:.2f}" if row.matches else "-", escape(faults))
     return table
 

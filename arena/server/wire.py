@@ -24,6 +24,7 @@ def bot_info(bot: RegisteredBot, connected: bool, line: Any | None) -> pb.BotInf
     return pb.BotInfo(
         name=bot.display, kind=bot.kind, version=bot.version, status=bot.status,
         connected=connected, elo=line.elo if line else 0.0, ci95=line.interval if line else 0.0,
+        elo_low=line.low if line else 0.0, elo_high=line.high if line else 0.0,
         matches=line.matches if line else 0, faults=dict(line.faults) if line else {})
 
 
@@ -50,6 +51,7 @@ def standings(name: str, board: Standings, matches: int) -> pb.StandingsResponse
     return pb.StandingsResponse(
         tournament=name, matches=matches,
         standings=[pb.StandingsLine(rank=s["rank"], bot=s["bot"], elo=s["elo"], ci95=s["ci95"],
+                                    elo_low=s["elo_low"], elo_high=s["elo_high"],
                                     matches=s["matches"], wins=s["wins"],
                                     average_place=s["average_place"], faults=s["faults"])
                    for s in data["standings"]],
@@ -60,6 +62,7 @@ def standings_dict(msg: pb.StandingsResponse) -> dict[str, Any]:
     """A StandingsResponse as the local ``arena standings --json`` prints it."""
     return {"tournament": msg.tournament,
             "standings": [{"rank": s.rank, "bot": s.bot, "elo": s.elo, "ci95": s.ci95,
+                           "elo_low": s.elo_low, "elo_high": s.elo_high,
                            "matches": s.matches, "wins": s.wins, "average_place": s.average_place,
                            "faults": dict(s.faults)} for s in msg.standings],
             "los": {row.bot: dict(row.los) for row in msg.los}}

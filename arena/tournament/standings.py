@@ -18,11 +18,13 @@ class BotLine:
 
     bot: str
     elo: float = 1500.0
-    interval: float = 0.0           # half-width of the 95% interval
+    interval: float = 0.0           # half-width of the narrowest elo +- h holding [low, high]
     matches: int = 0
     wins: int = 0                   # sole first place
     place_total: int = 0
     faults: Counter = field(default_factory=Counter)   # verdict kind -> count
+    low: float = 0.0                # the 95% interval of the Elo (not symmetric around it
+    high: float = 0.0               # where the data are not); 0, 0 when unknown
 
     @property
     def average_place(self) -> float:
@@ -30,6 +32,7 @@ class BotLine:
 
     def to_dict(self) -> dict[str, Any]:
         return {"bot": self.bot, "elo": round(self.elo, 1), "ci95": round(self.interval, 1),
+                "elo_low": round(self.low, 1), "elo_high": round(self.high, 1),
                 "matches": self.matches, "wins": self.wins,
                 "average_place": round(self.average_place, 3), "faults": dict(self.faults)}
 
@@ -137,6 +140,7 @@ def standings_of(played: Sequence[Played], bots: Sequence[str]) -> Standings:
         for line in lines.values():
             line.elo = result_fit.elo(line.bot)
             line.interval = result_fit.interval(line.bot)
+            line.low, line.high = result_fit.bounds(line.bot)
     ordered = sorted(lines.values(), key=lambda l: (-l.elo, l.average_place, l.bot))
     return Standings(ordered, result_fit)
 
@@ -157,6 +161,14 @@ def crosstable(played: Iterable[Played], bots: Sequence[str]) -> dict[str, dict[
                 else:
                     cell.level += 1
     return table
+
+
+def interval_text(elo: float, low: float, high: float, ci95: float) -> str:
+    """The 95% interval as distances from the Elo, ``-120 +310`` (``+-ci95`` from a source
+    that sends no bounds)."""
+    if low == high == 0.0:
+        return f"±{ci95:.0f}"
+    return f"-{max(elo - low, 0.0):.0f} +{max(high - elo, 0.0):.0f}"
 
 
 def faults_text(faults: Counter) -> str:

@@ -70,6 +70,7 @@ def verdicts(vs) -> list[referee_pb2.Verdict]:
 def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches: int) -> pb.Standings:
     return pb.Standings(
         rows=[pb.StandingsRow(rank=i + 1, bot=line.bot, elo=line.elo, ci95=line.interval,
+                              elo_low=line.low, elo_high=line.high,
                               matches=line.matches, wins=line.wins,
                               average_place=line.average_place, faults=dict(line.faults))
               for i, line in enumerate(board.lines)],

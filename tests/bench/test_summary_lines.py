@@ -11,21 +11,25 @@ import sys
 import pytest
 
 CASES = {
-    "engine": (["--seconds", "0.05"], r"engine: \d+ decisions/s \(modern, 4 seats\)"),
-    "ratings": (["--seeds", "1", "--budget", "200"],
+    "engine": (["engine", "--seconds", "0.05"], r"engine: \d+ decisions/s \(modern, 4 seats\)"),
+    "ratings": (["ratings", "--seeds", "1", "--budget", "200"],
                 r"ratings: tau -?[\d.]+ duplicate, -?[\d.]+ plain; matches to separate [\d,inf]+ "
                 r"duplicate, [\d,inf]+ plain"),
     # a short load run, through the multi-process executor: nothing lost or stored twice
-    "load": (["--matches", "60", "--bots", "4", "--concurrency", "4"],
+    "load": (["load", "--matches", "60", "--bots", "4", "--concurrency", "4"],
              r"load: 60 matches, 0 lost, 0 duplicated; memory [+-][\d.]+% from first to last "
              r"fifth; turn p99 [\d.]+ ms"),
+    "ratings --coverage": (["ratings", "--coverage", "--fields", "2"],
+                           r"ratings coverage: [\d.]+% overall, \d+/\d+ cells in 93%-97%, farthest "
+                           r"[\d.]+% \(\d seats, \d+ matches/bot, [\d+-]+ Elo\); fit of 20 bots x "
+                           r"5,000 matches [\d.]+ s"),
 }
 
 
-@pytest.mark.parametrize("what", CASES)
-def test_the_summary_line_is_never_wrapped(what):
-    args, pattern = CASES[what]
-    out = subprocess.run([sys.executable, "-m", "arena.cli.main", "bench", what, *args],
+@pytest.mark.parametrize("case", CASES)
+def test_the_summary_line_is_never_wrapped(case):
+    args, pattern = CASES[case]
+    out = subprocess.run([sys.executable, "-m", "arena.cli.main", "bench", *args],
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ, "COLUMNS": "40"})
     assert out.returncode == 0, out.stderr

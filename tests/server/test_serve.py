@@ -18,7 +18,8 @@ import pytest
 from support.processes import new_mark, kill_marked
 from support.serve import BOTS, ROOT, Served, command
 
-STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults"}
+STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "elo_low", "elo_high", "matches", "wins",
+                  "average_place", "faults"}
 
 
 @pytest.fixture(scope="module")

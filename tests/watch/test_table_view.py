@@ -161,8 +161,13 @@ def test_the_tournament_shows_progress_standings_and_the_crosstable():
     text = draw(tournament_view(snapshot, live, []), width=120)
     assert re.search(r"tournament cup +[█░]+ 7/12 matches", text)
     for line in board.lines:
-        assert re.search(rf"│ +{line.bot} +│ +{line.elo:.0f} │ +{line.interval:.0f} │ +"
+        # the 95% interval as distances from the Elo: not symmetric for a lopsided record
+        interval = f"-{line.elo - line.low:.0f} +{line.high - line.elo:.0f}"
+        assert re.search(rf"│ +{line.bot} +│ +{line.elo:.0f} │ +{re.escape(interval)} │ +"
                          rf"{line.matches} │", text), text
+    c_row = re.search(r"│ +3 │ c +│ +\d+ │ +-(\d+) \+(\d+) │", text)
+    minus, plus = map(int, c_row.groups())
+    assert minus > plus   # c lost its only match: bounded above, hardly below
     a_row = next(row for row in text.splitlines() if row.startswith("│ a "))
     assert "4-2-0" in a_row       # a against b: 4 ahead, 2 behind
     assert "abc123" in text and "a vs c" in text

@@ -353,4 +353,8 @@ def test_a_tournament_is_followed_to_its_end_and_its_standings(tmp_path, mark):
     assert "standings of cup (6 matches)" in got
     stored = json.loads(arena(mark, "standings", "cup", "--db", db, "--json").stdout)
     for row in stored["standings"]:
-        assert re.search(rf"│ +{row['bot']} +│ +{row['elo']:.0f} │ +{row['ci95']:.0f} │", got), got
+        shown = re.search(rf"│ +{row['bot']} +│ +{row['elo']:.0f} │ +-(\d+) \+(\d+) │", got)
+        assert shown, got
+        minus, plus = map(int, shown.groups())   # the 95% interval, as distances from the Elo
+        assert abs(minus - (row["elo"] - row["elo_low"])) <= 1
+        assert abs(plus - (row["elo_high"] - row["elo"])) <= 1

@@ -65,7 +65,7 @@ class ListBotsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class BotInfo(_message.Message):
-    __slots__ = ("name", "kind", "version", "status", "connected", "elo", "ci95", "matches", "faults")
+    __slots__ = ("name", "kind", "version", "status", "connected", "elo", "ci95", "matches", "faults", "elo_low", "elo_high")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -82,6 +82,8 @@ class BotInfo(_message.Message):
     CI95_FIELD_NUMBER: _ClassVar[int]
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
+    ELO_LOW_FIELD_NUMBER: _ClassVar[int]
+    ELO_HIGH_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     version: int
@@ -91,7 +93,9 @@ class BotInfo(_message.Message):
     ci95: float
     matches: int
     faults: _containers.ScalarMap[str, int]
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[int] = ..., status: _Optional[str] = ..., connected: _Optional[bool] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., faults: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    elo_low: float
+    elo_high: float
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[int] = ..., status: _Optional[str] = ..., connected: _Optional[bool] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)
@@ -235,7 +239,7 @@ class StandingsRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class StandingsLine(_message.Message):
-    __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults")
+    __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults", "elo_low", "elo_high")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -251,6 +255,8 @@ class StandingsLine(_message.Message):
     WINS_FIELD_NUMBER: _ClassVar[int]
     AVERAGE_PLACE_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
+    ELO_LOW_FIELD_NUMBER: _ClassVar[int]
+    ELO_HIGH_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     elo: float
@@ -259,7 +265,9 @@ class StandingsLine(_message.Message):
     wins: int
     average_place: float
     faults: _containers.ScalarMap[str, int]
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., wins: _Optional[int] = ..., average_place: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    elo_low: float
+    elo_high: float
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., wins: _Optional[int] = ..., average_place: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ...) -> None: ...
 
 class LosRow(_message.Message):
     __slots__ = ("bot", "los")

@@ -1,0 +1,52 @@
+"""Standings as a server sends them: every bot's 95% interval travels whole (its bounds, not
+only a half-width), and ``arena standings --server`` prints and writes what the local
+command does."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from arena.cli.records import print_standings, remote_standings
+from arena.server import wire
+from arena.tournament.standings import Played, interval_text, standings_of
+
+
+def lopsided_board():
+    """b wins most of its matches with a; c lost its only match: asymmetric intervals."""
+    played = [Played(f"k{i}", ("a", "b"), (2, 1) if i % 4 else (1, 2), f"s{i}") for i in range(8)]
+    played.append(Played("k9", ("b", "c"), (1, 2), "s9"))
+    return standings_of(played, ["a", "b", "c"])
+
+
+def printed(board) -> str:
+    console = Console(record=True, width=120)
+    print_standings(console, board, "standings")
+    return console.export_text()
+
+
+def test_the_interval_bounds_travel_and_print_as_the_local_ones():
+    board = lopsided_board()
+    msg = wire.standings("cup", board, 9)
+    local = board.to_dict()["standings"]
+    sent = wire.standings_dict(msg)["standings"]
+    assert [set(row) for row in sent] == [set(row) for row in local]
+    for got, want in zip(sent, local):
+        for key in ("elo", "ci95", "elo_low", "elo_high"):
+            assert abs(got[key] - want[key]) < 1e-9, key
+    remote = remote_standings(msg)
+    for got, line in zip(remote.lines, board.lines):
+        assert abs(got.low - round(line.low, 1)) < 1e-9
+        assert abs(got.high - round(line.high, 1)) < 1e-9
+    assert printed(remote).splitlines()[:6] == printed(board).splitlines()[:6]
+
+
+def test_the_interval_prints_as_distances_from_the_elo_and_need_not_be_symmetric():
+    board = lopsided_board()
+    c = next(line for line in board.lines if line.bot == "c")
+    assert c.elo - c.low > 2 * (c.high - c.elo)            # bounded above, hardly below
+    assert f"-{c.elo - c.low:.0f} +{c.high - c.elo:.0f}" in printed(board)
+    # the one number for a display with +-: it holds the whole interval
+    assert c.interval == max(c.elo - c.low, c.high - c.elo)
+    # a source that sends no bounds (an older server) still shows its half-width
+    assert interval_text(1500.0, 0.0, 0.0, 87.4) == "±87"
+    assert interval_text(1500.0, 1380.2, 1710.6, 210.6) == "-120 +211"
