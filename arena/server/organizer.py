@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING
 
+from google.protobuf.message import DecodeError
 from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
@@ -51,14 +52,18 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
     async def UploadBot(self, request_iterator, context):  # noqa: N802
         await self._authorize(context)
         name, data = None, bytearray()
-        async for chunk in request_iterator:
-            if chunk.HasField("header"):
-                name = chunk.header.name
-            else:
-                data += chunk.data
-                if len(data) > MAX_UPLOAD:
-                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                        f"the upload is over the limit of {MAX_UPLOAD // 2**20} MiB")
+        try:
+            async for chunk in request_iterator:
+                if chunk.HasField("header"):
+                    name = chunk.header.name
+                else:
+                    data += chunk.data
+                    if len(data) > MAX_UPLOAD:
+                        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the upload is "
+                                            f"over the limit of {MAX_UPLOAD // 2**20} MiB")
+        except DecodeError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a message of the upload is not "
+                                f"an UploadChunk: protobuf cannot parse it ({exc})")
         if name is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with a header "
                                 "naming the bot")
