@@ -1,5 +1,6 @@
 """What every gRPC server of the arena shares: a request that is not protobuf at all is
-answered INVALID_ARGUMENT, before its servicer runs.
+answered INVALID_ARGUMENT, before its servicer runs; a status's details are cut short
+enough for gRPC to send them.
 
 gRPC parses a unary request before the servicer sees it, and when protobuf cannot parse
 it grpc.aio raises out of the handler: the call ends with UNKNOWN ("Unexpected <class
@@ -12,8 +13,29 @@ and say what they do in their .proto.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from google.protobuf.message import DecodeError
 from ono99.transport import grpc
+
+#: A status's details travel in a header, which a gRPC peer refuses past 16 KiB (after
+#: percent-encoding: up to 3 characters a byte); an error that quotes what a client sent
+#: (a name of 100,000 characters) would turn into RESOURCE_EXHAUSTED "received metadata
+#: size exceeds hard limit". Details are cut to this many bytes of UTF-8.
+MAX_DETAILS = 1000
+
+
+def details(text: str) -> str:
+    """``text``, cut to :data:`MAX_DETAILS` bytes (on a character boundary) with an ellipsis."""
+    data = text.encode()
+    if len(data) <= MAX_DETAILS:
+        return text
+    return data[:MAX_DETAILS - 3].decode(errors="ignore") + "…"
+
+
+async def abort(context, code: grpc.StatusCode, text: str) -> NoReturn:
+    """End the call with ``code`` and ``text`` (cut by :func:`details`)."""
+    await context.abort(code, details(text))
 
 
 class _Unparsable:
@@ -63,9 +85,8 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
     expected = _message_name(handler.request_deserializer, method)
 
     async def refuse(request: _Unparsable, context) -> None:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                            f"the request is not a {expected}: protobuf cannot parse it "
-                            f"({request.error})")
+        await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                    f"the request is not a {expected}: protobuf cannot parse it ({request.error})")
 
     deserialize = _tolerant(handler.request_deserializer)
     if handler.response_streaming:

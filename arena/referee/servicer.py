@@ -15,6 +15,7 @@ from arena import __version__
 from arena.referee import wire
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 from arena.referee.session import BotSession
+from arena.rpc import details
 
 HELLO_TIMEOUT_S = 10.0
 REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
@@ -94,7 +95,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             session.close(_not_a_bot_message(exc), by_referee=True)
             await _goodbye(session, context)
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
-            context.set_details(session.close_reason)
+            context.set_details(details(session.close_reason))
         except Exception as exc:  # a broken stream
             session.close(f"the referee closed the stream: {exc.__class__.__name__}: {exc}",
                           by_referee=True)
@@ -121,7 +122,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         except Exception:
             pass
         context.set_code(_REFUSAL_STATUS.get(refusal.code, grpc.StatusCode.PERMISSION_DENIED))
-        context.set_details(refusal.reason)
+        context.set_details(details(refusal.reason))
 
 
 async def _serve(session: BotSession, context) -> None:

@@ -12,6 +12,7 @@ from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
 
 from arena.referee.lobby import token_hash
+from arena.rpc import abort
 from arena.rules.errors import ConfigError
 from arena.server import wire
 from arena.server.registry import MAX_UPLOAD
@@ -32,13 +33,13 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         token = given.removeprefix("Bearer ").strip()
         expected = self.app.organizer_hash
         if not token or not secrets.compare_digest(token_hash(token), expected):
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token is missing or wrong (give --token, or set "
                                 "ONO99_ORGANIZER_TOKEN to the token arena serve printed)")
 
     async def _fail(self, context, exc: Exception) -> None:
         code = grpc.StatusCode.NOT_FOUND if "no " in str(exc)[:12] else grpc.StatusCode.INVALID_ARGUMENT
-        await context.abort(code, str(exc))
+        await abort(context, code, str(exc))
 
     async def AddRemoteBot(self, request, context):  # noqa: N802 (gRPC's names)
         await self._authorize(context)
@@ -59,13 +60,13 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
                 else:
                     data += chunk.data
                     if len(data) > MAX_UPLOAD:
-                        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the upload is "
+                        await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"the upload is "
                                             f"over the limit of {MAX_UPLOAD // 2**20} MiB")
         except DecodeError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a message of the upload is not "
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a message of the upload is not "
                                 f"an UploadChunk: protobuf cannot parse it ({exc})")
         if name is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with a header "
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with a header "
                                 "naming the bot")
         try:
             upload = await self.app.registry.add_hosted(name, bytes(data),

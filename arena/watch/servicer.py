@@ -12,6 +12,7 @@ from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.referee.lobby import token_hash
+from arena.rpc import abort
 from arena.watch.hub import RESYNC, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
@@ -58,7 +59,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         log = self.hub.tournament_log(request.name)
         if log is None:
             known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
-            await context.abort(grpc.StatusCode.NOT_FOUND,
+            await abort(context, grpc.StatusCode.NOT_FOUND,
                                 f"no tournament {request.name!r} is followed here (known: {known})"
                                 if request.name else "no tournament is running here yet")
         sub, snapshot = self.hub.follow_tournament(log)
@@ -127,22 +128,22 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             self.hub.unsubscribe(match_id, sub)
             if snapshot.HasField("over"):
                 return snapshot
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                                 f"match {match_id} is still being played: watch it live")
         record = None
         if self.records is not None:
             record = self.records.snapshot(match_id)   # a replay of one match: milliseconds
         if record is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
+            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
         return record
 
     async def _authorize(self, context) -> None:
         given = dict(context.invocation_metadata()).get("authorization", "")
         token = given.removeprefix("Bearer ").strip()
         if self.organizer_hash is None:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED,
                                 "this arena offers no organiser view")
         if not token or not secrets.compare_digest(token_hash(token), self.organizer_hash):
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser view needs the organiser token (--token, or "
                                 "ONO99_ORGANIZER_TOKEN)")
