@@ -1,0 +1,66 @@
+"""RunTournament's settings on a real server (in this process, on free ports): what it
+refuses, with which code, and what it makes of what it accepts. Its bots are remote bots
+that never connect: a tournament of them is over within a second of their removal."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ono99.transport import grpc
+from ono99.v1 import organizer_pb2 as pb, organizer_pb2_grpc
+
+from arena.server.app import ArenaServer, ServeOptions
+
+
+async def _serve(tmp_path):
+    app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+        listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.2))
+    return app, (("authorization", f"Bearer {app.new_token}"),)
+
+
+async def _started(stub, auth, request: pb.TournamentRequest):
+    """The first progress message of RunTournament, or the call's (code, details)."""
+    call = stub.RunTournament(request, metadata=auth)
+    try:
+        first = await call.read()
+    except grpc.aio.AioRpcError as exc:
+        return exc.code(), exc.details()
+    call.cancel()
+    return first
+
+
+def run(tmp_path, scenario):
+    async def go():
+        app, auth = await _serve(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as channel:
+                stub = organizer_pb2_grpc.OrganizerStub(channel)
+                for name in ("ra", "rb", "rc"):
+                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                try:
+                    return await scenario(stub, auth)
+                finally:
+                    for name in ("ra", "rb", "rc"):
+                        await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
+        finally:
+            await app.stop()
+
+    return asyncio.run(go())
+
+
+def test_unnamed_tournaments_get_names_of_their_own(tmp_path):
+    """Their names come from the time: a second request in the same second followed the
+    first tournament, its own bots and settings (even invalid ones) ignored. Found by
+    the fuzzer."""
+    async def scenario(stub, auth):
+        first = await _started(stub, auth, pb.TournamentRequest(bots=["ra", "rb"], games=1))
+        second = await _started(stub, auth, pb.TournamentRequest(bots=["ra", "rc"], games=2))
+        refused = await _started(stub, auth, pb.TournamentRequest(bots=["ra"], games=1))
+        return first, second, refused
+
+    first, second, refused = run(tmp_path, scenario)
+    assert first.started.name != second.started.name
+    assert (list(first.started.bots), first.started.total) == (["ra", "rb"], 1)
+    assert (list(second.started.bots), second.started.total) == (["ra", "rc"], 2)
+    assert refused[0] == grpc.StatusCode.INVALID_ARGUMENT and "at least 2 bots" in refused[1]
