@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -24,6 +25,12 @@ from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played
 from arena.tournament.tournament import Settings, Tournament
 from arena.watch.hub import SpectatorHub
+
+
+#: A new tournament's name: 1 to 64 characters, none of them a control character.
+TOURNAMENT_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
+#: The ladder's own name (arena.server.ladder.NAME): no tournament may take it.
+LADDER = "ladder"
 
 
 @dataclass
@@ -91,9 +98,19 @@ class Runs:
         """Start a tournament of the registered ``bots`` (or follow the one called ``name``)."""
         if name in self.runs:
             return self.runs[name]
+        if name == LADDER:
+            raise ConfigError("'ladder' is the ladder, not a tournament: follow it with arena "
+                              "watch, or read its standings")
         known = {t.name for t in self.store.tournaments()}
         if name in known:
             return self._begin(Tournament.resume(self.store, name))
+        if not TOURNAMENT_NAME.fullmatch(name):
+            raise ConfigError(f"tournament name {name!r} is not allowed: 1 to 64 characters, "
+                              "no control characters")
+        for key in ("move_ms", "bank_ms"):
+            if (settings.get(key) or 0) < 0:
+                raise ConfigError(f"{key}={settings[key]} is not allowed: milliseconds, 0 or more "
+                                  "(0: the server's)")
         chosen = [self.registry.find(b, active_only=True) for b in bots]
         values = {**self.defaults.to_dict(), **{k: v for k, v in settings.items() if v is not None}}
         values.update(bot_dirs=[], bots=[b.display for b in chosen],

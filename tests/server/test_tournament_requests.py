@@ -64,3 +64,20 @@ def test_unnamed_tournaments_get_names_of_their_own(tmp_path):
     assert (list(first.started.bots), first.started.total) == (["ra", "rb"], 1)
     assert (list(second.started.bots), second.started.total) == (["ra", "rc"], 2)
     assert refused[0] == grpc.StatusCode.INVALID_ARGUMENT and "at least 2 bots" in refused[1]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"move_ms": -1}, "move_ms=-1 is not allowed"),
+    ({"bank_ms": -(2**31)}, "bank_ms=-2147483648 is not allowed"),
+    ({"name": "n" * 65}, "is not allowed: 1 to 64 characters"),
+    ({"name": "tab\tname"}, "no control characters"),
+    ({"name": "ladder"}, "'ladder' is the ladder, not a tournament"),
+])
+def test_settings_no_tournament_can_have_are_refused(tmp_path, change, words):
+    """They were accepted: a negative clock (every move then times out), a name of any
+    length (100,000 characters were stored), or the ladder's name. Found by the fuzzer."""
+    request = pb.TournamentRequest(name="fine", bots=["ra", "rb"], games=1)
+    for key, value in change.items():
+        setattr(request, key, value)
+    got = run(tmp_path, lambda stub, auth: _started(stub, auth, request))
+    assert got[0] == grpc.StatusCode.INVALID_ARGUMENT and words in got[1], got
