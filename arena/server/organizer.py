@@ -104,7 +104,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         await self._authorize(context)
         r = request
         try:
-            run = self.app.runs.start(
+            run = await self.app.runs.start(
                 r.name or self.app.new_tournament_name(), list(r.bots),
                 games=r.games or None, table_size=r.table_size or None,
                 ruleset=r.ruleset or None, options=dict(r.options) or None,

@@ -81,3 +81,37 @@ def test_settings_no_tournament_can_have_are_refused(tmp_path, change, words):
         setattr(request, key, value)
     got = run(tmp_path, lambda stub, auth: _started(stub, auth, request))
     assert got[0] == grpc.StatusCode.INVALID_ARGUMENT and words in got[1], got
+
+
+def test_a_tournament_too_big_for_a_server_is_refused(tmp_path):
+    """2**24 games per table was accepted, and its schedule built on the server's event
+    loop: the server answered nothing for seconds while its memory grew by hundreds of
+    MB (found by the fuzzer)."""
+    request = pb.TournamentRequest(name="huge", bots=["ra", "rb"], games=2**24, no_duplicate=True)
+    code, details = run(tmp_path, lambda stub, auth: _started(stub, auth, request))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "a tournament of 16,777,216 matches is more than a server plays in one" in details
+
+
+def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
+    """A tournament under the limit but big (60,000 matches, about 1.5 s of planning) does
+    not stop the server's loop: other calls are answered meanwhile."""
+    async def scenario(stub, auth):
+        gaps, stop = [], asyncio.Event()
+
+        async def tick():   # how long the loop leaves a 10 ms sleep unanswered
+            while not stop.is_set():
+                t = asyncio.get_running_loop().time()
+                await asyncio.sleep(0.01)
+                gaps.append(asyncio.get_running_loop().time() - t - 0.01)
+
+        ticker = asyncio.create_task(tick())
+        started = await _started(stub, auth, pb.TournamentRequest(
+            name="big", bots=["ra", "rb"], games=60_000, no_duplicate=True))
+        stop.set()
+        await ticker
+        return started, max(gaps)
+
+    started, gap = run(tmp_path, scenario)
+    assert started.started.total == 60_000
+    assert gap < 0.5, f"the server's loop stood still for {gap:.2f} s"
