@@ -15,11 +15,16 @@ from arena.referee.lobby import token_hash
 from arena.rpc import abort
 from arena.rules.errors import ConfigError
 from arena.server import wire
-from arena.server.registry import MAX_UPLOAD
-from arena.store.base import StoreError
+from arena.server.registry import MAX_UPLOAD, NotHostedError, UnknownBotError
+from arena.store.base import NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from arena.server.app import ArenaServer
+
+
+#: Domain errors and their codes; any other is a request that cannot be met as it is.
+_CODES = ((UnknownBotError, grpc.StatusCode.NOT_FOUND), (NotFoundError, grpc.StatusCode.NOT_FOUND),
+          (NotHostedError, grpc.StatusCode.FAILED_PRECONDITION))
 
 
 class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
@@ -38,7 +43,8 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
                                 "ONO99_ORGANIZER_TOKEN to the token arena serve printed)")
 
     async def _fail(self, context, exc: Exception) -> None:
-        code = grpc.StatusCode.NOT_FOUND if "no " in str(exc)[:12] else grpc.StatusCode.INVALID_ARGUMENT
+        """End the call with the code of a domain error (organizer.proto): by its type."""
+        code = next((c for kind, c in _CODES if isinstance(exc, kind)), grpc.StatusCode.INVALID_ARGUMENT)
         await abort(context, code, str(exc))
 
     async def AddRemoteBot(self, request, context):  # noqa: N802 (gRPC's names)
