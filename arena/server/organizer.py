@@ -61,6 +61,9 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         name, data = None, bytearray()
         try:
             async for chunk in request_iterator:
+                if chunk.HasField("header") != (name is None):   # the header first, once
+                    await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an upload is one "
+                                "header naming the bot, then the archive's data")
                 if chunk.HasField("header"):
                     name = chunk.header.name
                 else:

@@ -13,7 +13,7 @@ from arena.server.app import ArenaServer, ServeOptions
 
 
 def codes_of(tmp_path, calls):
-    """Each call's (code, details); ``calls(stub, auth)`` yields the calls to make."""
+    """Each call's (code, details, reply); ``calls(stub, auth)`` yields the calls to make."""
     async def go():
         app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
             listen="127.0.0.1:0", watch="127.0.0.1:0"))
@@ -24,10 +24,9 @@ def codes_of(tmp_path, calls):
                 got = []
                 for call in calls(stub, auth):
                     try:
-                        await call
-                        got.append((grpc.StatusCode.OK, ""))
+                        got.append((grpc.StatusCode.OK, "", await call))
                     except grpc.aio.AioRpcError as exc:
-                        got.append((exc.code(), exc.details()))
+                        got.append((exc.code(), exc.details(), None))
                 return got
         finally:
             await app.stop()
@@ -48,7 +47,7 @@ def test_each_error_has_the_code_organizer_proto_names(tmp_path):
         yield stub.RemoveBot(pb.RemoveBotRequest(name="remote"), metadata=auth)
 
     got = codes_of(tmp_path, calls)
-    codes = [code for code, _ in got]
+    codes = [code for code, _, _ in got]
     assert codes == [
         grpc.StatusCode.OK,
         grpc.StatusCode.FAILED_PRECONDITION,   # a remote bot has no logs here (it was INVALID_ARGUMENT)
@@ -59,3 +58,22 @@ def test_each_error_has_the_code_organizer_proto_names(tmp_path):
         grpc.StatusCode.OK, grpc.StatusCode.NOT_FOUND,   # removed once, then gone
     ], got
     assert "remote is a remote bot" in got[1][1]
+
+
+def test_an_upload_is_one_header_then_data(tmp_path):
+    """Data before the header, or a second header, was accepted (the last header named the
+    bot): INVALID_ARGUMENT, and no version is entered. Found by the fuzzer."""
+    header = pb.UploadChunk(header=pb.UploadHeader(name="up"))
+    data = pb.UploadChunk(data=b"not a tar")
+
+    def calls(stub, auth):
+        for chunks in ([data, header], [header, header, data], [header, data]):
+            yield stub.UploadBot(iter(chunks), metadata=auth)
+        yield stub.ListBots(pb.ListBotsRequest(), metadata=auth)
+
+    got = codes_of(tmp_path, calls)
+    assert [code for code, _, _ in got[:3]] == [grpc.StatusCode.INVALID_ARGUMENT] * 3, got
+    assert "one header naming the bot, then the archive's data" in got[0][1]
+    assert "one header naming the bot" in got[1][1]
+    assert "not a gzipped tar" in got[2][1]     # the one well-formed upload got that far
+    assert [(b.name, b.status) for b in got[3][2].bots] == [("up", "failed")]
