@@ -32,12 +32,14 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self.organizer_hash = organizer_hash
 
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
+        await _not_negative(context, "recent", request.recent)
         return pb.ListMatchesResponse(
             matches=self.hub.summaries(request.tournament, request.recent or 50))
 
     async def WatchMatch(self, request, context):  # noqa: N802
         if request.organizer_view:
             await self._authorize(context)
+        await _not_negative(context, "delay_turns", request.delay_turns)
         got = self.hub.subscribe(request.match_id, request.delay_turns, request.organizer_view)
         if got is None:
             yield pb.MatchFeed(snapshot=await self._record(request.match_id, context))
@@ -46,6 +48,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             yield message
 
     async def WatchTV(self, request, context):  # noqa: N802
+        await _not_negative(context, "delay_turns", request.delay_turns)
         while True:
             match = await self.hub.next_live(request.tournament)
             got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
@@ -147,3 +150,10 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser view needs the organiser token (--token, or "
                                 "ONO99_ORGANIZER_TOKEN)")
+
+
+async def _not_negative(context, field: str, value: int) -> None:
+    """A count may not be negative (ListMatches took -5 for "all but the last 5")."""
+    if value < 0:
+        await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                    f"{field}={value} is not allowed: a count, 0 or more")
