@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from arena.referee.results import MatchResult, Status
+from arena.referee.results import MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import Registry
@@ -43,6 +43,26 @@ class Event:
 
     kind: str
     data: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """A match played, as a follower hears of it: what it takes to say so, kept in the
+    run's history for later followers (not the result itself: its every event and stat
+    made about 10 KB a match, kept for as long as the server ran)."""
+
+    key: str
+    sample: str
+    bots: tuple[str, ...]
+    places: tuple[int, ...]
+    termination: str
+    turns: int
+    verdicts: tuple[Verdict, ...]
+
+    @classmethod
+    def of(cls, plan: PlannedMatch, result: MatchResult) -> MatchReport:
+        return cls(plan.key, plan.sample, tuple(result.spec.names), tuple(result.places()),
+                   result.termination, result.turns, tuple(result.verdicts))
 
 
 class Run:
@@ -175,7 +195,7 @@ class Runs:
 
         def on_result(plan: PlannedMatch, result: MatchResult) -> None:
             run.played += 1
-            run.publish(Event("match", {"plan": plan, "result": result}))
+            run.publish(Event("match", {"match": MatchReport.of(plan, result)}))
             played = Played.of_result(plan.key, plan.sample, result)
             if hub is not None and played is not None:
                 hub.tournament_result(t.name, played, result.match_id)
