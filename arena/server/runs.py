@@ -92,9 +92,9 @@ class Run:
         try:
             for event in seen:
                 yield event
-            if self.finished:
+            if seen and seen[-1].kind == "finished":
                 return
-            while True:
+            while True:   # what happened since, the end included (it may have come meanwhile)
                 event = await q.get()
                 yield event
                 if event.kind == "finished":

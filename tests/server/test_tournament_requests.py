@@ -13,10 +13,11 @@ from ono99.v1 import organizer_pb2 as pb, organizer_pb2_grpc
 from arena.server.app import ArenaServer, ServeOptions
 
 
-async def _serve(tmp_path):
+async def _serve(tmp_path, token: str | None = None):
+    """A server on ``tmp_path``'s database; its organiser token (``token`` if it is not new)."""
     app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
         listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.2))
-    return app, (("authorization", f"Bearer {app.new_token}"),)
+    return app, (("authorization", f"Bearer {app.new_token or token}"),)
 
 
 async def _started(stub, auth, request: pb.TournamentRequest):
@@ -115,3 +116,30 @@ def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
     started, gap = run(tmp_path, scenario)
     assert started.started.total == 60_000
     assert gap < 0.5, f"the server's loop stood still for {gap:.2f} s"
+
+
+def test_a_finished_tournament_followed_after_a_restart_tells_its_end(tmp_path):
+    """Following it resumes it with nothing left to play: it ends while the follower is
+    sent that it started. The follower stopped there (it saw the run finished, and not
+    the 'finished' event waiting for it): found while testing the fuzzer's findings."""
+    async def go():
+        kinds, token = [], None
+        for attempt in range(2):
+            app, auth = await _serve(tmp_path, token)
+            token = token or app.new_token
+            try:
+                async with grpc.aio.insecure_channel(app.address) as channel:
+                    stub = organizer_pb2_grpc.OrganizerStub(channel)
+                    if attempt == 0:
+                        for name in ("ra", "rb"):
+                            await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                    call = stub.RunTournament(pb.TournamentRequest(name="done", bots=["ra", "rb"],
+                                                                   games=1), metadata=auth)
+                    kinds.append([p.WhichOneof("kind") async for p in call])
+            finally:
+                await app.stop()
+        return kinds
+
+    first, again = asyncio.run(go())
+    assert first == ["started", "match", "finished"]
+    assert again == ["started", "finished"]
