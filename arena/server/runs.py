@@ -35,6 +35,9 @@ LADDER = "ladder"
 #: (about 400 bytes and 25 us a match: 100,000 matches take 2.5 s and 40 MB), in a thread,
 #: so that the server's loop goes on serving meanwhile.
 MAX_MATCHES = 100_000
+#: Finished tournaments kept in memory for late followers (with the report of each match).
+#: A follower of an older one hears that it started and finished, as after a restart.
+FINISHED_KEPT = 100
 
 
 @dataclass
@@ -210,6 +213,14 @@ class Runs:
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,
                                            "seconds": time.monotonic() - run.started}))
+            self._forget_finished()
+
+    def _forget_finished(self) -> None:
+        """Keep the last FINISHED_KEPT finished runs: a server plays tournament after
+        tournament, and its memory must not grow with each."""
+        finished = [name for name, r in self.runs.items() if r.finished]
+        for name in finished[:max(0, len(finished) - FINISHED_KEPT)]:
+            del self.runs[name]
 
     async def stop(self) -> None:
         tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]

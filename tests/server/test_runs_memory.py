@@ -29,7 +29,10 @@ def tournaments(tmp_path, n: int, games: int = 2, check=None):
                 for i in range(n):
                     request = pb.TournamentRequest(name=f"t{i}", bots=["ma", "mb"], games=games)
                     progress.append([p async for p in stub.RunTournament(request, metadata=auth)])
-                return check(app, progress)
+                got = check(app, progress)
+                if asyncio.iscoroutine(got):
+                    got = await got
+                return got
         finally:
             await app.stop()
 
@@ -49,3 +52,29 @@ def test_a_tournament_s_history_keeps_reports_not_results(tmp_path):
     played = tournaments(tmp_path, 1, games=1, check=check)
     assert list(played.bots) and played.key and played.termination
     assert sorted(v.kind for v in played.verdicts) == ["absent", "absent"]
+
+
+def test_only_the_last_finished_tournaments_are_kept(tmp_path, monkeypatch):
+    """Every finished tournament stayed in memory (its run and its spectators' log, about
+    45 KB each): the server keeps the last ones (RECENT_TOURNAMENTS and FINISHED_KEPT,
+    100), as it keeps none after a restart. A follower of an older one is told it started
+    and finished."""
+    from arena.server import runs
+    from arena.watch import hub
+
+    monkeypatch.setattr(runs, "FINISHED_KEPT", 2)
+    monkeypatch.setattr(hub, "RECENT_TOURNAMENTS", 2)
+
+    async def check(app, progress):
+        kept = sorted(app.runs.runs), sorted(app.hub.tournaments)
+        async with grpc.aio.insecure_channel(app.address) as channel:
+            stub = organizer_pb2_grpc.OrganizerStub(channel)
+            auth = (("authorization", f"Bearer {app.new_token}"),)
+            again = [p.WhichOneof("kind") async for p in stub.RunTournament(
+                pb.TournamentRequest(name="t0"), metadata=auth)]
+        return kept, [len(p) for p in progress], again
+
+    (kept, followed), lengths, again = tournaments(tmp_path, 4, games=1, check=check)
+    assert kept == followed == ["t2", "t3"]
+    assert lengths == [3, 3, 3, 3]   # started, the match, finished
+    assert again == ["started", "finished"]
