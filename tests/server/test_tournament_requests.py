@@ -143,3 +143,40 @@ def test_a_finished_tournament_followed_after_a_restart_tells_its_end(tmp_path):
     first, again = asyncio.run(go())
     assert first == ["started", "match", "finished"]
     assert again == ["started", "finished"]
+
+
+def test_bots_removed_while_their_tournament_waits_for_them_retire_it_cleanly(tmp_path):
+    """A seat waiting for its bot's other match (one match at a time) when the bot was
+    removed then asked the lobby for the withdrawn token: a KeyError killed the
+    tournament's task, and its other matches were never played. Found by the fuzzer.
+    Now the seat is retired, and the tournament ends with every match accounted for."""
+    async def go():
+        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+            listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.5, concurrency=2))
+        auth = (("authorization", f"Bearer {app.new_token}"),)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as channel:
+                stub = organizer_pb2_grpc.OrganizerStub(channel)
+                for name in ("ra", "rb", "rc"):
+                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                call = stub.RunTournament(pb.TournamentRequest(
+                    name="gone", bots=["ra", "rb", "rc"], games=2, no_duplicate=True), metadata=auth)
+                assert (await call.read()).HasField("started")
+                await asyncio.sleep(0.1)   # two matches in flight, both waiting for ra
+                for name in ("ra", "rb", "rc"):
+                    await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
+                progress = []
+                while (p := await call.read()) is not grpc.aio.EOF:
+                    progress.append(p)
+                task = app.runs.runs["gone"].task
+                await asyncio.wait_for(task, 10)
+                return progress, task.exception()
+        finally:
+            await app.stop()
+
+    progress, error = asyncio.run(go())
+    assert error is None
+    played = [p.match for p in progress if p.HasField("match")]
+    assert len(played) == 6 and progress[-1].HasField("finished")
+    kinds = sorted({v.kind for m in played for v in m.verdicts})
+    assert kinds == ["absent", "retired"], kinds
