@@ -598,4 +598,8 @@ class RefereeMachine(FuzzMachine):
                 except Exception:
                     pass
             if self._follow is not None:
+                # a match left running (this example failed) would take the next example's
+                # sessions for its own when they connect: wait until it is over (its seats
+                # disconnected after the reconnection grace)
+                self.inbox.wait(lambda: any(p.HasField("finished") for p in self.progress), WAIT)
                 self._follow.cancel()

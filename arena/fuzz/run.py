@@ -37,14 +37,27 @@ def run_machine(target: ServedArena, name: str, config: settings) -> str | None:
     try:
         run_state_machine_as_test(lambda: MACHINES[name](target), settings=config)
     except Exception as exc:   # a failure of the server under fuzz, or of the fuzzer itself
-        found = exc
-        while not isinstance(found, Broken) and (found.__cause__ or found.__context__):
-            found = found.__cause__ or found.__context__
+        found = _broken(exc) or exc
         notes = "\n".join(getattr(exc, "__notes__", ()) or getattr(found, "__notes__", ()))
         if isinstance(found, Broken):
             return f"{name}: {found}\n{notes}"
         return f"{name}: the fuzzer failed: {''.join(traceback.format_exception(exc))[-3000:]}\n{notes}"
     return None
+
+
+def _broken(exc: BaseException | None, depth: int = 0) -> Broken | None:
+    """The first :class:`Broken` in ``exc``, its causes and (Hypothesis's Flaky errors are
+    exception groups: a failure that did not happen again when replayed, the server
+    having moved on) its group."""
+    if exc is None or depth > 20:
+        return None
+    if isinstance(exc, Broken):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _broken(inner, depth + 1)
+        if found is not None:
+            return found
+    return _broken(exc.__cause__ or exc.__context__, depth + 1)
 
 
 @dataclass

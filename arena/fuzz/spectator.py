@@ -32,6 +32,13 @@ MAX_REQUEST = 64 * 1024
 LEFT = (OK, grpc.StatusCode.CANCELLED)
 
 
+def _pick(data, known: list[str]) -> tuple[str, bool]:
+    """One of ``known`` (True), or a name none of them is (False); drawn the same way
+    whatever ``known`` holds."""
+    choose, index, unknown = data.draw(st.tuples(st.booleans(), st.integers(0, 2**16), unknown_names()))
+    return (known[index % len(known)], True) if choose and known else (unknown, False)
+
+
 def unknown_names() -> st.SearchStrategy[str]:
     return values.texts().filter(lambda n: not n.startswith(("healthy-", "fuzz-", "org-", "t-"))
                                  and n not in ("", "ladder"))
@@ -51,11 +58,9 @@ class SpectatorMachine(FuzzMachine):
                 "wrong": (("authorization", "Bearer wrong"),)}[token]
 
     def _match_id(self, data) -> tuple[str, bool]:
-        """A match id seen listed (True), or one that never existed (False)."""
-        known = sorted(self.live | self.finished)
-        if known and data.draw(st.booleans()):
-            return data.draw(st.sampled_from(known)), True
-        return data.draw(unknown_names()), False
+        """A match id seen listed (True), or one that never existed (False). What is
+        drawn does not depend on what the server answered (Hypothesis can replay it)."""
+        return _pick(data, sorted(self.live | self.finished))
 
     def _check_snapshot(self, snap: spb.MatchSnapshot, what: str, hands: bool) -> None:
         seqs = [f.seq for f in snap.frames]
@@ -161,7 +166,7 @@ class SpectatorMachine(FuzzMachine):
     def watch_tournament(self, data) -> None:
         """The one running now (""), one of the tournaments listed, or none there is."""
         known = sorted(self.tournaments) + ([""] if self.t.with_healthy else [])
-        name = data.draw(st.one_of(unknown_names(), *([st.sampled_from(known)] * 2 if known else [])))
+        name, _ = _pick(data, known)
         request = spb.WatchTournamentRequest(name=name).SerializeToString()
         outcome = self.server_stream(self.t.spectator, SPEC + "WatchTournament", request, limit=2)
         what = f"WatchTournament({name!r:.60})"

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from ono99.v1 import game_pb2, organizer_pb2, referee_pb2, spectator_pb2
 
 INT32 = (-(2**31), -1, 0, 1, 2, 3, 7, 99, 2**31 - 1)
-INT64 = (-(2**63), -1, 0, 1, 2**53 + 1, 2**63 - 1)
 UINT64 = (0, 1, 2**32, 2**53 + 1, 2**63, 2**64 - 1)
 #: the largest string a strategy makes: far above any sane name, under the message limit
 BIG = 200_000
@@ -22,11 +21,6 @@ N_CARDS = len(game_pb2.Card.values())   # CARD_UNSPECIFIED included
 
 def int32s() -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(INT32), st.integers(-(2**31), 2**31 - 1))
-
-
-def small_or_extreme() -> st.SearchStrategy[int]:
-    """Mostly small counts, sometimes the extremes of int32."""
-    return st.one_of(st.integers(-3, 12), st.sampled_from(INT32))
 
 
 def uint64s() -> st.SearchStrategy[int]:
