@@ -14,7 +14,7 @@ from pathlib import Path
 from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest, load_manifest
 from arena.bots.sandbox import SandboxConfig
-from arena.referee.results import MatchResult, MatchSpec
+from arena.referee.results import MatchResult, MatchSpec, VerdictKind
 from arena.referee.listeners import MatchListener
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
@@ -30,6 +30,11 @@ def seat_labels(names: Sequence[str]) -> list[str]:
     return labels
 
 
+#: A bot that fails to start this many times in a row is not tried again: its seat gets
+#: its verdict at once in the games left (each try waits up to the connect timeout).
+MAX_START_FAILURES = 3
+
+
 class LocalArena:
     """A running referee and one launched bot per seat (fixed seating)."""
 
@@ -38,15 +43,21 @@ class LocalArena:
         self.bots = bots
         self.labels = [b.label for b in bots]
         self.runner: MatchRunner | None = None   # the match in flight, if any
+        #: per seat: why its bot last failed to start (absent: it is running)
+        self.start_errors: dict[int, str] = {}
+        self._failures = [0] * len(bots)
+        self._just_opened = True   # the first game does not try again a bot just failed
 
     @classmethod
     @contextlib.asynccontextmanager
     async def open(cls, bots: Sequence[str | Path | BotManifest], listen: str = "unix",
                    log_dir: Path | None = None, connect_timeout: float = 10.0,
                    sandbox: SandboxConfig = SandboxConfig()) -> AsyncIterator[LocalArena]:
-        """Start a referee and every bot, wait until all are connected; stop all on exit.
-        Raises :class:`BotStartError` if a bot fails to start or connect, :class:`OSError`
-        if the referee cannot listen on ``listen``."""
+        """Start a referee and every bot (all at once), wait until each is connected or has
+        failed; stop all on exit. A bot that fails to start or connect is in
+        :attr:`start_errors` and its seat gets a verdict (see :meth:`play`); only when no
+        bot starts at all is that a :class:`BotStartError`. :class:`OSError` if the referee
+        cannot listen on ``listen``."""
         manifests = [b if isinstance(b, BotManifest) else load_manifest(b) for b in bots]
         server = await RefereeServer.start(listen)   # OSError if it cannot listen there
         labels = seat_labels([m.name for m in manifests])
@@ -56,23 +67,49 @@ class LocalArena:
                                       referee_socket=server.socket_path)
                              for m, label in zip(manifests, labels)])
         try:
-            for bot in local.bots:
-                await bot.start()
+            await local._ensure_all(start=True)
+            if len(local.start_errors) == len(local.bots):
+                raise BotStartError("; ".join(local.start_errors.values()))
             yield local
         finally:
             await local.close()
 
-    async def play(self, spec: MatchSpec, listeners: Sequence[MatchListener] = ()) -> MatchResult:
-        """Play one match; a bot that died since the last match is restarted first (if it
-        cannot be, its seat starts with a ``disconnected`` verdict). Cancelled, the match
-        has ended (``self.runner.result``, ``aborted`` unless it was over) when this raises."""
-        sessions = []
-        for bot in self.bots:
+    async def _ensure_all(self, start: bool = False) -> list:
+        """Each seat's live session, starting (or restarting) bots at once; None for a seat
+        whose bot failed to start (its reason in :attr:`start_errors`) or has failed too
+        often to be tried again."""
+        async def one(seat: int, bot: LocalBot):
+            if self._failures[seat] >= MAX_START_FAILURES or (
+                    self._failures[seat] and self._just_opened):
+                return None
             try:
-                sessions.append(await bot.ensure())
-            except BotStartError:
-                sessions.append(None)
-        self.runner = MatchRunner(spec, sessions, listeners)
+                session = await (bot.start() if start else bot.ensure())
+            except BotStartError as exc:
+                self._failures[seat] += 1
+                self.start_errors[seat] = str(exc)
+                return None
+            self._failures[seat] = 0
+            self.start_errors.pop(seat, None)
+            return session
+
+        return list(await asyncio.gather(*(one(i, b) for i, b in enumerate(self.bots))))
+
+    async def play(self, spec: MatchSpec, listeners: Sequence[MatchListener] = ()) -> MatchResult:
+        """Play one match; a bot that died since the last match is restarted first. A seat
+        whose bot cannot be (re)started starts with a ``disconnected`` verdict that says
+        why, and the others play. Cancelled, the match has ended (``self.runner.result``,
+        ``aborted`` unless it was over) when this raises."""
+        given_up = [f >= MAX_START_FAILURES for f in self._failures]
+        sessions = await self._ensure_all()
+        self._just_opened = False
+        absent = {}
+        for seat, session in enumerate(sessions):
+            if session is None:
+                note = (f" (not tried again after {self._failures[seat]} failures)"
+                        if given_up[seat] else "")
+                absent[seat] = (VerdictKind.DISCONNECTED,
+                                f"could not start{note}: {self.start_errors.get(seat, '')}")
+        self.runner = MatchRunner(spec, sessions, listeners, absent)
         result = await self.runner.run()
         self.runner = None
         return result

@@ -6,7 +6,7 @@ timed), run twice through the real tournament code (real
 referee, real bot processes, a real SQLite file): at concurrency 1, then 2. It prints
 matches/s for both and their ratio, the storage time per match (the transaction that
 writes a finished match and its events) against the match time, and the referee
-process's memory after each third of the matches (it must not grow with matches played).
+process's memory and its referee workers' after each third of the matches (it must not grow with matches played).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.bench import procs
 from arena.store.sqlite import SQLiteStore
 from arena.tournament.tournament import Settings, Tournament
 
@@ -32,7 +33,8 @@ class TournamentFigures:
     matches: int
     seconds: float
     storage_seconds: float
-    rss_mb: list[float] = field(default_factory=list)   # after each third of the matches
+    rss_mb: list[float] = field(default_factory=list)   # this process, after each third
+    workers_mb: list[float] = field(default_factory=list)   # its referee workers, summed
 
     @property
     def rate(self) -> float:
@@ -47,12 +49,6 @@ class TournamentFigures:
 def statistics_of(runs: list[TournamentFigures]) -> TournamentFigures:
     """The run with the median rate (its own figures, memory included)."""
     return sorted(runs, key=lambda f: f.rate)[len(runs) // 2]
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
-    return pages * resource.getpagesize() / 2**20
 
 
 def _bots(folder: Path) -> list[str]:
@@ -85,7 +81,8 @@ def measure(concurrency: int, games: int, folder: Path, rep: int = 0) -> Tournam
             marks["storage"] = store.write_seconds
         if done[0] in (total // 3, 2 * total // 3, total):
             gc.collect()  # what is still reachable, not garbage awaiting a collection
-            fig.rss_mb.append(_rss_mb())
+            fig.rss_mb.append(procs.rss_mb())
+            fig.workers_mb.append(sum(procs.rss_mb(pid) for pid in procs.workers()))
 
     asyncio.run(t.run(concurrency, on_result, log_dir=folder / "logs"))
     fig.seconds = time.perf_counter() - marks["start"]
@@ -109,12 +106,13 @@ def run(console, games: int = 40, repeats: int = 3) -> list[TournamentFigures]:
                         f"timed matches per run, median of {repeats} runs each, alternated "
                         "(real referee, bot processes, SQLite)")
     for col in ("concurrency", "matches/s", "ms per match", "storage ms per match", "storage share",
-                "memory after 1/3, 2/3, 3/3 (MB)"):
+                "this process after 1/3, 2/3, 3/3 (MB)", "its referee workers (MB)"):
         table.add_column(col, justify="right")
     for f in figs:
         table.add_row(str(f.concurrency), f"{f.rate:.1f}", f"{1000 / f.rate:.2f}",
                       f"{1000 * f.storage_seconds / f.matches:.3f}", f"{100 * f.storage_share:.1f}%",
-                      ", ".join(f"{m:.1f}" for m in f.rss_mb))
+                      ", ".join(f"{m:.1f}" for m in f.rss_mb),
+                      ", ".join(f"{m:.1f}" for m in f.workers_mb) if any(f.workers_mb) else "none")
     console.print(table)
     one, two = figs
     console.print(f"peak memory of this process: "

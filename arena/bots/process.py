@@ -37,6 +37,8 @@ class BotProcess:
         self.referee_socket = referee_socket
         self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        #: why the bot's log stopped being written (a full disk), if it did
+        self.log_error: str | None = None
         self._reader: asyncio.Task | None = None
         self._closed = False
 
@@ -62,7 +64,11 @@ class BotProcess:
         cap = jail.limits.output_mb
         cap_bytes = None if cap is None else cap * 2**20
         written = 0
-        log = self.log_path.open("ab") if self.log_path else None
+        try:
+            log = self.log_path.open("ab") if self.log_path else None
+        except OSError as exc:   # the bot plays on; its output is read and dropped
+            log = None
+            self.log_error = str(exc)
         partial = b""
         try:
             assert jail.proc.stdout is not None
@@ -71,8 +77,14 @@ class BotProcess:
                     chunk = chunk[:max(0, cap_bytes - written)]
                     jail.output_exceeded = True
                 if log and chunk:
-                    log.write(chunk)
-                    log.flush()
+                    try:
+                        log.write(chunk)
+                        log.flush()
+                    except OSError as exc:
+                        # a full disk (or any write error) stops the log, never the bot:
+                        # its output is still read, so it never blocks writing it
+                        self.log_error = str(exc)
+                        log = _close_quietly(log)
                 written += len(chunk)
                 lines = (partial + chunk).split(b"\n")
                 partial = lines.pop()[-_LINE_CAP:]
@@ -81,15 +93,17 @@ class BotProcess:
                         self.stderr_tail.append(line[-_LINE_CAP:].decode(errors="replace").rstrip())
                 if jail.output_exceeded:
                     if log:
-                        log.write(f"\n[arena: output limit of {cap} MiB reached; the bot is "
-                                  "stopped]\n".encode())
+                        try:
+                            log.write(f"\n[arena: output limit of {cap} MiB reached; the bot "
+                                      "is stopped]\n".encode())
+                        except OSError:
+                            pass
                     jail.signal(signal.SIGKILL)
                     break
             if partial.strip():
                 self.stderr_tail.append(partial.decode(errors="replace").rstrip())
         finally:
-            if log:
-                log.close()
+            _close_quietly(log)
 
     @property
     def returncode(self) -> int | None:
@@ -162,3 +176,12 @@ class BotProcess:
         if self.jail is not None and not self._closed:
             self._closed = True
             self.jail.close()
+
+
+def _close_quietly(log) -> None:
+    """Close a log file, whatever its state (a full disk fails the flush in close too)."""
+    if log is not None:
+        try:
+            log.close()
+        except OSError:
+            pass

@@ -79,6 +79,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     watch.add_argument("--repeats", type=int, default=3,
                        help="runs of each kind, alternated (default: 3)")
     watch.set_defaults(run=run_watch)
+    load = what.add_parser(
+        "load",
+        help="load: many matches through the real tournament code; lost, duplicated, memory",
+        description="Cheap bots (half Python SDK, half raw protocol answering at once) at 4-seat "
+                    "tables, as many matches in flight as asked, through the real tournament "
+                    "code, its executor and a SQLite file. Reports matches/s, turn latency "
+                    "p50/p99/max, results lost and duplicated, and every referee and worker "
+                    "process's memory and open files after each fifth. Ends with 'load: N "
+                    "matches, L lost, D duplicated; memory +G% from first to last fifth; turn "
+                    "p99 X ms'.",
+    )
+    load.add_argument("--matches", type=int, default=20_000,
+                      help="at least this many matches (default: 20000; rounded up to whole "
+                           "rounds of the tables)")
+    load.add_argument("--bots", type=int, default=8, help="bots (default: 8, i.e. 70 tables)")
+    load.add_argument("--concurrency", type=int, default=None,
+                      help="matches in flight (default: 4 per core)")
+    load.set_defaults(run=run_load)
     fuzz = what.add_parser(
         "fuzz",
         help="fuzz: the Referee, Organizer and Spectator services under garbage, for a time",
@@ -134,6 +152,14 @@ def run_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_load(args: argparse.Namespace) -> int:
+    from arena.bench import load
+    from arena.rules.errors import ConfigError
+
+    if args.matches < 1 or args.bots < 4 or (args.concurrency is not None and args.concurrency < 1):
+        raise ConfigError("--matches and --concurrency must be at least 1, --bots at least 4")
+    figures = load.run(console(), args.matches, args.bots, args.concurrency)
+    return 0 if figures["lost"] == figures["duplicated"] == 0 else 1
 def run_fuzz(args: argparse.Namespace) -> int:
     from arena.bench import fuzz
 

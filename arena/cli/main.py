@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from arena import __version__
 from arena.cli import (
     bench, check_bot, conformance, match, new_bot, records, replay, serve, tournament, watch,
+    web,
 )
 from arena.rules.errors import ConfigError
 
-COMMANDS = (tournament, records, match, serve, watch, replay, new_bot, check_bot, conformance,
-            bench)
+COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
+            conformance, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,9 +32,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _as_ctrl_c(signum, frame) -> None:
+    """SIGTERM delivered as SIGINT, so that asyncio.run's own Ctrl-C handling (cancel the
+    main task, clean up, then KeyboardInterrupt) applies wherever the command is. Where
+    SIGINT is ignored (started in the background by a shell), SIGTERM does what it
+    always does."""
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv   # for a command that asks which options were given at all
+    # SIGTERM (a service manager, a container stopping, kill) stops a command as Ctrl-C
+    # does: its bots stopped, what is played kept (a command may set its own handler)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _as_ctrl_c)
     try:
         return args.run(args)
     except ConfigError as exc:

@@ -25,7 +25,7 @@ from arena.cli.prepare import (
 )
 from arena.local import LocalArena
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
-from arena.cli.spectators import add_watch_option, spectators
+from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.listeners import Frame, MatchInfo, MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.events import event_to_dict
@@ -82,6 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="folder for event logs and bot stderr (default: runs/match-<time>)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only each game's result")
     add_watch_option(p)
+    add_web_option(p)
     p.set_defaults(run=run)
 
 
@@ -170,10 +171,14 @@ def run(args: argparse.Namespace) -> int:
 async def _play(args, manifests, config, tc, console: Console, out: Path) -> int:
     results: list[MatchResult] = []
     try:
-        async with LocalArena.open(manifests, args.listen, out, args.connect_timeout,
-                                   sandbox_config(args)) as local, \
-                spectators(args.watch, console) as hub:
+        # spectators first: a port that cannot be had is found before a bot is launched
+        async with spectators(args.watch, console, web=args.web) as hub, \
+                LocalArena.open(manifests, args.listen, out, args.connect_timeout,
+                                sandbox_config(args)) as local:
             console.print(f"referee at {local.server.address}; {config.describe()}; {tc.describe()}")
+            for seat, error in local.start_errors.items():   # one line each, never wrapped
+                print(f"arena match: warning: {error}; its seat gets a verdict in each game "
+                      "until it starts", file=sys.stderr)
             listeners = [LiveLog(console, args.quiet)] + ([hub.listener()] if hub else [])
             try:
                 for i in range(args.games):

@@ -14,8 +14,10 @@ from pathlib import Path
 from arena.cli import output
 from arena.cli.match import time_control
 from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
+from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.client import OrganizerClient
+from arena.web import WebServeError
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 
@@ -72,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="hold every spectator but the organiser this many turns behind a "
                         "live match (default: 0; what spectators see is public to the bots "
                         "at the table anyway)")
+    add_web_option(p)
     p.add_argument("--reconnect-grace", type=float, default=10.0, metavar="SECONDS",
                    help="how long a remote bot whose connection drops mid-match may take to "
                         "come back and go on, on its own clock (default: 10)")
@@ -124,6 +127,9 @@ def run_serve(args: argparse.Namespace) -> int:
     tls = None
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ConfigError("TLS needs both --tls-cert and --tls-key")
+    if args.tls_cert and args.web is not None:
+        raise ConfigError("--web follows the spectators in plain gRPC; with TLS, run arena web "
+                          "--connect HOST:PORT --tls-ca CERT beside the server instead")
     if args.tls_cert:
         try:
             tls = (Path(args.tls_key).read_bytes(), Path(args.tls_cert).read_bytes())
@@ -136,7 +142,7 @@ def run_serve(args: argparse.Namespace) -> int:
                            sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
                            absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
                            watch=args.watch, spectator_delay=args.spectator_delay)
-    return asyncio.run(_serve(args.db, options))
+    return asyncio.run(_serve(args.db, options, args.web))
 
 
 def log_errors() -> None:
@@ -147,7 +153,7 @@ def log_errors() -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-async def _serve(db: str, options) -> int:
+async def _serve(db: str, options, web: int | None) -> int:
     from arena.server.app import ArenaServer
 
     app = await ArenaServer.start(db, options)
@@ -159,13 +165,17 @@ async def _serve(db: str, options) -> int:
                   f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
     console.print(f"spectators at {app.spectators.address}: arena watch {app.spectators.address} "
                   f"--tv", soft_wrap=True, highlight=False)
-    sys.stdout.flush()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        async with web_viewer(web, app.spectators.address, console):
+            sys.stdout.flush()
+            await stop.wait()
+    except WebServeError as exc:
+        print(f"arena serve: error: {exc}", file=sys.stderr)
+        return 1
     finally:
         await app.stop()
     console.print("arena server stopped")

@@ -1,4 +1,5 @@
-"""``--watch [ADDR]`` of the commands that play matches: a spectator service for them."""
+"""``--watch [ADDR]`` and ``--web [PORT]`` of the commands that play matches: a spectator
+service for them, and the web viewer on it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from arena.referee.lobby import token_hash
 from arena.watch.hub import SpectatorHub
 from arena.watch.server import DEFAULT_LISTEN, SpectatorServer
 from arena.watch.servicer import RecordSource
+from arena.web import DEFAULT_HOST, DEFAULT_PORT
 
 ENV_ORGANIZER_TOKEN = "ONO99_ORGANIZER_TOKEN"
 
@@ -23,13 +25,52 @@ def add_watch_option(p: argparse.ArgumentParser) -> None:
                         "set, that token opens the organiser view (every hand, live)")
 
 
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return port
+
+
+def add_web_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--web", nargs="?", type=port_number, const=DEFAULT_PORT, default=None, metavar="PORT",
+                   help=f"also serve the web viewer (as arena web) on {DEFAULT_HOST}:PORT "
+                        f"(default: {DEFAULT_PORT}; 0: any free port), printed at the start, "
+                        "following this command's spectator service (arena match and arena "
+                        "tournament: --watch's, else one on a free loopback port)")
+
+
 @asynccontextmanager
-async def spectators(listen: str | None, console: Console, records: RecordSource | None = None):
-    """A hub and its spectator server on ``listen`` while the block runs; (None, None)
-    without ``listen``."""
-    if listen is None:
+async def web_viewer(port: int | None, spectators_at: str, console: Console):
+    """The web viewer on ``port``, following the spectators at ``spectators_at``, while
+    the block runs; nothing without ``port``. :class:`WebServeError` if the port is taken."""
+    if port is None:
         yield None
         return
+    from arena.web.server import WebViewer   # aiohttp: imported only when a viewer runs
+
+    viewer = await WebViewer.start(spectators_at, DEFAULT_HOST, port)
+    console.print(f"web viewer at {viewer.url}", soft_wrap=True, highlight=False)
+    try:
+        yield viewer
+    finally:
+        await viewer.stop()
+
+
+@asynccontextmanager
+async def spectators(listen: str | None, console: Console, records: RecordSource | None = None,
+                     web: int | None = None):
+    """A hub and its spectator server on ``listen`` while the block runs, with the web
+    viewer on port ``web`` (which needs spectators: on a free loopback port, without
+    ``listen``); None without either."""
+    if listen is None and web is None:
+        yield None
+        return
+    listen = listen or DEFAULT_LISTEN
     token = os.environ.get(ENV_ORGANIZER_TOKEN) or None
     hub = SpectatorHub(organiser_view=token is not None)
     server = await SpectatorServer.start(hub, listen, records,
@@ -37,6 +78,7 @@ async def spectators(listen: str | None, console: Console, records: RecordSource
     console.print(f"spectators: arena watch {server.address} --tv   (or arena web --connect "
                   f"{server.address})", soft_wrap=True, highlight=False)
     try:
-        yield hub
+        async with web_viewer(web, server.address, console):
+            yield hub
     finally:
         await server.stop()

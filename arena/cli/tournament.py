@@ -7,6 +7,7 @@ import asyncio
 import shlex
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console, Group
@@ -21,7 +22,7 @@ from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import bot_factory, sandbox_config, set_up
 from arena.cli.records import DEFAULT_DB, print_standings, remote_standings
 from arena.cli.serve import add_server_options, client
-from arena.cli.spectators import add_watch_option, spectators
+from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.results import MatchResult, Status
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
@@ -80,6 +81,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="no live view: only the schedule and the final standings")
     add_match_options(p)
     add_watch_option(p)
+    add_web_option(p)
     add_server_options(p, required=False)
     p.set_defaults(run=run_tournament, parser=p)
 
@@ -88,6 +90,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 _SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset", "option",
                   "move_time", "bank", "on_fault", "max_rejections", "retire_after")
+
+
+def given_options(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
+    """The options among ``dests`` given on the command line, whatever their value (one
+    equal to its default too): the subcommand's arguments parsed again with a marker for
+    their defaults."""
+    marker = object()
+    saved = {}
+    for action in args.parser._actions:
+        if action.dest in dests:
+            saved[action] = action.default
+            action.default = marker
+    try:
+        tokens = args.argv[args.argv.index(args.command) + 1:]
+        again, _ = args.parser.parse_known_args(tokens)
+    finally:
+        for action, default in saved.items():
+            action.default = default
+    flag = {a.dest: a.option_strings[0] for a in args.parser._actions if a.option_strings}
+    return [flag[d] for d in dests if getattr(again, d) is not marker]
 
 
 def run_tournament(args: argparse.Namespace) -> int:
@@ -107,8 +129,7 @@ def run_tournament(args: argparse.Namespace) -> int:
                               "tournament; give no bot folders")
         if args.name is not None:
             raise ConfigError("--resume NAME names the tournament; drop --name")
-        flag = {a.dest: a.option_strings[0] for a in args.parser._actions if a.option_strings}
-        changed = [flag[f] for f in _SETTING_FLAGS if getattr(args, f) != args.parser.get_default(f)]
+        changed = given_options(args, _SETTING_FLAGS)
         if changed:
             raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
         if not Path(args.db).exists():
@@ -178,6 +199,16 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
+    except StoreError as exc:   # a result could not be stored (a lock held too long)
+        try:
+            stored = f"{len(t.store.finished_keys(t.record))} of {total} matches are stored"
+        except StoreError:
+            stored = "the matches stored so far are kept"
+        err.print(f"arena tournament: error: {escape(str(exc))}\n{stored}; the others will be "
+                  f"played again from their seeds. Resume with:\n"
+                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
+                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
+        return 1
     elapsed = time.perf_counter() - view.started
     if view.played:
         console.print(f"{view.played} matches played in {elapsed:.1f} s "
@@ -198,6 +229,9 @@ def run_on_server(args: argparse.Namespace) -> int:
 
     if args.resume and args.bots:
         raise ConfigError("--resume NAME follows the server's tournament; give no bot names")
+    if args.web is not None:
+        raise ConfigError("--web shows a tournament played here; watch the server's with arena "
+                          "web --connect HOST:PORT (its spectators' address)")
     if not args.resume and len(args.bots) < 2:
         raise ConfigError(f"a tournament needs at least 2 bots, got {len(args.bots)}")
     parser = args.parser
@@ -250,8 +284,8 @@ def run_on_server(args: argparse.Namespace) -> int:
 
 
 async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Console) -> None:
-    """Play the pending matches (with ``--watch``, for spectators too)."""
-    async with spectators(args.watch, console, StoreRecords(t.store)) as hub:
+    """Play the pending matches (with ``--watch`` or ``--web``, for spectators too)."""
+    async with spectators(args.watch, console, StoreRecords(t.store), args.web) as hub:
         on_result, bus = view.result, None
         if hub is not None:
             hub.tournament(t.name, t.names, len(t.plan),

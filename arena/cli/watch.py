@@ -25,11 +25,11 @@ from arena.cli.match_log import MatchLogPrinter, summary_text
 from arena.cli.table_view import match_view, matches_table, standings_table, tournament_view
 from arena.rules.errors import ConfigError
 from arena.server.client import ENV_TOKEN
-from arena.watch.client import Feed, Reconnecting, SpectatorClient, WatchError
+from arena.watch.client import (
+    DEFAULT_ADDRESS, ENV_ADDRESS, Feed, Reconnecting, SpectatorClient, WatchError, spectator_address,
+)
 from arena.watch.viewer import WatchedMatch, WatchedTournament
 
-ENV_ADDRESS = "ONO99_SPECTATORS"
-DEFAULT_ADDRESS = "127.0.0.1:50052"      # arena serve's default: its port + 1
 TICK_S = 0.25                             # the live table's redraws
 
 
@@ -67,11 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    address = args.address or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError(f"{address!r} is not HOST:PORT (the address arena match --watch, arena "
-                          "tournament --watch or arena serve printed)")
+    address = spectator_address(args.address)
     if args.delay < 0:
         raise ConfigError("--delay must be at least 0 (turns)")
     if args.delay and args.match is None and not args.tv:

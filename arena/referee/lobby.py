@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ono99.v1 import referee_pb2
 
-from arena.referee.session import BotSession
+from arena.referee.session import MAX_BOT_MESSAGE, BotSession
 
 PROTOCOL_VERSION = 1
 
@@ -28,15 +28,44 @@ class Refused(Exception):
     reason: str
 
 
+#: The longest each text field of a Hello may be, in characters.
+HELLO_LIMITS = {"name": 64, "token": 256, "sdk": 100, "resume_key": 256}
+
+
+def check_hello(hello: referee_pb2.Hello) -> None:
+    """Refuse (REFUSAL_CODE_BAD_HELLO) a hello too large, or with a field too long or
+    holding control characters (which a name or an SDK shown in an organiser's terminal
+    could use to rewrite it)."""
+    size = hello.ByteSize()
+    if size > MAX_BOT_MESSAGE:
+        raise Refused(referee_pb2.REFUSAL_CODE_BAD_HELLO,
+                      f"the hello is {size} bytes; at most {MAX_BOT_MESSAGE} are accepted")
+    for name, limit in HELLO_LIMITS.items():
+        value = getattr(hello, name)
+        if len(value) > limit:
+            raise Refused(referee_pb2.REFUSAL_CODE_BAD_HELLO,
+                          f"hello.{name} is {len(value)} characters; at most {limit} are "
+                          "accepted")
+        if not value.isprintable():
+            raise Refused(referee_pb2.REFUSAL_CODE_BAD_HELLO,
+                          f"hello.{name} holds control characters")
+
+
 def token_hash(token: str) -> str:
     """What the lobby and the database keep of a token: its SHA-256 (tokens are 32 random
     bytes, so a fast hash is enough; a leaked database leaks no token)."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+#: Every token starts with it: never with "-" (which a command line such as ``--token
+#: -x...`` reads as an option: 1 token in 64 of bare URL-safe text), and a leaked token is
+#: recognisable to secret scanners.
+TOKEN_PREFIX = "ono99_"
+
+
 def new_token() -> str:
     """A fresh secret token: 32 bytes from the operating system, URL-safe text."""
-    return secrets.token_urlsafe(32)
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 @dataclass
@@ -87,6 +116,7 @@ class Lobby:
         """A session for a Hello, or :class:`Refused`."""
         if self.closing:
             raise Refused(referee_pb2.REFUSAL_CODE_SHUTTING_DOWN, "the referee is shutting down")
+        check_hello(hello)
         if hello.protocol_version != PROTOCOL_VERSION:
             raise Refused(referee_pb2.REFUSAL_CODE_UNSUPPORTED_PROTOCOL,
                           f"protocol version {hello.protocol_version} is not supported; "

@@ -107,6 +107,8 @@ class SeatStats:
     latency_us_total: int = 0
     latency_us_max: int = 0
     rejections: int = 0
+    #: every move's latency, in order (for percentiles across matches: not stored)
+    latencies_us: list[int] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def latency_us_mean(self) -> float:

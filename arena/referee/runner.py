@@ -193,6 +193,7 @@ class MatchRunner:
         stats = self.stats[seat]
         stats.moves += 1
         stats.latency_us_total += latency_us
+        stats.latencies_us.append(latency_us)
         if latency_us > stats.latency_us_max:
             stats.latency_us_max = latency_us
         stats.rejections = session.rejections

@@ -17,8 +17,17 @@ from arena.rpc import RejectUnparsable
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
-#: The largest message either way: a turn is a few hundred bytes; an upload chunk 1 MiB.
-MAX_MESSAGE = 2 * 2**20
+#: The largest message received: a bot's messages are at most 4 KiB (the session refuses
+#: larger ones); an organiser's upload chunk 32 KiB. Larger ones end their call.
+MAX_RECEIVE = 64 * 1024
+#: A connection that has not finished its TLS and HTTP/2 handshakes by then is closed
+#: (500 raw sockets that never spoke HTTP/2 stayed open for good before).
+HANDSHAKE_TIMEOUT_MS = 5000
+#: Connections open at once, beyond which new ones are closed at once: a ladder's few
+#: hundred bots and its organisers fit; a flood of raw sockets cannot exhaust the files.
+MAX_CONNECTIONS = 2000
+#: The largest message sent: an organiser's answers (lists of bots, standings) grow.
+MAX_SEND = 16 * 2**20
 
 
 class RefereeServer:
@@ -36,20 +45,22 @@ class RefereeServer:
 
     @classmethod
     async def start(cls, listen: str = "unix", services: Sequence[AddService] = (),
-                    tls: tuple[bytes, bytes] | None = None, lobby: Lobby | None = None,
-                    max_message: int = MAX_MESSAGE) -> RefereeServer:
+                    tls: tuple[bytes, bytes] | None = None,
+                    lobby: Lobby | None = None) -> RefereeServer:
         """Start on ``listen``: ``unix`` (a fresh socket in a temp folder), ``tcp`` (a free
         loopback port), or an explicit address such as ``0.0.0.0:50051`` or ``unix:/path``;
         with ``tls`` (PEM key and certificate) that port speaks TLS. ``services`` add more
-        servicers to the same port (a server's Organizer). Messages are capped at
-        ``max_message`` bytes either way."""
+        servicers to the same port (a server's Organizer). Messages received are capped
+        at MAX_RECEIVE bytes, those sent at MAX_SEND."""
         lobby = lobby or Lobby()
         server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-            ("grpc.max_receive_message_length", max_message),
-            ("grpc.max_send_message_length", max_message),
+            ("grpc.max_receive_message_length", MAX_RECEIVE),
+            ("grpc.max_send_message_length", MAX_SEND),
+            ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
+            ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
         ])
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
         for add in services:

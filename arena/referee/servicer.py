@@ -31,13 +31,15 @@ _REFUSAL_STATUS = {
     referee_pb2.REFUSAL_CODE_NO_HELLO: grpc.StatusCode.INVALID_ARGUMENT,
     referee_pb2.REFUSAL_CODE_SHUTTING_DOWN: grpc.StatusCode.UNAVAILABLE,
     referee_pb2.REFUSAL_CODE_TOO_MANY: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    referee_pb2.REFUSAL_CODE_BAD_HELLO: grpc.StatusCode.INVALID_ARGUMENT,
 }
 
 
 # Refusals that count against a host: guessing tokens, or not speaking the protocol. A
 # valid token still in use (a bot reconnecting before its old stream is noticed gone) or
 # a server shutting down is no sign of an attack.
-_COUNTED = frozenset({referee_pb2.REFUSAL_CODE_BAD_TOKEN, referee_pb2.REFUSAL_CODE_NO_HELLO})
+_COUNTED = frozenset({referee_pb2.REFUSAL_CODE_BAD_TOKEN, referee_pb2.REFUSAL_CODE_NO_HELLO,
+                      referee_pb2.REFUSAL_CODE_BAD_HELLO})
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):

@@ -25,6 +25,10 @@ from ono99.v1 import referee_pb2
 
 from arena.referee import wire
 
+#: The largest message a bot may send (the proto's BotMessage comment): a turn's answer
+#: is a few bytes; anything near this is padding.
+MAX_BOT_MESSAGE = 4096
+
 if TYPE_CHECKING:
     from arena.bots.process import BotProcess
 
@@ -258,7 +262,8 @@ class BotSession:
         coroutine); False for anything else, which :meth:`on_message` answers."""
         action = msg.action
         turn_id = action.turn_id
-        if turn_id and turn_id == self._open_turn and msg.HasField("action"):
+        if turn_id and turn_id == self._open_turn and msg.HasField("action") \
+                and msg.ByteSize() <= MAX_BOT_MESSAGE:
             self._deliver(action)
             return True
         return False
@@ -267,7 +272,12 @@ class BotSession:
         """A message :meth:`take` did not take (called by the servicer's read loop): it is
         refused, and the runner is nudged to count the refusal."""
         kind = msg.WhichOneof("kind")
-        if kind == "action":
+        size = msg.ByteSize()
+        if size > MAX_BOT_MESSAGE:
+            await self.reject(msg.action.turn_id, "malformed",
+                              f"a message of {size} bytes; a bot's messages are at most "
+                              f"{MAX_BOT_MESSAGE} bytes")
+        elif kind == "action":
             turn_id = msg.action.turn_id
             if turn_id in self._issued:
                 await self.reject(turn_id, "stale_turn", f"turn {turn_id} is already over")

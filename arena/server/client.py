@@ -20,7 +20,7 @@ from arena.rules.errors import ConfigError
 
 ENV_TOKEN = "ONO99_ORGANIZER_TOKEN"
 ENV_TLS_CA = "ONO99_TLS_CA"
-CHUNK = 2**20
+CHUNK = 32 * 1024   # under the server's 64 KiB cap on what it receives
 
 
 def channel_credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None:

@@ -1,7 +1,7 @@
 """Storage: one small interface (:class:`Store`), SQLite by default."""
 
 from arena.store.base import (
-    BotRecord, MatchRecord, RegisteredBot, Store, StoreError, TournamentRecord,
+    BotRecord, BotVersion, MatchRecord, RegisteredBot, Store, StoreError, TournamentRecord,
 )
 from arena.store.sqlite import SQLiteStore
 
@@ -11,5 +11,5 @@ def open_store(path: str, durable: bool = False) -> Store:
     return SQLiteStore(path, durable=durable)
 
 
-__all__ = ["BotRecord", "MatchRecord", "RegisteredBot", "SQLiteStore", "Store", "StoreError",
+__all__ = ["BotRecord", "BotVersion", "MatchRecord", "RegisteredBot", "SQLiteStore", "Store", "StoreError",
            "TournamentRecord", "open_store"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from arena.referee.results import MatchResult
@@ -26,14 +27,20 @@ class TournamentRecord:
 
 
 @dataclass(frozen=True)
-class BotRecord:
-    """A stored bot version: name, manifest, content hash of its folder."""
+class BotVersion:
+    """A bot version to store: name, folder, manifest, content hash of its folder."""
 
-    id: int
     name: str
     folder: str
     manifest: dict[str, Any]
     content_hash: str
+
+
+@dataclass(frozen=True)
+class BotRecord(BotVersion):
+    """A stored bot version (its id, and what :class:`BotVersion` holds)."""
+
+    id: int
 
 
 @dataclass(frozen=True)
@@ -101,8 +108,10 @@ class Store(abc.ABC):
     """A database of tournaments, bots and matches."""
 
     @abc.abstractmethod
-    def create_tournament(self, name: str, settings: dict[str, Any], bots: list[BotRecord]) -> TournamentRecord:
-        """A new tournament; :class:`StoreError` if the name is taken."""
+    def create_tournament(self, name: str, settings: dict[str, Any],
+                          bots: Sequence[BotVersion]) -> TournamentRecord:
+        """A new tournament of ``bots`` (each stored if new), in one transaction: nothing
+        is stored if it fails; :class:`StoreError` if the name is taken."""
 
     @abc.abstractmethod
     def tournament(self, name: str | None = None) -> TournamentRecord:

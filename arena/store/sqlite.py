@@ -10,16 +10,18 @@ the last commits on power loss, which a resume then plays again.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.referee.results import MatchResult
 from arena.rules.events import event_to_dict
 from arena.store.base import (
-    BotRecord, MatchRecord, NotFoundError, RegisteredBot, Store, StoreError, TournamentRecord,
+    BotRecord, BotVersion, MatchRecord, NotFoundError, RegisteredBot, Store, StoreError, TournamentRecord,
 )
 
 #: Ordered migrations: MIGRATIONS[k] takes the schema from version k to k+1.
@@ -98,13 +100,29 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+#: How long a write waits for another process's lock on the file, in seconds (default 30).
+TIMEOUT_ENV = "ONO99_DB_TIMEOUT"
+
+
+def busy_timeout() -> float:
+    try:
+        value = float(os.environ.get(TIMEOUT_ENV, "30"))
+    except ValueError:
+        value = -1
+    if not 0 < value < 1e6:
+        raise StoreError(f"${TIMEOUT_ENV} must be a number of seconds above 0, not "
+                         f"{os.environ.get(TIMEOUT_ENV)!r}")
+    return value
+
+
 class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file."""
 
     def __init__(self, path: str | Path, durable: bool = False) -> None:
         self.path = str(path)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+            self.timeout = busy_timeout()
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         try:
@@ -121,13 +139,23 @@ class SQLiteStore(Store):
             raise
         self.write_seconds = 0.0   # time spent in record_match, for the benchmark
 
+    def _begin(self) -> None:
+        """Open a write transaction, waiting up to the busy timeout for another process's
+        lock; then a :class:`StoreError` that says so (nothing was written)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"database {self.path} is locked by another process (waited "
+                             f"{self.timeout:g} s; ${TIMEOUT_ENV} sets how long): nothing was "
+                             f"written ({exc})") from None
+
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path} has schema version {version}, newer than this "
                              f"arena's {SCHEMA_VERSION}: upgrade the arena")
         for target in range(version, SCHEMA_VERSION):
-            self.db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 # another process may have run this migration while we waited for the lock
                 if self.db.execute("PRAGMA user_version").fetchone()[0] <= target:
@@ -143,17 +171,18 @@ class SQLiteStore(Store):
     # ---------------------------------------------------------------- tournaments
 
     def create_tournament(self, name: str, settings: dict[str, Any],
-                          bots: list[BotRecord]) -> TournamentRecord:
+                          bots: Sequence[BotVersion]) -> TournamentRecord:
         created = time.time()
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        self._begin()
+        try:   # its bots and itself, or nothing
+            records = [self._add_bot(b) for b in bots]
             cur = self.db.execute(
                 "INSERT INTO tournaments (name, created_at, settings) VALUES (?, ?, ?)",
                 (name, created, json.dumps(settings)))
             tid = cur.lastrowid
             self.db.executemany(
                 "INSERT INTO tournament_bots (tournament_id, position, bot_id) VALUES (?, ?, ?)",
-                [(tid, i, b.id) for i, b in enumerate(bots)])
+                [(tid, i, b.id) for i, b in enumerate(records)])
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError:
             self.db.execute("ROLLBACK")
@@ -161,7 +190,7 @@ class SQLiteStore(Store):
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return TournamentRecord(tid, name, created, settings, [b.name for b in bots])
+        return TournamentRecord(tid, name, created, settings, [b.name for b in records])
 
     def _tournament(self, row) -> TournamentRecord:
         tid, name, created, settings = row
@@ -196,19 +225,32 @@ class SQLiteStore(Store):
             "SELECT b.id, b.name, b.folder, b.manifest, b.content_hash FROM tournament_bots tb "
             "JOIN bots b ON b.id = tb.bot_id WHERE tb.tournament_id = ? ORDER BY tb.position",
             (tournament.id,))
-        return [BotRecord(i, n, f, json.loads(m), h) for i, n, f, m, h in rows.fetchall()]
+        return [BotRecord(id=i, name=n, folder=f, manifest=json.loads(m), content_hash=h)
+                for i, n, f, m, h in rows.fetchall()]
 
     def add_bot(self, name: str, folder: str, manifest: dict[str, Any], content_hash: str) -> BotRecord:
+        self._begin()
+        try:
+            record = self._add_bot(BotVersion(name, folder, manifest, content_hash))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return record
+
+    def _add_bot(self, bot: BotVersion) -> BotRecord:
+        """In the open transaction: the record of ``bot``, inserted if new."""
         row = self.db.execute("SELECT id FROM bots WHERE name = ? AND content_hash = ?",
-                              (name, content_hash)).fetchone()
+                              (bot.name, bot.content_hash)).fetchone()
         if row is None:
             cur = self.db.execute(
                 "INSERT INTO bots (name, folder, manifest, content_hash) VALUES (?, ?, ?, ?)",
-                (name, folder, json.dumps(manifest), content_hash))
+                (bot.name, bot.folder, json.dumps(bot.manifest), bot.content_hash))
             bot_id = cur.lastrowid
         else:
             bot_id = row[0]
-        return BotRecord(bot_id, name, folder, manifest, content_hash)
+        return BotRecord(id=bot_id, name=bot.name, folder=bot.folder, manifest=bot.manifest,
+                         content_hash=bot.content_hash)
 
     # ---------------------------------------------------------------- matches
 
@@ -218,7 +260,7 @@ class SQLiteStore(Store):
         spec = result.spec
         row = result.to_dict()
         events = zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
-        self.db.execute("BEGIN IMMEDIATE")
+        self._begin()
         try:
             cur = self.db.execute(
                 "INSERT INTO matches (tournament_id, key, sample, match_uid, bots, seed, ruleset, "
@@ -306,7 +348,7 @@ class SQLiteStore(Store):
 
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:
-        self.db.execute("BEGIN IMMEDIATE")
+        self._begin()
         try:
             version = self.db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM registered_bots "
                                       "WHERE name = ?", (name,)).fetchone()[0]

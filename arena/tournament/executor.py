@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -79,15 +80,24 @@ class LocalExecutor(Executor):
 
     async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
                   on_result: ResultSink) -> None:
+        waiting = deque(plans)
+
+        async def next_plan() -> PlannedMatch | None:
+            return waiting.popleft() if waiting else None
+
+        await self.play(next_plan, spec_of, on_result, max(1, min(self.concurrency, len(plans))))
+
+    async def play(self, next_plan: Callable[[], Awaitable[PlannedMatch | None]],
+                   spec_of: Callable[[PlannedMatch], MatchSpec], on_result: ResultSink,
+                   lanes: int | None = None) -> None:
+        """Play plans as ``next_plan`` gives them (None: no more), ``lanes`` matches at once
+        (default: the concurrency), until it has none left or this is cancelled."""
         own = self.referee is None
         server = await RefereeServer.start(self.listen) if own else self.referee
         self.seats = list(self.make_seats(server))
-        queue: asyncio.Queue[PlannedMatch] = asyncio.Queue()
-        for plan in plans:
-            queue.put_nowait(plan)
         try:
-            workers = [asyncio.create_task(self._worker(queue, spec_of, on_result))
-                       for _ in range(max(1, min(self.concurrency, len(plans))))]
+            workers = [asyncio.create_task(self._lane(next_plan, spec_of, on_result))
+                       for _ in range(lanes or self.concurrency)]
             try:
                 await asyncio.gather(*workers)
             except BaseException:
@@ -100,9 +110,8 @@ class LocalExecutor(Executor):
                 await server.stop("the tournament is over")
             await asyncio.gather(*(p.close() for p in self.seats), return_exceptions=True)
 
-    async def _worker(self, queue: asyncio.Queue, spec_of, on_result: ResultSink) -> None:
-        while not queue.empty():
-            plan = queue.get_nowait()
+    async def _lane(self, next_plan, spec_of, on_result: ResultSink) -> None:
+        while (plan := await next_plan()) is not None:
             if plan.phase != self.phase:
                 self.phase = plan.phase
                 for provider in self.seats:

@@ -4,24 +4,35 @@ A referee is one Python process, and one process does not use two cores well: me
 2 cores, one referee running 2 matches at once played 1.17x the matches of one running 1,
 while two referee processes played 1.64-1.8x. So for concurrency C this executor starts
 W = min(C, cores) worker processes; each runs its own referee and its own bot processes
-(a :class:`~arena.tournament.executor.LocalExecutor` with ceil(C / W) matches at once) on
-its share of the matches, and sends each result back. This process keeps the single
-writer to the store and the one view of the tournament: it counts crashes from the
-results and retires a bot everywhere once it fails too often (a worker may start one more
-match with it before it hears). Workers ignore Ctrl-C and stop when told, or when this
-process dies.
+(a :class:`~arena.tournament.executor.LocalExecutor` with ceil(C / W) lanes).
+
+This process deals the matches out one at a time, to a worker with a free lane, and keeps
+the single writer to the store and the one view of the tournament: it counts crashes from
+the results and retires a bot everywhere once it fails too often. A worker hears of a
+retirement before the next match dealt to it (both travel on one queue, in order), so it
+never starts another match with a bot retired before that match was dealt.
+
+A worker that dies (kill -9, out of memory) is replaced: the matches it had in flight are
+dealt again, first, and a result it may still have sent for one of them is ignored, so
+each match is reported exactly once. A match in flight in MAX_ATTEMPTS workers that all
+died stops the run with an error naming it (something in it kills referees). Workers
+ignore Ctrl-C and stop when told, or when this process dies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import multiprocessing
 import os
 import queue
 import signal
+import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
@@ -32,7 +43,20 @@ from arena.tournament.executor import Executor, ResultSink
 from arena.tournament.seats import retire_reason
 from arena.tournament.schedule import PlannedMatch
 
+log = logging.getLogger("arena.executor")
+
 _POLL_S = 0.2
+#: A match is played again after its worker died, up to this many workers in all.
+MAX_ATTEMPTS = 3
+
+
+@dataclass
+class _Worker:
+    """A worker process as this process sees it: what it was dealt and has not reported."""
+
+    process: multiprocessing.process.BaseProcess
+    control: multiprocessing.queues.Queue
+    in_flight: set[int] = field(default_factory=set)
 
 
 class MultiProcessExecutor(Executor):
@@ -58,6 +82,9 @@ class MultiProcessExecutor(Executor):
         self.on_retire = on_retire
         self.crashes = [0] * len(self.manifests)
         self.retired: dict[int, str] = {}
+        #: workers that died and were replaced, in this executor's runs
+        self.replaced = 0
+        self._started = 0
 
     async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
                   on_result: ResultSink) -> None:
@@ -66,51 +93,91 @@ class MultiProcessExecutor(Executor):
         ctx = multiprocessing.get_context("spawn")  # no fork: gRPC's threads do not survive it
         results = ctx.Queue()
         n = min(self.workers, len(plans))
-        per_worker = math.ceil(self.concurrency / n)
-        controls = [ctx.Queue() for _ in range(n)]
-        shares = [[(i, plans[i], spec_of(plans[i])) for i in range(w, len(plans), n)] for w in range(n)]
-        procs = []
-        for w in range(n):
-            log_dir = None if self.log_dir is None else self.log_dir / f"worker{w}"
-            procs.append(ctx.Process(
-                target=_worker_main, name=f"arena-worker-{w}", daemon=True,
-                args=(w, os.getpid(), self.manifests, self.labels, shares[w], per_worker,
-                      self.listen, log_dir, self.connect_timeout, dict(self.retired),
-                      results, controls[w], self.sandbox,
-                      None if self.bus is None else self.bus.tap)))
-        for p in procs:
-            p.start()
+        lanes = math.ceil(self.concurrency / n)
+        pending = deque(range(len(plans)))
+        attempts: Counter[int] = Counter()
+        workers: dict[int, _Worker] = {}
+        gone: list[_Worker] = []
+
+        def start() -> None:
+            wid = self._started
+            self._started += 1
+            control = ctx.Queue()
+            log_dir = None if self.log_dir is None else self.log_dir / f"worker{wid}"
+            process = ctx.Process(
+                target=_worker_main, name=f"arena-worker-{wid}", daemon=True,
+                args=(wid, os.getpid(), self.manifests, self.labels, lanes, self.listen,
+                      log_dir, self.connect_timeout, dict(self.retired), results, control,
+                      self.sandbox, None if self.bus is None else self.bus.tap))
+            process.start()
+            workers[wid] = _Worker(process, control)
+
+        def deal() -> None:
+            for worker in workers.values():
+                while pending and len(worker.in_flight) < lanes:
+                    index = pending.popleft()
+                    worker.control.put(("play", index, plans[index], spec_of(plans[index])))
+                    worker.in_flight.add(index)
+
+        def replace_dead() -> None:
+            for wid, worker in list(workers.items()):
+                if worker.process.is_alive():
+                    continue
+                del workers[wid]
+                gone.append(worker)
+                lost = sorted(worker.in_flight)
+                for index in lost:
+                    attempts[index] += 1
+                    if attempts[index] >= MAX_ATTEMPTS:
+                        raise RuntimeError(
+                            f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
+                            "workers that died; the run stops (--resume plays what is left)")
+                pending.extendleft(reversed(lost))
+                self.replaced += 1
+                log.warning("referee worker %s died (exit code %s); its %d match(es) in flight "
+                            "are played again on a new worker", worker.process.name,
+                            worker.process.exitcode, len(lost))
+                start()
+
+        for _ in range(n):
+            start()
         loop = asyncio.get_running_loop()
-        running = n
+        next_check = time.monotonic() + _POLL_S
         try:
-            while running:
+            while True:
+                deal()
+                if not pending and not any(w.in_flight for w in workers.values()):
+                    break
+                if time.monotonic() >= next_check:   # even while others' results flow
+                    next_check = time.monotonic() + _POLL_S
+                    replace_dead()
+                    deal()
                 try:
                     msg = await loop.run_in_executor(None, results.get, True, _POLL_S)
                 except queue.Empty:
-                    dead = [p for p in procs if not p.is_alive() and p.exitcode not in (0, None)]
-                    if dead:
-                        raise RuntimeError(f"referee worker {dead[0].name} died "
-                                           f"(exit code {dead[0].exitcode})")
                     continue
                 kind = msg[0]
                 if kind == "result":
-                    _, index, result = msg
-                    self._count_crashes(plans[index], result, controls)
+                    _, wid, index, result = msg
+                    worker = workers.get(wid)
+                    if worker is None or index not in worker.in_flight:
+                        continue   # from a worker given up for dead: dealt again already
+                    worker.in_flight.discard(index)
+                    self._count_crashes(plans[index], result, workers.values())
                     outcome = on_result(plans[index], result)
                     if asyncio.iscoroutine(outcome):
                         await outcome
                 elif kind == "watch":
                     self.bus.deliver(msg[1])
-                elif kind == "done":
-                    running -= 1
                 elif kind == "error":
                     raise RuntimeError(f"referee worker {msg[1]} failed: {msg[2]}")
         finally:
-            for c in controls:
-                c.put(("stop",))
-            await loop.run_in_executor(None, _join, procs, results)
+            for worker in workers.values():
+                worker.control.put(("stop",))
+            await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
+                                       results)
 
-    def _count_crashes(self, plan: PlannedMatch, result, controls) -> None:
+    def _count_crashes(self, plan: PlannedMatch, result, workers) -> None:
         for verdict in result.verdicts:
             if verdict.kind != VerdictKind.CRASHED:
                 continue
@@ -119,8 +186,8 @@ class MultiProcessExecutor(Executor):
             if bot not in self.retired and self.crashes[bot] >= self.retire_after:
                 reason = retire_reason(self.crashes[bot], verdict.detail)
                 self.retired[bot] = reason
-                for c in controls:
-                    c.put(("retire", bot, reason))
+                for worker in workers:   # before any match dealt after this one
+                    worker.control.put(("retire", bot, reason))
                 if self.on_retire is not None:
                     self.on_retire(self.labels[bot], reason)
 
@@ -143,20 +210,19 @@ def _join(procs, results, timeout: float = 10.0) -> None:
             p.join(timeout=5)
 
 
-def _worker_main(index, parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                 connect_timeout, retired, results, control, sandbox, tap) -> None:
-    """A worker process: its own referee and bots, playing its share of the matches."""
+def _worker_main(wid, parent_pid, manifests, labels, lanes, listen, log_dir, connect_timeout,
+                 retired, results, control, sandbox, tap) -> None:
+    """A worker process: its own referee and bots, playing the matches dealt to it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
-        asyncio.run(_worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
+        asyncio.run(_worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir,
                             connect_timeout, retired, results, control, sandbox, tap))
     except Exception as exc:  # pragma: no cover - reported to the parent, which stops
-        results.put(("error", index, f"{exc.__class__.__name__}: {exc}"))
-    results.put(("done", index))
+        results.put(("error", wid, f"{exc.__class__.__name__}: {exc}"))
 
 
-async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log_dir,
-                  connect_timeout, retired, results, control, sandbox, tap) -> None:
+async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, connect_timeout,
+                  retired, results, control, sandbox, tap) -> None:
     from arena.tournament.executor import LocalExecutor, process_seats
 
     # the parent counts crashes and retires bots everywhere: no retirement here
@@ -169,40 +235,57 @@ async def _worker(parent_pid, manifests, labels, share, concurrency, listen, log
         return made
 
     listeners = [] if tap is None else [tap.listener(lambda batch: results.put(("watch", batch)))]
-    executor = LocalExecutor(seats, concurrency, listen, listeners)
-    by_key = {plan.key: (i, spec) for i, plan, spec in share}
+    executor = LocalExecutor(seats, lanes, listen, listeners)
+    loop = asyncio.get_running_loop()
     main = asyncio.current_task()
+    dealt: asyncio.Queue[PlannedMatch] = asyncio.Queue()
+    specs: dict[tuple, tuple[int, MatchSpec]] = {}
+    done = threading.Event()
 
-    async def watch() -> None:
-        while True:
-            await asyncio.sleep(_POLL_S)
-            if os.getppid() != parent_pid:
-                # the parent is gone: nobody will read what is queued, so do not wait at
-                # exit for it to be written (a full pipe would keep this process alive)
-                results.cancel_join_thread()
-                main.cancel()
+    def on_control(msg) -> None:   # in the event loop, in the order sent
+        if msg[0] == "play":
+            _, index, plan, spec = msg
+            specs[plan.key] = (index, spec)
+            dealt.put_nowait(plan)
+        elif msg[0] == "retire":
+            retired[msg[1]] = msg[2]
+            if executor.seats:
+                executor.seats[msg[1]].retire(msg[2])
+        elif msg[0] == "orphaned":
+            # nobody will read what is queued: do not wait at exit for it to be written
+            # (a full pipe would keep this process alive)
+            results.cancel_join_thread()
+            main.cancel()
+        else:   # stop
+            main.cancel()
+
+    def read_control() -> None:
+        """A thread: each control message into the loop as it comes (no polling delay
+        between a free lane and its next match); the parent's death noticed."""
+        while not done.is_set():
+            try:
+                msg = control.get(timeout=_POLL_S)
+            except queue.Empty:
+                if os.getppid() == parent_pid:
+                    continue
+                msg = ("orphaned",)
+            try:
+                loop.call_soon_threadsafe(on_control, msg)
+            except RuntimeError:   # the loop is closed
                 return
-            while True:
-                try:
-                    msg = control.get_nowait()
-                except queue.Empty:
-                    break
-                if msg[0] == "stop":
-                    main.cancel()
-                    return
-                if msg[0] == "retire":
-                    retired[msg[1]] = msg[2]
-                    if executor.seats:
-                        executor.seats[msg[1]].retire(msg[2])
+            if msg[0] in ("stop", "orphaned"):
+                return
 
-    watcher = asyncio.create_task(watch())
+    reader = threading.Thread(target=read_control, name="control", daemon=True)
+    reader.start()
 
     def on_result(plan: PlannedMatch, result) -> None:
-        results.put(("result", by_key[plan.key][0], result))
+        index, _ = specs.pop(plan.key)
+        results.put(("result", wid, index, result))
 
     try:
-        await executor.run([plan for _, plan, _ in share], lambda p: by_key[p.key][1], on_result)
+        await executor.play(dealt.get, lambda p: specs[p.key][1], on_result)
     except asyncio.CancelledError:
         pass
     finally:
-        watcher.cancel()
+        done.set()

@@ -24,7 +24,7 @@ from arena.referee.listeners import ListenerBus, MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import GameConfig, make_config
 from arena.seeds import Seeds, fresh_master
-from arena.store.base import Store, TournamentRecord
+from arena.store.base import BotVersion, Store, TournamentRecord
 from arena.tournament import schedule
 from arena.tournament.executor import Executor, LocalExecutor, process_seats
 from arena.tournament.multiprocess import MultiProcessExecutor
@@ -158,7 +158,7 @@ class Tournament:
         if settings.seed is None:
             changes.update(seed=fresh_master(), secret=True)
         settings = Settings.from_dict({**settings.to_dict(), **changes})
-        bots = [store.add_bot(m.name, str(m.folder), _manifest_dict(m), content_hash(m))
+        bots = [BotVersion(m.name, str(m.folder), _manifest_dict(m), content_hash(m))
                 for m in manifests]
         record = store.create_tournament(name, settings.to_dict(), bots)
         return cls(store, record, settings, manifests)
@@ -183,7 +183,7 @@ class Tournament:
         """Store a new tournament of a server's registered bots (``settings.bots``);
         ``plan``: its schedule, if it was built already (from checked settings)."""
         settings = cls.check_registered(settings)
-        bots = [store.add_bot(n, "", {"name": n, "registered": True}, f"registered:{n}")
+        bots = [BotVersion(n, "", {"name": n, "registered": True}, f"registered:{n}")
                 for n in settings.bots]
         record = store.create_tournament(name, settings.to_dict(), bots)
         return cls(store, record, settings, plan=plan)

@@ -1,7 +1,10 @@
-"""The spectator service from the viewer's side (what `arena watch` uses): connecting,
-with a clear error within a few seconds when nothing answers; the calls; and streams
-read in a thread of their own, so that the viewer can redraw a clock, or take Ctrl-C,
-while it waits for the next message.
+"""The spectator service from the viewer's side: where it is by default, how a failed call
+reads (one line, and whether trying again may help), and two clients over the same
+calls. :class:`SpectatorClient` is `arena watch`'s: connecting, with a clear error
+within a few seconds when nothing answers, and streams read in a thread of their own, so
+that the viewer can redraw a clock, or take Ctrl-C, while it waits for the next message.
+:class:`AsyncSpectatorClient` is the web viewer's, in an event loop (grpc.aio): the loop
+that may also run the referee (``--web``), where a thread per open page would not do.
 
 A stream that breaks because the server went away (UNAVAILABLE) is opened again, for up
 to RECONNECT_S seconds: a server restarted in that time (arena serve) is followed on,
@@ -12,26 +15,70 @@ stream with the server's own message, as one :class:`WatchError` line.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
+from arena.rules.errors import ConfigError
 from arena.server.client import channel_credentials
+from arena.watch.server import MAX_MESSAGE
 
+ENV_ADDRESS = "ONO99_SPECTATORS"
+DEFAULT_ADDRESS = "127.0.0.1:50052"      # arena serve's default: its port + 1
 CONNECT_TIMEOUT_S = 5.0
 RECONNECT_S = 10.0
 CALL_TIMEOUT_S = 30.0
-MAX_MESSAGE = 64 * 2**20    # as the server's: a long match's snapshot
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE),
+                   # a server that went away is looked for again soon, not after minutes
+                   ("grpc.initial_reconnect_backoff_ms", 300),
+                   ("grpc.max_reconnect_backoff_ms", 1000)]
+# Codes after which the same call may work later: the service is not (yet) there, did not
+# answer in time, or stopped under the stream.
+_RETRY = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+          grpc.StatusCode.CANCELLED}
+
+
+def spectator_address(given: str | None) -> str:
+    """The service to follow: ``given``, else ``$ONO99_SPECTATORS``, else
+    :data:`DEFAULT_ADDRESS`. ConfigError if it is not HOST:PORT."""
+    address = given or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{address!r} is not HOST:PORT (the address arena match --watch, arena "
+                          "tournament --watch or arena serve printed)")
+    return address
 
 
 class WatchError(Exception):
     """The spectator service cannot be reached, went away, or refused the call; the
-    message is the one line to show."""
+    message is the one line to show. ``retry``: whether the same call may work later."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+def call_error(address: str, exc: grpc.RpcError) -> WatchError:
+    """A failed call to the service at ``address`` as one line: the server's message, or
+    what went wrong."""
+    code = exc.code()
+    retry = code in _RETRY
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return WatchError(f"no spectator service at {address} ({exc.details()})", retry)
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return WatchError(f"no spectator service at {address} (something answers there, but "
+                          "not the Spectator service)")
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return WatchError(f"the spectator service at {address} did not answer in time", retry)
+    if code == grpc.StatusCode.CANCELLED:
+        return WatchError(f"the spectator service at {address} ended the stream", retry)
+    return WatchError(exc.details() or code.name)
 
 
 @dataclass(frozen=True)
@@ -49,12 +96,8 @@ class SpectatorClient:
         self.address = address
         self.metadata = (("authorization", f"Bearer {token}"),) if token else None
         creds = channel_credentials(tls, tls_ca)
-        options = [("grpc.max_receive_message_length", MAX_MESSAGE),
-                   # a server that went away is looked for again soon, not after minutes
-                   ("grpc.initial_reconnect_backoff_ms", 300),
-                   ("grpc.max_reconnect_backoff_ms", 1000)]
-        self.channel = (grpc.secure_channel(address, creds, options) if creds is not None
-                        else grpc.insecure_channel(address, options))
+        self.channel = (grpc.secure_channel(address, creds, CHANNEL_OPTIONS) if creds is not None
+                        else grpc.insecure_channel(address, CHANNEL_OPTIONS))
         self.stub = spectator_pb2_grpc.SpectatorStub(self.channel)
 
     def connect(self, timeout: float = CONNECT_TIMEOUT_S) -> None:
@@ -108,16 +151,7 @@ class SpectatorClient:
             raise self.error(exc) from None
 
     def error(self, exc: grpc.RpcError) -> WatchError:
-        """A failed call as one line: the server's message, or what went wrong."""
-        code = exc.code()
-        if code == grpc.StatusCode.UNAVAILABLE:
-            return WatchError(f"no spectator service at {self.address} ({exc.details()})")
-        if code == grpc.StatusCode.UNIMPLEMENTED:
-            return WatchError(f"no spectator service at {self.address} (something answers "
-                              "there, but not the Spectator service)")
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return WatchError(f"the spectator service at {self.address} did not answer in time")
-        return WatchError(exc.details() or code.name)
+        return call_error(self.address, exc)
 
 
 _END = object()
@@ -196,3 +230,69 @@ class Feed:
                     return
                 time.sleep(0.1)
         self._queue.put(_END)
+
+
+class AsyncSpectatorClient:
+    """The spectator service at ``address`` from an event loop (grpc.aio), made in the loop
+    that uses it. Its streams are async iterators of the service's messages; one that
+    fails ends with a :class:`WatchError` whose ``retry`` says whether opening it again may
+    help (its caller decides: the web page opens it again, and starts over from the
+    snapshot every stream begins with)."""
+
+    def __init__(self, address: str, tls: bool = False, tls_ca: str | None = None) -> None:
+        self.address = address
+        creds = channel_credentials(tls, tls_ca)
+        self.channel = (grpc.aio.secure_channel(address, creds, CHANNEL_OPTIONS)
+                        if creds is not None else grpc.aio.insecure_channel(address, CHANNEL_OPTIONS))
+        self.stub = spectator_pb2_grpc.SpectatorStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def check(self) -> str | None:
+        """Why the service cannot be used now (one line), or None if it answers."""
+        try:
+            await self.matches(recent=1)
+        except WatchError as exc:
+            return str(exc)
+        return None
+
+    async def matches(self, tournament: str = "", recent: int = 50) -> pb.ListMatchesResponse:
+        """The live matches (most interesting first), then the recent finished ones."""
+        return await self._unary(self.stub.ListMatches,
+                                 pb.ListMatchesRequest(tournament=tournament, recent=recent))
+
+    async def record(self, match_id: str) -> pb.MatchSnapshot:
+        """A finished match's whole record."""
+        return await self._unary(self.stub.GetRecord, pb.GetRecordRequest(match_id=match_id))
+
+    def watch_match(self, match_id: str, delay: int = 0) -> AsyncIterator[pb.MatchFeed]:
+        return self._stream(self.stub.WatchMatch(
+            pb.WatchMatchRequest(match_id=match_id, delay_turns=delay)))
+
+    def watch_tv(self, tournament: str = "", delay: int = 0) -> AsyncIterator[pb.MatchFeed]:
+        return self._stream(self.stub.WatchTV(
+            pb.WatchTVRequest(tournament=tournament, delay_turns=delay)))
+
+    def watch_tournament(self, name: str = "") -> AsyncIterator[pb.TournamentFeed]:
+        """A tournament or the ladder. One not (yet) followed there may start later: that
+        NOT_FOUND is worth trying again."""
+        return self._stream(self.stub.WatchTournament(pb.WatchTournamentRequest(name=name)),
+                            retry_not_found=True)
+
+    async def _unary(self, method, request):
+        try:
+            return await method(request, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as exc:
+            raise call_error(self.address, exc) from None
+
+    async def _stream(self, call, retry_not_found: bool = False) -> AsyncIterator:
+        try:
+            async for message in call:
+                yield message
+        except grpc.aio.AioRpcError as exc:
+            error = call_error(self.address, exc)
+            error.retry = error.retry or (retry_not_found and exc.code() == grpc.StatusCode.NOT_FOUND)
+            raise error from None
+        finally:
+            call.cancel()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from ono99.v1 import spectator_pb2 as pb
 
 from arena.referee import wire as referee_wire
@@ -141,8 +142,16 @@ def from_file(path: Path) -> pb.MatchSnapshot:
                           f"({exc.__class__.__name__}: {exc})") from None
 
 
+def to_dict(message: Message) -> dict:
+    """A spectator message as JSON data, as a download holds it: protobuf's JSON mapping
+    with the proto's field names (fields at their default left out, 64-bit numbers as
+    strings). The web viewer sends every stream message to its page this way, so the page
+    reads one format, live or from a file."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
 def to_json(snapshot: pb.MatchSnapshot) -> str:
     """A record as the JSON a download saves (and :func:`from_file` reads back)."""
-    return json_format.MessageToJson(snapshot, indent=None, preserving_proto_field_name=True)
+    return json.dumps(to_dict(snapshot), separators=(",", ":"))
 
 

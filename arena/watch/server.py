@@ -7,6 +7,7 @@ from ono99.v1 import spectator_pb2_grpc
 
 from arena.rpc import RejectUnparsable
 from arena.rules.errors import ConfigError
+from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
 from arena.watch.hub import SpectatorHub
 from arena.watch.servicer import RecordSource, SpectatorServicer
 
@@ -33,6 +34,9 @@ class SpectatorServer:
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.max_send_message_length", MAX_MESSAGE),
             ("grpc.max_receive_message_length", 64 * 1024),   # requests are small
+            # as the referee's port: raw sockets closed, connections capped
+            ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
+            ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
         ])
         spectator_pb2_grpc.add_SpectatorServicer_to_server(
             SpectatorServicer(hub, records, organizer_hash), server)

@@ -47,12 +47,15 @@ class WatchedMatch:
         record = self.record
         if record is None:             # a stream always starts with a snapshot
             return MatchUpdate()
-        if kind == "frame":
-            if record.frames and message.frame.seq <= record.frames[-1].seq:
+        if kind in ("frame", "frames"):   # frames: those that piled up for a viewer that lagged
+            last = record.frames[-1].seq if record.frames else -1
+            frames = [message.frame] if kind == "frame" else message.frames.frames
+            new = [f for f in frames if f.seq > last]
+            if not new:
                 return MatchUpdate()
-            record.frames.append(message.frame)
+            record.frames.extend(new)
             self._open_ms, self._since = 0, now
-            return MatchUpdate(frames=[message.frame])
+            return MatchUpdate(frames=new)
         if kind == "verdict":
             return MatchUpdate(verdicts=self._add_verdicts([message.verdict]))
         if kind == "over":

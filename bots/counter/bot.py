@@ -64,7 +64,7 @@ class CounterBot(Bot):
             owes_two = card in FORCING or (view.owed == 2 and card in deflectors)
             safe = sum(n for c, n in unseen.items()
                        if self.playable(c, total, rules, owes_two and c == "DP"))
-            p_stuck = comb(pool - safe, size) / comb(pool, size) if pool >= size else 0.0
+            p_stuck = self.stuck_chance(unseen, pool, safe, size, modern)
             if owes_two:  # two cards to find: roughly, stuck on either
                 p_stuck = 1 - (1 - p_stuck) ** 1.7
             keep = 0.02 if card in deflectors or card in FORCING or card == "-10" else 0.0
@@ -72,6 +72,18 @@ class CounterBot(Bot):
             if best_score is None or score > best_score:
                 best, best_score = card, score
         return best
+
+    @staticmethod
+    def stuck_chance(unseen, pool, safe, size, modern):
+        """The chance that a hand of ``size`` drawn from the ``pool`` unseen cards holds
+        none of the ``safe`` ones. In modern, a hand of four 99s is not stuck: its seat
+        plays them together and draws four more."""
+        if pool < size:
+            return 0.0
+        stuck = comb(pool - safe, size)
+        if modern and size == 4:
+            stuck -= comb(unseen.get("99", 0), 4)
+        return stuck / comb(pool, size)
 
     @staticmethod
     def total_after(card, total, ruleset):

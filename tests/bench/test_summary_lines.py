@@ -18,6 +18,10 @@ CASES = {
     "ratings": (["--seeds", "1", "--budget", "200"],
                 r"ratings: tau -?[\d.]+ duplicate, -?[\d.]+ plain; matches to separate [\d,inf]+ "
                 r"duplicate, [\d,inf]+ plain"),
+    # a short load run, through the multi-process executor: nothing lost or stored twice
+    "load": (["--matches", "60", "--bots", "4", "--concurrency", "4"],
+             r"load: 60 matches, 0 lost, 0 duplicated; memory [+-][\d.]+% from first to last "
+             r"fifth; turn p99 [\d.]+ ms"),
 }
 
 

@@ -13,6 +13,8 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
   stale          answers once with the previous turn's id, then correctly
   flood          sends $ROGUE_FLOOD (default 200000) actions for turns not its own, as
                  fast as it can, and never reads its stream again
+  padded         answers with its first legal card padded by an unknown field of
+                 $ROGUE_PAD bytes (default 8000), and again after each refusal
   wrong_token    says hello with a wrong token (no trigger)
   bad_protocol   says hello with protocol version 99 (no trigger)
   no_hello       sends an action first (no trigger)
@@ -49,6 +51,19 @@ def log(line):
     print("LOG " + line, flush=True)
 
 
+def padded(msg):
+    """``msg`` serialized, with an unknown length-delimited field 15 of $ROGUE_PAD bytes
+    (valid protobuf: a parser keeps it as an unknown field)."""
+    size = int(os.environ.get("ROGUE_PAD", "8000"))
+    n, length = size, b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        length += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            break
+    return msg.SerializeToString() + b"\x7a" + length + b"x" * size
+
+
 def main():
     channel = grpc.insecure_channel(os.environ["ONO99_REFEREE"])
     grpc.channel_ready_future(channel).result(timeout=10)
@@ -75,6 +90,7 @@ def main():
     turns = 0
     seat = -1
     previous = None
+    last_legal = None
     pending = None  # the open turn to answer correctly after a deliberate mistake
     rng = random.Random(0)
     record = sys.stdout if MODE == "record" else None
@@ -108,6 +124,9 @@ def main():
                 log("rejected " + pb.ErrorCode.Name(msg.rejected.code))
                 if MODE == "garbage_card":
                     send(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id, card=999)))
+                elif MODE == "padded":
+                    send(padded(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id,
+                                                               card=last_legal))))
                 elif MODE == "unspecified":
                     send(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id, card=0)))
                 elif pending is not None:
@@ -137,6 +156,10 @@ def main():
                     answer.action.card = 0
                 elif MODE == "garbage_bytes":
                     send(b"\x0a\xff\xff\xff\xff\xff\xff")
+                    continue
+                elif MODE == "padded":
+                    last_legal = t.legal[0]
+                    send(padded(answer))
                     continue
                 elif MODE == "not_in_hand":
                     missing = [c for c in range(1, 18) if c not in t.view.hand]

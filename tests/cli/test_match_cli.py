@@ -82,26 +82,50 @@ def test_a_missing_bot_folder_is_one_line_naming_it(tmp_path, mark):
     assert error_line(proc) == f"arena match: error: bot folder {tmp_path / 'nowhere'} does not exist"
 
 
-def test_a_bot_that_exits_at_once_is_named_with_its_exit_code(tmp_path, mark):
+def test_a_bot_that_exits_at_once_gets_a_verdict_naming_its_exit_code_and_the_others_play(
+        tmp_path, mark):
     folder = bot_folder(tmp_path, 'name = "quitter"\ncommand = ["{python}", "-c", '
                                   '"import sys; sys.stderr.write(\'no luck\\\\n\'); sys.exit(7)"]\n')
-    proc = arena_match(mark, BOTS / "random", folder, "--out", tmp_path / "out")
-    assert proc.returncode == 1
-    line = error_line(proc)
-    assert f"bot quitter ({folder})" in line
-    assert "exited with code 7 before connecting; stderr: no luck" in line
+    proc = arena_match(mark, BOTS / "random", BOTS / "greedy", folder, "--games", 4,
+                       "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arena match: warning: bot quitter "), proc.stderr
+    assert "exited with code 7 before connecting; stderr: no luck" in lines[0]
+    logs = [json.loads(line) for game in range(1, 5)
+            for line in (tmp_path / "out" / f"game-{game}.jsonl").read_text().splitlines()]
+    results = [entry for entry in logs if entry.get("type") == "result"]
+    assert len(results) == 4
+    for game, result in enumerate(results):
+        (verdict,) = result["verdicts"]
+        assert verdict["seat"] == 2 and verdict["kind"] == "disconnected"
+        assert "could not start" in verdict["detail"] and "exited with code 7" in verdict["detail"]
+        # tried again before games 2 and 3; not after its third failure
+        assert ("not tried again after 3 failures" in verdict["detail"]) == (game == 3)
+        assert result["status"] == "finished" and result["ranking"][-1] == [2]
 
 
-def test_a_bot_that_never_connects_is_stopped_after_the_connect_timeout(tmp_path, mark):
+def test_a_bot_that_never_connects_is_stopped_after_the_connect_timeout_and_the_others_play(
+        tmp_path, mark):
     folder = bot_folder(tmp_path, 'name = "sleeper"\n'
                                   'command = ["{python}", "-c", "import time; time.sleep(60)"]\n')
     started = time.monotonic()
-    proc = arena_match(mark, BOTS / "random", folder, "--connect-timeout", 1,
+    proc = arena_match(mark, BOTS / "random", BOTS / "greedy", folder, "--connect-timeout", 3,
                        "--out", tmp_path / "out", timeout=20)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 0, proc.stderr
+    assert f"arena match: warning: bot sleeper ({folder}) did not connect within 3 s; it was " \
+        "stopped" in proc.stderr
+    assert "game 1 (seed" in proc.stdout
+
+
+def test_when_no_bot_starts_the_match_is_one_error_line(tmp_path, mark):
+    folder = bot_folder(tmp_path, 'name = "quitter"\ncommand = ["{python}", "-c", '
+                                  '"import sys; sys.exit(7)"]\n')
+    proc = arena_match(mark, folder, folder, "--out", tmp_path / "out")
     assert proc.returncode == 1
     line = error_line(proc)
-    assert f"bot sleeper ({folder}) did not connect within 1 s; it was stopped" in line
+    assert "bot quitter (" in line and "exited with code 7 before connecting" in line
 
 
 # ---------------------------------------------------------------- bad arguments
@@ -245,7 +269,8 @@ def finished_logs(out: Path) -> list[Path]:
     return done
 
 
-def test_ctrl_c_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark, sig):
     # Slow bots make a game last about a second, and the interrupt is sent once two logs
     # are written whole and the third game has begun: it always lands mid-game.
     out = tmp_path / "out"
@@ -264,7 +289,7 @@ def test_ctrl_c_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark):
                 time.sleep(0.02)
             assert proc.poll() is None and len(finished_logs(out)) >= 2, "no games were played"
             time.sleep(0.2)   # game 3 is under way (a game takes about a second)
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             sent = time.monotonic()
             _, stderr = proc.communicate(timeout=15)
         finally:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
@@ -91,6 +93,119 @@ def test_connections_that_have_not_said_hello_are_capped(monkeypatch):
                 call.cancel()
         finally:
             await channel.close()
+            await server.stop()
+
+    asyncio.run(go())
+
+
+async def first_reply(address: str, data: bytes):
+    """Send ``data`` (raw bytes) as the first message of a Play stream: the reply, and the
+    stream's status after a refusal."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream("/ono99.v1.Referee/Play", request_serializer=lambda b: b,
+                                     response_deserializer=referee_pb2.RefereeMessage.FromString)()
+        await call.write(data)
+        try:
+            reply = await call.read()
+        except grpc.aio.AioRpcError as exc:   # ended before any reply
+            return None, exc.code()
+        code = await call.code() if reply.HasField("refusal") else None
+        call.cancel()
+        return reply, code
+
+
+def padded_hello(token: str, size: int) -> bytes:
+    """A hello followed by an unknown length-delimited field 15 of ``size`` bytes."""
+    hello = referee_pb2.BotMessage(hello=referee_pb2.Hello(name="x", token=token,
+                                                           protocol_version=1))
+    inner = hello.hello.SerializeToString() + b"\x7a" + _varint(size) + b"p" * size
+    return b"\x0a" + _varint(len(inner)) + inner
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def test_hellos_too_large_or_with_long_or_control_fields_are_refused():
+    """A bot's messages are a few KB at most (the proto's BotMessage): a padded hello, an
+    over-long field, or a name that would rewrite an organiser's terminal is refused with
+    REFUSAL_CODE_BAD_HELLO and INVALID_ARGUMENT; a message over 64 KiB ends the stream
+    before the referee reads it."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            good = server.lobby.register("good").token
+            raw = lambda **f: referee_pb2.BotMessage(hello=referee_pb2.Hello(   # noqa: E731
+                token=good, protocol_version=1, **f)).SerializeToString()
+            cases = {
+                "the hello is 8": padded_hello(good, 8000),
+                "hello.name is 65 characters": raw(name="n" * 65),
+                "hello.sdk is 101 characters": raw(sdk="s" * 101),
+                "hello.resume_key is 257 characters": raw(resume_key="k" * 257),
+                "hello.token is 300 characters": referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                    token="t" * 300, protocol_version=1)).SerializeToString(),
+                "hello.name holds control characters": raw(name="bot\x1b[2J"),
+            }
+            for words, data in cases.items():
+                reply, code = await first_reply(server.address, data)
+                assert reply.refusal.code == referee_pb2.REFUSAL_CODE_BAD_HELLO, words
+                assert words in reply.refusal.reason
+                assert code == grpc.StatusCode.INVALID_ARGUMENT
+            reply, code = await first_reply(server.address, padded_hello(good, 100_000))
+            assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            # limits exactly met are fine
+            reply, _ = await first_reply(server.address, raw(name="n" * 64, sdk="s" * 100))
+            assert reply.HasField("welcome")
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+def test_raw_connections_that_never_speak_http2_are_capped_and_closed(monkeypatch):
+    """Sockets that connect and say nothing: beyond the cap a new connection is closed at
+    once (a bot gets UNAVAILABLE, not a hang), and each is closed after the handshake
+    timeout, after which bots connect again."""
+    import socket
+    from arena.referee import server as server_module
+
+    monkeypatch.setattr(server_module, "MAX_CONNECTIONS", 20)
+    monkeypatch.setattr(server_module, "HANDSHAKE_TIMEOUT_MS", 1500)
+
+    async def go():
+        server = await RefereeServer.start("tcp")
+        host, port = server.address.rsplit(":", 1)
+        good = server.lobby.register("good").token
+        raw = [socket.create_connection((host, int(port))) for _ in range(20)]
+        try:
+            await asyncio.sleep(0.2)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await asyncio.wait_for(hello(server.address, good), 5)
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+            await asyncio.sleep(2.0)   # past the handshake timeout: every raw socket closed
+            for sock in raw:   # (a GOAWAY frame first, then the end of the stream)
+                sock.settimeout(1)
+                while sock.recv(4096):
+                    pass
+            # the server counts a connection out a moment after closing it: within 5 s,
+            # a bot connects again
+            deadline = asyncio.get_running_loop().time() + 5
+            while True:
+                try:
+                    msg = await asyncio.wait_for(hello(server.address, good), 5)
+                    break
+                except grpc.aio.AioRpcError:
+                    assert asyncio.get_running_loop().time() < deadline, "still refused"
+                    await asyncio.sleep(0.1)
+            assert msg.HasField("welcome")
+        finally:
+            for sock in raw:
+                sock.close()
             await server.stop()
 
     asyncio.run(go())

@@ -468,3 +468,33 @@ def test_a_new_process_after_a_reconnection_learns_the_whole_match():
     ref.reconnect()
     ref.turn(hand=["8"])
     assert fresh.starts == 1 and len(fresh.seen) == 2
+
+
+def test_counter_does_not_count_a_modern_hand_of_four_99s_as_stuck(counter_bot):
+    """Modern: four 99s are played together (and four cards drawn): not stuck (it was
+    counted stuck: no 99 is playable alone). In classic a hand of 99s is stuck."""
+    ref = FakeReferee(counter_bot(), seats=2)
+    play_all_but({"99": 10}, ref, HAND)
+    assert ref.turn(hand=HAND, total=90) == "1"
+    assert counter_bot.stuck_chance({"99": 10}, 10, 0, 4, modern=True) == 0.0
+    assert counter_bot.stuck_chance({"99": 10}, 10, 0, 4, modern=False) == 1.0
+    assert counter_bot.stuck_chance({"99": 3, "5": 7}, 10, 0, 4, modern=True) == 1.0
+
+
+def test_the_fake_referee_sets_revealed_hands_tokens_and_scores():
+    seen = {}
+
+    class Looker(Bot):
+        def choose(self, view):
+            seen.update(revealed=[s.revealed for s in view.seats],
+                        tokens=[s.tokens for s in view.seats],
+                        scores=[s.score for s in view.seats],
+                        in_round=[s.in_round for s in view.seats])
+            return view.legal[0]
+
+    ref = FakeReferee(Looker(), seats=3, ruleset="classic")
+    ref.turn(hand=["2", "3"], in_game=[True, True, False], in_round=[True, False, False],
+             revealed={2: ["99", "H"]}, tokens=[3, 1, 0], scores=[10, 25, 0])
+    assert [list(r) for r in seen["revealed"]] == [[], [], ["99", "H"]]
+    assert seen["tokens"] == [3, 1, 0] and seen["scores"] == [10, 25, 0]
+    assert seen["in_round"] == [True, False, False]

@@ -251,3 +251,33 @@ def test_two_remote_bots_play_matches_at_once_without_waiting_for_each_other(ser
         for bot in bots:
             bot.terminate()
             bot.wait(10)
+
+
+def ladder_keys(db: Path) -> list[str]:
+    """Every stored key of the ladder, duplicates included."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+        return [r[0] for r in con.execute(
+            "SELECT m.key FROM matches m JOIN tournaments t ON m.tournament_id = t.id "
+            "WHERE t.name = 'ladder'")]
+
+
+def test_the_ladder_loses_and_repeats_nothing_when_the_server_is_killed(tmp_path, mark):
+    """kill -9 of the server mid-ladder, then a restart on its database: every ladder match
+    stored before is still there, none is stored twice, and the ladder goes on."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", listen="127.0.0.1:0")
+    try:
+        for name in ("random", "greedy", "lowest"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        wait_ladder(served, 20)
+    finally:
+        served.stop(signal.SIGKILL)
+    before = ladder_keys(db)
+    assert len(before) >= 20 and len(before) == len(set(before))
+    again = Served(db, mark, "--ladder", token=served.token, listen=served.address)
+    try:
+        wait_ladder(again, len(before) + 20)
+    finally:
+        assert again.stop() == 0
+    after = ladder_keys(db)
+    assert set(before) <= set(after) and len(after) == len(set(after)) > len(before)

@@ -29,7 +29,7 @@ from arena.referee.results import (
 from arena.rules import Game, make_config
 from arena.rules.events import event_to_dict
 from arena.store import (
-    BotRecord, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
+    BotRecord, BotVersion, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
 )
 from arena.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
@@ -468,6 +468,23 @@ def test_sqlite_arenas_opening_a_new_file_at_once_migrate_it_once(tmp_path):
     assert _pragma(path, "user_version") == SCHEMA_VERSION
 
 
+def test_sqlite_a_tournament_and_its_bots_are_stored_in_one_transaction(tmp_path):
+    """A failed creation (a taken name) stores none of its new bot versions either."""
+    path = tmp_path / "one.db"
+    store = SQLiteStore(path)
+    try:
+        tournament(store, "cup", bots=("ada",))
+        new = [BotVersion("zed", "/bots/zed", {"name": "zed"}, "z1")]
+        with pytest.raises(StoreError, match="'cup'"):
+            store.create_tournament("cup", {}, new)
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            assert [r[0] for r in db.execute("SELECT name FROM bots")] == ["ada"]
+        record = store.create_tournament("cup-2", {}, new)
+        assert [b.name for b in store.tournament_bots(record)] == ["zed"]
+    finally:
+        store.close()
+
+
 # ------------------------------------------------------------------------ a server's own
 
 
@@ -511,3 +528,31 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
     finally:
         store.close()
     assert _pragma(path, "user_version") == SCHEMA_VERSION == 3
+
+
+def _open_at(path: str, start: float, results) -> None:
+    """A process that opens (and creates, migrates) ``path`` at the moment ``start``."""
+    while time.time() < start:
+        pass
+    try:
+        SQLiteStore(path).close()
+        results.put("ok")
+    except Exception as exc:   # reported by the test, with its message
+        results.put(f"{exc.__class__.__name__}: {exc}")
+
+
+def test_sqlite_many_processes_opening_one_new_file_at_once_all_succeed(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    start = time.time() + 2.0   # after every process has started
+    procs = [ctx.Process(target=_open_at, args=(str(tmp_path / "new.db"), start, results))
+             for _ in range(12)]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=10)
+    assert outcomes == ["ok"] * 12
+    assert _pragma(tmp_path / "new.db", "user_version") == SCHEMA_VERSION

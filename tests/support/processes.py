@@ -13,7 +13,7 @@ import pytest
 
 MARK = "ARENA_TEST_MARK"
 #: what tests pass their bots besides the mark (the rogue bot's settings)
-_BOT_ENV = (MARK, "ROGUE_SLEEP")
+_BOT_ENV = (MARK, "ROGUE_SLEEP", "ROGUE_FLOOD", "ROGUE_PAD")
 #: ONO99_BOT_ENV as the test run was started, before conftest set it
 _RUNNER_BOT_ENV = os.environ.get("ONO99_BOT_ENV", "")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from support.processes import env_for, kill_marked, new_mark, processes_marked, wait_unmarked
+from support.requirements import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -250,6 +251,11 @@ REFUSALS = {
     "resume without a database": (["--resume", "known"], False, "no database at {db}"),
     "resume with another --games": (["--resume", "known", "--games", 5], True,
                                     "--resume keeps the stored settings; drop --games"),
+    # given at all, even equal to its default (10): the stored tournament may differ
+    "resume with --games at its default": (["--resume", "known", "--games", 10,
+                                            "--move-time", 1],
+                                           True, "--resume keeps the stored settings; drop "
+                                           "--games, --move-time"),
     "resume with another --seed and --table-size": (
         ["--resume", "known", "--seed", 3, "--table-size", 3], True,
         "--resume keeps the stored settings; drop --table-size, --seed"),
@@ -372,13 +378,14 @@ def reference(tmp_path_factory):
     return db
 
 
-def start_long(mark: str, tmp_path: Path, name: str, db: Path) -> subprocess.Popen:
-    """Start the long tournament; return once about a third of it is stored."""
+def start_long(mark: str, tmp_path: Path, name: str, db: Path, **env: str) -> subprocess.Popen:
+    """Start the long tournament (with ``env`` added to its environment); return once about
+    a third of it is stored."""
     with (tmp_path / "stdout").open("w") as stdout:
         proc = subprocess.Popen(
             command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
                     "--logs", tmp_path / "logs"),
-            cwd=ROOT, env=env_for(mark), stdout=stdout, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT, env={**env_for(mark), **env}, stdout=stdout, stderr=subprocess.PIPE, text=True,
             # as at a terminal, even if this test runs where SIGINT is ignored
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
@@ -442,10 +449,12 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_results(tmp_path, 
     assert len(keys_stored(db, "killed")) == LONG_TOTAL
 
 
-def test_ctrl_c_stops_a_tournament_that_then_resumes_to_the_same_results(tmp_path, mark, reference):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_results(
+        tmp_path, mark, reference, sig):
     db = tmp_path / "arena.db"
     proc = start_long(mark, tmp_path, "interrupted", db)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     sent = time.monotonic()
     try:
         _, stderr = proc.communicate(timeout=15)
@@ -470,3 +479,161 @@ def test_ctrl_c_stops_a_tournament_that_then_resumes_to_the_same_results(tmp_pat
     resumed = ok(mark, *resume[1:], "-q", "--logs", tmp_path / "logs")
     assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
     same_results(db, "interrupted", reference, mark)
+
+
+# ---------------------------------------------------------------- chaos
+
+def worker_pids(parent: int) -> list[int]:
+    """The referee worker processes of the arena ``parent`` (children started by
+    multiprocessing's spawn)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"spawn_main" in cmdline:   # not its resource tracker
+            found.append(int(entry))
+    return sorted(found)
+
+
+def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played_again(
+        tmp_path, mark, reference):
+    """kill -9 of one of the multi-process executor's referee workers, mid-tournament: a
+    new worker takes its place, the matches it had in flight are played again, and the
+    tournament ends with every match stored once and the results of an uninterrupted run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "chaos", db)
+    workers = worker_pids(proc.pid)
+    assert len(workers) == 2, "the long tournament runs on two referee workers"
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert "referee worker arena-worker-0 died (exit code -9)" in stderr, stderr
+    assert "played again on a new worker" in stderr
+    assert wait_unmarked(mark, 5) == [], "bot processes of the killed worker outlived it"
+    same_results(db, "chaos", reference, mark)
+
+
+def test_a_database_locked_for_a_while_delays_the_tournament_and_changes_nothing(
+        tmp_path, mark, reference):
+    """Another process holds the write lock on the file for 1.5 s mid-tournament: the
+    arena waits for it (its busy timeout) and stores every match as an undisturbed run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "locked", db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    time.sleep(1.5)
+    holder.execute("ROLLBACK")
+    holder.close()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    same_results(db, "locked", reference, mark)
+
+
+def test_a_database_locked_too_long_stops_the_tournament_with_a_clear_error_then_resumes(
+        tmp_path, mark, reference):
+    """Held past the busy timeout ($ONO99_DB_TIMEOUT, 1 s here): one clear error, no
+    traceback, what was stored is kept, and --resume plays the rest to the same results."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "locked", db, ONO99_DB_TIMEOUT="1")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    assert f"arena tournament: error: database {db} is locked by another process (waited 1 s" \
+        in stderr, stderr
+    assert "matches are stored; the others will be played again from their seeds" in stderr
+    assert "arena tournament --resume locked" in stderr
+    assert wait_unmarked(mark, 5) == []
+    ok(mark, "tournament", "--resume", "locked", "--db", db, "-q", "--logs", tmp_path / "logs")
+    same_results(db, "locked", reference, mark)
+
+
+def test_a_full_log_disk_changes_no_result(tmp_path, mark):
+    """The bots' logs go to a 64 KiB tmpfs (bubblewrap mounts it for the arena) that a bot
+    writing 2 KB to stderr every turn fills at once: its log stops, the bot never blocks
+    on its output, and every match is stored as with room for the logs."""
+    if shutil.which("bwrap") is None:
+        missing("bubblewrap (Debian's bubblewrap package) mounts the tiny log disk")
+    noisy = ROOT / "tests" / "bots" / "noisy"
+    bots = [noisy, BOTS / "random", BOTS / "greedy"]
+    args = ["--games", "10", "--seed", "3", "-q", "--concurrency", "2"]
+    db = tmp_path / "arena.db"
+    roomy = ok(mark, "tournament", *bots, *args, "--db", db, "--name", "roomy",
+               "--logs", tmp_path / "logs")
+    full = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--size", "65536", "--tmpfs", "/tmp/ono99-full-logs",
+         *command("tournament", *bots, *args, "--db", db, "--name", "full",
+                  "--logs", "/tmp/ono99-full-logs")],
+        cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=120)
+    assert full.returncode == 0, full.stderr
+    assert "Traceback" not in full.stdout + full.stderr, full.stderr
+    assert "faults: none" in full.stdout and "faults: none" in roomy.stdout
+    mine = {m["key"]: m for m in read_json(mark, "matches", "full", "--db", db)}
+    theirs = {m["key"]: m for m in read_json(mark, "matches", "roomy", "--db", db)}
+    assert len(mine) == 60 and mine.keys() == theirs.keys()
+    for key, m in mine.items():
+        assert m["verdicts"] == [] and m["ranking"] == theirs[key]["ranking"], key
+
+
+def bot_pids(mark: str, name: str) -> list[int]:
+    """The marked processes running ``bots/NAME/bot.py`` (not their bubblewrap parents)."""
+    found = []
+    for pid in processes_marked(mark):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline and not cmdline[0].endswith(b"bwrap") and b"bot.py" in b" ".join(cmdline) \
+                and f"/{name}".encode() in Path(f"/proc/{pid}/cwd").resolve().as_posix().encode():
+            found.append(pid)
+    return found
+
+
+def test_a_stalled_bot_process_times_out_and_the_tournament_goes_on(tmp_path, mark):
+    """SIGSTOP to a bot process mid-tournament (its stream stalls, it reads nothing): the
+    match it is in ends with a timeout verdict on its clock, the process is replaced, and
+    every match is stored once; nothing is left running."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "stalled", db)
+    greedy = bot_pids(mark, "greedy")
+    assert greedy, "no greedy process found"
+    os.kill(greedy[0], signal.SIGSTOP)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert wait_unmarked(mark, 5) == [], "a bot process (the stopped one?) was left behind"
+    keys = keys_stored(db, "stalled")
+    assert len(keys) == len(set(keys)) == LONG_TOTAL
+    verdicts = [v for m in read_json(mark, "matches", "stalled", "--db", db) for v in m["verdicts"]]
+    assert verdicts and {v["kind"] for v in verdicts} == {"timeout"}, verdicts
+    assert len(verdicts) == 1, "the stopped process played on after its timeout"
+
+
+def test_standings_read_while_a_tournament_writes_always_work(tmp_path, mark):
+    """Readers beside the writer (WAL): arena standings, again and again, while the long
+    tournament stores its matches; every read answers, none waits for the writer."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "busy", db)
+    reads, reader = 0, new_mark()   # the readers' own mark: the tournament's bots run
+    while proc.poll() is None:
+        started = time.monotonic()
+        board = read_json(reader, "standings", "busy", "--db", db)
+        assert board["tournament"] == "busy"
+        assert time.monotonic() - started < 10
+        reads += 1
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert reads >= 1

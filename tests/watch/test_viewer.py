@@ -63,6 +63,18 @@ def test_every_frame_is_had_once_and_in_order_whatever_the_stream_repeats():
     assert list(watched.record.match.ranking) == list(whole.over.ranking)
 
 
+def test_frames_sent_together_to_a_viewer_that_lagged_are_had_as_if_each_came_alone():
+    whole = record("m1", 4)
+    n = len(whole.frames)
+    watched = WatchedMatch()
+    stream = ([snapshot(whole, 3), frame(whole, 3)]
+              + [pb.MatchFeed(frames=pb.FrameBatch(frames=whole.frames[2:9]))]   # repeats 2, 3
+              + [frame(whole, i) for i in range(9, n)])
+    seen = [f.seq for message in stream for f in watched.apply(message, 0.0).frames]
+    assert seen == list(range(n))
+    assert watched.record.frames == whole.frames
+
+
 def test_a_verdict_is_had_once_from_a_message_or_a_snapshot():
     whole = record("m1", 4)
     verdict = referee_pb2.Verdict(seat=1, kind=referee_pb2.VERDICT_KIND_TIMEOUT, detail="late")

@@ -23,7 +23,7 @@ const CARD_VALUES = Object.freeze(Object.fromEntries(
 // (as the Python SDK reports them). test/model.test.js checks them against the .proto.
 const REFUSAL_CODES = Object.freeze([
   'unspecified', 'bad_token', 'token_in_use', 'unsupported_protocol', 'no_hello', 'shutting_down',
-  'too_many',
+  'too_many', 'bad_hello',
 ]);
 const ERROR_CODES = Object.freeze([
   'unspecified', 'not_your_turn', 'not_in_hand', 'illegal_play', 'stale_turn', 'malformed',

@@ -94,16 +94,27 @@ class FakeReferee:
     def turn(self, hand: Sequence[str], legal: Sequence[str] | None = None, total: int = 0,
              direction: int = 1, owed: int = 1, hand_sizes: Sequence[int] | None = None,
              in_game: Sequence[bool] | None = None, draw_size: int = 50,
-             over_limit: bool = False) -> str | None:
-        """Ask the bot for a card; returns the token it answered (None if it sent nothing)."""
+             over_limit: bool = False, in_round: Sequence[bool] | None = None,
+             revealed: dict[int, Sequence[str]] | None = None,
+             tokens: Sequence[int] | None = None,
+             scores: Sequence[int] | None = None) -> str | None:
+        """Ask the bot for a card; returns the token it answered (None if it sent nothing).
+        Per seat (lists in seat order): ``hand_sizes``, ``in_game``, ``in_round`` (default:
+        as ``in_game``), ``tokens`` and ``scores``; ``revealed``: the hands laid face up,
+        by seat."""
         self.turn_id += 1
         n = self.seats
         sizes = hand_sizes or [4] * n
         alive = in_game or [True] * n
+        playing = in_round or alive
+        shown = revealed or {}
         view = game_pb2.SeatView(
             seat=self.seat, hand=[CARD_VALUES[c] for c in hand], total=total,
             direction=direction, to_act=self.seat, owed=owed, draw_size=draw_size,
-            seats=[game_pb2.SeatState(hand_size=sizes[i], in_game=alive[i], in_round=alive[i])
+            seats=[game_pb2.SeatState(hand_size=sizes[i], in_game=alive[i], in_round=playing[i],
+                                      tokens=tokens[i] if tokens else 0,
+                                      score=scores[i] if scores else 0,
+                                      revealed=[CARD_VALUES[c] for c in shown.get(i, ())])
                    for i in range(n)],
             round=1, dealer=(self.seat - 1) % n)
         events = self._take_events()

@@ -17,6 +17,7 @@ class RefusalCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REFUSAL_CODE_NO_HELLO: _ClassVar[RefusalCode]
     REFUSAL_CODE_SHUTTING_DOWN: _ClassVar[RefusalCode]
     REFUSAL_CODE_TOO_MANY: _ClassVar[RefusalCode]
+    REFUSAL_CODE_BAD_HELLO: _ClassVar[RefusalCode]
 
 class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -44,6 +45,7 @@ REFUSAL_CODE_UNSUPPORTED_PROTOCOL: RefusalCode
 REFUSAL_CODE_NO_HELLO: RefusalCode
 REFUSAL_CODE_SHUTTING_DOWN: RefusalCode
 REFUSAL_CODE_TOO_MANY: RefusalCode
+REFUSAL_CODE_BAD_HELLO: RefusalCode
 ERROR_CODE_UNSPECIFIED: ErrorCode
 ERROR_CODE_NOT_YOUR_TURN: ErrorCode
 ERROR_CODE_NOT_IN_HAND: ErrorCode

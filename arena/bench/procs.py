@@ -1,0 +1,51 @@
+"""The processes a benchmark measures: this one, its referee workers, its bots (from
+/proc: memory and open files of each, not only of the parent)."""
+
+from __future__ import annotations
+
+import os
+import resource
+
+
+def descendants() -> list[tuple[int, bytes]]:
+    """Every descendant of this process: (pid, command line)."""
+    parents: dict[int, list[int]] = {}
+    cmdlines: dict[int, bytes] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdlines[int(entry)] = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [os.getpid()]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append((child, cmdlines[child]))
+            todo.append(child)
+    return out
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+    except OSError:
+        return 0.0
+
+
+def open_fds(pid: int | str = "self") -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def workers() -> list[int]:
+    """This process's referee workers (multiprocessing's spawned children; not its
+    resource tracker)."""
+    return [pid for pid, cmd in descendants() if b"spawn_main" in cmd]

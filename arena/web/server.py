@@ -1,0 +1,206 @@
+"""The web viewer's HTTP side: one page, its files, a JSON API and WebSockets that relay
+the spectator service's streams to the page.
+
+It is built on aiohttp: HTTP, WebSockets and static files in one well-kept asyncio
+library, running in the event loop grpc.aio already uses (``arena match --web`` serves it
+beside the referee, in one process), with no separate ASGI server to run.
+
+=========================  ==========================================================
+``GET /``                  the page (``static/index.html``; no build step)
+``GET /static/...``        its CSS and JavaScript
+``GET /api/matches``       ListMatches (``?tournament=T`` for one tournament's)
+``GET /api/record/ID``     GetRecord, as the JSON a download saves (``records.to_json``)
+``POST /api/record``       an uploaded `arena match` event log (or record), as a record
+``GET /ws/match/ID``       WatchMatch (``?delay=N``)
+``GET /ws/tv``             WatchTV (``?tournament=T``)
+``GET /ws/tournament``     WatchTournament (``?name=N``; none: the one running)
+=========================  ==========================================================
+
+A WebSocket carries one JSON object per message of the stream (``{"snapshot": ...}``,
+``{"frame": ...}``, ``{"frames": {"frames": [...]}}``: the proto's ``oneof`` by name), in
+the JSON a download holds (:func:`arena.watch.records.to_dict`). A stream that cannot start or breaks
+sends ``{"error": LINE, "retry": BOOL}`` and closes; the page tries again, and the new
+stream begins with a fresh snapshot, so a page that reconnects is in sync. The page is
+embeddable: no header forbids framing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import tempfile
+import weakref
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+from google.protobuf.message import Message
+
+from arena.watch import records
+from arena.watch.client import AsyncSpectatorClient, WatchError
+from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
+
+STATIC = Path(__file__).parent / "static"
+MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
+
+SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
+SOCKETS = web.AppKey("sockets", weakref.WeakSet)
+
+
+def make_app(spectators: AsyncSpectatorClient) -> web.Application:
+    """The viewer's routes over a client of the spectator service."""
+    app = web.Application(client_max_size=MAX_UPLOAD)
+    app[SPECTATORS] = spectators
+    app[SOCKETS] = weakref.WeakSet()
+    app.router.add_get("/", _page)
+    app.router.add_static("/static", STATIC)
+    app.router.add_get("/api/matches", _matches)
+    app.router.add_get("/api/record/{match_id}", _record)
+    app.router.add_post("/api/record", _upload)
+    app.router.add_get("/ws/match/{match_id}", _watch_match)
+    app.router.add_get("/ws/tv", _watch_tv)
+    app.router.add_get("/ws/tournament", _watch_tournament)
+    app.on_shutdown.append(_close_sockets)
+    return app
+
+
+class WebViewer:
+    """The viewer, serving on ``url`` until :meth:`stop`."""
+
+    def __init__(self, runner: web.AppRunner, url: str, spectators: AsyncSpectatorClient) -> None:
+        self.runner = runner
+        self.url = url
+        self.spectators = spectators
+
+    @classmethod
+    async def start(cls, connect: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                    tls: bool = False, tls_ca: str | None = None) -> WebViewer:
+        """Serve on ``host:port`` (port 0: any free one) the spectator service at
+        ``connect`` (with TLS: ``tls``, ``tls_ca``, as :class:`AsyncSpectatorClient`).
+        :class:`WebServeError` if the port cannot be had."""
+        spectators = AsyncSpectatorClient(connect, tls, tls_ca)
+        runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:
+            await runner.cleanup()
+            await spectators.close()
+            if exc.errno == errno.EADDRINUSE:
+                why = "the port is already in use"
+            elif exc.errno and exc.errno > 0:   # aiohttp's own wording is long
+                why = os.strerror(exc.errno).lower()
+            else:                               # a host name that does not resolve
+                why = exc.strerror or str(exc)
+            raise WebServeError(f"the web viewer cannot listen on {host}:{port}: {why}") from None
+        bound = runner.addresses[0][1]
+        return cls(runner, f"http://{host}:{bound}/", spectators)
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+        await self.spectators.close()
+
+
+# ---------------------------------------------------------------- pages and the API
+
+
+async def _page(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+def _failed(exc: WatchError, status: int) -> web.Response:
+    return web.json_response({"error": str(exc), "retry": exc.retry}, status=status)
+
+
+async def _matches(request: web.Request) -> web.Response:
+    try:
+        answer = await request.app[SPECTATORS].matches(request.query.get("tournament", ""))
+    except WatchError as exc:
+        return _failed(exc, 502 if exc.retry else 400)
+    return web.json_response(records.to_dict(answer))
+
+
+async def _record(request: web.Request) -> web.Response:
+    try:
+        snapshot = await request.app[SPECTATORS].record(request.match_info["match_id"])
+    except WatchError as exc:
+        return _failed(exc, 502 if exc.retry else 404)
+    return web.Response(text=records.to_json(snapshot), content_type="application/json")
+
+
+async def _upload(request: web.Request) -> web.Response:
+    """A file the page was given that is not a record already (an event log): read as
+    `arena watch` reads it, replayed from its seed here, where the seed stays."""
+    name = Path(request.query.get("name", "")).name or "upload"
+    data = await request.read()
+    with tempfile.TemporaryDirectory(prefix="ono99-web-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        try:
+            snapshot = await asyncio.to_thread(records.from_file, path)
+        except records.RecordError as exc:
+            return web.json_response({"error": str(exc).replace(str(path), name)}, status=400)
+    return web.Response(text=records.to_json(snapshot), content_type="application/json")
+
+
+# ---------------------------------------------------------------- streams
+
+
+async def _watch_match(request: web.Request) -> web.WebSocketResponse:
+    spectators = request.app[SPECTATORS]
+    return await _relay(request, spectators.watch_match(request.match_info["match_id"],
+                                                        _number(request, "delay")))
+
+
+async def _watch_tv(request: web.Request) -> web.WebSocketResponse:
+    spectators = request.app[SPECTATORS]
+    return await _relay(request, spectators.watch_tv(request.query.get("tournament", ""),
+                                                     _number(request, "delay")))
+
+
+async def _watch_tournament(request: web.Request) -> web.WebSocketResponse:
+    spectators = request.app[SPECTATORS]
+    return await _relay(request, spectators.watch_tournament(request.query.get("name", "")))
+
+
+def _number(request: web.Request, name: str) -> int:
+    try:
+        return max(0, int(request.query.get(name, "0")))
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"?{name}= takes a whole number") from None
+
+
+async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebSocketResponse:
+    """Send ``feed`` down a WebSocket until it ends or the page leaves (the page sends
+    nothing: reading only notices that it left, and answers pings)."""
+    ws = web.WebSocketResponse(heartbeat=30)
+    await ws.prepare(request)
+    request.app[SOCKETS].add(ws)
+    pump = asyncio.create_task(_pump(ws, feed))
+    try:
+        async for _ in ws:
+            pass
+    finally:
+        pump.cancel()
+        await asyncio.gather(pump, return_exceptions=True)
+    return ws
+
+
+async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[Message]) -> None:
+    try:
+        async for message in feed:
+            await ws.send_str(json.dumps(records.to_dict(message), separators=(",", ":")))
+    except WatchError as exc:
+        await ws.send_str(json.dumps({"error": str(exc), "retry": exc.retry}))
+    except ConnectionResetError:   # the page left while a message was on its way
+        return
+    finally:
+        await feed.aclose()
+    await ws.close()
+
+
+async def _close_sockets(app: web.Application) -> None:
+    for ws in list(app[SOCKETS]):
+        await ws.close(code=1001, message=b"the web viewer is stopping")

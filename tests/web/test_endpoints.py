@@ -1,0 +1,259 @@
+"""The web viewer's HTTP side without a browser: real requests to a real viewer, itself a
+client of a real spectator service fed by real matches; then the commands that start it
+(``arena web``, ``--web`` on ``arena match`` and ``arena serve``), as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+import aiohttp
+import pytest
+from google.protobuf import json_format
+from ono99.transport import grpc
+from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
+
+from arena.cli.match import write_log
+from arena.watch import records
+from support.processes import env_for
+from support.serve import BOTS, ROOT, Served, command
+from support.web import LiveArena
+
+
+@pytest.fixture
+def arena():
+    live = LiveArena()
+    live.serve_spectators()
+    live.serve_web()
+    yield live
+    live.close()
+
+
+def get(arena: LiveArena, path: str, **kw):
+    """(status, headers, body text) of a request to the viewer."""
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            async with session.request(kw.pop("method", "GET"), arena.url + path.lstrip("/"),
+                                       **kw) as answer:
+                return answer.status, answer.headers, await answer.text()
+    return arena.run(go())
+
+
+def socket_messages(arena: LiveArena, path: str, limit: int = 100_000) -> tuple[list[dict], bool]:
+    """The messages of a WebSocket until it closes (or ``limit``), and whether it closed."""
+    async def go():
+        out = []
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(arena.url + path.lstrip("/")) as ws:
+                async for msg in ws:
+                    out.append(json.loads(msg.data))
+                    if len(out) >= limit:
+                        return out, False
+                return out, True
+    return arena.run(go(), 120)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def grpc_record(address: str, match_id: str) -> pb.MatchSnapshot:
+    with grpc.insecure_channel(address) as channel:
+        return spectator_pb2_grpc.SpectatorStub(channel).GetRecord(pb.GetRecordRequest(match_id=match_id))
+
+
+# ---------------------------------------------------------------- the page and the API
+
+
+def test_the_page_and_its_files_are_served_and_may_be_framed(arena):
+    status, headers, page = get(arena, "/")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert '<script type="module" src="/static/js/main.js">' in page
+    assert "X-Frame-Options" not in headers      # the page is embeddable
+    scripts = {"main", "dom", "feed", "match", "table", "lists", "text"}
+    for name in scripts:
+        status, headers, text = get(arena, f"/static/js/{name}.js")
+        assert status == 200 and "javascript" in headers["Content-Type"], name
+        imported = set(re.findall(r'from "\./(\w+)\.js"', text))
+        assert imported <= scripts, f"{name}.js imports a script not served: {imported - scripts}"
+    assert get(arena, "/static/viewer.css")[0] == 200
+
+
+def test_the_match_list_has_live_and_finished_matches(arena):
+    done = arena.play(["a", "b"], 0.0, seed=1)
+    arena.wait(done)
+    live = arena.play(["c", "d", "e"], 0.2, seed=2)
+    status, _, body = get(arena, "/api/matches")
+    assert status == 200
+    listed = {m["match_id"]: m for m in json.loads(body)["matches"]}
+    assert listed[live]["status"] == "MATCH_STATUS_LIVE" and listed[live]["names"] == ["c", "d", "e"]
+    assert listed[done]["status"] == "MATCH_STATUS_FINISHED" and listed[done]["ranking"]
+
+
+def test_a_downloaded_record_reads_back_through_records_from_file(arena, tmp_path):
+    match_id = arena.play(["a", "b", "c"], 0.0, "classic", seed=5)
+    arena.wait(match_id)
+    status, headers, body = get(arena, f"/api/record/{match_id}")
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    saved = tmp_path / "record.json"
+    saved.write_text(body)
+    assert records.from_file(saved) == grpc_record(arena.spectators_at, match_id)
+    status, _, body = get(arena, "/api/record/no-such-match")
+    assert status == 404 and "no match 'no-such-match' here" in json.loads(body)["error"]
+
+
+def test_an_uploaded_event_log_is_replayed_into_a_record(arena, tmp_path):
+    match_id = arena.play(["a", "b"], 0.0, seed=6)
+    result = arena.wait(match_id)
+    log = tmp_path / "game-1.jsonl"
+    write_log(log, result)
+    status, _, body = get(arena, "/api/record?name=game-1.jsonl", method="POST", data=log.read_bytes())
+    assert status == 200
+    uploaded = json_format.Parse(body, pb.MatchSnapshot())
+    live = grpc_record(arena.spectators_at, match_id)
+    assert [(f.events, f.state) for f in uploaded.frames] == [(f.events, f.state) for f in live.frames]
+    assert uploaded.over.ranking == live.over.ranking and uploaded.over.hands == live.over.hands
+    status, _, body = get(arena, "/api/record?name=notes.txt", method="POST", data=b"hello\n")
+    assert status == 400
+    error = json.loads(body)["error"]
+    assert error.startswith("notes.txt is neither an arena match event log nor a match record")
+
+
+def test_a_match_socket_sends_a_snapshot_first_then_the_match_as_it_goes(arena):
+    match_id = arena.play(["a", "b", "c"], 0.02, seed=7)
+    messages, closed = socket_messages(arena, f"/ws/match/{match_id}")
+    assert closed, "the socket stays open after the match"
+    assert messages[0]["snapshot"]["reason"] == "join"
+    assert messages[0]["snapshot"]["match"]["match_id"] == match_id
+    kinds = [next(iter(m)) for m in messages[1:]]
+    assert "frame" in kinds and kinds[-1] == "over"
+    seqs = [f.get("seq", 0) for f in messages[0]["snapshot"]["frames"]] + \
+           [m["frame"]["seq"] for m in messages[1:] if "frame" in m]
+    assert seqs == list(range(len(seqs)))
+    # once over, the same address is its whole record, and the socket closes
+    messages, closed = socket_messages(arena, f"/ws/match/{match_id}")
+    assert closed and len(messages) == 1 and "over" in messages[0]["snapshot"]
+
+
+def test_tv_and_tournament_sockets_start_with_a_snapshot(arena):
+    arena.tournament("cup", ["a", "b"], 2)
+    match_id = arena.play(["a", "b"], 0.05, seed=8, tournament="cup")
+    [tv], _ = socket_messages(arena, "/ws/tv", limit=1)
+    assert tv["snapshot"]["reason"] == "tv" and tv["snapshot"]["match"]["match_id"] == match_id
+    [cup], _ = socket_messages(arena, "/ws/tournament?name=cup", limit=1)
+    assert cup["snapshot"]["name"] == "cup" and cup["snapshot"]["bots"] == ["a", "b"]
+
+
+def test_an_unknown_match_is_an_error_the_page_does_not_retry(arena):
+    messages, closed = socket_messages(arena, "/ws/match/nope")
+    assert closed and messages == [{"error": "no match 'nope' here", "retry": False}]
+    messages, closed = socket_messages(arena, "/ws/tournament?name=nope")
+    assert closed and messages[0]["retry"] is True   # it may start later
+    assert "no tournament 'nope'" in messages[0]["error"]
+
+
+def test_without_a_spectator_service_the_viewer_says_so_and_recovers(tmp_path):
+    port = free_port()
+    arena = LiveArena(f"127.0.0.1:{port}")
+    try:
+        arena.serve_web()
+        assert get(arena, "/")[0] == 200
+        status, _, body = get(arena, "/api/matches")
+        error = json.loads(body)
+        assert status == 502 and error["retry"] is True
+        assert error["error"].startswith(f"no spectator service at 127.0.0.1:{port} (")
+        messages, closed = socket_messages(arena, "/ws/tv")
+        assert closed and messages[0]["retry"] is True
+        arena.serve_spectators()
+        deadline = time.monotonic() + 15
+        while (status := get(arena, "/api/matches")[0]) != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert status == 200, "the viewer did not find the service once it started"
+    finally:
+        arena.close()
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def start_web(*args) -> tuple[subprocess.Popen, str]:
+    """``arena web ARGS`` in the background, and the address it printed."""
+    proc = subprocess.Popen(command("web", *args), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    found = re.fullmatch(r"web viewer at (http://127\.0\.0\.1:\d+/)\n", line)
+    assert found, line + proc.stderr.read() if proc.poll() is not None else line
+    return proc, found.group(1)
+
+
+def test_arena_web_warns_when_nothing_answers_and_serves_on(tmp_path):
+    proc, url = start_web("--connect", f"127.0.0.1:{free_port()}", "--port", "0")
+    try:
+        warning = proc.stderr.readline()
+        assert re.fullmatch(r"arena web: warning: no spectator service at 127\.0\.0\.1:\d+ \("
+                            r".*; the page says so and keeps trying\n", warning), warning
+        assert fetch(url)[0] == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+
+
+def test_an_address_that_is_not_host_port_is_one_line_and_exit_2():
+    proc = subprocess.run(command("web", "--connect", "localhost", "--port", "0"), cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("arena web: error: 'localhost' is not HOST:PORT")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def fetch(url: str) -> tuple[int, bytes]:
+    """A GET from a synchronous test: (status, body)."""
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return answer.status, answer.read()
+
+
+def test_a_port_in_use_is_one_line_and_exit_1(tmp_path, mark):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run(command("web", "--port", port, "--connect", "127.0.0.1:1"), cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert proc.stderr == (f"arena web: error: the web viewer cannot listen on 127.0.0.1:{port}: "
+                               "the port is already in use\n")
+        proc = subprocess.run(command("match", BOTS / "random", BOTS / "greedy", "--web", port,
+                                      "--out", tmp_path / "out"), cwd=ROOT, env=env_for(mark),
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.stderr.splitlines() == [
+            (f"arena match: error: the web viewer cannot listen on 127.0.0.1:{port}: the port is "
+             "already in use")]
+
+
+def test_arena_match_web_serves_the_viewer_on_its_own_spectators(tmp_path, mark):
+    proc = subprocess.run(command("match", BOTS / "random", BOTS / "greedy", "--web", "0",
+                                  "--out", tmp_path / "out"), cwd=ROOT, env=env_for(mark),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    spectators = re.search(r"^spectators: arena watch (127\.0\.0\.1:\d+) --tv", proc.stdout, re.M)
+    assert spectators, proc.stdout
+    assert re.search(r"^web viewer at http://127\.0\.0\.1:\d+/$", proc.stdout, re.M), proc.stdout
+
+
+def test_arena_serve_web_serves_the_viewer_on_the_server_s_spectators(tmp_path, mark):
+    served = Served(tmp_path / "arena.db", mark, "--web", "0")
+    try:
+        url = re.search(r"^web viewer at (http://127\.0\.0\.1:\d+/)$", served._wait_for(
+            r"web viewer at http://"), re.M).group(1)
+        status, body = fetch(url + "api/matches")
+        assert status == 200 and json.loads(body) == {}
+    finally:
+        assert served.stop() == 0
