@@ -25,6 +25,7 @@ from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as opb
 
 from arena.fuzz import values
+from arena.fuzz.client import Outcome
 from arena.fuzz.machine import Broken, FuzzMachine, expect, only_if, step
 from arena.fuzz.target import FUZZ_BOTS, HEALTHY, ServedArena
 
@@ -103,11 +104,20 @@ class OrganizerMachine(FuzzMachine):
 
     # ---------------------------------------------------------------- plumbing
 
-    def call(self, method: str, request, token: str | None = "good") -> tuple:
-        """(outcome, reply parsed) of a unary call."""
+    def call(self, method: str, request, token: str | None = "good") -> Outcome:
+        """A unary call. One over the port's 64 KiB ends with RESOURCE_EXHAUSTED, and the
+        step with it."""
         data = request if isinstance(request, bytes) else request.SerializeToString()
         outcome = self.unary(self.t.hostile, ORG + method, data, self._metadata(token))
+        self._not_too_big(outcome, len(data), method)
         return outcome
+
+    def _not_too_big(self, outcome: Outcome, size: int, what: str) -> None:
+        """A message over the port's limit ends the call (RESOURCE_EXHAUSTED), whatever
+        it holds: checked here, and the step goes no further."""
+        if size > values.MAX_RECEIVE:
+            expect(outcome, grpc.StatusCode.RESOURCE_EXHAUSTED, f"{what} of {size} bytes")
+            only_if(False)
 
     def _metadata(self, token: str | None):
         if token is None:
@@ -166,6 +176,8 @@ class OrganizerMachine(FuzzMachine):
                   "header only": [header]}[shape]
         outcome = self.client_stream(self.t.hostile, ORG + "UploadBot", chunks, self.t.auth)
         what = f"UploadBot({name!r:.80}, {shape}, {len(archive)} bytes)"
+        if shape not in ("no header", "data first"):   # the header comes first
+            self._not_too_big(outcome, len(header), what)
         if shape in ("no header", "data first", "two headers") or not BOT_NAME.fullmatch(name):
             return expect(outcome, grpc.StatusCode.INVALID_ARGUMENT, what)
         expect(outcome, grpc.StatusCode.INVALID_ARGUMENT, what)
@@ -300,9 +312,11 @@ class OrganizerMachine(FuzzMachine):
             request.name = data.draw(st.sampled_from(self.tournaments))
         elif fault == "no token":
             code = grpc.StatusCode.UNAUTHENTICATED
-        outcome = self.server_stream(self.t.hostile, ORG + "RunTournament", request.SerializeToString(),
+        data = request.SerializeToString()
+        outcome = self.server_stream(self.t.hostile, ORG + "RunTournament", data,
                                      None if fault == "no token" else self.t.auth, limit=1, wait=10)
         what = f"RunTournament({fault}: {str(request)[:300]!r})"
+        self._not_too_big(outcome, len(data), what)
         if code != OK:
             return expect(outcome, code, what, words)
         if outcome.code not in (OK, grpc.StatusCode.CANCELLED) or not outcome.replies:

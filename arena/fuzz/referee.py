@@ -46,6 +46,7 @@ MAX_REJECTIONS = 5   # a tournament's default (arena.tournament.tournament.Setti
 PROTOCOL = 1
 
 _STATUS = {
+    rpb.REFUSAL_CODE_BAD_HELLO: grpc.StatusCode.INVALID_ARGUMENT,
     rpb.REFUSAL_CODE_BAD_TOKEN: grpc.StatusCode.UNAUTHENTICATED,
     rpb.REFUSAL_CODE_TOKEN_IN_USE: grpc.StatusCode.ALREADY_EXISTS,
     rpb.REFUSAL_CODE_UNSUPPORTED_PROTOCOL: grpc.StatusCode.FAILED_PRECONDITION,
@@ -53,8 +54,13 @@ _STATUS = {
     rpb.REFUSAL_CODE_SHUTTING_DOWN: grpc.StatusCode.UNAVAILABLE,
     rpb.REFUSAL_CODE_TOO_MANY: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
-#: refusals that count against the host (arena.referee.servicer._COUNTED)
-_COUNTED = {rpb.REFUSAL_CODE_BAD_TOKEN, rpb.REFUSAL_CODE_NO_HELLO}
+#: refusals that count against the host (referee.proto: guessing tokens, or not speaking
+#: the protocol)
+_COUNTED = {rpb.REFUSAL_CODE_BAD_TOKEN, rpb.REFUSAL_CODE_NO_HELLO, rpb.REFUSAL_CODE_BAD_HELLO}
+#: refusals that do not count against the host
+_UNCOUNTED = {rpb.REFUSAL_CODE_UNSUPPORTED_PROTOCOL, rpb.REFUSAL_CODE_TOKEN_IN_USE}
+#: a stream ended by gRPC for a message over the port's limit: no refusal, only a status
+_TOO_BIG = -1
 
 
 @dataclass
@@ -411,8 +417,18 @@ class RefereeMachine(FuzzMachine):
             return self._come_back(bot, grpc.StatusCode.INVALID_ARGUMENT, "not a BotMessage")
         self._predict_message(bot, msg)
 
+    def _deliver(self, bot: Bot, msg: rpb.BotMessage) -> None:
+        """Send a whole message on a live session and check the referee's answer."""
+        data = msg.SerializeToString()
+        self._send(bot, data)
+        if len(data) > values.MAX_RECEIVE:   # gRPC ends the stream; the bot comes back
+            return self._come_back(bot, grpc.StatusCode.RESOURCE_EXHAUSTED, None)
+        self._predict_message(bot, msg)
+
     def _predict_message(self, bot: Bot, msg: rpb.BotMessage) -> None:
         kind = msg.WhichOneof("kind")
+        if msg.ByteSize() > values.MAX_BOT_MESSAGE:   # refused whatever it is
+            return self._refused(bot, msg.action.turn_id, rpb.ERROR_CODE_MALFORMED)
         if kind == "action":
             turn_id, card = msg.action.turn_id, msg.action.card
             if turn_id and turn_id == bot.open_turn:
@@ -426,9 +442,7 @@ class RefereeMachine(FuzzMachine):
     @step
     def hello_again(self, which: int, hello: rpb.Hello) -> None:
         """A second hello on a live session."""
-        bot = self.bots[which]
-        self._send(bot, rpb.BotMessage(hello=hello))
-        self._refused(bot, 0, rpb.ERROR_CODE_MALFORMED)
+        self._deliver(self.bots[which], rpb.BotMessage(hello=hello))
 
     @rule(which=st.integers(0, 1))
     @step
@@ -436,6 +450,24 @@ class RefereeMachine(FuzzMachine):
         bot = self.bots[which]
         self._send(bot, rpb.BotMessage())
         self._refused(bot, 0, rpb.ERROR_CODE_MALFORMED)
+
+    @rule(which=st.integers(0, 1), turn=st.sampled_from(["open", "zero"]),
+          size=st.one_of(st.integers(values.MAX_BOT_MESSAGE - 16, values.MAX_BOT_MESSAGE + 16),
+                         st.integers(values.MAX_BOT_MESSAGE, values.MAX_RECEIVE + 64),
+                         st.integers(values.MAX_RECEIVE - 64, values.MAX_RECEIVE + 64)))
+    @step
+    def padded(self, which: int, turn: str, size: int) -> None:
+        """An action padded with a field the protocol does not have, to about ``size``
+        bytes: over 4096 it is refused (even for the open turn), over 64 KiB gRPC ends
+        the stream."""
+        bot = self.bots[which]
+        card = bot.legal[0] if bot.open_turn is not None else 7
+        turn_id = bot.open_turn if turn == "open" and bot.open_turn is not None else 0
+        data = _padded(rpb.Action(turn_id=turn_id, card=card).SerializeToString(), size)
+        self._send(bot, data)
+        if len(data) > values.MAX_RECEIVE:   # gRPC ends the stream; the bot comes back
+            return self._come_back(bot, grpc.StatusCode.RESOURCE_EXHAUSTED, None)
+        self._predict_message(bot, rpb.BotMessage.FromString(data))
 
     # ---------------------------------------------------------------- rules: connections
 
@@ -461,11 +493,18 @@ class RefereeMachine(FuzzMachine):
         if turn_id is not None:
             self._wait(lambda: bot.open_turn == turn_id, "the open turn again after a reconnection")
 
-    def _ended(self, bot: Bot, stream: RawStream, status, words: str) -> None:
+    def _ended(self, bot: Bot, stream: RawStream, status, words: str | None) -> None:
+        """``stream`` ends with ``status`` and a goodbye that says ``words`` (None: no
+        goodbye, the stream was ended by gRPC, not by the referee)."""
         if not self.inbox.wait(lambda: stream.ended, WAIT):
-            raise Broken(f"{bot.name}: the stream did not end ({words})")
+            raise Broken(f"{bot.name}: the stream did not end ({words or status.name})")
         goodbyes = [m for m in stream.received[bot.pos if stream is bot.stream else 0:]
                     if m.HasField("goodbye")]
+        if words is None:
+            if stream.code != status or goodbyes:
+                raise Broken(f"{bot.name}: a stream to end with {status.name} ended with "
+                             f"{stream.code}: {stream.details!r}, goodbyes {goodbyes}")
+            return
         if stream.code != status or len(goodbyes) != 1 or words not in goodbyes[0].goodbye.reason:
             raise Broken(f"{bot.name}: a stream to end with {status.name} and a goodbye saying "
                          f"{words!r} ended with {stream.code}: {stream.details!r}, goodbyes {goodbyes}")
@@ -484,18 +523,22 @@ class RefereeMachine(FuzzMachine):
     # ---------------------------------------------------------------- rules: strangers
 
     @rule(first=st.one_of(
-        values.raw_bytes(), values.other_messages(),
-        values.hellos(st.sampled_from(["", "guess", "x" * 43])).map(
+        values.hellos(st.sampled_from(["", "guess", "x" * 43, "ono99_" + "y" * 43])).map(
             lambda h: rpb.BotMessage(hello=h).SerializeToString()),
+        values.raw_bytes(), values.other_messages(),
         values.actions(values.uint64s()).map(lambda a: rpb.BotMessage(action=a).SerializeToString()),
-        st.just(b"")),
+        st.sampled_from([b"", None])),
         token=st.sampled_from(["withdrawn", "healthy", "fuzz", "keep"]),
         version=st.sampled_from([PROTOCOL, PROTOCOL, 0, 2, -1, 2**31 - 1]),
         more=st.lists(values.raw_bytes(), max_size=3), end=st.booleans())
     @step
-    def stranger(self, first: bytes, token: str, version: int, more: list[bytes], end: bool) -> None:
-        """A new stream from the hostile host: its first message is anything; a hello's
-        token is a withdrawn one, a healthy bot's (in use) or a fuzz bot's (in use)."""
+    def stranger(self, first: bytes | None, token: str, version: int, more: list[bytes],
+                 end: bool) -> None:
+        """A new stream from the hostile host: its first message is anything (None: the
+        stream ends without a word); a hello's token is a withdrawn one, a healthy bot's
+        (in use) or a fuzz bot's (in use)."""
+        if first is None:
+            return self._hello(self.t.hostile, self.t.hostile_host, None, rpb.REFUSAL_CODE_NO_HELLO)
         try:
             msg = rpb.BotMessage.FromString(first)
         except DecodeError:
@@ -508,19 +551,23 @@ class RefereeMachine(FuzzMachine):
             hello.resume_key = ""
             hello.protocol_version = version
             first = msg.SerializeToString()
-        self._hello(self.t.hostile, self.t.hostile_host, first, self._refusal_for(msg, first),
-                    more=more, end=end)
-
-    @rule()
-    @step
-    def silent(self) -> None:
-        """A stream that ends without a word."""
-        self._hello(self.t.hostile, self.t.hostile_host, None, rpb.REFUSAL_CODE_NO_HELLO)
+        code = self._refusal_for(msg, first)
+        # a refusal that does not count against the host may come from the players' host,
+        # never refused unread: the hostile one is, once it has been refused ten times
+        here = (self.t.player, self.t.player_host) if code in _UNCOUNTED and end else \
+            (self.t.hostile, self.t.hostile_host)
+        self._hello(*here, first, code, more=more, end=end)
 
     def _refusal_for(self, msg: rpb.BotMessage | None, first: bytes) -> int:
+        if len(first) > values.MAX_RECEIVE:
+            return _TOO_BIG
         if msg is None or not msg.HasField("hello"):
             return rpb.REFUSAL_CODE_NO_HELLO
         hello = msg.hello
+        if hello.ByteSize() > values.MAX_BOT_MESSAGE or any(
+                len(getattr(hello, f)) > limit or not getattr(hello, f).isprintable()
+                for f, limit in values.HELLO_LIMITS.items()):
+            return rpb.REFUSAL_CODE_BAD_HELLO
         if hello.protocol_version != PROTOCOL:
             return rpb.REFUSAL_CODE_UNSUPPORTED_PROTOCOL
         live = {b.token for b in self.bots}
@@ -554,6 +601,14 @@ class RefereeMachine(FuzzMachine):
             stream.cancel()
             raise Broken(f"a hello to be refused with {rpb.RefusalCode.Name(code)} got no end: "
                          f"{stream.received}")
+        if code == _TOO_BIG:   # gRPC refused it: no refusal (but TOO_MANY unread), the status
+            too_many = [m.refusal.code for m in stream.received] == [rpb.REFUSAL_CODE_TOO_MANY]
+            if (stream.received and not (blocked is not False and too_many)) \
+                    or stream.code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise Broken(f"a first message of {len(first)} bytes got {list(stream.received)!r:.300} "
+                             f"and {stream.code}: {stream.details!r}")
+            self.hostile.remove(stream)
+            return
         got = [m.refusal.code for m in stream.received if m.HasField("refusal")]
         allowed = {code} if blocked is False else {rpb.REFUSAL_CODE_TOO_MANY} if blocked else \
             {code, rpb.REFUSAL_CODE_TOO_MANY}
@@ -603,3 +658,19 @@ class RefereeMachine(FuzzMachine):
                 # disconnected after the reconnection grace)
                 self.inbox.wait(lambda: any(p.HasField("finished") for p in self.progress), WAIT)
                 self._follow.cancel()
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _padded(action: bytes, size: int) -> bytes:
+    """A BotMessage of about ``size`` bytes: ``action`` with an unknown field 15 (bytes)."""
+    pad = max(0, size - len(action) - 16)
+    inner = action + b"\x7a" + _varint(pad) + b"p" * pad
+    return b"\x12" + _varint(len(inner)) + inner

@@ -13,8 +13,15 @@ from ono99.v1 import game_pb2, organizer_pb2, referee_pb2, spectator_pb2
 
 INT32 = (-(2**31), -1, 0, 1, 2, 3, 7, 99, 2**31 - 1)
 UINT64 = (0, 1, 2**32, 2**53 + 1, 2**63, 2**64 - 1)
-#: the largest string a strategy makes: far above any sane name, under the message limit
+#: the largest string a strategy makes: far above any field's limit, and above the 64 KiB
+#: every port reads at most
 BIG = 200_000
+#: referee.proto and spectator.proto: a message over 64 KiB ends its call (gRPC's limit)
+MAX_RECEIVE = 64 * 1024
+#: referee.proto: a bot's message is at most 4096 bytes (a larger one is refused)
+MAX_BOT_MESSAGE = 4096
+#: referee.proto: the most characters of each text field of a Hello
+HELLO_LIMITS = {"name": 64, "token": 256, "sdk": 100, "resume_key": 256}
 
 N_CARDS = len(game_pb2.Card.values())   # CARD_UNSPECIFIED included
 
@@ -45,6 +52,12 @@ def texts(big: bool = True) -> st.SearchStrategy[str]:
     return st.one_of(*parts)
 
 
+def fitting(limit: int) -> st.SearchStrategy[str]:
+    """Printable text within ``limit`` characters: a field the referee accepts."""
+    return st.text(st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp")),
+                   max_size=limit)
+
+
 def raw_bytes() -> st.SearchStrategy[bytes]:
     """Bytes that are rarely protobuf: random, cut-off varints, wrong wire types, a
     field's length running past the end, invalid UTF-8 in a string field."""
@@ -69,11 +82,14 @@ def other_messages() -> st.SearchStrategy[bytes]:
 
 
 def hellos(tokens: st.SearchStrategy[str]) -> st.SearchStrategy[referee_pb2.Hello]:
+    """Hellos whose fields fit their limits as often as not (the checks behind them are
+    reached), or are anything at all."""
     return st.builds(
         referee_pb2.Hello,
-        name=texts(), token=tokens,
+        name=st.one_of(fitting(HELLO_LIMITS["name"]), texts()), token=tokens,
         protocol_version=st.one_of(st.just(1), int32s()),
-        sdk=texts(big=False), resume_key=st.one_of(st.just(""), texts(big=False)))
+        sdk=st.one_of(fitting(HELLO_LIMITS["sdk"]), texts(big=False)),
+        resume_key=st.one_of(st.just(""), texts(big=False)))
 
 
 def actions(turn_ids: st.SearchStrategy[int]) -> st.SearchStrategy[referee_pb2.Action]:
