@@ -6,14 +6,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.processes import mark  # noqa: F401 (a fixture for every test)
+from support.processes import bot_env_names, mark  # noqa: F401 (mark: a fixture for every test)
 from support.requirements import missing
 
 NODE_SDK = Path(__file__).resolve().parents[1] / "clients" / "node"
 
 # The arena passes a bot none of its own environment but the variables named here: the
-# mark tests find leftover processes by, and the rogue bot's settings.
-os.environ["ONO99_BOT_ENV"] = "ARENA_TEST_MARK,ROGUE_SLEEP,ROGUE_FLOOD,ROGUE_PAD"
+# mark tests find leftover processes by, and the rogue bot's settings (with those the
+# runner named, e.g. PYTHONPATH in a git worktree: see support.processes.bot_env_names).
+os.environ["ONO99_BOT_ENV"] = bot_env_names()
 
 
 @pytest.fixture(scope="session")

@@ -107,6 +107,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     load.add_argument("--concurrency", type=int, default=None,
                       help="matches in flight (default: 4 per core)")
     load.set_defaults(run=run_load)
+    fuzz = what.add_parser(
+        "fuzz",
+        help="fuzz: the Referee, Organizer and Spectator services under garbage, for a time",
+        description="Start arena serve with two healthy bots playing tournament after "
+                    "tournament, and run the fuzzer's state machines (arena/fuzz: valid, "
+                    "out-of-order, repeated, foreign, extreme and undecodable messages, each "
+                    "answer checked against the protocol) against it until the time is up. "
+                    "Needs the test tools (pip install -e '.[dev]'). Ends with 'fuzz: S s, N "
+                    "messages, E server errors, W wrong answers, M sessions disturbed; server "
+                    "RSS +G%'; exits 1 if anything was found.",
+    )
+    fuzz.add_argument("--seconds", type=float, default=60.0,
+                      help="how long to fuzz (default: 60; a round is never cut short)")
+    fuzz.add_argument("--examples", type=int, default=20,
+                      help="examples of each state machine per round (default: 20)")
+    fuzz.add_argument("--no-healthy", action="store_true",
+                      help="no healthy bots beside the fuzz")
+    fuzz.set_defaults(run=run_fuzz)
 
 
 def run_engine(args: argparse.Namespace) -> int:
@@ -157,3 +175,8 @@ def run_load(args: argparse.Namespace) -> int:
         raise ConfigError("--matches and --concurrency must be at least 1, --bots at least 4")
     figures = load.run(console(), args.matches, args.bots, args.concurrency)
     return 0 if figures["lost"] == figures["duplicated"] == 0 else 1
+def run_fuzz(args: argparse.Namespace) -> int:
+    from arena.bench import fuzz
+
+    report = fuzz.run(console(), args.seconds, args.examples, healthy=not args.no_healthy)
+    return 0 if report.clean else 1

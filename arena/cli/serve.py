@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import math
 import signal
 import sys
@@ -135,12 +136,21 @@ def run_serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
     bot_factory(args)   # says so once if bots cannot be sandboxed here
+    log_errors()
     options = ServeOptions(listen=args.listen, tls=tls, ladder=args.ladder,
                            table_size=args.table_size, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
                            sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
                            absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
                            watch=args.watch, spectator_delay=args.spectator_delay)
     return asyncio.run(_serve(args.db, options, args.web))
+
+
+def log_errors() -> None:
+    """Print warnings and errors of gRPC and the arena on stderr. gRPC reports an exception
+    raised out of a handler only through its logger, which has nothing but a NullHandler
+    unless the program configures logging: a server would fail calls without a trace."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 async def _serve(db: str, options, web: int | None) -> int:

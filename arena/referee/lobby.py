@@ -147,8 +147,12 @@ class Lobby:
         return await self.wait_session_hash(token_hash(token), timeout)
 
     async def wait_session_hash(self, hashed: str, timeout: float) -> BotSession:
-        """The live session of the token with hash ``hashed``, waiting up to ``timeout`` s."""
-        reg = self._by_hash[hashed]
+        """The live session of the token with hash ``hashed``, waiting up to ``timeout`` s;
+        TimeoutError if none comes, at once if the token is not registered (withdrawn:
+        none ever will)."""
+        reg = self._by_hash.get(hashed)
+        if reg is None:
+            raise TimeoutError("its token is not registered")
         if reg.session is not None and not reg.session.closed:
             return reg.session
         waiter = asyncio.get_running_loop().create_future()

@@ -224,6 +224,27 @@ class MatchRunner:
             return await self._came_back(seat, deadline)
         return True
 
+    async def _returned(self, seat: int) -> BotSession | None:
+        """The new session of a seat's bot that reconnected while another seat was acting,
+        if it is there now: it is sent the match start (it has heard nothing of the match
+        on this session), and every event with the match end."""
+        wait = self._reconnect.get(seat)
+        if wait is None:
+            return None
+        try:
+            session = await wait(0)
+        except TimeoutError:
+            return None
+        self.sessions[seat] = session
+        self._sent[seat] = 0
+        session.begin_match()
+        try:
+            session.post(match_start(self.spec, seat, rules_to_wire(self.spec.config)))
+        except SessionClosed:
+            return None
+        session.end_match()
+        return session
+
     async def _lost(self, seat: int, session: BotSession, latency_us: int) -> None:
         """The seat's stream ended: a crash if its process exited, else a disconnection."""
         process = session.process
@@ -335,7 +356,9 @@ class MatchRunner:
                 continue
             session.end_match()
             if session.closed:
-                continue
+                session = await self._returned(seat)
+                if session is None:
+                    continue
             msg = match_end(self.spec.match_id, result.ranking, result.termination,
                             encoded[self._sent[seat]:], verdicts, hands)
             self._sent[seat] = len(encoded)

@@ -13,6 +13,7 @@ from ono99.v1 import referee_pb2_grpc
 
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import RefereeServicer
+from arena.rpc import RejectUnparsable
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -52,7 +53,7 @@ class RefereeServer:
         servicers to the same port (a server's Organizer). Messages received are capped
         at MAX_RECEIVE bytes, those sent at MAX_SEND."""
         lobby = lobby or Lobby()
-        server = grpc.aio.server(options=[
+        server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),

@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections import deque
 
+from google.protobuf.message import DecodeError
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
@@ -14,6 +15,7 @@ from arena import __version__
 from arena.referee import wire
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 from arena.referee.session import BotSession
+from arena.rpc import details
 
 HELLO_TIMEOUT_S = 10.0
 REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
@@ -66,17 +68,16 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         try:
             first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
+            first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, f"no hello within {HELLO_TIMEOUT_S:g} s")
+        except DecodeError as exc:
+            first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, _not_a_bot_message(exc))
+        finally:
             self._unauthenticated -= 1
-            await self._refuse(context, Refused(referee_pb2.REFUSAL_CODE_NO_HELLO,
-                                                f"no hello within {HELLO_TIMEOUT_S:g} s"), peer)
-            return
-        except BaseException:
-            self._unauthenticated -= 1
-            raise
-        self._unauthenticated -= 1
-        if first is grpc.aio.EOF:
-            return
         try:
+            if isinstance(first, Refused):
+                raise first
+            if first is grpc.aio.EOF:
+                raise Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, "the stream ended before a hello")
             if first.WhichOneof("kind") != "hello":
                 raise Refused(referee_pb2.REFUSAL_CODE_NO_HELLO,
                               "the first message of a session must be a hello")
@@ -92,7 +93,12 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         except asyncio.CancelledError:
             session.close("the stream was cancelled")
             raise
-        except Exception as exc:  # undecodable bytes, or a broken stream
+        except DecodeError as exc:   # the session ends, and the bot is told why
+            session.close(_not_a_bot_message(exc), by_referee=True)
+            await _goodbye(session, context)
+            context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+            context.set_details(details(session.close_reason))
+        except Exception as exc:  # a broken stream
             session.close(f"the referee closed the stream: {exc.__class__.__name__}: {exc}",
                           by_referee=True)
         finally:
@@ -118,7 +124,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         except Exception:
             pass
         context.set_code(_REFUSAL_STATUS.get(refusal.code, grpc.StatusCode.PERMISSION_DENIED))
-        context.set_details(refusal.reason)
+        context.set_details(details(refusal.reason))
 
 
 async def _serve(session: BotSession, context) -> None:
@@ -137,11 +143,18 @@ async def _serve(session: BotSession, context) -> None:
     if not reader.cancelled():
         reader.result()   # the stream ended: its error, if any, is raised here
     elif not session.farewell:
-        await session.stop_writer()
-        try:   # a stream that is gone must not hold the referee up
-            await asyncio.wait_for(context.write(wire.goodbye(session.close_reason)), 1.0)
-        except Exception:
-            pass
+        await _goodbye(session, context)
+
+
+async def _goodbye(session: BotSession, context) -> None:
+    """Write a goodbye with the session's close reason, after whatever the session's
+    writer was writing (it stops)."""
+    session.farewell = True
+    await session.stop_writer()
+    try:   # a stream that is gone must not hold the referee up
+        await asyncio.wait_for(context.write(wire.goodbye(session.close_reason)), 1.0)
+    except Exception:
+        pass
 
 
 async def _read(session: BotSession, context) -> None:
@@ -162,6 +175,10 @@ async def _read_hello(context) -> None:
         await asyncio.wait_for(context.read(), REFUSE_READ_S)
     except Exception:
         pass
+
+
+def _not_a_bot_message(exc: DecodeError) -> str:
+    return f"a message is not a BotMessage: protobuf cannot parse it ({exc})"
 
 
 def _host(peer: str) -> str:

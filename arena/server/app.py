@@ -116,7 +116,15 @@ class ArenaServer:
             self.ladder.wakeup()
 
     def new_tournament_name(self) -> str:
-        return time.strftime("t-%Y%m%d-%H%M%S")
+        """A name from the time, numbered when it is taken (two tournaments started in one
+        second: "t-20250301-120000", then "t-20250301-120000-2")."""
+        base = time.strftime("t-%Y%m%d-%H%M%S")
+        taken = {t.name for t in self.store.tournaments()} | set(self.runs.runs)
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        return name
 
     def ladder_standings(self) -> Standings:
         return self.standings(ladder_module.NAME)[1] if self._has_ladder() else standings([], [])

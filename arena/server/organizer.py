@@ -6,18 +6,25 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING
 
+from google.protobuf.message import DecodeError
 from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
 
 from arena.referee.lobby import token_hash
+from arena.rpc import abort
 from arena.rules.errors import ConfigError
 from arena.server import wire
-from arena.server.registry import MAX_UPLOAD
-from arena.store.base import StoreError
+from arena.server.registry import MAX_UPLOAD, NotHostedError, UnknownBotError
+from arena.store.base import NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from arena.server.app import ArenaServer
+
+
+#: Domain errors and their codes; any other is a request that cannot be met as it is.
+_CODES = ((UnknownBotError, grpc.StatusCode.NOT_FOUND), (NotFoundError, grpc.StatusCode.NOT_FOUND),
+          (NotHostedError, grpc.StatusCode.FAILED_PRECONDITION))
 
 
 class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
@@ -31,13 +38,14 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         token = given.removeprefix("Bearer ").strip()
         expected = self.app.organizer_hash
         if not token or not secrets.compare_digest(token_hash(token), expected):
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token is missing or wrong (give --token, or set "
                                 "ONO99_ORGANIZER_TOKEN to the token arena serve printed)")
 
     async def _fail(self, context, exc: Exception) -> None:
-        code = grpc.StatusCode.NOT_FOUND if "no " in str(exc)[:12] else grpc.StatusCode.INVALID_ARGUMENT
-        await context.abort(code, str(exc))
+        """End the call with the code of a domain error (organizer.proto): by its type."""
+        code = next((c for kind, c in _CODES if isinstance(exc, kind)), grpc.StatusCode.INVALID_ARGUMENT)
+        await abort(context, code, str(exc))
 
     async def AddRemoteBot(self, request, context):  # noqa: N802 (gRPC's names)
         await self._authorize(context)
@@ -51,16 +59,23 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
     async def UploadBot(self, request_iterator, context):  # noqa: N802
         await self._authorize(context)
         name, data = None, bytearray()
-        async for chunk in request_iterator:
-            if chunk.HasField("header"):
-                name = chunk.header.name
-            else:
-                data += chunk.data
-                if len(data) > MAX_UPLOAD:
-                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                        f"the upload is over the limit of {MAX_UPLOAD // 2**20} MiB")
+        try:
+            async for chunk in request_iterator:
+                if chunk.HasField("header") != (name is None):   # the header first, once
+                    await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an upload is one "
+                                "header naming the bot, then the archive's data")
+                if chunk.HasField("header"):
+                    name = chunk.header.name
+                else:
+                    data += chunk.data
+                    if len(data) > MAX_UPLOAD:
+                        await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"the upload is "
+                                            f"over the limit of {MAX_UPLOAD // 2**20} MiB")
+        except DecodeError as exc:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a message of the upload is not "
+                                f"an UploadChunk: protobuf cannot parse it ({exc})")
         if name is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with a header "
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with a header "
                                 "naming the bot")
         try:
             upload = await self.app.registry.add_hosted(name, bytes(data),
@@ -98,7 +113,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         await self._authorize(context)
         r = request
         try:
-            run = self.app.runs.start(
+            run = await self.app.runs.start(
                 r.name or self.app.new_tournament_name(), list(r.bots),
                 games=r.games or None, table_size=r.table_size or None,
                 ruleset=r.ruleset or None, options=dict(r.options) or None,

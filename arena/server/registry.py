@@ -37,6 +37,14 @@ class RegistryError(ConfigError):
     """A request about bots cannot be met; the message says why."""
 
 
+class UnknownBotError(RegistryError):
+    """No bot (version) of that name is entered on this server."""
+
+
+class NotHostedError(RegistryError):
+    """The bot is a remote one: the server does not have what was asked (its output)."""
+
+
 @dataclass
 class Upload:
     """What a hosted bot's upload came to."""
@@ -118,7 +126,7 @@ class Registry:
             found = [b for b in found if b.status == "active"]
         if not found:
             known = ", ".join(b.display for b in bots if b.status == "active") or "none yet"
-            raise RegistryError(f"no {'active ' if active_only else ''}bot called {name!r} on "
+            raise UnknownBotError(f"no {'active ' if active_only else ''}bot called {name!r} on "
                                 f"this server (its bots: {known})")
         return found[-1]
 
@@ -136,7 +144,7 @@ class Registry:
         if bot.kind == "remote":
             seats = self.remote.get(bot.display)
             if seats is None:
-                raise RegistryError(f"bot {bot.display} is not entered on this server")
+                raise UnknownBotError(f"bot {bot.display} is not entered on this server")
             return seats
         manifest = load_manifest(bot.folder)
         return ProcessSeats(manifest, bot.display, referee, self.factory,
@@ -150,7 +158,7 @@ class Registry:
         """The end of a hosted bot's recent output (its newest log files), at most 64 KiB."""
         bot = self.find(name)
         if bot.kind != "hosted":
-            raise RegistryError(f"{bot.display} is a remote bot: its output is on its author's "
+            raise NotHostedError(f"{bot.display} is a remote bot: its output is on its author's "
                                 "machine")
         logs = sorted(self.logs_dir(bot.display).rglob("*.log"), key=lambda p: p.stat().st_mtime)
         text = b""

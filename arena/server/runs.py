@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from arena.referee.results import MatchResult, Status
+from arena.referee.results import MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import Registry
@@ -26,12 +27,45 @@ from arena.tournament.tournament import Settings, Tournament
 from arena.watch.hub import SpectatorHub
 
 
+#: A new tournament's name: 1 to 64 characters, none of them a control character.
+TOURNAMENT_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
+#: The ladder's own name (arena.server.ladder.NAME): no tournament may take it.
+LADDER = "ladder"
+#: The most matches a tournament on a server may have. Its schedule is built in memory
+#: (about 400 bytes and 25 us a match: 100,000 matches take 2.5 s and 40 MB), in a thread,
+#: so that the server's loop goes on serving meanwhile.
+MAX_MATCHES = 100_000
+#: Finished tournaments kept in memory for late followers (with the report of each match).
+#: A follower of an older one hears that it started and finished, as after a restart.
+FINISHED_KEPT = 100
+
+
 @dataclass
 class Event:
     """One thing a follower hears: ``kind`` is started, match, retired or finished."""
 
     kind: str
     data: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """A match played, as a follower hears of it: what it takes to say so, kept in the
+    run's history for later followers (not the result itself: its every event and stat
+    made about 10 KB a match, kept for as long as the server ran)."""
+
+    key: str
+    sample: str
+    bots: tuple[str, ...]
+    places: tuple[int, ...]
+    termination: str
+    turns: int
+    verdicts: tuple[Verdict, ...]
+
+    @classmethod
+    def of(cls, plan: PlannedMatch, result: MatchResult) -> MatchReport:
+        return cls(plan.key, plan.sample, tuple(result.spec.names), tuple(result.places()),
+                   result.termination, result.turns, tuple(result.verdicts))
 
 
 class Run:
@@ -61,9 +95,9 @@ class Run:
         try:
             for event in seen:
                 yield event
-            if self.finished:
+            if seen and seen[-1].kind == "finished":
                 return
-            while True:
+            while True:   # what happened since, the end included (it may have come meanwhile)
                 event = await q.get()
                 yield event
                 if event.kind == "finished":
@@ -87,19 +121,38 @@ class Runs:
         self.concurrency = concurrency or max(1, os.cpu_count() or 1)
         self.runs: dict[str, Run] = {}
 
-    def start(self, name: str, bots: list[str], **settings) -> Run:
+    async def start(self, name: str, bots: list[str], **settings) -> Run:
         """Start a tournament of the registered ``bots`` (or follow the one called ``name``)."""
         if name in self.runs:
             return self.runs[name]
+        if name == LADDER:
+            raise ConfigError("'ladder' is the ladder, not a tournament: follow it with arena "
+                              "watch, or read its standings")
         known = {t.name for t in self.store.tournaments()}
         if name in known:
-            return self._begin(Tournament.resume(self.store, name))
+            stored = Settings.from_dict(self.store.tournament(name).settings)
+            plan = await asyncio.to_thread(stored.schedule)
+            return self.runs.get(name) or self._begin(Tournament.resume(self.store, name, plan))
+        if not TOURNAMENT_NAME.fullmatch(name):
+            raise ConfigError(f"tournament name {name!r} is not allowed: 1 to 64 characters, "
+                              "no control characters")
+        for key in ("move_ms", "bank_ms"):
+            if (settings.get(key) or 0) < 0:
+                raise ConfigError(f"{key}={settings[key]} is not allowed: milliseconds, 0 or more "
+                                  "(0: the server's)")
         chosen = [self.registry.find(b, active_only=True) for b in bots]
         values = {**self.defaults.to_dict(), **{k: v for k, v in settings.items() if v is not None}}
         values.update(bot_dirs=[], bots=[b.display for b in chosen],
                       remote=[i for i, b in enumerate(chosen) if b.kind == "remote"])
+        checked = Tournament.check_registered(Settings.from_dict(values))
+        if checked.matches() > MAX_MATCHES:
+            raise ConfigError(f"a tournament of {checked.matches():,} matches is more than a server "
+                              f"plays in one (at most {MAX_MATCHES:,}): fewer games, or fewer bots")
+        plan = await asyncio.to_thread(checked.schedule)
+        if name in self.runs:   # the same name was asked for meanwhile: follow it
+            return self.runs[name]
         try:
-            t = Tournament.create_registered(self.store, name, Settings.from_dict(values))
+            t = Tournament.create_registered(self.store, name, checked, plan)
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
         return self._begin(t)
@@ -145,7 +198,7 @@ class Runs:
 
         def on_result(plan: PlannedMatch, result: MatchResult) -> None:
             run.played += 1
-            run.publish(Event("match", {"plan": plan, "result": result}))
+            run.publish(Event("match", {"match": MatchReport.of(plan, result)}))
             played = Played.of_result(plan.key, plan.sample, result)
             if hub is not None and played is not None:
                 hub.tournament_result(t.name, played, result.match_id)
@@ -160,6 +213,14 @@ class Runs:
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,
                                            "seconds": time.monotonic() - run.started}))
+            self._forget_finished()
+
+    def _forget_finished(self) -> None:
+        """Keep the last FINISHED_KEPT finished runs: a server plays tournament after
+        tournament, and its memory must not grow with each."""
+        finished = [name for name, r in self.runs.items() if r.finished]
+        for name in finished[:max(0, len(finished) - FINISHED_KEPT)]:
+            del self.runs[name]
 
     async def stop(self) -> None:
         tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]

@@ -34,12 +34,11 @@ def progress(event: Event) -> pb.TournamentProgress:
         return pb.TournamentProgress(started=pb.TournamentStarted(
             name=d["name"], lines=d["lines"], bots=d["bots"], total=d["total"], done=d["done"]))
     if event.kind == "match":
-        plan, result = d["plan"], d["result"]
+        m = d["match"]
         return pb.TournamentProgress(match=pb.MatchPlayed(
-            key=plan.key, sample=plan.sample, bots=list(result.spec.names),
-            places=result.places(), termination=result.termination, turns=result.turns,
-            verdicts=[pb.SeatVerdict(seat=v.seat, kind=v.kind, detail=v.detail)
-                      for v in result.verdicts]))
+            key=m.key, sample=m.sample, bots=m.bots, places=m.places, termination=m.termination,
+            turns=m.turns, verdicts=[pb.SeatVerdict(seat=v.seat, kind=v.kind, detail=v.detail)
+                                     for v in m.verdicts]))
     if event.kind == "retired":
         return pb.TournamentProgress(retired=pb.BotRetired(bot=d["bot"], reason=d["reason"]))
     return pb.TournamentProgress(finished=pb.TournamentFinished(

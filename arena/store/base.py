@@ -100,6 +100,10 @@ class StoreError(Exception):
     """A storage request cannot be met (unknown tournament, name taken, newer schema...)."""
 
 
+class NotFoundError(StoreError):
+    """The store has no such tournament or match."""
+
+
 class Store(abc.ABC):
     """A database of tournaments, bots and matches."""
 

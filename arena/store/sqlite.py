@@ -21,7 +21,7 @@ from typing import Any
 from arena.referee.results import MatchResult
 from arena.rules.events import event_to_dict
 from arena.store.base import (
-    BotRecord, BotVersion, MatchRecord, RegisteredBot, Store, StoreError, TournamentRecord,
+    BotRecord, BotVersion, MatchRecord, NotFoundError, RegisteredBot, Store, StoreError, TournamentRecord,
 )
 
 #: Ordered migrations: MIGRATIONS[k] takes the schema from version k to k+1.
@@ -204,13 +204,13 @@ class SQLiteStore(Store):
             row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
                                   "ORDER BY id DESC LIMIT 1").fetchone()
             if row is None:
-                raise StoreError(f"no tournament in {self.path} yet")
+                raise NotFoundError(f"no tournament in {self.path} yet")
         else:
             row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
                                   "WHERE name = ?", (name,)).fetchone()
             if row is None:
                 known = [t.name for t in self.tournaments()]
-                raise StoreError(f"no tournament called {name!r} in {self.path}"
+                raise NotFoundError(f"no tournament called {name!r} in {self.path}"
                                  + (f"; known: {', '.join(known)}" if known else ""))
         return self._tournament(row)
 
@@ -309,7 +309,7 @@ class SQLiteStore(Store):
             f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
             "WHERE m.id = ?", (match_id,)).fetchone()
         if row is None:
-            raise StoreError(f"no match {match_id} in {self.path}")
+            raise NotFoundError(f"no match {match_id} in {self.path}")
         return self._match(row)
 
     def match_by_uid(self, match_uid: str) -> MatchRecord | None:

@@ -194,6 +194,9 @@ class RemoteSeats(SeatProvider):
         if self.retired:
             return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
         await self._turn.acquire()
+        if self.retired:   # removed while this seat waited for the bot's other match
+            self._turn.release()
+            return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
         started = time.monotonic()
         try:
             session = await self.lobby.wait_session_hash(self.token_hash, self.absent_after)

@@ -9,6 +9,7 @@ they stay in the store: bots never see them.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -92,14 +93,34 @@ class Settings:
     def size(self) -> schedule.ScheduleSize:
         return schedule.size(self.n_bots, self.table_size, self.games, self.duplicate)
 
+    def matches(self) -> int:
+        """How many matches these settings schedule (tables with a remote bot playing plain
+        deals), counted without building the schedule."""
+        k, games = self.table_size, self.games
+        tables = math.comb(self.n_bots, k)
+        if not self.duplicate:
+            return tables * games
+        if not self.remote or self.duplicate_remote:
+            return tables * games * k
+        local = math.comb(self.n_bots - len(set(self.remote)), k)   # tables of no remote bot
+        return games * (local * k + tables - local)
+
+    def schedule(self) -> list[PlannedMatch]:
+        """Every match of these settings, in order (the seed must be set). Pure: a server
+        builds a big one in a thread, off its event loop."""
+        return schedule.build(self.n_bots, self.table_size, self.games, self.duplicate_policy(),
+                              Seeds(self.seed), phases=self.phases)
+
 
 class Tournament:
     """A tournament in the store, ready to run (or to resume)."""
 
     def __init__(self, store: Store, record: TournamentRecord, settings: Settings,
-                 manifests: Sequence[BotManifest] = (), warnings: Sequence[str] = ()) -> None:
+                 manifests: Sequence[BotManifest] = (), warnings: Sequence[str] = (),
+                 plan: list[PlannedMatch] | None = None) -> None:
         """``manifests``: the bots' folders, for a local tournament; a server's names its
-        registered bots in ``settings.bots`` and seats them itself."""
+        registered bots in ``settings.bots`` and seats them itself. ``plan``: the
+        settings' schedule, if it was built already."""
         self.store = store
         self.record = record
         self.settings = settings
@@ -107,9 +128,7 @@ class Tournament:
         self.names = list(settings.bots) or [m.name for m in manifests]
         self.config = settings.config()
         self.seeds = Seeds(settings.seed)
-        self.plan = schedule.build(len(self.names), settings.table_size, settings.games,
-                                   settings.duplicate_policy(), self.seeds,
-                                   phases=settings.phases)
+        self.plan = settings.schedule() if plan is None else plan
         self.warnings = list(warnings)
 
     @property
@@ -144,9 +163,10 @@ class Tournament:
         record = store.create_tournament(name, settings.to_dict(), bots)
         return cls(store, record, settings, manifests)
 
-    @classmethod
-    def create_registered(cls, store: Store, name: str, settings: Settings) -> Tournament:
-        """Store a new tournament of a server's registered bots (``settings.bots``)."""
+    @staticmethod
+    def check_registered(settings: Settings) -> Settings:
+        """The settings of a tournament of a server's registered bots, checked (else
+        :class:`ConfigError`), with a secret seed unless one was given."""
         names = list(settings.bots)
         if len(set(names)) != len(names):
             raise ConfigError("a bot is named twice: every bot of a tournament plays once")
@@ -155,14 +175,23 @@ class Tournament:
         if settings.seed is None:
             settings = Settings.from_dict({**settings.to_dict(), "seed": fresh_master(),
                                            "secret": True})
-        bots = [BotVersion(n, "", {"name": n, "registered": True}, f"registered:{n}")
-                for n in names]
-        record = store.create_tournament(name, settings.to_dict(), bots)
-        return cls(store, record, settings)
+        return settings
 
     @classmethod
-    def resume(cls, store: Store, name: str) -> Tournament:
-        """The stored tournament ``name``, with its bots loaded from their folders again."""
+    def create_registered(cls, store: Store, name: str, settings: Settings,
+                          plan: list[PlannedMatch] | None = None) -> Tournament:
+        """Store a new tournament of a server's registered bots (``settings.bots``);
+        ``plan``: its schedule, if it was built already (from checked settings)."""
+        settings = cls.check_registered(settings)
+        bots = [BotVersion(n, "", {"name": n, "registered": True}, f"registered:{n}")
+                for n in settings.bots]
+        record = store.create_tournament(name, settings.to_dict(), bots)
+        return cls(store, record, settings, plan=plan)
+
+    @classmethod
+    def resume(cls, store: Store, name: str, plan: list[PlannedMatch] | None = None) -> Tournament:
+        """The stored tournament ``name``, with its bots loaded from their folders again
+        (``plan``: its schedule, if it was built already)."""
         record = store.tournament(name)
         settings = Settings.from_dict(record.settings)
         if settings.seeding != SEEDING:
@@ -171,7 +200,7 @@ class Tournament:
                 "public seeds that bots could compute; it cannot be resumed by this one "
                 f"(its results stay readable: arena standings {name})")
         if settings.bots:   # a server's: it seats its registered bots itself
-            return cls(store, record, settings)
+            return cls(store, record, settings, plan=plan)
         manifests = [load_manifest(d) for d in settings.bot_dirs]
         warnings = []
         stored = {b.name: b for b in store.tournament_bots(record)}
@@ -180,7 +209,7 @@ class Tournament:
             if old is not None and old.content_hash != content_hash(m):
                 warnings.append(f"bot {m.name} ({m.folder}) changed since the tournament started; "
                                 "its remaining matches use the new version")
-        return cls(store, record, settings, manifests, warnings)
+        return cls(store, record, settings, manifests, warnings, plan)
 
     def describe(self) -> tuple[str, str, str]:
         """In words: its schedule; its rules and clock; what keeps bots from its deals."""

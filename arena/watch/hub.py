@@ -32,6 +32,7 @@ from arena.watch import wire
 
 QUEUE = 512                 # messages a viewer may have waiting before it is resynced
 RECENT = 100                # finished matches kept in memory for replays and lists
+RECENT_TOURNAMENTS = 100    # finished tournaments kept in memory (the ladder never finishes)
 STANDINGS_EVERY_S = 0.5     # a tournament's standings are sent at most this often
 
 
@@ -186,6 +187,7 @@ class SpectatorHub:
         self._recent: deque[str] = deque()
         self._recent_cap = recent
         self.tournaments: dict[str, TournamentLog] = {}
+        self._finished: OrderedDict[str, None] = OrderedDict()   # finished tournaments, oldest first
         self._current: str | None = None           # the tournament started last
         self._tournament_of: dict[str, str] = {}
         self._arrivals: set[asyncio.Future] = set()   # TV waiting for a live match
@@ -225,6 +227,12 @@ class SpectatorHub:
         for viewer in list(log.viewers):
             viewer.push(message)
             viewer.push(None)   # the end of the stream
+        self._finished[name] = None
+        self._finished.move_to_end(name)
+        while len(self._finished) > RECENT_TOURNAMENTS:   # a server's memory must not grow with each
+            old, _ = self._finished.popitem(last=False)
+            if old != self._current:
+                self.tournaments.pop(old, None)
 
     def match_started(self, summary: pb.MatchSummary) -> None:
         match = LiveMatch(summary, self.organiser_view)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2_grpc
 
+from arena.rpc import RejectUnparsable
 from arena.rules.errors import ConfigError
 from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
 from arena.watch.hub import SpectatorHub
@@ -28,7 +29,7 @@ class SpectatorServer:
                     tls: tuple[bytes, bytes] | None = None) -> SpectatorServer:
         """Serve on ``listen`` (HOST:PORT, port 0 for any free one; with ``tls``, PEM key
         and certificate, in TLS)."""
-        server = grpc.aio.server(options=[
+        server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.max_send_message_length", MAX_MESSAGE),

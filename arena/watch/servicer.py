@@ -12,6 +12,7 @@ from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.referee.lobby import token_hash
+from arena.rpc import abort
 from arena.watch.hub import RESYNC, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
@@ -31,12 +32,14 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self.organizer_hash = organizer_hash
 
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
+        await _not_negative(context, "recent", request.recent)
         return pb.ListMatchesResponse(
             matches=self.hub.summaries(request.tournament, request.recent or 50))
 
     async def WatchMatch(self, request, context):  # noqa: N802
         if request.organizer_view:
             await self._authorize(context)
+        await _not_negative(context, "delay_turns", request.delay_turns)
         got = self.hub.subscribe(request.match_id, request.delay_turns, request.organizer_view)
         if got is None:
             yield pb.MatchFeed(snapshot=await self._record(request.match_id, context))
@@ -45,6 +48,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             yield message
 
     async def WatchTV(self, request, context):  # noqa: N802
+        await _not_negative(context, "delay_turns", request.delay_turns)
         while True:
             match = await self.hub.next_live(request.tournament)
             got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
@@ -58,7 +62,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         log = self.hub.tournament_log(request.name)
         if log is None:
             known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
-            await context.abort(grpc.StatusCode.NOT_FOUND,
+            await abort(context, grpc.StatusCode.NOT_FOUND,
                                 f"no tournament {request.name!r} is followed here (known: {known})"
                                 if request.name else "no tournament is running here yet")
         sub, snapshot = self.hub.follow_tournament(log)
@@ -127,22 +131,29 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             self.hub.unsubscribe(match_id, sub)
             if snapshot.HasField("over"):
                 return snapshot
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                                 f"match {match_id} is still being played: watch it live")
         record = None
         if self.records is not None:
             record = self.records.snapshot(match_id)   # a replay of one match: milliseconds
         if record is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
+            await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
         return record
 
     async def _authorize(self, context) -> None:
         given = dict(context.invocation_metadata()).get("authorization", "")
         token = given.removeprefix("Bearer ").strip()
         if self.organizer_hash is None:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED,
                                 "this arena offers no organiser view")
         if not token or not secrets.compare_digest(token_hash(token), self.organizer_hash):
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser view needs the organiser token (--token, or "
                                 "ONO99_ORGANIZER_TOKEN)")
+
+
+async def _not_negative(context, field: str, value: int) -> None:
+    """A count may not be negative (ListMatches took -5 for "all but the last 5")."""
+    if value < 0:
+        await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                    f"{field}={value} is not allowed: a count, 0 or more")

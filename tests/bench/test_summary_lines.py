@@ -12,6 +12,9 @@ import pytest
 
 CASES = {
     "engine": (["engine", "--seconds", "0.05"], r"engine: \d+ decisions/s \(modern, 4 seats\)"),
+    "fuzz": (["fuzz", "--seconds", "0", "--examples", "1", "--no-healthy"],
+             r"fuzz: \d+ s, \d+ messages, 0 server errors, 0 wrong answers, 0 sessions disturbed; "
+             r"server RSS [+-]\d+%"),
     "ratings": (["ratings", "--seeds", "1", "--budget", "200"],
                 r"ratings: tau -?[\d.]+ duplicate, -?[\d.]+ plain; matches to separate [\d,inf]+ "
                 r"duplicate, [\d,inf]+ plain"),

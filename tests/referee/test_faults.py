@@ -92,7 +92,7 @@ def test_a_bot_that_sends_undecodable_bytes_is_disconnected(rogue):
     results = play([rogue("garbage_bytes", 2), BOTS / "random", BOTS / "random"],
                    lambda n: two_matches(n))
     assert verdict_kinds(results[0]) == {0: "disconnected"}
-    assert "DecodeError" in results[0].verdicts[0].detail
+    assert "a message is not a BotMessage: protobuf cannot parse it" in results[0].verdicts[0].detail
     check_others_finish(results, 0)
 
 
@@ -208,3 +208,62 @@ def test_a_launched_bot_with_a_wrong_token_is_refused_and_its_seat_judged(rogue,
     assert "exited with code 3 before connecting" in result.verdicts[0].detail
     assert result.status == Status.FINISHED and result.ranking == ((1,), (0,))
     assert rejections(tmp_path, "wrong_token")[0] == "refusal REFUSAL_CODE_BAD_TOKEN"
+
+
+def _raw_play(channel):
+    return channel.stream_stream("/ono99.v1.Referee/Play", request_serializer=lambda b: b,
+                                 response_deserializer=pb.RefereeMessage.FromString)()
+
+
+@pytest.mark.parametrize("first, words", [
+    (b"\x0a\xff\xff\xff\x0f", "a message is not a BotMessage: protobuf cannot parse it"),
+    (None, "the stream ended before a hello"),
+], ids=["not-protobuf", "nothing"])
+def test_a_stream_that_never_says_hello_is_refused_no_hello(first, words):
+    """Bytes that are not protobuf, or no message at all before the stream ends: the
+    refusal NO_HELLO and INVALID_ARGUMENT, as for any first message that is not a hello
+    (they were an UNKNOWN status from an exception, and a silent OK)."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = _raw_play(channel)
+                if first is not None:
+                    await call.write(first)
+                await call.done_writing()
+                reply = await call.read()
+                assert reply.refusal.code == pb.REFUSAL_CODE_NO_HELLO
+                assert words in reply.refusal.reason
+                assert await call.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert words in await call.details()
+            assert any(words in r for r in server.lobby.refusals)
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+def test_bytes_that_are_not_a_bot_message_end_the_session_with_a_goodbye():
+    """In a session, such bytes end it: a goodbye says why, the stream ends with
+    INVALID_ARGUMENT (it ended with OK and no word), and the token may connect again."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            token = server.lobby.register("bot").token
+            hello = pb.BotMessage(hello=pb.Hello(token=token, protocol_version=1)).SerializeToString()
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = _raw_play(channel)
+                await call.write(hello)
+                assert (await call.read()).HasField("welcome")
+                await call.write(b"\x12\x05\x08")
+                goodbye = await call.read()
+                assert "a message is not a BotMessage: protobuf cannot parse it" in goodbye.goodbye.reason
+                assert await call.code() == grpc.StatusCode.INVALID_ARGUMENT
+                again = _raw_play(channel)
+                await again.write(hello)
+                assert (await again.read()).HasField("welcome")
+                again.cancel()
+        finally:
+            await server.stop()
+
+    asyncio.run(go())

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import asyncio
 
+from ono99.transport import grpc
+from ono99.v1 import referee_pb2 as pb, referee_pb2_grpc
+
 from arena.referee.results import Status, VerdictKind
+from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
-from support.matches import replays
+from support.matches import replays, spec
 from support.proxy import Relay
 from support.reconnect import launch, one_match
 
@@ -66,3 +70,61 @@ def test_the_token_alone_does_not_take_over_a_live_session():
     rc, err, still, first_rc = asyncio.run(scenario())
     assert rc == 3 and "REFUSAL_CODE_TOKEN_IN_USE" in err
     assert still and first_rc == 0
+
+
+def test_a_bot_back_while_another_seat_acts_hears_the_match_end():
+    """A bot's new session is taken up at its next turn; when the match ends before that,
+    it still gets the match start (it has heard nothing of the match on this session) and
+    the match end. (Found by the fuzzer: the runner held the old, closed session to the
+    end, and the match end reached nobody.)"""
+    async def read(call, kind):
+        while True:
+            msg = await asyncio.wait_for(call.read(), 10)
+            if msg.WhichOneof("kind") == kind:
+                return msg
+
+    async def scenario():
+        server = await RefereeServer.start("tcp")
+        try:
+            regs = [server.lobby.register(n) for n in ("a", "b")]
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = referee_pb2_grpc.RefereeStub(channel)
+
+                async def hello(reg, key=""):
+                    call = stub.Play()
+                    await call.write(pb.BotMessage(hello=pb.Hello(token=reg.token, protocol_version=1,
+                                                                  resume_key=key)))
+                    return call, (await read(call, "welcome")).welcome.resume_key
+
+                calls = [await hello(reg) for reg in regs]
+                sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
+                again = {s: (lambda t, h=r.token_hash: server.lobby.wait_session_hash(h, t))
+                         for s, r in enumerate(regs)}
+                runner = MatchRunner(spec(["a", "b"], max_rejections=0), sessions, reconnect=again)
+                task = asyncio.create_task(runner.run())
+                for call, _ in calls:
+                    await read(call, "match_start")
+                while not any(s._open_turn for s in sessions):
+                    await asyncio.sleep(0.01)
+                acting = next(i for i, s in enumerate(sessions) if s._open_turn)
+                other = 1 - acting
+                turn = (await read(calls[acting][0], "turn")).turn
+                back, _ = await hello(regs[other], calls[other][1])   # replaces its session
+                await read(calls[other][0], "goodbye")
+                # one refused card is one too many (max_rejections=0): the match ends now
+                await calls[acting][0].write(pb.BotMessage(action=pb.Action(turn_id=turn.turn_id)))
+                await read(calls[acting][0], "match_end")
+                start = await read(back, "match_start")
+                end = (await read(back, "match_end")).match_end
+                result = await task
+                back.cancel()
+                calls[acting][0].cancel()
+                return acting, other, start.match_start, end, result
+        finally:
+            await server.stop()
+
+    acting, other, start, end, result = asyncio.run(scenario())
+    assert start.seat == other and start.match_id == end.match_id == result.match_id
+    assert [(v.seat, v.kind) for v in end.verdicts] == [(acting, pb.VERDICT_KIND_ILLEGAL)]
+    assert [list(p.seats) for p in end.ranking] == [[other], [acting]]
+    assert any(e.HasField("round_started") for e in end.events)   # every event, from the deal

@@ -12,6 +12,18 @@ from pathlib import Path
 import pytest
 
 MARK = "ARENA_TEST_MARK"
+#: what tests pass their bots besides the mark (the rogue bot's settings)
+_BOT_ENV = (MARK, "ROGUE_SLEEP", "ROGUE_FLOOD", "ROGUE_PAD")
+#: ONO99_BOT_ENV as the test run was started, before conftest set it
+_RUNNER_BOT_ENV = os.environ.get("ONO99_BOT_ENV", "")
+
+
+def bot_env_names() -> str:
+    """ONO99_BOT_ENV for the tests' arenas: the mark and the rogue bot's settings, and
+    the variables the runner already named (``ONO99_BOT_ENV=PYTHONPATH`` where the SDK is
+    found through PYTHONPATH, as in a git worktree)."""
+    names = [n.strip() for n in _RUNNER_BOT_ENV.split(",") if n.strip()]
+    return ",".join(dict.fromkeys([*_BOT_ENV, *names]))
 
 
 def new_mark() -> str:
@@ -21,7 +33,7 @@ def new_mark() -> str:
 def env_for(value: str) -> dict[str, str]:
     """This process's environment plus the mark ``value``, which the arena passes on to
     its bots (they get no other variable of the arena's: ONO99_BOT_ENV names it)."""
-    return {**os.environ, MARK: value, "ONO99_BOT_ENV": f"{MARK},ROGUE_SLEEP"}
+    return {**os.environ, MARK: value, "ONO99_BOT_ENV": bot_env_names()}
 
 
 def processes_marked(value: str) -> list[int]:

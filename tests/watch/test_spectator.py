@@ -320,3 +320,28 @@ def test_list_matches_and_records_of_finished_ones():
     assert all(m.status == pb.MATCH_STATUS_FINISHED and m.tournament == "cup" for m in listed.matches)
     assert record.reason == "record" and record.HasField("over") and record.frames
     assert missing.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_negative_count_is_refused():
+    """ListMatches took recent=-5 for "all finished matches but the last 5"; a negative
+    delay was taken for none. Both are INVALID_ARGUMENT (found by the fuzzer)."""
+    async def go():
+        hub, server = await serve()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                calls = [stub.ListMatches(pb.ListMatchesRequest(recent=-5)),
+                         stub.WatchMatch(pb.WatchMatchRequest(match_id="m", delay_turns=-1)),
+                         stub.WatchTV(pb.WatchTVRequest(delay_turns=-(2**31)))]
+                got = []
+                for call in calls:
+                    with pytest.raises(grpc.aio.AioRpcError) as exc:
+                        await (call.read() if hasattr(call, "read") else call)
+                    got.append((exc.value.code(), exc.value.details()))
+                return got
+        finally:
+            await server.stop()
+
+    got = asyncio.run(go())
+    assert [code for code, _ in got] == [grpc.StatusCode.INVALID_ARGUMENT] * 3
+    assert [d.split(" is")[0] for _, d in got] == ["recent=-5", "delay_turns=-1", "delay_turns=-2147483648"]

@@ -1,0 +1,113 @@
+"""What every gRPC server of the arena shares: a request that is not protobuf at all is
+answered INVALID_ARGUMENT, before its servicer runs; a status's details are cut short
+enough for gRPC to send them.
+
+gRPC parses a unary request before the servicer sees it, and when protobuf cannot parse
+it grpc.aio raises out of the handler: the call ends with UNKNOWN ("Unexpected <class
+'DecodeError'>") and the server logs an error, for bytes any client may send. So this
+interceptor parses such requests itself and answers the bytes that do not parse with
+INVALID_ARGUMENT, naming the message expected. Streams of requests (Referee.Play,
+Organizer.UploadBot) are read by their servicers, which catch ``DecodeError`` themselves
+and say what they do in their .proto.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from google.protobuf.message import DecodeError
+from ono99.transport import grpc
+
+#: A status's details travel in a header, which a gRPC peer refuses past 16 KiB (after
+#: percent-encoding: up to 3 characters a byte); an error that quotes what a client sent
+#: (a name of 100,000 characters) would turn into RESOURCE_EXHAUSTED "received metadata
+#: size exceeds hard limit". Details are cut to this many bytes of UTF-8.
+MAX_DETAILS = 1000
+
+
+def details(text: str) -> str:
+    """``text``, cut to :data:`MAX_DETAILS` bytes (on a character boundary) with an ellipsis."""
+    data = text.encode()
+    if len(data) <= MAX_DETAILS:
+        return text
+    return data[:MAX_DETAILS - 3].decode(errors="ignore") + "…"
+
+
+async def abort(context, code: grpc.StatusCode, text: str) -> NoReturn:
+    """End the call with ``code`` and ``text`` (cut by :func:`details`)."""
+    await context.abort(code, details(text))
+
+
+class _Unparsable:
+    """What a request that protobuf could not parse becomes: the error, for the answer."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+def _tolerant(parse):
+    def deserialize(data: bytes):
+        try:
+            return parse(data)
+        except DecodeError as exc:
+            return _Unparsable(str(exc))
+
+    return deserialize
+
+
+def _message_name(parse, method: str) -> str:
+    cls = getattr(parse, "__self__", None)
+    descriptor = getattr(cls, "DESCRIPTOR", None)
+    return getattr(descriptor, "full_name", None) or f"the request of {method}"
+
+
+class RejectUnparsable(grpc.aio.ServerInterceptor):
+    """Answers a unary request that protobuf cannot parse with INVALID_ARGUMENT."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, grpc.RpcMethodHandler] = {}   # wrapped once per method
+
+    async def intercept_service(self, continuation, handler_call_details):
+        method = handler_call_details.method
+        wrapped = self._handlers.get(method)
+        if wrapped is not None:
+            return wrapped
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_streaming or handler.request_deserializer is None:
+            return handler
+        wrapped = self._handlers[method] = _wrap(handler, method)
+        return wrapped
+
+
+def _wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    expected = _message_name(handler.request_deserializer, method)
+
+    async def refuse(request: _Unparsable, context) -> None:
+        await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                    f"the request is not a {expected}: protobuf cannot parse it ({request.error})")
+
+    deserialize = _tolerant(handler.request_deserializer)
+    if handler.response_streaming:
+        behaviour = handler.unary_stream
+
+        async def unary_stream(request, context):
+            if type(request) is _Unparsable:
+                await refuse(request, context)
+            async for reply in behaviour(request, context):
+                yield reply
+
+        return grpc.unary_stream_rpc_method_handler(
+            unary_stream, request_deserializer=deserialize,
+            response_serializer=handler.response_serializer)
+    behaviour = handler.unary_unary
+
+    async def unary_unary(request, context):
+        if type(request) is _Unparsable:
+            await refuse(request, context)
+        return await behaviour(request, context)
+
+    return grpc.unary_unary_rpc_method_handler(
+        unary_unary, request_deserializer=deserialize,
+        response_serializer=handler.response_serializer)

@@ -1,0 +1,182 @@
+"""RunTournament's settings on a real server (in this process, on free ports): what it
+refuses, with which code, and what it makes of what it accepts. Its bots are remote bots
+that never connect: a tournament of them is over within a second of their removal."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ono99.transport import grpc
+from ono99.v1 import organizer_pb2 as pb, organizer_pb2_grpc
+
+from arena.server.app import ArenaServer, ServeOptions
+
+
+async def _serve(tmp_path, token: str | None = None):
+    """A server on ``tmp_path``'s database; its organiser token (``token`` if it is not new)."""
+    app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+        listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.2))
+    return app, (("authorization", f"Bearer {app.new_token or token}"),)
+
+
+async def _started(stub, auth, request: pb.TournamentRequest):
+    """The first progress message of RunTournament, or the call's (code, details)."""
+    call = stub.RunTournament(request, metadata=auth)
+    try:
+        first = await call.read()
+    except grpc.aio.AioRpcError as exc:
+        return exc.code(), exc.details()
+    call.cancel()
+    return first
+
+
+def run(tmp_path, scenario):
+    async def go():
+        app, auth = await _serve(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as channel:
+                stub = organizer_pb2_grpc.OrganizerStub(channel)
+                for name in ("ra", "rb", "rc"):
+                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                try:
+                    return await scenario(stub, auth)
+                finally:
+                    for name in ("ra", "rb", "rc"):
+                        await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
+        finally:
+            await app.stop()
+
+    return asyncio.run(go())
+
+
+def test_unnamed_tournaments_get_names_of_their_own(tmp_path):
+    """Their names come from the time: a second request in the same second followed the
+    first tournament, its own bots and settings (even invalid ones) ignored. Found by
+    the fuzzer."""
+    async def scenario(stub, auth):
+        first = await _started(stub, auth, pb.TournamentRequest(bots=["ra", "rb"], games=1))
+        second = await _started(stub, auth, pb.TournamentRequest(bots=["ra", "rc"], games=2))
+        refused = await _started(stub, auth, pb.TournamentRequest(bots=["ra"], games=1))
+        return first, second, refused
+
+    first, second, refused = run(tmp_path, scenario)
+    assert first.started.name != second.started.name
+    assert (list(first.started.bots), first.started.total) == (["ra", "rb"], 1)
+    assert (list(second.started.bots), second.started.total) == (["ra", "rc"], 2)
+    assert refused[0] == grpc.StatusCode.INVALID_ARGUMENT and "at least 2 bots" in refused[1]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"move_ms": -1}, "move_ms=-1 is not allowed"),
+    ({"bank_ms": -(2**31)}, "bank_ms=-2147483648 is not allowed"),
+    ({"name": "n" * 65}, "is not allowed: 1 to 64 characters"),
+    ({"name": "tab\tname"}, "no control characters"),
+    ({"name": "ladder"}, "'ladder' is the ladder, not a tournament"),
+])
+def test_settings_no_tournament_can_have_are_refused(tmp_path, change, words):
+    """They were accepted: a negative clock (every move then times out), a name of any
+    length (100,000 characters were stored), or the ladder's name. Found by the fuzzer."""
+    request = pb.TournamentRequest(name="fine", bots=["ra", "rb"], games=1)
+    for key, value in change.items():
+        setattr(request, key, value)
+    got = run(tmp_path, lambda stub, auth: _started(stub, auth, request))
+    assert got[0] == grpc.StatusCode.INVALID_ARGUMENT and words in got[1], got
+
+
+def test_a_tournament_too_big_for_a_server_is_refused(tmp_path):
+    """2**24 games per table was accepted, and its schedule built on the server's event
+    loop: the server answered nothing for seconds while its memory grew by hundreds of
+    MB (found by the fuzzer)."""
+    request = pb.TournamentRequest(name="huge", bots=["ra", "rb"], games=2**24, no_duplicate=True)
+    code, details = run(tmp_path, lambda stub, auth: _started(stub, auth, request))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "a tournament of 16,777,216 matches is more than a server plays in one" in details
+
+
+def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
+    """A tournament under the limit but big (60,000 matches, about 1.5 s of planning) does
+    not stop the server's loop: other calls are answered meanwhile."""
+    async def scenario(stub, auth):
+        gaps, stop = [], asyncio.Event()
+
+        async def tick():   # how long the loop leaves a 10 ms sleep unanswered
+            while not stop.is_set():
+                t = asyncio.get_running_loop().time()
+                await asyncio.sleep(0.01)
+                gaps.append(asyncio.get_running_loop().time() - t - 0.01)
+
+        ticker = asyncio.create_task(tick())
+        started = await _started(stub, auth, pb.TournamentRequest(
+            name="big", bots=["ra", "rb"], games=60_000, no_duplicate=True))
+        stop.set()
+        await ticker
+        return started, max(gaps)
+
+    started, gap = run(tmp_path, scenario)
+    assert started.started.total == 60_000
+    assert gap < 0.5, f"the server's loop stood still for {gap:.2f} s"
+
+
+def test_a_finished_tournament_followed_after_a_restart_tells_its_end(tmp_path):
+    """Following it resumes it with nothing left to play: it ends while the follower is
+    sent that it started. The follower stopped there (it saw the run finished, and not
+    the 'finished' event waiting for it): found while testing the fuzzer's findings."""
+    async def go():
+        kinds, token = [], None
+        for attempt in range(2):
+            app, auth = await _serve(tmp_path, token)
+            token = token or app.new_token
+            try:
+                async with grpc.aio.insecure_channel(app.address) as channel:
+                    stub = organizer_pb2_grpc.OrganizerStub(channel)
+                    if attempt == 0:
+                        for name in ("ra", "rb"):
+                            await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                    call = stub.RunTournament(pb.TournamentRequest(name="done", bots=["ra", "rb"],
+                                                                   games=1), metadata=auth)
+                    kinds.append([p.WhichOneof("kind") async for p in call])
+            finally:
+                await app.stop()
+        return kinds
+
+    first, again = asyncio.run(go())
+    assert first == ["started", "match", "finished"]
+    assert again == ["started", "finished"]
+
+
+def test_bots_removed_while_their_tournament_waits_for_them_retire_it_cleanly(tmp_path):
+    """A seat waiting for its bot's other match (one match at a time) when the bot was
+    removed then asked the lobby for the withdrawn token: a KeyError killed the
+    tournament's task, and its other matches were never played. Found by the fuzzer.
+    Now the seat is retired, and the tournament ends with every match accounted for."""
+    async def go():
+        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+            listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.5, concurrency=2))
+        auth = (("authorization", f"Bearer {app.new_token}"),)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as channel:
+                stub = organizer_pb2_grpc.OrganizerStub(channel)
+                for name in ("ra", "rb", "rc"):
+                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                call = stub.RunTournament(pb.TournamentRequest(
+                    name="gone", bots=["ra", "rb", "rc"], games=2, no_duplicate=True), metadata=auth)
+                assert (await call.read()).HasField("started")
+                await asyncio.sleep(0.1)   # two matches in flight, both waiting for ra
+                for name in ("ra", "rb", "rc"):
+                    await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
+                progress = []
+                while (p := await call.read()) is not grpc.aio.EOF:
+                    progress.append(p)
+                task = app.runs.runs["gone"].task
+                await asyncio.wait_for(task, 10)
+                return progress, task.exception()
+        finally:
+            await app.stop()
+
+    progress, error = asyncio.run(go())
+    assert error is None
+    played = [p.match for p in progress if p.HasField("match")]
+    assert len(played) == 6 and progress[-1].HasField("finished")
+    kinds = sorted({v.kind for m in played for v in m.verdicts})
+    assert kinds == ["absent", "retired"], kinds

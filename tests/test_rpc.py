@@ -1,0 +1,112 @@
+"""What every service of a real server (arena serve's: Referee and Organizer on one port,
+Spectator on another) does with what any client may send: bytes that are not protobuf end
+each call with INVALID_ARGUMENT naming the message expected (grpc.aio used to answer
+UNKNOWN "Unexpected <class 'DecodeError'>" and log an error); an error that quotes an
+enormous name still arrives, cut short (it arrived as RESOURCE_EXHAUSTED)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ono99.transport import grpc
+from ono99.v1 import organizer_pb2, organizer_pb2_grpc, spectator_pb2, spectator_pb2_grpc
+
+from arena.rpc import MAX_DETAILS, details
+from arena.server.app import ArenaServer, ServeOptions
+
+NOT_PROTOBUF = b"\x0a\xff\xff\xff\x0f"
+
+
+def _methods(module, service: str):
+    for method in module.DESCRIPTOR.services_by_name[service].methods:
+        yield service, method.name, method.input_type.full_name, (
+            method.client_streaming, method.server_streaming)
+
+
+METHODS = [*_methods(organizer_pb2, "Organizer"), *_methods(spectator_pb2, "Spectator")]
+
+
+async def _call(channel, path: str, streaming: tuple[bool, bool], metadata):
+    same = {"request_serializer": lambda b: b, "response_deserializer": lambda b: b}
+    try:
+        if streaming == (False, False):
+            await channel.unary_unary(path, **same)(NOT_PROTOBUF, metadata=metadata, timeout=10)
+        elif streaming == (False, True):
+            async for _ in channel.unary_stream(path, **same)(NOT_PROTOBUF, metadata=metadata,
+                                                               timeout=10):
+                pass
+        else:
+            async def chunks():
+                yield NOT_PROTOBUF
+
+            await channel.stream_unary(path, **same)(chunks(), metadata=metadata, timeout=10)
+    except grpc.aio.AioRpcError as exc:
+        return exc.code(), exc.details()
+    return grpc.StatusCode.OK, ""
+
+
+def test_every_method_answers_bytes_that_are_not_protobuf_with_invalid_argument(tmp_path, caplog):
+    async def go():
+        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+            listen="127.0.0.1:0", watch="127.0.0.1:0"))
+        auth = (("authorization", f"Bearer {app.new_token}"),)
+        try:
+            got = {}
+            async with grpc.aio.insecure_channel(app.address) as arena, \
+                    grpc.aio.insecure_channel(app.spectators.address) as spectators:
+                for service, name, expected, streaming in METHODS:
+                    channel = arena if service == "Organizer" else spectators
+                    got[name] = (expected, await _call(channel, f"/ono99.v1.{service}/{name}",
+                                                       streaming, auth))
+            return got
+        finally:
+            await app.stop()
+
+    with caplog.at_level(logging.WARNING):
+        got = asyncio.run(go())
+    for name, (expected, (code, details)) in got.items():
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (name, code, details)
+        if name == "UploadBot":
+            assert "a message of the upload is not an UploadChunk" in details
+        else:
+            assert f"the request is not a {expected}: protobuf cannot parse it" in details, details
+    assert not [r for r in caplog.records if r.name.startswith("grpc")], caplog.text
+
+
+def test_details_are_cut_on_a_character_boundary():
+    assert details("short") == "short"
+    cut = details("é" * 5000)
+    assert len(cut.encode()) <= MAX_DETAILS and cut.endswith("…") and set(cut[:-1]) == {"é"}
+
+
+def test_an_error_that_quotes_an_enormous_name_arrives_cut_short(tmp_path):
+    name = "n" * 40_000   # under the servers' message limits, far over gRPC's header limit
+
+    async def go():
+        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+            listen="127.0.0.1:0", watch="127.0.0.1:0"))
+        auth = (("authorization", f"Bearer {app.new_token}"),)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as arena, \
+                    grpc.aio.insecure_channel(app.spectators.address) as spectators:
+                organizer = organizer_pb2_grpc.OrganizerStub(arena)
+                spectator = spectator_pb2_grpc.SpectatorStub(spectators)
+                calls = [organizer.AddRemoteBot(organizer_pb2.AddRemoteBotRequest(name=name), metadata=auth),
+                         organizer.RemoveBot(organizer_pb2.RemoveBotRequest(name=name), metadata=auth),
+                         organizer.Standings(organizer_pb2.StandingsRequest(name=name), metadata=auth),
+                         spectator.GetRecord(spectator_pb2.GetRecordRequest(match_id=name))]
+                got = []
+                for call in calls:
+                    try:
+                        await call
+                    except grpc.aio.AioRpcError as exc:
+                        got.append((exc.code(), exc.details()))
+                return got
+        finally:
+            await app.stop()
+
+    got = asyncio.run(go())
+    assert [code for code, _ in got] == [grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
+                                         grpc.StatusCode.NOT_FOUND, grpc.StatusCode.NOT_FOUND], got
+    assert all(text.endswith("…") and len(text.encode()) <= MAX_DETAILS for _, text in got)
