@@ -47,6 +47,9 @@ HEALTHY_GAMES = 20                 # matches per healthy tournament
 FUZZ_BOTS = ("fuzz-a", "fuzz-b")   # the Referee machine's two seats
 #: the fuzz tournaments' clock: no fuzz step ever times out a turn
 FUZZ_MOVE_MS = 120_000
+#: how long a bot whose stream ended may take to come back mid-match: the fuzzer's bots
+#: reconnect at once, but a loaded machine took more than a second to notice the end
+RECONNECT_GRACE = 5
 
 
 def _organizer(name: str) -> str:
@@ -106,7 +109,7 @@ class ServedArena:
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "arena.cli.main", "serve", "--db", str(self.db),
-                 "--listen", listen, "--absent-after", "1", "--reconnect-grace", "1"],
+                 "--listen", listen, "--absent-after", "1", "--reconnect-grace", str(RECONNECT_GRACE)],
                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         text = self._wait_for(r"spectators at \S+:\d+")
         port = int(re.search(r"arena server at \S+:(\d+)", text).group(1))
