@@ -68,15 +68,17 @@ def _bots(folder: Path, count: int) -> list[str]:
 def _sample(done: int, seconds: float) -> Fifth:
     gc.collect()
     children = procs.descendants()
-    workers = [pid for pid, cmd in children if b"spawn_main" in cmd]
+    workers = [pid for pid, cmd in children if procs.is_worker(cmd)]
     bots = [pid for pid, cmd in children if b"bot.py" in cmd and b"bwrap" not in cmd]
     return Fifth(done, seconds, procs.rss_mb(), sum(procs.rss_mb(p) for p in workers),
                  len(workers), procs.open_fds() + sum(procs.open_fds(p) for p in workers),
                  len(bots))
 
 
-def _percentile(values: array, q: float) -> float:
-    ordered = sorted(values)
+def _percentile(ordered: list[int], q: float) -> float:
+    """The ``q`` quantile of values already sorted (0 if there are none)."""
+    if not ordered:
+        return 0.0
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
@@ -134,8 +136,9 @@ def run(console, matches: int = 20_000, bots: int = 8, concurrency: int | None =
                       f"{f.parent_mb:.1f}", f"{f.workers_mb:.1f}", str(f.workers), str(f.fds),
                       str(f.bots))
     console.print(table)
-    p50, p99 = (_percentile(latencies, q) / 1000 for q in (0.5, 0.99))
-    worst = max(latencies) / 1000 if latencies else 0.0
+    ordered = sorted(latencies)   # once, for every quantile
+    p50, p99 = (_percentile(ordered, q) / 1000 for q in (0.5, 0.99))
+    worst = ordered[-1] / 1000 if ordered else 0.0
     growth = 100 * (fifths[-1].referee_mb / fifths[0].referee_mb - 1) if fifths else 0.0
     console.print(f"{total} matches in {seconds:.1f} s: {total / seconds:.1f} matches/s; "
                   f"{len(latencies)} turns: p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {worst:.1f} ms",

@@ -48,4 +48,10 @@ def open_fds(pid: int | str = "self") -> int:
 def workers(root: int | None = None) -> list[int]:
     """The referee workers of process ``root`` (default: this one): multiprocessing's
     spawned children, not its resource tracker."""
-    return [pid for pid, cmd in descendants(root) if b"spawn_main" in cmd]
+    return [pid for pid, cmd in descendants(root) if is_worker(cmd)]
+
+
+def is_worker(cmdline: bytes) -> bool:
+    """Whether a command line is a multiprocessing worker (spawned), not its resource
+    tracker."""
+    return b"spawn_main" in cmdline
