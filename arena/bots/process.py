@@ -37,8 +37,6 @@ class BotProcess:
         self.referee_socket = referee_socket
         self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
-        #: why the bot's log stopped being written (a full disk), if it did
-        self.log_error: str | None = None
         self._reader: asyncio.Task | None = None
         self._closed = False
 
@@ -66,9 +64,8 @@ class BotProcess:
         written = 0
         try:
             log = self.log_path.open("ab") if self.log_path else None
-        except OSError as exc:   # the bot plays on; its output is read and dropped
+        except OSError:   # the bot plays on; its output is read and dropped
             log = None
-            self.log_error = str(exc)
         partial = b""
         try:
             assert jail.proc.stdout is not None
@@ -80,11 +77,11 @@ class BotProcess:
                     try:
                         log.write(chunk)
                         log.flush()
-                    except OSError as exc:
+                    except OSError:
                         # a full disk (or any write error) stops the log, never the bot:
                         # its output is still read, so it never blocks writing it
-                        self.log_error = str(exc)
-                        log = _close_quietly(log)
+                        _close_quietly(log)
+                        log = None
                 written += len(chunk)
                 lines = (partial + chunk).split(b"\n")
                 partial = lines.pop()[-_LINE_CAP:]
