@@ -75,6 +75,7 @@ class BotSession:
         self._writer: asyncio.Task | None = None
         self._wake: asyncio.Future | None = None  # the idle writer waits on it
         self._write_since: float | None = None    # when the write under way began
+        self._drained: asyncio.Future | None = None  # someone waits for the queue to empty
         self._open_turn: int | None = None
         self._issued: set[int] = set()
         self._inbox: deque = deque()            # actions (or nudges) not yet taken
@@ -170,6 +171,7 @@ class BotSession:
                 if self._closed:
                     queue.clear()
                     return
+                self._resolve_drained()
                 self._wake = self._loop.create_future()
                 await self._wake
         except asyncio.CancelledError:
@@ -178,6 +180,15 @@ class BotSession:
         except Exception as exc:  # the transport failed: the stream is gone
             queue.clear()
             self.close(f"write failed: {exc}")
+        finally:
+            self._resolve_drained()
+
+    def _resolve_drained(self) -> None:
+        drained = self._drained
+        if drained is not None:
+            self._drained = None
+            if not drained.done():
+                drained.set_result(None)
 
     def _wake_writer(self) -> None:
         wake = self._wake
@@ -194,9 +205,12 @@ class BotSession:
             await asyncio.gather(writer, return_exceptions=True)
 
     async def _written(self) -> None:
-        """Until the queue is written."""
-        while self._queue and not self._closed:
-            await asyncio.sleep(0.005)
+        """Until the queue is written (or the writer is gone)."""
+        if not self._queue or self._closed or self._writer is None or self._writer.done():
+            return
+        if self._drained is None:
+            self._drained = self._loop.create_future()
+        await asyncio.shield(self._drained)
 
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
