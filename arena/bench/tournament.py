@@ -78,7 +78,7 @@ def measure(concurrency: int, games: int, folder: Path, rep: int = 0) -> Tournam
         done[0] += 1
         if done[0] == warmup:
             marks["start"] = time.perf_counter()
-            marks["storage"] = store.write_seconds
+            marks["storage"] = t.write_seconds
         if done[0] in (total // 3, 2 * total // 3, total):
             gc.collect()  # what is still reachable, not garbage awaiting a collection
             fig.rss_mb.append(procs.rss_mb())
@@ -86,7 +86,7 @@ def measure(concurrency: int, games: int, folder: Path, rep: int = 0) -> Tournam
 
     asyncio.run(t.run(concurrency, on_result, log_dir=folder / "logs"))
     fig.seconds = time.perf_counter() - marks["start"]
-    fig.storage_seconds = store.write_seconds - marks["storage"]
+    fig.storage_seconds = t.write_seconds - marks["storage"]
     store.close()
     return fig
 

@@ -28,6 +28,7 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
+from arena.tournament.executors import EXECUTORS
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, Played, count_match, standings
@@ -73,6 +74,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retire-after", type=int, default=3, metavar="N",
                    help="retire a bot after N crashes or failed starts (default: 3); its "
                         "remaining matches are forfeits")
+    p.add_argument("--executor", default="auto", choices=list(EXECUTORS), metavar="NAME",
+                   help="where the matches run: "
+                        + "; ".join(f"{e.name}: {e.help}" for e in EXECUTORS.values())
+                        + " (default: auto). Results are stored here whichever runs them")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="with --executor ray: the cluster to join (the address 'ray start "
+                        "--head' printed, e.g. 10.0.0.5:6379, or 'auto' for the one running "
+                        "on this machine); default: start a local one on this machine's cores")
     p.add_argument("--durable", action="store_true",
                    help="fsync every stored match (survives power loss, slower)")
     p.add_argument("--logs", type=Path, default=None, metavar="DIR",
@@ -119,6 +128,12 @@ def run_tournament(args: argparse.Namespace) -> int:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
         raise ConfigError("--retire-after must be at least 1")
+    if args.ray_address is not None and args.executor != "ray":
+        raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
+                          "--ray-address")
+    if args.executor == "ray":   # before anything is stored: Ray retries for minutes
+        from arena.tournament.ray_executor import check_address
+        check_address(args.ray_address)
     console = output.console()
     err = output.console(stderr=True)
     # Everything is checked before the database is opened (or created): a refused
@@ -299,8 +314,9 @@ async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Consol
                 if played is not None:
                     hub.tournament_result(t.name, played, result.match_id)
 
-        await t.run(args.concurrency, on_result, (), args.listen, logs, args.connect_timeout,
-                    view.retired, sandbox_config(args), bus)
+        await t.run(args.concurrency, on_result, args.executor, listen=args.listen, log_dir=logs,
+                    connect_timeout=args.connect_timeout, on_retire=view.retired,
+                    sandbox=sandbox_config(args), bus=bus, address=args.ray_address)
         if hub is not None:
             hub.tournament_finished(t.name)
 

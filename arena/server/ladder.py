@@ -23,9 +23,10 @@ from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
 from arena.server.registry import Registry
 from arena.store.base import RegisteredBot, Store, StoreError, TournamentRecord
+from arena.store.writer import StoreWriter
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.executor import lease_in_order
-from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
+from arena.tournament.seats import ProcessSeats, RemoteSeats, Retirements, SeatProvider
 from arena.tournament.standings import Played
 from arena.watch.hub import SpectatorHub
 
@@ -59,6 +60,8 @@ class Ladder:
             if m.status == Status.FINISHED and m.ranking:
                 self._rate(m.bots, m.places(), m.key)
         self.hosted: dict[str, SeatProvider] = {}       # ladder processes of hosted bots
+        self.retirements = Retirements()                  # hosted bots that keep crashing
+        self.writer = StoreWriter(store)                  # results stored off the loop
         self.playing: set[str] = set()
         self._wake = asyncio.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
@@ -102,6 +105,7 @@ class Ladder:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.gather(*(p.close() for p in self.hosted.values()), return_exceptions=True)
+            await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
 
     def available(self) -> list[RegisteredBot]:
         out = []
@@ -154,7 +158,10 @@ class Ladder:
             for i, (p, s) in enumerate(leased):
                 p.release(s, None if s.absent else verdicts.get(i))
             leased = []
-            self.store.record_match(self.record, key, key, seated, result)
+            for name, reason in self.retirements.observe(seated, result):
+                if name in self.hosted:
+                    self.hosted[name].retire(reason)
+            await self.writer.record_match(self.record, key, key, seated, result)
             self._rate(seated, result.places(), key)
             played = Played.of_result(key, key, result)
             if self.hub is not None and played is not None:

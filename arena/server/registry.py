@@ -136,8 +136,7 @@ class Registry:
         return bot.token_hash is not None and self.lobby.connected(bot.token_hash)
 
     def provider(self, bot: RegisteredBot, referee: RefereeServer, log_dir: Path | None = None,
-                 connect_timeout: float = 10.0, retire_after: int = 3,
-                 on_retire=None) -> SeatProvider:
+                 connect_timeout: float = 10.0) -> SeatProvider:
         """Where ``bot``'s seats come from: its one connection (remote, shared by every
         tournament and the ladder: it plays one match at a time), or processes of its
         folder for this tournament (hosted)."""
@@ -148,8 +147,7 @@ class Registry:
             return seats
         manifest = load_manifest(bot.folder)
         return ProcessSeats(manifest, bot.display, referee, self.factory,
-                            log_dir or self.logs_dir(bot.display), connect_timeout,
-                            retire_after, on_retire)
+                            log_dir or self.logs_dir(bot.display), connect_timeout)
 
     def logs_dir(self, display: str) -> Path:
         return self.data_dir / "logs" / display.replace(" ", "-")

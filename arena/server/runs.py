@@ -21,6 +21,7 @@ from arena.rules.errors import ConfigError
 from arena.server.registry import Registry
 from arena.store.base import Store, StoreError
 from arena.tournament.executor import LocalExecutor
+from arena.tournament.seats import Retirements
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played
 from arena.tournament.tournament import Settings, Tournament
@@ -184,9 +185,7 @@ class Runs:
             run.publish(Event("retired", {"bot": bot, "reason": reason}))
 
         def seats(referee: RefereeServer):
-            return [self.registry.provider(self.registry.find(n), referee,
-                                           retire_after=t.settings.retire_after,
-                                           on_retire=on_retire) for n in t.names]
+            return [self.registry.provider(self.registry.find(n), referee) for n in t.names]
 
         hub = self.hub
         listeners = []
@@ -205,8 +204,11 @@ class Runs:
 
         try:
             if t.pending():
+                retirements = Retirements(t.settings.retire_after, on_retire,
+                                          lambda bot: t.names[bot])
                 await t.play(LocalExecutor(seats, self.concurrency, listeners=listeners,
-                                           referee=self.referee, grace=self.grace), on_result)
+                                           referee=self.referee, grace=self.grace,
+                                           retirements=retirements), on_result)
             if hub is not None:
                 hub.tournament_finished(t.name)
         finally:

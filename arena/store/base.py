@@ -7,8 +7,8 @@ tournament code; one shared test suite runs against every backend.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arena.referee.results import MatchResult
@@ -179,6 +179,11 @@ class Store(abc.ABC):
                               folder: str | None = None,
                               report: dict[str, Any] | None = None) -> RegisteredBot:
         """Change a registered version's status, folder or validation report."""
+
+    @abc.abstractmethod
+    def reopen(self) -> Store:
+        """A new, independent connection to the same database (for another thread: a
+        connection is used by the thread that opened it)."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -21,7 +21,14 @@ from typing import Any
 from arena.referee.results import MatchResult
 from arena.rules.events import event_to_dict
 from arena.store.base import (
-    BotRecord, BotVersion, MatchRecord, NotFoundError, RegisteredBot, Store, StoreError, TournamentRecord,
+    BotRecord,
+    BotVersion,
+    MatchRecord,
+    NotFoundError,
+    RegisteredBot,
+    Store,
+    StoreError,
+    TournamentRecord,
 )
 
 #: Ordered migrations: MIGRATIONS[k] takes the schema from version k to k+1.
@@ -120,6 +127,7 @@ class SQLiteStore(Store):
 
     def __init__(self, path: str | Path, durable: bool = False) -> None:
         self.path = str(path)
+        self.durable = durable
         try:
             self.timeout = busy_timeout()
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout)
@@ -137,7 +145,6 @@ class SQLiteStore(Store):
         except BaseException:
             self.db.close()
             raise
-        self.write_seconds = 0.0   # time spent in record_match, for the benchmark
 
     def _begin(self) -> None:
         """Open a write transaction, waiting up to the busy timeout for another process's
@@ -256,7 +263,6 @@ class SQLiteStore(Store):
 
     def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                      bots: list[str], result: MatchResult) -> int:
-        t0 = time.perf_counter()
         spec = result.spec
         row = result.to_dict()
         events = zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
@@ -280,7 +286,6 @@ class SQLiteStore(Store):
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        self.write_seconds += time.perf_counter() - t0
         return match_id
 
     def finished_keys(self, tournament: TournamentRecord) -> set[str]:
@@ -389,6 +394,9 @@ class SQLiteStore(Store):
         if row is None:
             raise StoreError(f"no registered bot {bot_id}")
         return self._registered(row)
+
+    def reopen(self) -> SQLiteStore:
+        return SQLiteStore(self.path, self.durable)
 
     def close(self) -> None:
         self.db.close()

@@ -1,7 +1,9 @@
 """The executor: takes planned matches, plays them, hands back results.
 
-One small interface (:class:`Executor`) so that a distributed engine can run matches on
-many machines later. :class:`LocalExecutor` plays them in this process: one referee,
+One small interface (:class:`Executor`), so that no tournament, schedule or rating code
+knows where matches run; :mod:`arena.tournament.executors` chooses one by name (this
+process, a referee process per core, a Ray cluster). :class:`LocalExecutor` is the
+building block of them all: it plays matches in this process: one referee,
 ``concurrency`` matches at once (asyncio tasks), each seat leased from its bot's seat
 provider (:mod:`arena.tournament.seats`: a process the arena launches, or a remote
 connection) and given back after the match with the seat's verdict. When the first match
@@ -20,15 +22,16 @@ from pathlib import Path
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
-from arena.referee.results import MatchResult, MatchSpec
 from arena.referee.listeners import MatchListener
+from arena.referee.results import MatchResult, MatchSpec
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.tournament.schedule import PlannedMatch
-from arena.tournament.seats import OnRetire, ProcessSeats, Seat, SeatProvider
+from arena.tournament.seats import ProcessSeats, Retirements, Seat, SeatProvider
 
-#: Called with each finished match, in the executor's event loop.
-ResultSink = Callable[[PlannedMatch, MatchResult], Awaitable[None] | None]
+#: Awaited with each finished match, in the executor's event loop (one result at a time
+#: per lane; the sink stores it off the loop, see :class:`arena.store.writer.StoreWriter`).
+ResultSink = Callable[[PlannedMatch, MatchResult], Awaitable[None]]
 
 
 class Executor(abc.ABC):
@@ -47,14 +50,13 @@ SeatsFactory = Callable[[RefereeServer], Sequence[SeatProvider]]
 
 def process_seats(manifests: Sequence[BotManifest], labels: Sequence[str],
                   sandbox: SandboxConfig = SandboxConfig(), log_dir: Path | None = None,
-                  connect_timeout: float = 10.0, retire_after: int = 3,
-                  on_retire: OnRetire | None = None) -> SeatsFactory:
+                  connect_timeout: float = 10.0) -> SeatsFactory:
     """Seats for bots launched from their folders (as local tournaments have them)."""
     factory = sandbox.factory()
 
     def make(referee: RefereeServer) -> list[SeatProvider]:
-        return [ProcessSeats(m, label, referee, factory, log_dir, connect_timeout, retire_after,
-                             on_retire) for m, label in zip(manifests, labels)]
+        return [ProcessSeats(m, label, referee, factory, log_dir, connect_timeout)
+                for m, label in zip(manifests, labels)]
 
     return make
 
@@ -65,10 +67,14 @@ class LocalExecutor(Executor):
 
     def __init__(self, seats: SeatsFactory, concurrency: int, listen: str = "unix",
                  listeners: Sequence[MatchListener] = (), referee: RefereeServer | None = None,
-                 grace: float = 10.0) -> None:
+                 grace: float = 10.0, retirements: Retirements | None = None) -> None:
         """``grace``: how long a remote bot whose connection dropped mid-match may take to
-        come back (on its own clock)."""
+        come back (on its own clock). ``retirements``: the ledger that retires crashing
+        bots (keyed by bot index); None where another process keeps it and calls
+        :meth:`retire` (a worker of a distributed executor)."""
         self.make_seats = seats
+        self.retirements = retirements
+        self.retired: dict[int, str] = {}
         self.grace = grace
         self.concurrency = concurrency
         self.listen = listen
@@ -95,6 +101,9 @@ class LocalExecutor(Executor):
         own = self.referee is None
         server = await RefereeServer.start(self.listen) if own else self.referee
         self.seats = list(self.make_seats(server))
+        for bot, reason in self.retired.items():
+            if self.seats[bot].retires_on_crashes:
+                self.seats[bot].retire(reason)
         try:
             workers = [asyncio.create_task(self._lane(next_plan, spec_of, on_result))
                        for _ in range(lanes or self.concurrency)]
@@ -109,6 +118,12 @@ class LocalExecutor(Executor):
             if own:
                 await server.stop("the tournament is over")
             await asyncio.gather(*(p.close() for p in self.seats), return_exceptions=True)
+
+    def retire(self, bot: int, reason: str) -> None:
+        """Retire bot ``bot`` (its index) from now on, in this run and any later one."""
+        self.retired[bot] = reason
+        if self.seats and self.seats[bot].retires_on_crashes:
+            self.seats[bot].retire(reason)
 
     async def _lane(self, next_plan, spec_of, on_result: ResultSink) -> None:
         while (plan := await next_plan()) is not None:
@@ -134,9 +149,10 @@ class LocalExecutor(Executor):
                 verdicts = {} if result is None else {v.seat: v for v in result.verdicts}
                 for i, (provider, seat) in enumerate(leased):
                     provider.release(seat, None if seat.absent else verdicts.get(i))
-            outcome = on_result(plan, result)
-            if asyncio.iscoroutine(outcome):
-                await outcome
+            if self.retirements is not None:
+                for bot, reason in self.retirements.observe(plan.seats, result):
+                    self.retire(bot, reason)
+            await on_result(plan, result)
 
 
 async def lease_in_order(providers: Sequence[SeatProvider], order: Sequence) -> list[tuple[SeatProvider, Seat]]:

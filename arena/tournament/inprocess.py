@@ -18,7 +18,12 @@ from ono99.bot.driver import Driver
 
 from arena.referee.results import MatchResult, MatchSpec, SeatStats, Status
 from arena.referee.wire import (
-    EventEncoder, SeatStatesCache, card_from_wire, match_end, match_start, rules_to_wire,
+    EventEncoder,
+    SeatStatesCache,
+    card_from_wire,
+    match_end,
+    match_start,
+    rules_to_wire,
     turn_request,
 )
 from arena.tournament.executor import Executor, ResultSink
@@ -75,6 +80,4 @@ class InProcessExecutor(Executor):
                   on_result: ResultSink) -> None:
         for plan in plans:
             result = play_in_process(spec_of(plan), [self.factories[b]() for b in plan.seats])
-            outcome = on_result(plan, result)
-            if outcome is not None and hasattr(outcome, "__await__"):
-                await outcome
+            await on_result(plan, result)

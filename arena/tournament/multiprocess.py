@@ -33,14 +33,10 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from arena.bots.manifest import BotManifest
-from arena.bots.sandbox import SandboxConfig
-from arena.referee.listeners import ListenerBus
-from arena.referee.results import MatchSpec, VerdictKind
+from arena.referee.results import MatchSpec
 from arena.tournament.executor import Executor, ResultSink
-from arena.tournament.seats import retire_reason
+from arena.tournament.executors import ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
 log = logging.getLogger("arena.executor")
@@ -62,26 +58,13 @@ class _Worker:
 class MultiProcessExecutor(Executor):
     """Matches on ``workers`` referee processes, ``concurrency`` at once in all."""
 
-    def __init__(self, manifests: Sequence[BotManifest], labels: Sequence[str], concurrency: int,
-                 workers: int | None = None, listen: str = "unix", log_dir: Path | None = None,
-                 connect_timeout: float = 10.0, retire_after: int = 3,
-                 on_retire: Callable[[str, str], None] | None = None,
-                 sandbox: SandboxConfig = SandboxConfig(), bus: ListenerBus | None = None) -> None:
-        """``bus``: listeners for the workers' matches (their taps run in the workers,
-        what they send is delivered here)."""
-        self.sandbox = sandbox
-        self.bus = bus
-        self.manifests = list(manifests)
-        self.labels = list(labels)
-        self.concurrency = concurrency
-        self.workers = max(1, min(workers or os.cpu_count() or 1, concurrency))
-        self.listen = listen
-        self.log_dir = log_dir
-        self.connect_timeout = connect_timeout
-        self.retire_after = retire_after
-        self.on_retire = on_retire
-        self.crashes = [0] * len(self.manifests)
-        self.retired: dict[int, str] = {}
+    def __init__(self, setup: ExecutorSetup) -> None:
+        """``setup.bus``: listeners for the workers' matches (their taps run in the
+        workers, what they send is delivered here)."""
+        self.setup = setup
+        self.concurrency = setup.concurrency
+        self.workers = max(1, min(setup.workers or os.cpu_count() or 1, setup.concurrency))
+        self.retirements = setup.retirements()
         #: workers that died and were replaced, in this executor's runs
         self.replaced = 0
         self._started = 0
@@ -103,12 +86,13 @@ class MultiProcessExecutor(Executor):
             wid = self._started
             self._started += 1
             control = ctx.Queue()
-            log_dir = None if self.log_dir is None else self.log_dir / f"worker{wid}"
+            setup = self.setup
+            log_dir = None if setup.log_dir is None else setup.log_dir / f"worker{wid}"
             process = ctx.Process(
                 target=_worker_main, name=f"arena-worker-{wid}", daemon=True,
-                args=(wid, os.getpid(), self.manifests, self.labels, lanes, self.listen,
-                      log_dir, self.connect_timeout, dict(self.retired), results, control,
-                      self.sandbox, None if self.bus is None else self.bus.tap))
+                args=(wid, os.getpid(), setup.manifests, setup.labels, lanes, setup.listen,
+                      log_dir, setup.connect_timeout, dict(self.retirements.retired), results,
+                      control, setup.sandbox, None if setup.bus is None else setup.bus.tap))
             process.start()
             workers[wid] = _Worker(process, control)
 
@@ -163,12 +147,12 @@ class MultiProcessExecutor(Executor):
                     if worker is None or index not in worker.in_flight:
                         continue   # from a worker given up for dead: dealt again already
                     worker.in_flight.discard(index)
-                    self._count_crashes(plans[index], result, workers.values())
-                    outcome = on_result(plans[index], result)
-                    if asyncio.iscoroutine(outcome):
-                        await outcome
+                    for bot, reason in self.retirements.observe(plans[index].seats, result):
+                        for other in workers.values():   # before any match dealt after this
+                            other.control.put(("retire", bot, reason))
+                    await on_result(plans[index], result)
                 elif kind == "watch":
-                    self.bus.deliver(msg[1])
+                    self.setup.bus.deliver(msg[1])
                 elif kind == "error":
                     raise RuntimeError(f"referee worker {msg[1]} failed: {msg[2]}")
         finally:
@@ -176,20 +160,6 @@ class MultiProcessExecutor(Executor):
                 worker.control.put(("stop",))
             await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
                                        results)
-
-    def _count_crashes(self, plan: PlannedMatch, result, workers) -> None:
-        for verdict in result.verdicts:
-            if verdict.kind != VerdictKind.CRASHED:
-                continue
-            bot = plan.seats[verdict.seat]
-            self.crashes[bot] += 1
-            if bot not in self.retired and self.crashes[bot] >= self.retire_after:
-                reason = retire_reason(self.crashes[bot], verdict.detail)
-                self.retired[bot] = reason
-                for worker in workers:   # before any match dealt after this one
-                    worker.control.put(("retire", bot, reason))
-                if self.on_retire is not None:
-                    self.on_retire(self.labels[bot], reason)
 
 
 def _join(procs, results, timeout: float = 10.0) -> None:
@@ -225,17 +195,12 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
                   retired, results, control, sandbox, tap) -> None:
     from arena.tournament.executor import LocalExecutor, process_seats
 
-    # the parent counts crashes and retires bots everywhere: no retirement here
-    make = process_seats(manifests, labels, sandbox, log_dir, connect_timeout, retire_after=2**31)
-
-    def seats(referee):
-        made = make(referee)
-        for bot, reason in retired.items():
-            made[bot].retire(reason)
-        return made
-
+    # the parent counts crashes and retires bots everywhere: no ledger here
+    seats = process_seats(manifests, labels, sandbox, log_dir, connect_timeout)
     listeners = [] if tap is None else [tap.listener(lambda batch: results.put(("watch", batch)))]
     executor = LocalExecutor(seats, lanes, listen, listeners)
+    for bot, reason in retired.items():
+        executor.retire(bot, reason)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     dealt: asyncio.Queue[PlannedMatch] = asyncio.Queue()
@@ -248,9 +213,7 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
             specs[plan.key] = (index, spec)
             dealt.put_nowait(plan)
         elif msg[0] == "retire":
-            retired[msg[1]] = msg[2]
-            if executor.seats:
-                executor.seats[msg[1]].retire(msg[2])
+            executor.retire(msg[1], msg[2])
         elif msg[0] == "orphaned":
             # nobody will read what is queued: do not wait at exit for it to be written
             # (a full pipe would keep this process alive)
@@ -279,7 +242,7 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
     reader = threading.Thread(target=read_control, name="control", daemon=True)
     reader.start()
 
-    def on_result(plan: PlannedMatch, result) -> None:
+    async def on_result(plan: PlannedMatch, result) -> None:
         index, _ = specs.pop(plan.key)
         results.put(("result", wid, index, result))
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import abc
 import asyncio
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from arena.bots.launcher import BotStartError, LocalBot
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
-from arena.referee.results import Verdict, VerdictKind
+from arena.referee.results import MatchResult, Verdict, VerdictKind
 from arena.referee.runner import Reconnect
 from arena.referee.server import RefereeServer
 from arena.referee.session import BotSession
@@ -46,11 +47,51 @@ def retire_reason(crashes: int, last: str) -> str:
     return f"retired after {crashes} crashes or failed starts (last: {last})"
 
 
+class Retirements:
+    """The one rule for retiring a crashing bot, whichever executor plays its matches: a
+    bot whose seats got ``after`` *crashed* verdicts (a crash mid-match, or a process that
+    failed to start) is retired for the rest of the run, and its later seats forfeit.
+
+    Counted from results, so it holds where the processes are not (a worker process, a
+    Ray node): the executor that sees the results keeps the ledger and retires the bot on
+    every provider of it. Bots are keyed by whatever names them to that executor (an
+    index into the tournament's bots, a server's display name); ``label_of`` turns a key
+    into the name ``on_retire`` is told."""
+
+    def __init__(self, after: int = 3, on_retire: OnRetire | None = None,
+                 label_of: Callable[[Hashable], str] = str) -> None:
+        self.after = after
+        self.on_retire = on_retire
+        self.label_of = label_of
+        self.crashes: Counter[Hashable] = Counter()
+        self.retired: dict[Hashable, str] = {}
+
+    def observe(self, bots: Sequence[Hashable], result: MatchResult | None) -> list[tuple[Hashable, str]]:
+        """Count a finished match's crashes (``bots``: the key of each seat); the bots it
+        retires, each with its reason (``on_retire`` has heard of them)."""
+        newly = []
+        for verdict in () if result is None else result.verdicts:
+            if verdict.kind != VerdictKind.CRASHED:
+                continue
+            bot = bots[verdict.seat]
+            self.crashes[bot] += 1
+            if bot not in self.retired and self.crashes[bot] >= self.after:
+                reason = retire_reason(self.crashes[bot], verdict.detail)
+                self.retired[bot] = reason
+                newly.append((bot, reason))
+                if self.on_retire is not None:
+                    self.on_retire(self.label_of(bot), reason)
+        return newly
+
+
 class SeatProvider(abc.ABC):
     """The seats of one bot."""
 
     label: str = ""
     resettable: bool = True
+    #: whether crashes retire it (:class:`Retirements`): a process the arena starts, yes;
+    #: a remote bot's dropped connection is its author's to fix, and it is absent instead
+    retires_on_crashes: bool = True
     retired: bool = False
     retire_reason: str = ""
 
@@ -78,26 +119,22 @@ class SeatProvider(abc.ABC):
 class ProcessSeats(SeatProvider):
     """A bot launched by the arena from its folder: a process per concurrent match, started
     on demand (through ``factory``: the sandbox by default), reused within a phase and
-    told goodbye at the next, restarted after a crash, retired after ``retire_after``
-    crashes or failed starts."""
+    told goodbye at the next, restarted after a crash. Its seat after a failed start
+    forfeits as *crashed*; whoever sees the results retires it (:class:`Retirements`)."""
 
     def __init__(self, manifest: BotManifest, label: str, referee: RefereeServer,
                  factory: ProcessFactory, log_dir: Path | None = None,
-                 connect_timeout: float = 10.0, retire_after: int = 3,
-                 on_retire: OnRetire | None = None) -> None:
+                 connect_timeout: float = 10.0) -> None:
         self.manifest = manifest
         self.label = label
         self.referee = referee
         self.factory = factory
         self.log_dir = log_dir
         self.connect_timeout = connect_timeout
-        self.retire_after = retire_after
-        self.on_retire = on_retire
         self.instances: list[LocalBot] = []      # every process not stopped
         self.free: list[LocalBot] = []           # idle, of the current phase
         self.phase = 0
         self.started = 0                          # processes made (numbered in their logs)
-        self.crashes = 0                          # crashes mid-match and failed (re)starts
         self._phase_of: dict[LocalBot, int] = {}
         self._stopping: set[asyncio.Task] = set()
 
@@ -108,15 +145,11 @@ class ProcessSeats(SeatProvider):
         try:
             session = await bot.ensure()
         except BotStartError as exc:
-            self._crash(str(exc))
             self._back(bot)
-            return Seat(None, (VerdictKind.RETIRED, self.retire_reason) if self.retired
-                        else (VerdictKind.CRASHED, str(exc)))
+            return Seat(None, (VerdictKind.CRASHED, str(exc)))
         return Seat(session, handle=bot)
 
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
-        if verdict is not None and verdict.kind == VerdictKind.CRASHED:
-            self._crash(verdict.detail)
         if seat.handle is not None:
             self._back(seat.handle)
 
@@ -162,13 +195,6 @@ class ProcessSeats(SeatProvider):
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
 
-    def _crash(self, detail: str) -> None:
-        self.crashes += 1
-        if not self.retired and self.crashes >= self.retire_after:
-            self.retire(retire_reason(self.crashes, detail))
-            if self.on_retire is not None:
-                self.on_retire(self.label, self.retire_reason)
-
 
 class RemoteSeats(SeatProvider):
     """A bot that connects from elsewhere with its token (registered in ``lobby`` under its
@@ -177,6 +203,7 @@ class RemoteSeats(SeatProvider):
     match. Its memory cannot be reset: it is not ``resettable``."""
 
     resettable = False
+    retires_on_crashes = False
 
     def __init__(self, label: str, lobby: Lobby, token_hash: str, absent_after: float = 30.0) -> None:
         self.label = label

@@ -13,23 +13,20 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from arena.bots.manifest import BotManifest, load_manifest
-from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import content_hash
 from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl
-from arena.referee.listeners import ListenerBus, MatchListener
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import GameConfig, make_config
 from arena.seeds import Seeds, fresh_master
 from arena.store.base import BotVersion, Store, TournamentRecord
+from arena.store.writer import StoreWriter
 from arena.tournament import schedule
-from arena.tournament.executor import Executor, LocalExecutor, process_seats
-from arena.tournament.multiprocess import MultiProcessExecutor
+from arena.tournament.executor import Executor
+from arena.tournament.executors import ExecutorSetup, make_executor
 from arena.tournament.schedule import PlannedMatch
-
 
 #: The derivation of seeds from the master: 2 is :class:`arena.seeds.Seeds`, one deal
 #: per table. (1 was the public derivation of the first arena, deals shared by all tables.)
@@ -130,6 +127,14 @@ class Tournament:
         self.seeds = Seeds(settings.seed)
         self.plan = settings.schedule() if plan is None else plan
         self.warnings = list(warnings)
+        self._written = 0.0        # seconds spent storing results in finished runs
+        self._writer: StoreWriter | None = None
+
+    @property
+    def write_seconds(self) -> float:
+        """Time spent storing this tournament's results so far (timed by its writer,
+        whatever the backend)."""
+        return self._written + (self._writer.write_seconds if self._writer else 0.0)
 
     @property
     def name(self) -> str:
@@ -248,50 +253,42 @@ class Tournament:
                          tuple(self.names[b] for b in plan.seats), TimeControl(s.move_ms, s.bank_ms),
                          plan.bot_seeds, s.on_fault, s.max_rejections)
 
+    def setup(self, concurrency: int, **options: Any) -> ExecutorSetup:
+        """What an executor needs to play this tournament's bots from their folders
+        (``options``: the other fields of :class:`ExecutorSetup`)."""
+        return ExecutorSetup(self.manifests, self.names, concurrency,
+                             retire_after=self.settings.retire_after, **options)
+
     async def run(self, concurrency: int, on_result: Callable[[PlannedMatch, MatchResult], None],
-                  listeners: Sequence[MatchListener] = (), listen: str = "unix",
-                  log_dir: Path | None = None, connect_timeout: float = 10.0,
-                  on_retire: Callable[[str, str], None] | None = None,
-                  sandbox: SandboxConfig = SandboxConfig(), bus: ListenerBus | None = None) -> None:
-        """Play every pending match on this machine, the bots launched from their folders;
-        each result is stored (one transaction) before ``on_result`` sees it. ``bus``:
-        listeners that follow the matches in whichever process plays them."""
-        await self.play(local_executor(self.manifests, self.names, concurrency, listeners, listen,
-                                       log_dir, connect_timeout, self.settings.retire_after,
-                                       on_retire, sandbox, bus), on_result)
+                  executor: str = "auto", **options: Any) -> None:
+        """Play every pending match on the executor called ``executor`` (see
+        :mod:`arena.tournament.executors`), the bots launched from their folders;
+        ``options``: the rest of its :class:`ExecutorSetup` (listeners, log_dir, sandbox,
+        bus for listeners wherever matches run, address of a cluster...). Each result is
+        stored (one transaction) before ``on_result`` sees it."""
+        await self.play(make_executor(executor, self.setup(concurrency, **options)), on_result)
 
     async def play(self, executor: Executor,
                    on_result: Callable[[PlannedMatch, MatchResult], None]) -> None:
         """Play every pending match on ``executor``; each result is stored (one
-        transaction) before ``on_result`` sees it."""
+        transaction, off the event loop: see :class:`StoreWriter`) before ``on_result``
+        sees it."""
         pending = self.pending()
         if not pending:
             return
+        writer = self._writer = StoreWriter(self.store)
 
-        def record(plan: PlannedMatch, result: MatchResult) -> None:
-            self.store.record_match(self.record, plan.key, plan.sample,
-                                    [self.names[b] for b in plan.seats], result)
+        async def record(plan: PlannedMatch, result: MatchResult) -> None:
+            await writer.record_match(self.record, plan.key, plan.sample,
+                                      [self.names[b] for b in plan.seats], result)
             on_result(plan, result)
 
-        await executor.run(pending, self.spec, record)
-
-
-def local_executor(manifests: Sequence[BotManifest], labels: Sequence[str], concurrency: int,
-                   listeners: Sequence[MatchListener] = (), listen: str = "unix",
-                   log_dir: Path | None = None, connect_timeout: float = 10.0,
-                   retire_after: int = 3, on_retire: Callable[[str, str], None] | None = None,
-                   sandbox: SandboxConfig = SandboxConfig(), bus: ListenerBus | None = None) -> Executor:
-    """An executor for bots launched from their folders on this machine: a referee process
-    per core when there are cores and matches to spread (one referee process does not use
-    two cores well), else one referee in this process. In-process ``listeners`` need the
-    latter; a ``bus`` brings the matches of every referee process to its listeners."""
-    if concurrency > 1 and (os.cpu_count() or 1) > 1 and not listeners:
-        return MultiProcessExecutor(manifests, labels, concurrency, None, listen, log_dir,
-                                    connect_timeout, retire_after, on_retire, sandbox, bus)
-    if bus is not None:
-        listeners = [*listeners, bus.listener()]
-    return LocalExecutor(process_seats(manifests, labels, sandbox, log_dir, connect_timeout,
-                                       retire_after, on_retire), concurrency, listen, listeners)
+        try:
+            await executor.run(pending, self.spec, record)
+        finally:
+            writer.close()
+            self._written += writer.write_seconds
+            self._writer = None
 
 
 def default_concurrency() -> int:

@@ -273,6 +273,15 @@ REFUSALS = {
                        "--concurrency must be at least 1"),
     "no retirement": ([BOTS / "random", BOTS / "greedy", "--retire-after", 0], False,
                       "--retire-after must be at least 1"),
+    "a cluster address without ray": ([BOTS / "random", BOTS / "greedy", "--ray-address",
+                                       "10.0.0.5:6379"], False,
+                                      "--ray-address is the cluster of --executor ray"),
+    "a cluster nobody runs": ([BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                               "--ray-address", "127.0.0.1:9"], False,
+                              "cannot reach the Ray cluster at 127.0.0.1:9: Connection refused"),
+    "a cluster address that is none": ([BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                                        "--ray-address", "head-node"], False,
+                                       "--ray-address 'head-node' is not HOST:PORT"),
     "no games": ([BOTS / "random", BOTS / "greedy", "--games", 0], False,
                  "--games 0 is not allowed; every table plays at least one deal"),
 }
@@ -330,12 +339,14 @@ def test_the_readers_refuse_a_missing_or_empty_database(tmp_path, mark, known_db
 
 # ---------------------------------------------------------------- retirement
 
-def test_a_bot_that_keeps_crashing_is_retired_and_forfeits_the_rest(tmp_path, mark):
+@pytest.mark.parametrize("executor", ["local", "multiprocess", "ray"])
+def test_a_bot_that_keeps_crashing_is_retired_and_forfeits_the_rest(tmp_path, mark, executor):
+    """One rule, whichever executor plays: the ledger counts crashes from the results."""
     crasher = rogue_bot(tmp_path / "crasher", "exit", 1)  # exits at its first turn
     db = tmp_path / "arena.db"
     proc = ok(mark, "tournament", BOTS / "random", BOTS / "greedy", crasher, "--games", 2,
               "--retire-after", 2, "--concurrency", 1, "--name", "r", "--db", db,
-              "--logs", tmp_path / "logs")
+              "--logs", tmp_path / "logs", "--executor", executor, timeout=120)
     retire = [line for line in proc.stdout.splitlines() if "is retired" in line]
     assert retire == ["rogue is retired: retired after 2 crashes or failed starts (last: bot "
                       "process exited with code 1)"], proc.stdout

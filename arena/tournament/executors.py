@@ -1,0 +1,125 @@
+"""Executors by name: where a tournament's matches run.
+
+Every entry has one constructor shape, ``make(setup) -> Executor``, and the same promises
+(:class:`~arena.tournament.executor.Executor`): each planned match is reported once, a
+crashing bot is retired by the one rule of :class:`~arena.tournament.seats.Retirements`,
+listeners follow matches wherever they run. The tournament, its schedule and its ratings
+never know which entry plays; ``arena tournament --executor NAME`` picks one.
+
+- ``local``: one referee in this process (:class:`~arena.tournament.executor.LocalExecutor`).
+- ``multiprocess``: a referee process per core (:mod:`arena.tournament.multiprocess`).
+- ``ray``: a referee actor per core of a Ray cluster (:mod:`arena.tournament.ray_executor`).
+- ``auto`` (the default): ``multiprocess`` when there are cores and lanes to spread and no
+  in-process listener needs the matches here, else ``local``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import SandboxConfig
+from arena.referee.listeners import ListenerBus, MatchListener
+from arena.rules.errors import ConfigError
+from arena.tournament.executor import (
+    Executor,
+    LocalExecutor,
+    SeatsFactory,
+    process_seats,
+)
+from arena.tournament.seats import OnRetire, Retirements
+
+
+@dataclass(frozen=True)
+class ExecutorSetup:
+    """Everything any executor needs to play a tournament's bots, launched from their
+    folders: one shape for every entry of the registry."""
+
+    manifests: Sequence[BotManifest]
+    labels: Sequence[str]              # the name each bot plays under, in schedule order
+    concurrency: int                   # matches in flight, in all
+    retire_after: int = 3
+    on_retire: OnRetire | None = None  # told (label, reason) when a bot is retired
+    listeners: Sequence[MatchListener] = ()   # in this process: they need the local executor
+    bus: ListenerBus | None = None     # listeners of matches in whichever process plays them
+    listen: str = "unix"               # where each referee listens for its bots
+    log_dir: Path | None = None        # the bots' stderr logs
+    connect_timeout: float = 10.0      # for a launched bot to connect
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    address: str | None = None         # a cluster's address (ray); None: a local one
+    workers: int | None = None         # referee processes; None: one per core
+
+    def retirements(self) -> Retirements:
+        """A fresh ledger of the one retirement rule, keyed by bot index."""
+        return Retirements(self.retire_after, self.on_retire, lambda bot: self.labels[bot])
+
+    def seats(self) -> SeatsFactory:
+        return process_seats(self.manifests, self.labels, self.sandbox, self.log_dir,
+                             self.connect_timeout)
+
+
+Make = Callable[[ExecutorSetup], Executor]
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    make: Make
+    help: str
+
+
+EXECUTORS: dict[str, Entry] = {}
+
+
+def register(name: str, help: str) -> Callable[[Make], Make]:
+    """Add an executor to the registry under ``name``."""
+    def add(make: Make) -> Make:
+        EXECUTORS[name] = Entry(name, make, help)
+        return make
+    return add
+
+
+def make_executor(name: str, setup: ExecutorSetup) -> Executor:
+    """The executor called ``name`` for ``setup``; :class:`ConfigError` if unknown."""
+    entry = EXECUTORS.get(name)
+    if entry is None:
+        raise ConfigError(f"no executor called {name!r} (known: {', '.join(EXECUTORS)})")
+    return entry.make(setup)
+
+
+@register("local", "one referee in this process")
+def _local(setup: ExecutorSetup) -> Executor:
+    listeners = list(setup.listeners)
+    if setup.bus is not None:
+        listeners.append(setup.bus.listener())
+    return LocalExecutor(setup.seats(), setup.concurrency, setup.listen, listeners,
+                         retirements=setup.retirements())
+
+
+@register("multiprocess", "a referee process per core of this machine")
+def _multiprocess(setup: ExecutorSetup) -> Executor:
+    if setup.listeners:
+        raise ConfigError("in-process listeners follow matches of this process only: use the "
+                          "local executor (or a listener bus)")
+    from arena.tournament.multiprocess import MultiProcessExecutor
+    return MultiProcessExecutor(setup)
+
+
+@register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)")
+def _ray(setup: ExecutorSetup) -> Executor:
+    if setup.listeners:
+        raise ConfigError("in-process listeners follow matches of this process only: use the "
+                          "local executor (or a listener bus)")
+    from arena.tournament.ray_executor import RayExecutor  # ray is only needed here
+    return RayExecutor(setup)
+
+
+@register("auto", "multiprocess when there are cores and matches to spread, else local")
+def _auto(setup: ExecutorSetup) -> Executor:
+    # one referee process does not use two cores well (see arena.tournament.multiprocess)
+    if setup.concurrency > 1 and (os.cpu_count() or 1) > 1 and not setup.listeners:
+        return _multiprocess(setup)
+    return _local(setup)

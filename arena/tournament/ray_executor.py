@@ -1,0 +1,350 @@
+"""An executor on a Ray cluster: a referee actor per core, on every node.
+
+Each actor (:class:`RefereeNode`, one CPU of Ray's) is a long-lived process that runs its
+own referee and keeps its bots' processes warm between matches (a
+:class:`~arena.tournament.executor.LocalExecutor` with ``lanes`` matches at once), in the
+bot sandbox of the node it lands on: bots play many matches per process, as on one
+machine, and phases still start fresh processes. Actors are spread over the nodes.
+
+The driver (this process) deals the matches, one per free lane, keeps the one ledger of
+retirements (:class:`~arena.tournament.seats.Retirements`; the bots retired so far go with
+every match dealt, so no actor starts a match with a bot retired before it was dealt),
+and reports each match once: a result is taken for the first attempt that finishes, by
+the match's index in the plan, and the store below keys it by the schedule's key. An
+actor that dies (its node lost, kill -9) has its matches dealt again, first, to the
+others and to a replacement that Ray places where there is room; a match in flight in
+MAX_ATTEMPTS actors that all died stops the run with an error naming it.
+
+Bot folders must be at the same path on every node (a shared file system, or copied
+there with their setup run); :doc:`docs/scale.md` says how.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+import os
+import socket
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import ray
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+from arena.bots.manifest import BotManifest
+from arena.bots.sandbox import SandboxConfig
+from arena.referee.listeners import ListenerTap
+from arena.referee.results import MatchResult, MatchSpec
+from arena.rules.errors import ConfigError
+from arena.tournament.executor import Executor, LocalExecutor, ResultSink, process_seats
+from arena.tournament.executors import ExecutorSetup
+from arena.tournament.schedule import PlannedMatch
+
+log = logging.getLogger("arena.executor")
+
+#: A match is played again after its actor died, up to this many actors in all.
+MAX_ATTEMPTS = 3
+#: How long the run waits with no actor placed (no node with a free CPU) before it stops.
+PLACEMENT_TIMEOUT_S = 120.0
+#: How long a stopping actor may take to say goodbye to its bots.
+STOP_TIMEOUT_S = 15.0
+
+_LOST = (RayActorError, ActorDiedError, ActorUnavailableError)
+
+
+@dataclass(frozen=True)
+class NodeSetup:
+    """What an actor needs of the executor's setup (picklable: no callbacks, no bus)."""
+
+    manifests: Sequence[BotManifest]
+    labels: Sequence[str]
+    listen: str
+    log_dir: Path | None
+    connect_timeout: float
+    sandbox: SandboxConfig
+    tap: ListenerTap | None
+
+    @classmethod
+    def of(cls, setup: ExecutorSetup) -> NodeSetup:
+        return cls(tuple(setup.manifests), tuple(setup.labels), setup.listen, setup.log_dir,
+                   setup.connect_timeout, setup.sandbox,
+                   None if setup.bus is None else setup.bus.tap)
+
+
+class RefereeNode:
+    """A Ray actor: a referee and its bots' processes, playing the matches dealt to it."""
+
+    def __init__(self, node: NodeSetup, lanes: int, name: str) -> None:
+        self.node = node
+        self.lanes = lanes
+        self.name = name
+        self.executor = None
+        self.dealt: asyncio.Queue | None = None
+        self.waiting: dict[tuple, tuple[MatchSpec, asyncio.Future]] = {}
+        self.watched: asyncio.Queue = asyncio.Queue()
+        self.task: asyncio.Task | None = None
+
+    async def start(self) -> dict:
+        """Start the referee and its lanes; where this actor runs."""
+        node = self.node
+        listeners = [] if node.tap is None else [node.tap.listener(self.watched.put_nowait)]
+        log_dir = None if node.log_dir is None else node.log_dir / self.name
+        seats = process_seats(node.manifests, node.labels, node.sandbox, log_dir,
+                              node.connect_timeout)
+        # no ledger here: the driver retires bots everywhere
+        self.executor = LocalExecutor(seats, self.lanes, node.listen, listeners)
+        self.dealt = asyncio.Queue()
+        self.task = asyncio.create_task(self.executor.play(
+            self.dealt.get, lambda plan: self.waiting[plan.key][0], self._finished))
+        self.task.add_done_callback(self._stopped)
+        ctx = ray.get_runtime_context()
+        return {"node": ctx.get_node_id(), "pid": os.getpid(), "name": self.name}
+
+    async def _finished(self, plan: PlannedMatch, result: MatchResult) -> None:
+        _, future = self.waiting.pop(plan.key)
+        if not future.done():
+            future.set_result(result)
+
+    def _stopped(self, task: asyncio.Task) -> None:
+        """The lanes ended: every match still waiting fails with why."""
+        error = (RuntimeError("the referee actor stopped") if task.cancelled()
+                 else task.exception() or RuntimeError("the referee actor stopped"))
+        for _, future in self.waiting.values():
+            if not future.done():
+                future.set_exception(error)
+
+    async def play(self, plan: PlannedMatch, spec: MatchSpec,
+                   retired: dict[int, str]) -> tuple[MatchResult, float]:
+        """Play one match (after retiring ``retired``); its result and how long this actor
+        held it, in seconds."""
+        t0 = time.perf_counter()
+        if self.task is None or self.task.done():
+            raise RuntimeError(f"referee actor {self.name} is not playing")
+        for bot, reason in retired.items():
+            self.executor.retire(bot, reason)
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[plan.key] = (spec, future)
+        self.dealt.put_nowait(plan)
+        result = await future
+        return result, time.perf_counter() - t0
+
+    async def watch(self):
+        """What this actor's spectator tap sends, batch after batch, until it stops."""
+        while True:
+            yield await self.watched.get()
+
+    async def stop(self) -> None:
+        """Goodbye to the bots, every process stopped."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+
+
+class RayExecutor(Executor):
+    """Matches on referee actors of a Ray cluster, ``concurrency`` at once in all."""
+
+    def __init__(self, setup: ExecutorSetup) -> None:
+        self.setup = setup
+        self.retirements = setup.retirements()
+        #: actors that died and were replaced, in this executor's runs
+        self.replaced = 0
+        #: matches dealt again because the actor playing them was lost
+        self.replayed = 0
+        #: per match: the driver's round trip minus the actor's time with it (seconds)
+        self.overheads: list[float] = []
+        #: where the actors ran: node id -> matches played there
+        self.nodes: Counter[str] = Counter()
+        self._names = itertools.count()
+
+    async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
+                  on_result: ResultSink) -> None:
+        if not plans:
+            return
+        started_here = connect(self.setup.address)
+        try:
+            await self._run(plans, spec_of, on_result)
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    async def _run(self, plans, spec_of, on_result: ResultSink) -> None:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if cpus < 1:
+            raise RuntimeError("the Ray cluster has no CPU to place a referee on")
+        n = max(1, min(self.setup.concurrency, cpus, len(plans)))
+        lanes = math.ceil(self.setup.concurrency / n)
+        actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(RefereeNode)
+        pending = deque(range(len(plans)))
+        attempts: Counter[int] = Counter()
+        reported: set[int] = set()
+        changed = asyncio.Condition()
+        tasks: set[asyncio.Task] = set()
+        actors: dict[str, object] = {}       # name -> handle, alive as far as we know
+        ready: set[str] = set()
+        failure: list[BaseException] = []
+        last_ready = [time.monotonic()]
+
+        def spawn(coro) -> None:
+            task = asyncio.create_task(coro)
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        node_setup = NodeSetup.of(self.setup)
+
+        def add_actor() -> None:
+            name = f"ray{next(self._names)}"
+            handle = actor_class.options(scheduling_strategy="SPREAD").remote(
+                node_setup, lanes, name)
+            actors[name] = handle
+            spawn(serve(name, handle))
+            if self.setup.bus is not None:
+                spawn(relay(handle))
+
+        async def lost(name: str, indices: Sequence[int]) -> None:
+            """Actor ``name`` died: its matches go back first, a replacement is asked for."""
+            async with changed:
+                for index in indices:
+                    attempts[index] += 1
+                    if attempts[index] >= MAX_ATTEMPTS:
+                        failure.append(RuntimeError(
+                            f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
+                            "actors that died; the run stops (--resume plays what is left)"))
+                again = [i for i in indices if i not in reported]
+                self.replayed += len(again)
+                pending.extendleft(reversed(again))
+                if actors.pop(name, None) is not None:
+                    ready.discard(name)
+                    self.replaced += 1
+                    if self.replaced > n * MAX_ATTEMPTS:
+                        failure.append(RuntimeError(
+                            f"{self.replaced} referee actors died on the Ray cluster; the run "
+                            "stops (--resume plays what is left)"))
+                    log.warning("referee actor %s was lost; its matches are played again on "
+                                "the others and a replacement", name)
+                    add_actor()
+                changed.notify_all()
+
+        async def serve(name: str, handle) -> None:
+            try:
+                where = await handle.start.remote()
+            except _LOST:
+                await lost(name, [])
+                return
+            except Exception as exc:   # noqa: BLE001 - it cannot start: say why, stop
+                async with changed:
+                    failure.append(RuntimeError(f"referee actor {name} could not start: {exc}"))
+                    changed.notify_all()
+                return
+            ready.add(name)
+            last_ready[0] = time.monotonic()
+            await asyncio.gather(*(lane(name, handle, where["node"]) for _ in range(lanes)))
+
+        async def lane(name: str, handle, node: str) -> None:
+            while True:
+                async with changed:
+                    await changed.wait_for(lambda: pending or len(reported) == len(plans)
+                                           or failure or name not in actors)
+                    if not pending or failure or name not in actors:
+                        return
+                    index = pending.popleft()
+                plan = plans[index]
+                t0 = time.perf_counter()
+                try:
+                    result, held = await handle.play.remote(plan, spec_of(plan),
+                                                            dict(self.retirements.retired))
+                except _LOST:
+                    await lost(name, [index])
+                    return
+                except Exception as exc:   # the match raised in the actor: a bug, not a loss
+                    async with changed:
+                        failure.append(RuntimeError(f"match {plan.key} failed on referee actor "
+                                                    f"{name}: {exc}"))
+                        changed.notify_all()
+                    return
+                if index in reported:
+                    continue   # played again after a loss that was not one
+                reported.add(index)
+                self.overheads.append(time.perf_counter() - t0 - held)
+                self.nodes[node] += 1
+                self.retirements.observe(plan.seats, result)
+                try:
+                    await on_result(plan, result)
+                finally:
+                    async with changed:
+                        changed.notify_all()
+
+        async def relay(handle) -> None:
+            try:
+                async for ref in handle.watch.options(num_returns="streaming").remote():
+                    self.setup.bus.deliver(await ref)
+            except _LOST:
+                pass
+
+        for _ in range(n):
+            add_actor()
+        try:
+            async with changed:
+                while len(reported) < len(plans) and not failure:
+                    try:
+                        await asyncio.wait_for(changed.wait(), 1.0)
+                    except TimeoutError:
+                        pass
+                    if ready & actors.keys():
+                        last_ready[0] = time.monotonic()
+                    elif time.monotonic() - last_ready[0] > PLACEMENT_TIMEOUT_S:
+                        failure.append(RuntimeError(
+                            f"no referee actor could be placed on the Ray cluster for "
+                            f"{PLACEMENT_TIMEOUT_S:.0f} s (no node with a free CPU)"))
+            if failure:
+                raise failure[0]
+        finally:
+            await self._stop(list(actors.values()))
+            for task in list(tasks):
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _stop(self, handles: list) -> None:
+        """Each actor says goodbye to its bots, then ends."""
+        async def stop(handle) -> None:
+            try:
+                await asyncio.wait_for(handle.stop.remote(), STOP_TIMEOUT_S)
+            except BaseException:   # noqa: BLE001 - lost or slow: killed below either way
+                pass
+            ray.kill(handle)
+        await asyncio.gather(*(stop(h) for h in handles), return_exceptions=True)
+
+
+def check_address(address: str | None, timeout: float = 5.0) -> None:
+    """Refuse at once a cluster address nothing answers at (Ray itself retries for
+    minutes): :class:`ConfigError` saying so. ``None``, ``auto`` and ``ray://`` client
+    addresses are left to Ray."""
+    if address is None or address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(f"--ray-address {address!r} is not HOST:PORT (the address 'ray start "
+                          "--head' printed, e.g. 10.0.0.5:6379), 'auto' or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: "
+                          f"{exc.strerror or exc} (is 'ray start --head' running there?)") from None
+
+
+def connect(address: str | None) -> bool:
+    """Join the cluster at ``address`` (None: start a local one); True if this called
+    ``ray.init`` (the run disconnects, and stops a cluster it started)."""
+    if ray.is_initialized():
+        return False
+    check_address(address)
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    except ConnectionError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
+    return True

@@ -1,0 +1,95 @@
+"""Tournaments on a real two-node Ray cluster on this machine (``ray.cluster_utils``: a
+head and a second node, each with its own CPU and its own raylet), driven from this
+process through the executor registry, the bots real processes in their sandboxes on
+the nodes, the results in a real SQLite file.
+
+A tournament stores, match for match, the results of the local executor for the same
+seeds (the sample bots are deterministic given their seeds) and its matches ran on both
+nodes; kill -9 of the second node part way loses no match and stores none twice (its
+matches in flight are played again on the head, to the same results).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from arena.store import open_store  # noqa: E402
+from arena.tournament.executors import make_executor  # noqa: E402
+from arena.tournament.tournament import Settings, Tournament  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = [ROOT / "bots" / name for name in ("random", "greedy", "pusher")]
+
+
+@pytest.fixture(scope="module")
+def head():
+    """A Ray head node with one CPU; this process is its driver. Node failures are
+    noticed within about a second (the default waits much longer)."""
+    cluster = Cluster(initialize_head=True, connect=True, head_node_args={
+        "num_cpus": 1, "include_dashboard": False,
+        "_system_config": {"health_check_period_ms": 200, "health_check_failure_threshold": 3,
+                           "health_check_initial_delay_ms": 0}})
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.fixture
+def second(head):
+    """A second node (its own raylet and CPU), removed after the test if still there."""
+    node = head.add_node(num_cpus=1)
+    head.wait_for_nodes()
+    yield node
+    if node in head.worker_nodes:
+        head.remove_node(node)
+
+
+def play(tmp: Path, name: str, executor: str, on_result=None, games: int = 6):
+    """A tournament of the sample bots on ``executor``: its results by key, the executor."""
+    store = open_store(str(tmp / f"{name}.db"))
+    settings = Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2, games=games, seed=11)
+    t = Tournament.create(store, name, settings)
+    ex = make_executor(executor, t.setup(4, log_dir=tmp / f"logs-{name}"))
+
+    def seen(plan, result) -> None:
+        if on_result is not None:
+            on_result(plan, result)
+
+    asyncio.run(t.play(ex, seen))
+    matches = store.matches(t.record)
+    out = {m.key: (m.ranking, m.termination, m.verdicts, store.events(m.id)) for m in matches}
+    assert len(out) == len(matches) == len(t.plan), "a match stored twice or lost"
+    store.close()
+    return out, ex
+
+
+def test_a_tournament_on_two_nodes_stores_what_the_local_executor_does(tmp_path, second):
+    local, _ = play(tmp_path, "local", "local")
+    on_ray, ex = play(tmp_path, "ray", "ray")
+    assert on_ray == local
+    assert len(ex.nodes) == 2, ex.nodes          # both nodes played
+    assert ex.replaced == 0
+    assert len(ex.overheads) == len(local)
+
+
+def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head, second):
+    local, _ = play(tmp_path, "local", "local", games=10)
+    done = [0]
+
+    def kill_second(plan, result) -> None:
+        done[0] += 1
+        if done[0] == 8:   # about a fifth of the way: both nodes have matches in flight
+            print(f"removing node {second.node_id}", file=sys.stderr)
+            head.remove_node(second, allow_graceful=False)   # SIGKILL of its processes
+
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_second, games=10)
+    assert ex.replaced >= 1, "the second node's actors were not lost"
+    assert ex.replayed >= 1, "no match was in flight on the lost node"
+    assert on_ray == local    # replayed from their seeds: the same results
