@@ -78,6 +78,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reconnect-grace", type=float, default=10.0, metavar="SECONDS",
                    help="how long a remote bot whose connection drops mid-match may take to "
                         "come back and go on, on its own clock (default: 10)")
+    p.add_argument("--executor", default="local", choices=["local", "multiprocess", "ray"],
+                   metavar="NAME",
+                   help="where tournaments of hosted bots only play: local (this server's "
+                        "referee, the default), multiprocess (a referee process per core) or "
+                        "ray (a Ray cluster: --ray-address). Tables with a remote bot, and the "
+                        "ladder, play on this server's referee, where remote bots connect")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="with --executor ray: the cluster to join (HOST:PORT of 'ray start "
+                        "--head', or 'auto'); default: a local one on this machine's cores")
     add_sandbox_options(p)
     p.set_defaults(run=run_serve)
 
@@ -135,13 +144,20 @@ def run_serve(args: argparse.Namespace) -> int:
             tls = (Path(args.tls_key).read_bytes(), Path(args.tls_cert).read_bytes())
         except OSError as exc:
             raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    if args.ray_address is not None and args.executor != "ray":
+        raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
+                          "--ray-address")
+    if args.executor == "ray":
+        from arena.tournament.ray_executor import check_address
+        check_address(args.ray_address)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
     log_errors()
     options = ServeOptions(listen=args.listen, tls=tls, ladder=args.ladder,
                            table_size=args.table_size, move_ms=tc.move_ms, bank_ms=tc.bank_ms,
                            sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
                            absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
-                           watch=args.watch, spectator_delay=args.spectator_delay)
+                           watch=args.watch, spectator_delay=args.spectator_delay,
+                           executor=args.executor, executor_address=args.ray_address)
     return asyncio.run(_serve(args.db, options, args.web))
 
 

@@ -51,6 +51,8 @@ class ServeOptions:
     spectator_delay: int = 0                    # frames every non-organiser spectator is held back
     setup_timeout: float = 600.0
     concurrency: int | None = None              # matches at once per tournament
+    executor: str = "local"                     # where tournaments of hosted bots play
+    executor_address: str | None = None         # its cluster (ray)
     ladder_concurrency: int = 1
 
 
@@ -98,7 +100,8 @@ class ArenaServer:
         defaults = Settings(table_size=options.table_size, move_ms=options.move_ms,
                             bank_ms=options.bank_ms, duplicate_remote=options.duplicate_remote)
         app.runs = Runs(store, app.registry, app.referee, defaults, options.concurrency,
-                        options.reconnect_grace, app.hub)
+                        options.reconnect_grace, app.hub, options.executor,
+                        options.executor_address)
         app.runs.resume_unfinished()
         if options.ladder:
             app.ladder = Ladder(store, app.registry, app.referee, options.table_size,

@@ -20,11 +20,14 @@ from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import Registry
 from arena.store.base import Store, StoreError
-from arena.tournament.executor import LocalExecutor
+from arena.bots.manifest import load_manifest
+from arena.tournament.executor import Executor, LocalExecutor
+from arena.tournament.executors import ExecutorSetup, make_executor
 from arena.tournament.seats import Retirements
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played
 from arena.tournament.tournament import Settings, Tournament
+from arena.watch.bus import Bus
 from arena.watch.hub import SpectatorHub
 
 
@@ -112,7 +115,13 @@ class Runs:
 
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
                  defaults: Settings, concurrency: int | None = None, grace: float = 10.0,
-                 hub: SpectatorHub | None = None) -> None:
+                 hub: SpectatorHub | None = None, executor: str = "local",
+                 address: str | None = None) -> None:
+        """``executor``: where tournaments of hosted bots only play (a name of
+        :mod:`arena.tournament.executors`; ``local``: on this server's referee, as a
+        tournament with a remote bot always does: its bot connects here)."""
+        self.executor = executor
+        self.address = address
         self.grace = grace
         self.hub = hub
         self.store = store
@@ -204,11 +213,15 @@ class Runs:
 
         try:
             if t.pending():
-                retirements = Retirements(t.settings.retire_after, on_retire,
-                                          lambda bot: t.names[bot])
-                await t.play(LocalExecutor(seats, self.concurrency, listeners=listeners,
-                                           referee=self.referee, grace=self.grace,
-                                           retirements=retirements), on_result)
+                if self.executor != "local" and not t.settings.remote:
+                    executor = self._elsewhere(t, on_retire)
+                else:
+                    retirements = Retirements(t.settings.retire_after, on_retire,
+                                              lambda bot: t.names[bot])
+                    executor = LocalExecutor(seats, self.concurrency, listeners=listeners,
+                                             referee=self.referee, grace=self.grace,
+                                             retirements=retirements)
+                await t.play(executor, on_result)
             if hub is not None:
                 hub.tournament_finished(t.name)
         finally:
@@ -216,6 +229,18 @@ class Runs:
             run.publish(Event("finished", {"name": t.name, "played": run.played,
                                            "seconds": time.monotonic() - run.started}))
             self._forget_finished()
+
+    def _elsewhere(self, t: Tournament, on_retire) -> Executor:
+        """The server's executor for a tournament of hosted bots: their folders launched
+        by referees of its own (other processes, a Ray cluster's nodes), spectators fed
+        through a bus."""
+        manifests = [load_manifest(self.registry.find(n).folder) for n in t.names]
+        setup = ExecutorSetup(manifests, t.names, self.concurrency,
+                              retire_after=t.settings.retire_after, on_retire=on_retire,
+                              bus=None if self.hub is None else Bus(self.hub, t.name),
+                              log_dir=self.registry.data_dir / "logs" / "tournaments" / t.name,
+                              sandbox=self.registry.sandbox, address=self.address)
+        return make_executor(self.executor, setup)
 
     def _forget_finished(self) -> None:
         """Keep the last FINISHED_KEPT finished runs: a server plays tournament after

@@ -22,10 +22,12 @@ there with their setup run); :doc:`docs/scale.md` says how.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
 import os
+import signal
 import socket
 import time
 from collections import Counter, deque
@@ -165,12 +167,11 @@ class RayExecutor(Executor):
                   on_result: ResultSink) -> None:
         if not plans:
             return
-        started_here = connect(self.setup.address)
+        connect(self.setup.address)
         try:
             await self._run(plans, spec_of, on_result)
         finally:
-            if started_here:
-                ray.shutdown()
+            disconnect()
 
     async def _run(self, plans, spec_of, on_result: ResultSink) -> None:
         cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -188,6 +189,7 @@ class RayExecutor(Executor):
         ready: set[str] = set()
         failure: list[BaseException] = []
         last_ready = [time.monotonic()]
+        stopping = [False]   # actors ending because the run does: not lost
 
         def spawn(coro) -> None:
             task = asyncio.create_task(coro)
@@ -207,6 +209,8 @@ class RayExecutor(Executor):
 
         async def lost(name: str, indices: Sequence[int]) -> None:
             """Actor ``name`` died: its matches go back first, a replacement is asked for."""
+            if stopping[0]:
+                return
             async with changed:
                 for index in indices:
                     attempts[index] += 1
@@ -303,6 +307,7 @@ class RayExecutor(Executor):
             if failure:
                 raise failure[0]
         finally:
+            stopping[0] = True
             await self._stop(list(actors.values()))
             for task in list(tasks):
                 task.cancel()
@@ -336,15 +341,48 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
                           f"{exc.strerror or exc} (is 'ray start --head' running there?)") from None
 
 
-def connect(address: str | None) -> bool:
-    """Join the cluster at ``address`` (None: start a local one); True if this called
-    ``ray.init`` (the run disconnects, and stops a cluster it started)."""
-    if ray.is_initialized():
-        return False
-    check_address(address)
+#: Runs using the connection this module made (several tournaments of a server at once).
+_users = 0
+#: Whether this module called ``ray.init`` (else whoever did shuts Ray down).
+_owned = False
+
+
+def connect(address: str | None) -> None:
+    """Join the cluster at ``address`` (None: start a local one), unless this process
+    is connected already; :func:`disconnect` when done."""
+    global _users, _owned
+    if not ray.is_initialized():
+        check_address(address)
+        with _signals_kept():
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                         configure_logging=False)
+            except ConnectionError as exc:
+                raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
+        _owned = True
+    _users += 1
+
+
+def disconnect() -> None:
+    """A run is done with Ray: the last one disconnects (and stops a local cluster it
+    started) if this module connected."""
+    global _users, _owned
+    _users -= 1
+    if _users == 0 and _owned:
+        with _signals_kept():
+            ray.shutdown()
+        _owned = False
+
+
+@contextlib.contextmanager
+def _signals_kept():
+    """Ray's driver sets handlers of its own for SIGINT and SIGTERM (and its shutdown
+    resets them to the default): the arena's (Ctrl-C stops a tournament cleanly, SIGTERM
+    stops a server cleanly) are put back."""
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-    except ConnectionError as exc:
-        raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
-    return True
+        yield
+    finally:
+        for sig, handler in kept.items():
+            if handler is not None:
+                signal.signal(sig, handler)

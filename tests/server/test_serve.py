@@ -282,3 +282,32 @@ def test_the_ladder_loses_and_repeats_nothing_when_the_server_is_killed(tmp_path
         assert again.stop() == 0
     after = ladder_keys(db)
     assert set(before) <= set(after) and len(after) == len(set(after)) > len(before)
+
+
+def test_a_tournament_of_hosted_bots_plays_on_ray_and_a_remote_bot_s_on_the_server(tmp_path, mark):
+    """``arena serve --executor ray``: hosted bots only: on a (local) Ray cluster, their
+    matches followed and stored as on the server's referee; a table with a remote bot,
+    which connects to this server, plays here."""
+    served = Served(tmp_path / "ray.db", mark, "--executor", "ray")
+    remote = None
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        proc = served.ok("tournament", "random", "greedy", "--games", "4", "--name", "onray",
+                         "--seed", "3")
+        assert "8 matches played" in proc.stdout, proc.stdout
+        table = served.json("standings", "onray")
+        assert sum(r["matches"] for r in table["standings"]) == 16
+        assert all(r["faults"] == {} for r in table["standings"]), table
+        logs = tmp_path / "ray.db.d" / "logs" / "tournaments" / "onray"
+        assert sorted(p.name for p in logs.glob("ray*/*.stderr.log")), "no bot ran on Ray"
+
+        remote = served.remote_bot("lowest/bot.py", served.add_remote("far"))
+        served.wait_connected("far")
+        proc = served.ok("tournament", "random", "far", "--games", "2", "--name", "mixed")
+        assert matches_in(served.db, "mixed") == 2
+        assert not (tmp_path / "ray.db.d" / "logs" / "tournaments" / "mixed").exists()
+    finally:
+        assert served.stop() == 0
+        if remote is not None:
+            remote.wait(30)
