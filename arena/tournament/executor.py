@@ -43,6 +43,12 @@ class Executor(abc.ABC):
         """Play every plan (``spec_of`` makes its MatchSpec); call ``on_result`` for each."""
 
 
+#: A match is played again after the referee playing it died (a worker process, a Ray
+#: actor or node), up to this many referees in all; then the run stops with an error
+#: naming it (something in it kills referees). One rule for every executor that re-deals.
+MAX_ATTEMPTS = 3
+
+
 #: Makes each bot's seat provider (in the order of the bot list) for the referee an
 #: executor plays on.
 SeatsFactory = Callable[[RefereeServer], Sequence[SeatProvider]]

@@ -35,15 +35,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.referee.results import MatchSpec
-from arena.tournament.executor import Executor, ResultSink
+from arena.tournament.executor import MAX_ATTEMPTS, Executor, ResultSink
 from arena.tournament.executors import ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
 log = logging.getLogger("arena.executor")
 
 _POLL_S = 0.2
-#: A match is played again after its worker died, up to this many workers in all.
-MAX_ATTEMPTS = 3
 
 
 @dataclass

@@ -43,14 +43,12 @@ from arena.bots.sandbox import SandboxConfig
 from arena.referee.listeners import ListenerTap
 from arena.referee.results import MatchResult, MatchSpec
 from arena.rules.errors import ConfigError
-from arena.tournament.executor import Executor, LocalExecutor, ResultSink, process_seats
+from arena.tournament.executor import MAX_ATTEMPTS, Executor, LocalExecutor, ResultSink, process_seats
 from arena.tournament.executors import ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
 log = logging.getLogger("arena.executor")
 
-#: A match is played again after its actor died, up to this many actors in all.
-MAX_ATTEMPTS = 3
 #: How long the run waits with no actor placed (no node with a free CPU) before it stops.
 PLACEMENT_TIMEOUT_S = 120.0
 #: How long a stopping actor may take to say goodbye to its bots.
@@ -137,14 +135,16 @@ class RefereeNode:
 
     async def watch(self):
         """What this actor's spectator tap sends, batch after batch, until it stops."""
-        while True:
-            yield await self.watched.get()
+        while (batch := await self.watched.get()) is not None:
+            yield batch
 
     async def stop(self) -> None:
-        """Goodbye to the bots, every process stopped."""
+        """Goodbye to the bots, every process stopped; the spectator stream ends after
+        what was sent before."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
+        self.watched.put_nowait(None)
 
 
 class RayExecutor(Executor):
@@ -191,10 +191,12 @@ class RayExecutor(Executor):
         last_ready = [time.monotonic()]
         stopping = [False]   # actors ending because the run does: not lost
 
-        def spawn(coro) -> None:
+        relays: set[asyncio.Task] = set()
+
+        def spawn(coro, into: set[asyncio.Task] = tasks) -> None:
             task = asyncio.create_task(coro)
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+            into.add(task)
+            task.add_done_callback(into.discard)
 
         node_setup = NodeSetup.of(self.setup)
 
@@ -205,7 +207,7 @@ class RayExecutor(Executor):
             actors[name] = handle
             spawn(serve(name, handle))
             if self.setup.bus is not None:
-                spawn(relay(handle))
+                spawn(relay(handle), relays)
 
         async def lost(name: str, indices: Sequence[int]) -> None:
             """Actor ``name`` died: its matches go back first, a replacement is asked for."""
@@ -309,9 +311,12 @@ class RayExecutor(Executor):
         finally:
             stopping[0] = True
             await self._stop(list(actors.values()))
-            for task in list(tasks):
+            # spectators hear the end of the last matches: the streams end after it
+            if relays:
+                await asyncio.wait(list(relays), timeout=STOP_TIMEOUT_S)
+            for task in [*tasks, *relays]:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, *relays, return_exceptions=True)
 
     async def _stop(self, handles: list) -> None:
         """Each actor says goodbye to its bots, then ends."""

@@ -23,6 +23,8 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from arena.store import open_store  # noqa: E402
 from arena.tournament.executors import make_executor  # noqa: E402
 from arena.tournament.tournament import Settings, Tournament  # noqa: E402
+from arena.watch.bus import Bus  # noqa: E402
+from arena.watch.hub import SpectatorHub  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = [ROOT / "bots" / name for name in ("random", "greedy", "pusher")]
@@ -51,12 +53,12 @@ def second(head):
         head.remove_node(node)
 
 
-def play(tmp: Path, name: str, executor: str, on_result=None, games: int = 6):
+def play(tmp: Path, name: str, executor: str, on_result=None, games: int = 6, bus=None):
     """A tournament of the sample bots on ``executor``: its results by key, the executor."""
     store = open_store(str(tmp / f"{name}.db"))
     settings = Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2, games=games, seed=11)
     t = Tournament.create(store, name, settings)
-    ex = make_executor(executor, t.setup(4, log_dir=tmp / f"logs-{name}"))
+    ex = make_executor(executor, t.setup(4, log_dir=tmp / f"logs-{name}", bus=bus))
 
     def seen(plan, result) -> None:
         if on_result is not None:
@@ -77,6 +79,36 @@ def test_a_tournament_on_two_nodes_stores_what_the_local_executor_does(tmp_path,
     assert len(ex.nodes) == 2, ex.nodes          # both nodes played
     assert ex.replaced == 0
     assert len(ex.overheads) == len(local)
+
+
+class CountingHub(SpectatorHub):
+    """The spectator hub, counting the matches it hears start and end."""
+
+    def __init__(self) -> None:
+        super().__init__(organiser_view=True)
+        self.started: set[str] = set()
+        self.ended: set[str] = set()
+        self.frames = 0
+
+    def match_started(self, summary) -> None:
+        self.started.add(summary.match_id)
+        super().match_started(summary)
+
+    def frame(self, match_id, frame, hands=None) -> None:
+        self.frames += 1
+        super().frame(match_id, frame, hands)
+
+    def match_ended(self, match_id, over) -> None:
+        self.ended.add(match_id)
+        super().match_ended(match_id, over)
+
+
+def test_spectators_hear_every_match_played_on_the_nodes(tmp_path, second):
+    """The listener bus reaches the actors: what their taps send comes back to the hub."""
+    hub = CountingHub()
+    results, _ = play(tmp_path, "watched", "ray", games=3, bus=Bus(hub, "watched"))
+    assert len(hub.started) == len(hub.ended) == len(results)
+    assert hub.frames > len(results)
 
 
 def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head, second):
