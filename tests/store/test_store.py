@@ -31,7 +31,8 @@ from arena.rules.events import event_to_dict
 from arena.store import (
     BotRecord, BotVersion, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
 )
-from arena.store.sqlite import MIGRATIONS, SCHEMA_VERSION
+from arena.store.migrations import migrations
+from arena.store.sqlite import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -516,7 +517,7 @@ def test_registered_bots_get_versions_and_keep_only_token_hashes(store):
 def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0])
+    db.executescript(migrations("sqlite")[0].sql)
     db.execute("INSERT INTO tournaments (name, created_at, settings) VALUES ('cup', 0, '{}')")
     db.execute("PRAGMA user_version=1")
     db.commit()
