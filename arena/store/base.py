@@ -13,6 +13,7 @@ from typing import Any
 
 from arena.referee.results import MatchResult
 from arena.rules.game import places_of
+from arena.store.location import redact
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,22 @@ class NotFoundError(StoreError):
 
 class Store(abc.ABC):
     """A database of tournaments, bots and matches."""
+
+    @property
+    @abc.abstractmethod
+    def url(self) -> str:
+        """Where the store lives, as it was opened: a SQLite file's path as given, or a
+        PostgreSQL URL (with its password, if it has one: show :meth:`describe` instead)."""
+
+    def describe(self) -> str:
+        """:attr:`url` as it may be printed or logged: a URL's password hidden."""
+        return redact(self.url)
+
+    @abc.abstractmethod
+    def reopen(self) -> Store:
+        """A new, independent connection to the same database, with the same settings
+        (durability included): for another thread, since a connection is not shared
+        between threads. The caller closes it."""
 
     @abc.abstractmethod
     def create_tournament(self, name: str, settings: dict[str, Any],

@@ -48,7 +48,7 @@ def statements(sql: str) -> list[str]:
 
 
 def _without_comments(sql: str) -> str:
-    return re.sub(r"--[^\n]*|/\*.*?\*/", "", sql, flags=re.S)
+    return re.sub(r"--[^\n]*|/\*.*?\*/", "", sql, flags=re.DOTALL)
 
 
 #: How long a write waits for another process's lock on the file, in seconds (default 30).
@@ -71,6 +71,7 @@ class SQLiteStore(Store):
 
     def __init__(self, path: str | Path, durable: bool = False) -> None:
         self.path = str(path)
+        self.durable = durable
         try:
             self.timeout = busy_timeout()
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout)
@@ -116,6 +117,13 @@ class SQLiteStore(Store):
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+
+    @property
+    def url(self) -> str:
+        return self.path
+
+    def reopen(self) -> SQLiteStore:
+        return SQLiteStore(self.path, durable=self.durable)
 
     # ---------------------------------------------------------------- tournaments
 
