@@ -45,18 +45,21 @@ class Backend:
     """How the suite reaches one storage backend."""
 
     name: str
-    location: Callable[[Path], str]            # where a fresh, empty store lives
+    # where a fresh, empty store lives: (the test's request, for a fixture; its tmp_path)
+    location: Callable[[pytest.FixtureRequest, Path], str]
     open: Callable[..., Store]                 # open(location, durable=False)
     # Arm ``store`` so that its next record_match kills this process (SIGKILL) in the
     # middle of the write: after the match row, before its events, inside the transaction.
     die_mid_write: Callable[[Store], None]
 
 
-def _sqlite_die_mid_write(store: Store) -> None:
+def _die_before_events(store: Store) -> None:
+    """Both backends write through ``store.db`` (a sqlite3 or a psycopg connection, each
+    with ``execute``): wrap it so that the events' INSERT kills the process instead."""
     class Dying:
         """Passes every statement to the real connection, and dies before the events."""
 
-        def __init__(self, db: sqlite3.Connection) -> None:
+        def __init__(self, db) -> None:
             self._db = db
 
         def execute(self, sql: str, *args):
@@ -74,7 +77,10 @@ def _sqlite_die_mid_write(store: Store) -> None:
 
 
 BACKENDS = [
-    Backend("sqlite", lambda tmp: str(tmp / "arena.db"), open_store, _sqlite_die_mid_write),
+    Backend("sqlite", lambda request, tmp: str(tmp / "arena.db"), open_store, _die_before_events),
+    # a fresh database on the session's server (tests/support/postgres.py)
+    Backend("postgresql", lambda request, tmp: request.getfixturevalue("postgres_url"), open_store,
+            _die_before_events),
 ]
 BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
 
@@ -85,8 +91,14 @@ def backend(request) -> Backend:
 
 
 @pytest.fixture
-def store(backend, tmp_path):
-    s = backend.open(backend.location(tmp_path))
+def location(backend, request, tmp_path) -> str:
+    """Where this test's fresh store lives, for the backend under test."""
+    return backend.location(request, tmp_path)
+
+
+@pytest.fixture
+def store(backend, location):
+    s = backend.open(location)
     yield s
     s.close()
 
@@ -298,8 +310,7 @@ def test_an_unknown_match_is_refused(store):
         store.events(mid + 1000)
 
 
-def test_reopening_keeps_everything(backend, tmp_path):
-    location = backend.location(tmp_path)
+def test_reopening_keeps_everything(backend, location):
     store = backend.open(location)
     t = tournament(store)
     result = played(41, seats=4)
@@ -352,9 +363,8 @@ print("survived", flush=True)
 
 
 @pytest.mark.parametrize("mode", ["between-matches", "mid-write"])
-def test_kill_9_loses_at_most_the_match_in_flight(backend, tmp_path, mode):
+def test_kill_9_loses_at_most_the_match_in_flight(backend, location, mode):
     n = 5
-    location = backend.location(tmp_path)
     store = backend.open(location)
     tournament(store, "crash")
     store.close()
