@@ -121,8 +121,9 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def reopen(self) -> Store:
         """A new, independent connection to the same database, with the same settings
-        (durability included): for another thread, since a connection is not shared
-        between threads. The caller closes it."""
+        (durability included), that may be handed to another thread (one thread at a
+        time uses it): a thread that writes off the event loop gets its own connection
+        instead of sharing this one. The caller closes it."""
 
     @abc.abstractmethod
     def create_tournament(self, name: str, settings: dict[str, Any],

@@ -83,7 +83,9 @@ class PostgresStore(Store):
         return PostgresStore(self._url, durable=self.durable)
 
     def _scrub(self, exc: BaseException) -> str:
-        return scrub(str(exc).strip(), self._url)
+        """The driver's message, on one line (libpq adds hints on lines of their own; a
+        command's error is one line), with the password taken out."""
+        return scrub(" ".join(str(exc).split()), self._url)
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:

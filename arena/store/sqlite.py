@@ -69,12 +69,15 @@ def busy_timeout() -> float:
 class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file."""
 
-    def __init__(self, path: str | Path, durable: bool = False) -> None:
+    def __init__(self, path: str | Path, durable: bool = False, *, any_thread: bool = False) -> None:
+        """``any_thread``: the connection may be used by a thread other than the one that
+        opened it (one thread at a time), as :meth:`reopen`'s is."""
         self.path = str(path)
         self.durable = durable
         try:
             self.timeout = busy_timeout()
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout,
+                                      check_same_thread=not any_thread)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         try:
@@ -123,7 +126,8 @@ class SQLiteStore(Store):
         return self.path
 
     def reopen(self) -> SQLiteStore:
-        return SQLiteStore(self.path, durable=self.durable)
+        # opened here, used by the thread it is handed to: sqlite3 would refuse that
+        return SQLiteStore(self.path, durable=self.durable, any_thread=True)
 
     # ---------------------------------------------------------------- tournaments
 

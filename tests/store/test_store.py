@@ -567,3 +567,239 @@ def test_sqlite_many_processes_opening_one_new_file_at_once_all_succeed(tmp_path
         p.join(timeout=10)
     assert outcomes == ["ok"] * 12
     assert _pragma(tmp_path / "new.db", "user_version") == SCHEMA_VERSION
+
+
+# ------------------------------------------------------------------------ every backend: the location
+
+
+def test_reopen_is_an_independent_connection_to_the_same_store(store):
+    t = tournament(store)
+    other = store.reopen()
+    try:
+        assert other is not store and other.url == store.url
+        assert other.tournament("cup") == t
+        # written through one, read through the other, from another thread
+        done: list[int] = []
+        writer = threading.Thread(target=lambda: done.append(
+            other.record_match(t, "k", "s", ["ada", "bob", "cy"], played(51))))
+        writer.start()
+        writer.join(timeout=30)
+        assert [m.id for m in store.matches(t)] == done
+    finally:
+        other.close()
+    assert store.finished_keys(t) == {"k"}     # closing the other leaves this one open
+
+
+def test_url_is_the_location_as_given_and_describe_shows_it(store, location):
+    assert store.url == location
+    assert store.describe() == location        # no password here: nothing to hide
+
+
+# ------------------------------------------------------------------------ PostgreSQL specifics
+
+
+def _pg(url: str, sql: str, *params):
+    """One statement on its own connection: every row."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql, params or None)
+        return cur.fetchall() if cur.description else []
+
+
+def test_postgresql_an_empty_database_is_migrated_once_recording_each_version(postgres_url):
+    from arena.store.postgres import SCHEMA_VERSION, VERSION_TABLE, PostgresStore
+
+    PostgresStore(postgres_url).close()
+    applied = _pg(postgres_url, f"SELECT version, name FROM {VERSION_TABLE} ORDER BY version")
+    assert applied == [(m.version, m.name) for m in migrations("postgresql")]
+    assert len(applied) == SCHEMA_VERSION == schema_version_of("sqlite")
+    tables = {r[0] for r in _pg(postgres_url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    assert tables == {VERSION_TABLE, "tournaments", "bots", "tournament_bots", "matches",
+                      "match_events", "server", "registered_bots"}
+    PostgresStore(postgres_url).close()        # up to date: nothing runs again
+    assert len(_pg(postgres_url, f"SELECT version FROM {VERSION_TABLE}")) == SCHEMA_VERSION
+
+
+def schema_version_of(backend: str) -> int:
+    from arena.store.migrations import schema_version
+
+    return schema_version(backend)
+
+
+def test_postgresql_openers_of_a_new_database_at_once_all_succeed(postgres_url):
+    from arena.store.postgres import SCHEMA_VERSION, VERSION_TABLE, PostgresStore
+
+    barrier = threading.Barrier(6)
+    outcomes: list[object] = []
+
+    def open_and_close():
+        barrier.wait(timeout=30)
+        try:
+            PostgresStore(postgres_url).close()
+            outcomes.append("ok")
+        except StoreError as exc:             # reported below, with its message
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert outcomes == ["ok"] * 6
+    assert _pg(postgres_url, f"SELECT version FROM {VERSION_TABLE} ORDER BY version") == [
+        (v,) for v in range(1, SCHEMA_VERSION + 1)]
+
+
+def test_postgresql_a_database_from_a_newer_arena_is_refused_naming_both_versions(postgres_url):
+    from arena.store.postgres import SCHEMA_VERSION, VERSION_TABLE, PostgresStore
+
+    PostgresStore(postgres_url).close()
+    newer = SCHEMA_VERSION + 7
+    _pg(postgres_url, f"INSERT INTO {VERSION_TABLE} VALUES (%s, 'future', 0)", newer)
+    with pytest.raises(StoreError) as err:
+        PostgresStore(postgres_url)
+    message = str(err.value)
+    assert re.search(rf"\b{newer}\b", message) and re.search(rf"\b{SCHEMA_VERSION}\b", message), message
+    assert postgres_url in message and "upgrade the arena" in message
+    assert _pg(postgres_url, f"SELECT max(version) FROM {VERSION_TABLE}") == [(newer,)]   # untouched
+
+
+def test_postgresql_seeds_of_every_64_bit_value_are_stored_exactly(postgres_url):
+    import dataclasses
+
+    store = open_store(postgres_url)
+    try:
+        t = tournament(store)
+        for i, seed in enumerate((2**64 - 1, 2**63, 2**63 - 1, 0, -(2**63))):
+            result = played(60 + i)
+            result.spec = dataclasses.replace(result.spec, seed=seed)
+            mid = store.record_match(t, f"k{i}", "s", ["ada", "bob", "cy"], result)
+            assert store.match(mid).seed == seed and type(store.match(mid).seed) is int
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("durable, setting", [(False, "on"), (True, "on")])
+def test_postgresql_durable_sets_synchronous_commit_on(postgres_url, durable, setting):
+    # the server's default is on; durable insists on it for the session whatever the default
+    _pg(postgres_url, f"ALTER DATABASE {postgres_url.rsplit('/', 1)[1]} SET synchronous_commit = off")
+    store = open_store(postgres_url, durable=durable)
+    try:
+        shown = store.db.execute("SHOW synchronous_commit").fetchone()[0]
+        assert shown == ("on" if durable else "off")
+    finally:
+        store.close()
+
+
+def test_postgresql_a_password_is_never_shown(postgres_url):
+    # trust authentication: the server does not ask for the password, libpq still holds it
+    url = postgres_url.replace("postgresql://arena@", "postgresql://arena:hunter2@")
+    store = open_store(url)
+    try:
+        assert store.url == url
+        assert store.describe() == url.replace("hunter2", "***")
+        tournament(store)
+        with pytest.raises(StoreError) as err:
+            tournament(store)
+        assert "arena:***@" in str(err.value) and "hunter2" not in str(err.value)
+    finally:
+        store.close()
+
+
+def test_postgresql_an_unreachable_server_is_a_clear_error_without_the_password():
+    from support.postgres import free_port
+
+    port = free_port()                          # nothing listens there
+    with pytest.raises(StoreError) as err:
+        open_store(f"postgresql://arena:hunter2@127.0.0.1:{port}/arena")
+    message = str(err.value)
+    assert message.startswith(f"cannot connect to postgresql://arena:***@127.0.0.1:{port}/arena: "), message
+    assert "refused" in message.lower(), message
+    assert "hunter2" not in message
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://arena:hunter2@127.0.0.1:notaport/arena",
+    "postgresql://arena:hunter2@127.0.0.1:5432/arena?no_such_option=1",
+    "postgres://arena@127.0.0.1:5432/arena?password=hunter2&sslmode=bogus",
+])
+def test_postgresql_a_bad_url_is_a_clear_error_without_the_password(url):
+    with pytest.raises(StoreError) as err:
+        open_store(url)
+    message = str(err.value)
+    assert message.startswith("cannot connect to postgres"), message
+    assert "***" in message and "hunter2" not in message, message
+
+
+WRITER_SCRIPT = r"""
+import importlib.util, os, sys, time
+path, location, writer, n, go = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("store_suite", path)
+suite = sys.modules["store_suite"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(suite)
+from arena.store import StoreError, open_store
+store = open_store(location)
+t = store.tournament("busy")
+results = [suite.played(int(writer) * 100 + i) for i in range(int(n))]
+print("ready", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.002)
+for i, result in enumerate(results):
+    store.record_match(t, f"w{writer}-{i}", f"w{writer}", ["ada", "bob", "cy"], result)
+    if i == int(n) // 2:      # every writer tries one key at once: one of them stores it
+        try:
+            store.record_match(t, "shared", "shared", ["ada", "bob", "cy"], result)
+            print("stored shared", flush=True)
+        except StoreError as exc:
+            print("refused shared:", exc, flush=True)
+store.close()
+print("done", flush=True)
+"""
+
+
+def test_postgresql_writer_processes_at_once_store_every_match_once_while_a_reader_reads(
+        postgres_url, tmp_path):
+    writers, n = 4, 12
+    store = open_store(postgres_url)
+    t = tournament(store, "busy")
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER_SCRIPT, __file__, postgres_url, str(w),
+                               str(n), str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+             for w in range(writers)]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline() == "ready\n"
+        go.touch()
+        seen: dict[str, int] = {}
+        reads = 0
+        while any(p.poll() is None for p in procs) or reads == 0:
+            stored = store.matches(t)
+            reads += 1
+            keys = [m.key for m in stored]
+            assert len(keys) == len(set(keys)), "a key read twice"
+            assert set(seen) <= set(keys), "a match read before is gone"
+            for m in stored:
+                if m.key not in seen:           # a match is never seen without its events
+                    seen[m.key] = len(store.events(m.id))
+        outputs = [p.communicate(timeout=60)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0] * writers, outputs
+    assert sum(o.count("stored shared") for o in outputs) == 1, outputs
+    assert sum(o.count("refused shared: match 'shared' of tournament 'busy' is already stored")
+               for o in outputs) == writers - 1, outputs
+    expected = {f"w{w}-{i}" for w in range(writers) for i in range(n)} | {"shared"}
+    final = store.matches(t)
+    assert sorted(m.key for m in final) == sorted(expected)
+    assert store.finished_keys(t) == expected
+    for m in final:
+        if m.key != "shared":
+            w, i = map(int, m.key[1:].split("-"))
+            assert m.seed == w * 100 + i
+            assert store.events(m.id) == expected_events(played(m.seed))
+    assert reads > 1 and all(count > 0 for count in seen.values())
+    store.close()

@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from support.requirements import missing
 
 #: The cluster's superuser: the USER of every URL the fixtures hand out.
@@ -90,7 +91,7 @@ class PostgresServer:
 
     def create_database(self) -> str:
         """A new, empty database; its URL."""
-        import psycopg   # a test dependency only where a server is used
+        import psycopg  # a test dependency only where a server is used
 
         name = f"t_{uuid.uuid4().hex[:16]}"
         with psycopg.connect(self.url(), autocommit=True) as conn:
