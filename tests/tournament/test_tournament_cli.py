@@ -313,7 +313,7 @@ def test_the_readers_refuse_a_missing_or_empty_database(tmp_path, mark, known_db
     missing = tmp_path / "missing.db"
     for reader in (["standings"], ["matches"], ["show", 1]):
         line = error_line(arena(mark, *reader, "--db", missing), reader[0])
-        assert line.endswith(f"no database at {missing} (give --db PATH; tournaments write "
+        assert line.endswith(f"no database at {missing} (give --db PATH|URL; tournaments write "
                              "./arena.db by default)")
     assert not missing.exists()
 
