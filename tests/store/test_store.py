@@ -541,6 +541,24 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
     assert _pragma(path, "user_version") == SCHEMA_VERSION == 3
 
 
+def test_sqlite_migration_statements_end_only_at_a_semicolon_that_ends_a_statement():
+    from arena.store.sqlite import statements
+
+    sql = ("-- a comment; with a semicolon\n"
+           "CREATE TABLE a (x TEXT DEFAULT ';', y TEXT); /* ; */\n"
+           "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET y = 'z;'; SELECT 1; END;\n"
+           "CREATE INDEX a_x ON a (x);  -- trailing comment\n")
+    found = statements(sql)
+    assert len(found) == 3 and found[0].endswith("CREATE TABLE a (x TEXT DEFAULT ';', y TEXT);")
+    db = sqlite3.connect(":memory:")
+    for statement in found:                  # each one whole: sqlite3 runs one at a time
+        db.execute(statement)
+    db.execute("INSERT INTO a (x) VALUES ('q')")
+    assert db.execute("SELECT y FROM a").fetchone() == ("z;",)
+    with pytest.raises(StoreError, match="incomplete statement"):
+        statements("CREATE TABLE b (x INTEGER); CREATE TABLE c (")
+
+
 def _open_at(path: str, start: float, results) -> None:
     """A process that opens (and creates, migrates) ``path`` at the moment ``start``."""
     while time.time() < start:
