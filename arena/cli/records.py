@@ -5,21 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from arena.cli import output
+from arena.cli.database import DEFAULT_DB, add_db_option, open_existing
 from arena.cli.serve import add_server_options, client
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
-from arena.store import StoreError, open_store
+from arena.store import StoreError
 from arena.server.wire import standings_dict
 from arena.tournament.standings import BotLine, Standings, faults_text, interval_text, standings
-
-DEFAULT_DB = "arena.db"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,21 +26,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "name): a batch Bradley-Terry fit with 95% intervals and "
                                    "the likelihood-of-superiority matrix.")
     s.add_argument("name", nargs="?", help="tournament name (default: the latest)")
-    s.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    add_db_option(s, "the database of the tournament")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     add_server_options(s, required=False)
     s.set_defaults(run=run_standings)
 
     m = sub.add_parser("matches", help="list a tournament's matches from the database")
     m.add_argument("name", nargs="?", help="tournament name (default: the latest)")
-    m.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    add_db_option(m, "the database of the tournament")
     m.add_argument("--json", action="store_true", help="machine-readable output")
     m.add_argument("--limit", type=int, default=None, help="only the last N matches")
     m.set_defaults(run=run_matches)
 
     w = sub.add_parser("show", help="show one stored match and its event log")
     w.add_argument("match", type=int, metavar="MATCH", help="match id (see 'arena matches')")
-    w.add_argument("--db", default=DEFAULT_DB, metavar="PATH")
+    add_db_option(w, "the database of the match")
     w.add_argument("--json", action="store_true", help="machine-readable output")
     w.set_defaults(run=run_show)
 
@@ -82,13 +80,7 @@ def remote_standings(msg) -> Standings:
 # ------------------------------------------------------------------------ reading the store
 
 def _open(args):
-    path = Path(args.db)
-    if not path.exists():
-        raise ConfigError(f"no database at {path} (give --db PATH; tournaments write ./{DEFAULT_DB} by default)")
-    try:
-        return open_store(str(path))
-    except StoreError as exc:
-        raise ConfigError(str(exc)) from None
+    return open_existing(args.db, f"give --db PATH|URL; tournaments write ./{DEFAULT_DB} by default")
 
 
 def run_standings(args: argparse.Namespace) -> int:

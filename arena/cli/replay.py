@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.live import Live
 
 from arena.cli import output
+from arena.cli.database import DEFAULT_DB, add_db_option, missing_file, shown
 from arena.cli.keys import KeyReader
 from arena.cli.match_log import MatchLogPrinter
-from arena.cli.records import DEFAULT_DB
 from arena.cli.table_view import match_view
 from arena.rules.errors import ConfigError
 from arena.rules.events import FORFEIT
@@ -46,9 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="an arena match event log (runs/.../game-1.jsonl), a record saved from "
                         "the spectator service (JSON), or a match in --db: the id spectators "
                         "see, or the number arena matches shows")
-    p.add_argument("--db", default=None, metavar="PATH",
-                   help=f"the database MATCH is in (default: ./{DEFAULT_DB}, when MATCH is not "
-                        "a file)")
+    add_db_option(p, f"the database MATCH is in (default: ./{DEFAULT_DB}, when MATCH is not a "
+                     "file)", default=None)
     p.add_argument("--speed", type=float, default=1.0, metavar="X",
                    help=f"{SPEEDS[0]:g} to {SPEEDS[-1]:g} times 1x (default: 1, a frame every "
                         f"{FRAME_S:g} s)")
@@ -87,11 +86,11 @@ def load(match: str, db: str | None) -> pb.MatchSnapshot:
     path = Path(match)
     if db is None and (path.exists() or path.suffix in (".json", ".jsonl") or "/" in match):
         return from_file(path)
-    db_path = Path(db or DEFAULT_DB)
-    if not db_path.exists():
-        raise RecordError(f"{match} is not a file, and there is no database at {db_path} to "
-                          "find it in (give --db PATH)")
-    store = open_store(str(db_path))
+    location = db or DEFAULT_DB
+    if missing_file(location):
+        raise RecordError(f"{match} is not a file, and there is no database at {location} to "
+                          "find it in (give --db PATH|URL)")
+    store = open_store(location)
     try:
         found = store.match_by_uid(match)
         if found is None and match.isdigit():
@@ -100,7 +99,7 @@ def load(match: str, db: str | None) -> pb.MatchSnapshot:
             except StoreError:
                 found = None
         if found is None:
-            raise RecordError(f"no match {match!r} in {db_path} (give the number arena matches "
+            raise RecordError(f"no match {match!r} in {shown(location)} (give the number arena matches "
                               "shows, or the match id spectators see)")
         return from_store(store, found)
     finally:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from arena.cli import output
+from arena.cli.database import add_db_option, shown
 from arena.cli.match import time_control
 from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
 from arena.cli.spectators import add_web_option, web_viewer
@@ -47,7 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "SIGTERM. A new database gets an organiser token, printed once "
                     "('organizer token: T'); only its hash is kept. Started again on the same "
                     "database, the server goes on where it was.")
-    p.add_argument("--db", required=True, metavar="PATH", help="the server's SQLite database")
+    add_db_option(p, "the server's database", default=None, required=True)
+    p.add_argument("--data", type=Path, default=None, metavar="DIR",
+                   help="hosted bots' folders and logs (default: DB.d beside a SQLite file; "
+                        "DBNAME.d here for a PostgreSQL database)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where to serve (default: {DEFAULT_LISTEN}; port 0: any free port)")
     p.add_argument("--tls-cert", default=None, metavar="FILE", help="TLS certificate (PEM)")
@@ -157,7 +161,8 @@ def run_serve(args: argparse.Namespace) -> int:
                            sandbox=sandbox_config(args), duplicate_remote=args.duplicate_remote,
                            absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
                            watch=args.watch, spectator_delay=args.spectator_delay,
-                           executor=args.executor, executor_address=args.ray_address)
+                           executor=args.executor, executor_address=args.ray_address,
+                           data_dir=args.data)
     return asyncio.run(_serve(args.db, options, args.web))
 
 
@@ -177,7 +182,7 @@ async def _serve(db: str, options, web: int | None) -> int:
     if app.new_token:
         print(f"organizer token: {app.new_token}", flush=True)
     console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
-                  f"{db}; {len(app.registry.active())} bots entered; ladder "
+                  f"{shown(db)}; {len(app.registry.active())} bots entered; ladder "
                   f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
     console.print(f"spectators at {app.spectators.address}: arena watch {app.spectators.address} "
                   f"--tv", soft_wrap=True, highlight=False)

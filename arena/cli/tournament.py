@@ -18,9 +18,10 @@ from rich.table import Table
 
 from arena.bots.launcher import BotStartError
 from arena.cli import output
+from arena.cli.database import add_db_option, missing_file, shown
 from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import bot_factory, sandbox_config, set_up
-from arena.cli.records import DEFAULT_DB, print_standings, remote_standings
+from arena.cli.records import print_standings, remote_standings
 from arena.cli.serve import add_server_options, client
 from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.results import MatchResult, Status
@@ -66,8 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="let one bot process play every rotation of a deal (fewer process "
                         "starts); a bot that remembers its cards then knows, in the next "
                         "rotation, what another seat holds: trusted bots only")
-    p.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
-                   help=f"SQLite file for results (default: ./{DEFAULT_DB})")
+    add_db_option(p, "where results go")
     p.add_argument("--name", default=None, help="tournament name (default: t-<date>-<time>)")
     p.add_argument("--resume", default=None, metavar="NAME",
                    help="continue the interrupted tournament NAME with its stored settings")
@@ -83,7 +83,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "--head' printed, e.g. 10.0.0.5:6379, or 'auto' for the one running "
                         "on this machine); default: start a local one on this machine's cores")
     p.add_argument("--durable", action="store_true",
-                   help="fsync every stored match (survives power loss, slower)")
+                   help="fsync every stored match (survives power loss, slower; PostgreSQL: "
+                        "synchronous_commit = on, whatever the server's default)")
     p.add_argument("--logs", type=Path, default=None, metavar="DIR",
                    help="folder for the bots' stderr (default: runs/<name>)")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -147,7 +148,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         changed = given_options(args, _SETTING_FLAGS)
         if changed:
             raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
-        if not Path(args.db).exists():
+        if missing_file(args.db):
             raise ConfigError(f"no database at {args.db} (give the --db of the tournament to resume)")
     else:
         tc = time_control(args)
@@ -173,7 +174,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         else:
             if any(t.name == name for t in store.tournaments()):
                 # before Tournament.create stores the bots' versions for nothing
-                raise ConfigError(f"a tournament called {name!r} already exists in {args.db} "
+                raise ConfigError(f"a tournament called {name!r} already exists in {shown(args.db)} "
                                   f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
             tournament = Tournament.create(store, name, settings)
     except StoreError as exc:
@@ -196,7 +197,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     done_before = total - len(pending)
     # soft_wrap: a line is never broken (a test or a log reads it whole; a terminal wraps it)
     schedule_line, clock, integrity = t.describe()
-    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(args.db)}: {schedule_line}")
+    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(shown(args.db))}: {schedule_line}")
     console.print(f"{clock}; concurrency {args.concurrency}; {integrity}"
                   + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
     view = LiveView(t.names, total, done_before, console, args.quiet)
@@ -209,7 +210,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "
                   f"will be played again from their seeds. Resume with:\n"
                   f"  arena tournament --resume {escape(shlex.quote(t.name))} "
-                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
+                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
         return 130
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
@@ -222,7 +223,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         err.print(f"arena tournament: error: {escape(str(exc))}\n{stored}; the others will be "
                   f"played again from their seeds. Resume with:\n"
                   f"  arena tournament --resume {escape(shlex.quote(t.name))} "
-                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
+                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
         return 1
     elapsed = time.perf_counter() - view.started
     if view.played:
@@ -232,8 +233,8 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
                       soft_wrap=True)
     final = standings(t.store.matches(t.record), t.names)
     print_standings(console, final, f"standings of {escape(t.name)} (batch fit)")
-    console.print(f"saved in {escape(args.db)}; see: arena standings {escape(shlex.quote(t.name))} "
-                  f"--db {escape(shlex.quote(args.db))}", soft_wrap=True)
+    console.print(f"saved in {escape(shown(args.db))}; see: arena standings {escape(shlex.quote(t.name))} "
+                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
     return 0
 
 

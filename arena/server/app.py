@@ -5,12 +5,14 @@ Everything lasting lives in the database (the organiser token's hash, the bots e
 tournaments and their matches, the ladder's matches), so a server started again on the
 same database goes on where it was: remote bots reconnect with their tokens, unfinished
 tournaments resume, the ladder's ratings are fitted again from its matches. Hosted bots'
-folders and logs live in a data folder beside the database (``DB.d/``).
+folders and logs live in a data folder (:func:`data_dir_for`): beside a SQLite database
+(``DB.d/``), or named after a PostgreSQL database in the working directory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,7 @@ from arena.server.ladder import Ladder
 from arena.server.organizer import add_to
 from arena.server.registry import Registry
 from arena.server.runs import Runs
-from arena.store import open_store
+from arena.store import StoreError, is_url, open_store
 from arena.store.base import Store
 from arena.tournament.standings import Standings, standings
 from arena.tournament.tournament import Settings
@@ -54,16 +56,27 @@ class ServeOptions:
     executor: str = "local"                     # where tournaments of hosted bots play
     executor_address: str | None = None         # its cluster (ray)
     ladder_concurrency: int = 1
+    data_dir: Path | None = None                # hosted bots' folders and logs (None: data_dir_for)
+
+
+def data_dir_for(location: str) -> Path:
+    """Where a server on the database ``location`` keeps hosted bots' folders and logs by
+    default: ``DB.d`` beside a SQLite file; for a PostgreSQL database, which has no folder
+    of ours, ``DBNAME.d`` in the working directory (give ``--data`` to put it elsewhere)."""
+    if not is_url(location):
+        return Path(f"{location}.d")
+    path = location.split("://", 1)[1].split("?", 1)[0]
+    name = path.split("/", 1)[1] if "/" in path else ""
+    return Path(f"{re.sub(r'[^A-Za-z0-9._-]', '_', name) or 'arena'}.d")
 
 
 class ArenaServer:
     """The server: its store, lobby, registry, referee and organiser services, runs, ladder."""
 
-    def __init__(self, store: Store, db_path: Path, options: ServeOptions) -> None:
+    def __init__(self, store: Store, data_dir: Path, options: ServeOptions) -> None:
         self.store = store
-        self.db_path = db_path
         self.options = options
-        self.data_dir = Path(f"{db_path}.d")
+        self.data_dir = data_dir
         self.lobby = Lobby()
         self.registry = Registry(store, self.lobby, self.data_dir, options.sandbox,
                                  options.absent_after)
@@ -77,11 +90,15 @@ class ArenaServer:
         self.new_token: str | None = None   # shown once, when the database was created
 
     @classmethod
-    async def start(cls, db_path: str | Path, options: ServeOptions = ServeOptions()) -> ArenaServer:
-        """Open (or create) the database and serve. :class:`ConfigError` if it cannot."""
-        db_path = Path(db_path)
-        store = open_store(str(db_path))
-        app = cls(store, db_path, options)
+    async def start(cls, db: str | Path, options: ServeOptions = ServeOptions()) -> ArenaServer:
+        """Open (or create) the database (a SQLite file or a PostgreSQL URL) and serve.
+        :class:`ConfigError` if it cannot."""
+        location = str(db)
+        try:
+            store = open_store(location)
+        except StoreError as exc:
+            raise ConfigError(str(exc)) from None
+        app = cls(store, options.data_dir or data_dir_for(location), options)
         token = new_token()
         if store.set_server_value("organizer_token_hash", token_hash(token)):
             app.new_token = token

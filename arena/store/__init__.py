@@ -1,15 +1,28 @@
-"""Storage: one small interface (:class:`Store`), SQLite by default."""
+"""Storage: one small interface (:class:`Store`), SQLite by default, PostgreSQL by URL."""
 
 from arena.store.base import (
-    BotRecord, BotVersion, MatchRecord, RegisteredBot, Store, StoreError, TournamentRecord,
+    BotRecord,
+    BotVersion,
+    MatchRecord,
+    RegisteredBot,
+    Store,
+    StoreError,
+    TournamentRecord,
 )
+from arena.store.location import is_url, redact
 from arena.store.sqlite import SQLiteStore
 
 
-def open_store(path: str, durable: bool = False) -> Store:
-    """The store at ``path`` (a SQLite file; later, other backends by URL)."""
-    return SQLiteStore(path, durable=durable)
+def open_store(location: str, durable: bool = False) -> Store:
+    """The store at ``location``: a PostgreSQL database for a ``postgresql://`` (or
+    ``postgres://``) URL, else a SQLite file at that path (created if missing).
+    :class:`StoreError` if it cannot be opened."""
+    if is_url(location):
+        # imported here: psycopg is only loaded by those who use a server
+        from arena.store.postgres import PostgresStore
+        return PostgresStore(location, durable=durable)
+    return SQLiteStore(location, durable=durable)
 
 
 __all__ = ["BotRecord", "BotVersion", "MatchRecord", "RegisteredBot", "SQLiteStore", "Store", "StoreError",
-           "TournamentRecord", "open_store"]
+           "TournamentRecord", "is_url", "open_store", "redact"]

@@ -13,6 +13,7 @@ from typing import Any
 
 from arena.referee.results import MatchResult
 from arena.rules.game import places_of
+from arena.store.location import redact
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,23 @@ class NotFoundError(StoreError):
 class Store(abc.ABC):
     """A database of tournaments, bots and matches."""
 
+    @property
+    @abc.abstractmethod
+    def url(self) -> str:
+        """Where the store lives, as it was opened: a SQLite file's path as given, or a
+        PostgreSQL URL (with its password, if it has one: show :meth:`describe` instead)."""
+
+    def describe(self) -> str:
+        """:attr:`url` as it may be printed or logged: a URL's password hidden."""
+        return redact(self.url)
+
+    @abc.abstractmethod
+    def reopen(self) -> Store:
+        """A new, independent connection to the same database, with the same settings
+        (durability included), that may be handed to another thread (one thread at a
+        time uses it): a thread that writes off the event loop gets its own connection
+        instead of sharing this one. The caller closes it."""
+
     @abc.abstractmethod
     def create_tournament(self, name: str, settings: dict[str, Any],
                           bots: Sequence[BotVersion]) -> TournamentRecord:
@@ -179,11 +197,6 @@ class Store(abc.ABC):
                               folder: str | None = None,
                               report: dict[str, Any] | None = None) -> RegisteredBot:
         """Change a registered version's status, folder or validation report."""
-
-    @abc.abstractmethod
-    def reopen(self) -> Store:
-        """A new, independent connection to the same database (for another thread: a
-        connection is used by the thread that opened it)."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 import zlib
@@ -30,81 +31,31 @@ from arena.store.base import (
     StoreError,
     TournamentRecord,
 )
+from arena.store.migrations import migrations, refuse_newer, schema_version
 
-#: Ordered migrations: MIGRATIONS[k] takes the schema from version k to k+1.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE tournaments (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        created_at REAL NOT NULL,
-        settings TEXT NOT NULL              -- JSON: everything that rebuilds the schedule
-    );
-    CREATE TABLE bots (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        folder TEXT NOT NULL,
-        manifest TEXT NOT NULL,             -- JSON of bot.toml as read
-        content_hash TEXT NOT NULL,         -- SHA-256 of the bot folder
-        UNIQUE (name, content_hash)
-    );
-    CREATE TABLE tournament_bots (
-        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
-        position INTEGER NOT NULL,
-        bot_id INTEGER NOT NULL REFERENCES bots(id),
-        PRIMARY KEY (tournament_id, position)
-    );
-    CREATE TABLE matches (
-        id INTEGER PRIMARY KEY,
-        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
-        key TEXT NOT NULL,                  -- the schedule's key of this match
-        sample TEXT NOT NULL,               -- matches of one duplicate set share it
-        match_uid TEXT NOT NULL,            -- the referee's match id
-        bots TEXT NOT NULL,                 -- JSON: bot name per seat
-        seed INTEGER NOT NULL,
-        ruleset TEXT NOT NULL,
-        options TEXT NOT NULL,              -- JSON
-        status TEXT NOT NULL,
-        ranking TEXT NOT NULL,              -- JSON: groups of tied seats, best first
-        termination TEXT NOT NULL,
-        verdicts TEXT NOT NULL,             -- JSON
-        stats TEXT NOT NULL,                -- JSON: per-seat timing
-        started_at REAL NOT NULL,
-        duration_s REAL NOT NULL,
-        turns INTEGER NOT NULL,
-        UNIQUE (tournament_id, key)
-    );
-    CREATE TABLE match_events (
-        match_id INTEGER PRIMARY KEY REFERENCES matches(id),
-        encoding TEXT NOT NULL,             -- "json-zlib": zlib of a JSON list of event tuples
-        data BLOB NOT NULL
-    );
-    """,
-    # 2: a server's own: its settings and the bots entered on it
-    """
-    CREATE TABLE server (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    );
-    CREATE TABLE registered_bots (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,                 -- the base name
-        version INTEGER NOT NULL,           -- 1, 2, ...
-        kind TEXT NOT NULL,                 -- remote | hosted
-        token_hash TEXT UNIQUE,             -- remote: SHA-256 of its token (never the token)
-        folder TEXT,                        -- hosted: where the server keeps it
-        status TEXT NOT NULL,               -- active | failed | removed
-        report TEXT,                        -- hosted: its check-bot report (JSON)
-        created_at REAL NOT NULL,
-        UNIQUE (name, version)
-    );
-    """,
-    # 3: spectators open a match by the id the referee gave it
-    """
-    CREATE INDEX matches_by_uid ON matches (match_uid);
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
+#: The schema version this arena's files bring a database to (``PRAGMA user_version``).
+SCHEMA_VERSION = schema_version("sqlite")
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a migration file, one by one. A ``;`` inside a string, a comment
+    or a trigger's body does not end a statement: a candidate ends at a ``;`` only when
+    :func:`sqlite3.complete_statement` says it is whole. (``executescript`` would do the
+    splitting, but it commits first, and a migration must run in our own transaction.)"""
+    found, start = [], 0
+    for end in (m.end() for m in re.finditer(";", sql)):
+        candidate = sql[start:end]
+        if sqlite3.complete_statement(candidate):
+            found.append(candidate.strip())
+            start = end
+    rest = sql[start:]
+    if _without_comments(rest).strip():
+        raise StoreError(f"a migration ends with an incomplete statement: {rest.strip()[:80]!r}")
+    return found
+
+
+def _without_comments(sql: str) -> str:
+    return re.sub(r"--[^\n]*|/\*.*?\*/", "", sql, flags=re.DOTALL)
 
 
 #: How long a write waits for another process's lock on the file, in seconds (default 30).
@@ -125,12 +76,15 @@ def busy_timeout() -> float:
 class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file."""
 
-    def __init__(self, path: str | Path, durable: bool = False) -> None:
+    def __init__(self, path: str | Path, durable: bool = False, *, any_thread: bool = False) -> None:
+        """``any_thread``: the connection may be used by a thread other than the one that
+        opened it (one thread at a time), as :meth:`reopen`'s is."""
         self.path = str(path)
         self.durable = durable
         try:
             self.timeout = busy_timeout()
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout,
+                                      check_same_thread=not any_thread)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         try:
@@ -157,23 +111,29 @@ class SQLiteStore(Store):
                              f"written ({exc})") from None
 
     def _migrate(self) -> None:
+        """Bring the file to :data:`SCHEMA_VERSION` (see :mod:`arena.store.migrations`)."""
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path} has schema version {version}, newer than this "
-                             f"arena's {SCHEMA_VERSION}: upgrade the arena")
-        for target in range(version, SCHEMA_VERSION):
+        refuse_newer(self.path, version, "sqlite")
+        for migration in migrations("sqlite")[version:]:
             self._begin()
             try:
                 # another process may have run this migration while we waited for the lock
-                if self.db.execute("PRAGMA user_version").fetchone()[0] <= target:
-                    for statement in MIGRATIONS[target].split(";"):
-                        if statement.strip():
-                            self.db.execute(statement)
-                    self.db.execute(f"PRAGMA user_version={target + 1}")
+                if self.db.execute("PRAGMA user_version").fetchone()[0] < migration.version:
+                    for statement in statements(migration.sql):
+                        self.db.execute(statement)
+                    self.db.execute(f"PRAGMA user_version={migration.version}")
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+
+    @property
+    def url(self) -> str:
+        return self.path
+
+    def reopen(self) -> SQLiteStore:
+        # opened here, used by the thread it is handed to: sqlite3 would refuse that
+        return SQLiteStore(self.path, durable=self.durable, any_thread=True)
 
     # ---------------------------------------------------------------- tournaments
 
@@ -394,9 +354,6 @@ class SQLiteStore(Store):
         if row is None:
             raise StoreError(f"no registered bot {bot_id}")
         return self._registered(row)
-
-    def reopen(self) -> SQLiteStore:
-        return SQLiteStore(self.path, self.durable)
 
     def close(self) -> None:
         self.db.close()

@@ -31,7 +31,8 @@ from arena.rules.events import event_to_dict
 from arena.store import (
     BotRecord, BotVersion, MatchRecord, SQLiteStore, Store, StoreError, TournamentRecord, open_store,
 )
-from arena.store.sqlite import MIGRATIONS, SCHEMA_VERSION
+from arena.store.migrations import migrations
+from arena.store.sqlite import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,18 +45,21 @@ class Backend:
     """How the suite reaches one storage backend."""
 
     name: str
-    location: Callable[[Path], str]            # where a fresh, empty store lives
+    # where a fresh, empty store lives: (the test's request, for a fixture; its tmp_path)
+    location: Callable[[pytest.FixtureRequest, Path], str]
     open: Callable[..., Store]                 # open(location, durable=False)
     # Arm ``store`` so that its next record_match kills this process (SIGKILL) in the
     # middle of the write: after the match row, before its events, inside the transaction.
     die_mid_write: Callable[[Store], None]
 
 
-def _sqlite_die_mid_write(store: Store) -> None:
+def _die_before_events(store: Store) -> None:
+    """Both backends write through ``store.db`` (a sqlite3 or a psycopg connection, each
+    with ``execute``): wrap it so that the events' INSERT kills the process instead."""
     class Dying:
         """Passes every statement to the real connection, and dies before the events."""
 
-        def __init__(self, db: sqlite3.Connection) -> None:
+        def __init__(self, db) -> None:
             self._db = db
 
         def execute(self, sql: str, *args):
@@ -73,7 +77,10 @@ def _sqlite_die_mid_write(store: Store) -> None:
 
 
 BACKENDS = [
-    Backend("sqlite", lambda tmp: str(tmp / "arena.db"), open_store, _sqlite_die_mid_write),
+    Backend("sqlite", lambda request, tmp: str(tmp / "arena.db"), open_store, _die_before_events),
+    # a fresh database on the session's server (tests/support/postgres.py)
+    Backend("postgresql", lambda request, tmp: request.getfixturevalue("postgres_url"), open_store,
+            _die_before_events),
 ]
 BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
 
@@ -84,8 +91,14 @@ def backend(request) -> Backend:
 
 
 @pytest.fixture
-def store(backend, tmp_path):
-    s = backend.open(backend.location(tmp_path))
+def location(backend, request, tmp_path) -> str:
+    """Where this test's fresh store lives, for the backend under test."""
+    return backend.location(request, tmp_path)
+
+
+@pytest.fixture
+def store(backend, location):
+    s = backend.open(location)
     yield s
     s.close()
 
@@ -297,8 +310,7 @@ def test_an_unknown_match_is_refused(store):
         store.events(mid + 1000)
 
 
-def test_reopening_keeps_everything(backend, tmp_path):
-    location = backend.location(tmp_path)
+def test_reopening_keeps_everything(backend, location):
     store = backend.open(location)
     t = tournament(store)
     result = played(41, seats=4)
@@ -351,9 +363,8 @@ print("survived", flush=True)
 
 
 @pytest.mark.parametrize("mode", ["between-matches", "mid-write"])
-def test_kill_9_loses_at_most_the_match_in_flight(backend, tmp_path, mode):
+def test_kill_9_loses_at_most_the_match_in_flight(backend, location, mode):
     n = 5
-    location = backend.location(tmp_path)
     store = backend.open(location)
     tournament(store, "crash")
     store.close()
@@ -516,7 +527,7 @@ def test_registered_bots_get_versions_and_keep_only_token_hashes(store):
 def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0])
+    db.executescript(migrations("sqlite")[0].sql)
     db.execute("INSERT INTO tournaments (name, created_at, settings) VALUES ('cup', 0, '{}')")
     db.execute("PRAGMA user_version=1")
     db.commit()
@@ -528,6 +539,24 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
     finally:
         store.close()
     assert _pragma(path, "user_version") == SCHEMA_VERSION == 3
+
+
+def test_sqlite_migration_statements_end_only_at_a_semicolon_that_ends_a_statement():
+    from arena.store.sqlite import statements
+
+    sql = ("-- a comment; with a semicolon\n"
+           "CREATE TABLE a (x TEXT DEFAULT ';', y TEXT); /* ; */\n"
+           "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET y = 'z;'; SELECT 1; END;\n"
+           "CREATE INDEX a_x ON a (x);  -- trailing comment\n")
+    found = statements(sql)
+    assert len(found) == 3 and found[0].endswith("CREATE TABLE a (x TEXT DEFAULT ';', y TEXT);")
+    db = sqlite3.connect(":memory:")
+    for statement in found:                  # each one whole: sqlite3 runs one at a time
+        db.execute(statement)
+    db.execute("INSERT INTO a (x) VALUES ('q')")
+    assert db.execute("SELECT y FROM a").fetchone() == ("z;",)
+    with pytest.raises(StoreError, match="incomplete statement"):
+        statements("CREATE TABLE b (x INTEGER); CREATE TABLE c (")
 
 
 def _open_at(path: str, start: float, results) -> None:
@@ -556,3 +585,256 @@ def test_sqlite_many_processes_opening_one_new_file_at_once_all_succeed(tmp_path
         p.join(timeout=10)
     assert outcomes == ["ok"] * 12
     assert _pragma(tmp_path / "new.db", "user_version") == SCHEMA_VERSION
+
+
+# ------------------------------------------------------------------------ every backend: the location
+
+
+def test_reopen_is_an_independent_connection_to_the_same_store(store):
+    t = tournament(store)
+    other = store.reopen()
+    try:
+        assert other is not store and other.url == store.url
+        assert other.tournament("cup") == t
+        # written through one, read through the other, from another thread
+        done: list[int] = []
+        writer = threading.Thread(target=lambda: done.append(
+            other.record_match(t, "k", "s", ["ada", "bob", "cy"], played(51))))
+        writer.start()
+        writer.join(timeout=30)
+        assert [m.id for m in store.matches(t)] == done
+    finally:
+        other.close()
+    assert store.finished_keys(t) == {"k"}     # closing the other leaves this one open
+
+
+def test_url_is_the_location_as_given_and_describe_shows_it(store, location):
+    assert store.url == location
+    assert store.describe() == location        # no password here: nothing to hide
+
+
+# ------------------------------------------------------------------------ PostgreSQL specifics
+
+
+def _pg(url: str, sql: str, *params):
+    """One statement on its own connection: every row."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql, params or None)
+        return cur.fetchall() if cur.description else []
+
+
+def test_postgresql_an_empty_database_is_migrated_once_recording_each_version(postgres_url):
+    from arena.store.postgres import SCHEMA_VERSION, VERSION_TABLE, PostgresStore
+
+    PostgresStore(postgres_url).close()
+    applied = _pg(postgres_url, f"SELECT version, name FROM {VERSION_TABLE} ORDER BY version")
+    assert applied == [(m.version, m.name) for m in migrations("postgresql")]
+    assert len(applied) == SCHEMA_VERSION == schema_version_of("sqlite")
+    tables = {r[0] for r in _pg(postgres_url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    assert tables == {VERSION_TABLE, "tournaments", "bots", "tournament_bots", "matches",
+                      "match_events", "server", "registered_bots"}
+    PostgresStore(postgres_url).close()        # up to date: nothing runs again
+    assert len(_pg(postgres_url, f"SELECT version FROM {VERSION_TABLE}")) == SCHEMA_VERSION
+
+
+def schema_version_of(backend: str) -> int:
+    from arena.store.migrations import schema_version
+
+    return schema_version(backend)
+
+
+def test_postgresql_openers_of_a_new_database_at_once_all_succeed(postgres_url):
+    from arena.store.postgres import SCHEMA_VERSION, VERSION_TABLE, PostgresStore
+
+    barrier = threading.Barrier(6)
+    outcomes: list[object] = []
+
+    def open_and_close():
+        barrier.wait(timeout=30)
+        try:
+            PostgresStore(postgres_url).close()
+            outcomes.append("ok")
+        except StoreError as exc:             # reported below, with its message
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert outcomes == ["ok"] * 6
+    assert _pg(postgres_url, f"SELECT version FROM {VERSION_TABLE} ORDER BY version") == [
+        (v,) for v in range(1, SCHEMA_VERSION + 1)]
+
+
+def test_postgresql_a_database_from_a_newer_arena_is_refused_naming_both_versions(postgres_url):
+    from arena.store.postgres import SCHEMA_VERSION, VERSION_TABLE, PostgresStore
+
+    PostgresStore(postgres_url).close()
+    newer = SCHEMA_VERSION + 7
+    _pg(postgres_url, f"INSERT INTO {VERSION_TABLE} VALUES (%s, 'future', 0)", newer)
+    with pytest.raises(StoreError) as err:
+        PostgresStore(postgres_url)
+    message = str(err.value)
+    assert re.search(rf"\b{newer}\b", message) and re.search(rf"\b{SCHEMA_VERSION}\b", message), message
+    assert postgres_url in message and "upgrade the arena" in message
+    assert _pg(postgres_url, f"SELECT max(version) FROM {VERSION_TABLE}") == [(newer,)]   # untouched
+
+
+def test_postgresql_seeds_of_every_64_bit_value_are_stored_exactly(postgres_url):
+    import dataclasses
+
+    store = open_store(postgres_url)
+    try:
+        t = tournament(store)
+        for i, seed in enumerate((2**64 - 1, 2**63, 2**63 - 1, 0, -(2**63))):
+            result = played(60 + i)
+            result.spec = dataclasses.replace(result.spec, seed=seed)
+            mid = store.record_match(t, f"k{i}", "s", ["ada", "bob", "cy"], result)
+            assert store.match(mid).seed == seed and type(store.match(mid).seed) is int
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("durable, setting", [(False, "on"), (True, "on")])
+def test_postgresql_durable_sets_synchronous_commit_on(postgres_url, durable, setting):
+    # the server's default is on; durable insists on it for the session whatever the default
+    _pg(postgres_url, f"ALTER DATABASE {postgres_url.rsplit('/', 1)[1]} SET synchronous_commit = off")
+    store = open_store(postgres_url, durable=durable)
+    try:
+        shown = store.db.execute("SHOW synchronous_commit").fetchone()[0]
+        assert shown == ("on" if durable else "off")
+    finally:
+        store.close()
+
+
+def test_postgresql_a_password_is_never_shown(postgres_url):
+    # trust authentication: the server does not ask for the password, libpq still holds it
+    url = postgres_url.replace("postgresql://arena@", "postgresql://arena:hunter2@")
+    store = open_store(url)
+    try:
+        assert store.url == url
+        assert store.describe() == url.replace("hunter2", "***")
+        tournament(store)
+        with pytest.raises(StoreError) as err:
+            tournament(store)
+        assert "arena:***@" in str(err.value) and "hunter2" not in str(err.value)
+    finally:
+        store.close()
+
+
+def test_postgresql_an_unreachable_server_is_a_clear_error_without_the_password():
+    from support.postgres import free_port
+
+    port = free_port()                          # nothing listens there
+    with pytest.raises(StoreError) as err:
+        open_store(f"postgresql://arena:hunter2@127.0.0.1:{port}/arena")
+    message = str(err.value)
+    assert message.startswith(f"cannot connect to postgresql://arena:***@127.0.0.1:{port}/arena: "), message
+    assert "refused" in message.lower(), message
+    assert "hunter2" not in message
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://arena:hunter2@127.0.0.1:notaport/arena",
+    "postgresql://arena:hunter2@127.0.0.1:5432/arena?no_such_option=1",
+    "postgres://arena@127.0.0.1:5432/arena?password=hunter2&sslmode=bogus",
+])
+def test_postgresql_a_bad_url_is_a_clear_error_without_the_password(url):
+    with pytest.raises(StoreError) as err:
+        open_store(url)
+    message = str(err.value)
+    assert message.startswith("cannot connect to postgres"), message
+    assert "***" in message and "hunter2" not in message, message
+
+
+WRITER_SCRIPT = r"""
+import importlib.util, os, sys, time
+path, location, writer, n, go, mid = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("store_suite", path)
+suite = sys.modules["store_suite"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(suite)
+from arena.store import StoreError, open_store
+store = open_store(location)
+t = store.tournament("busy")
+results = [suite.played(int(writer) * 100 + i) for i in range(int(n))]
+
+def wait_for(path):
+    while not os.path.exists(path):
+        time.sleep(0.002)
+
+print("ready", flush=True)
+wait_for(go)
+for i, result in enumerate(results):
+    if i == int(n) // 2:
+        print("half", flush=True)     # the test reads now, then lets every writer go on at once
+        wait_for(mid)
+        try:                           # every writer tries one key at once: one stores it
+            store.record_match(t, "shared", "shared", ["ada", "bob", "cy"], result)
+            print("stored shared", flush=True)
+        except StoreError as exc:
+            print("refused shared:", exc, flush=True)
+    store.record_match(t, f"w{writer}-{i}", f"w{writer}", ["ada", "bob", "cy"], result)
+store.close()
+print("done", flush=True)
+"""
+
+
+def test_postgresql_writer_processes_at_once_store_every_match_once_while_a_reader_reads(
+        postgres_url, tmp_path):
+    writers, n = 4, 12
+    half = n // 2
+    store = open_store(postgres_url)
+    t = tournament(store, "busy")
+    go, mid = tmp_path / "go", tmp_path / "mid"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER_SCRIPT, __file__, postgres_url, str(w),
+                               str(n), str(go), str(mid)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+             for w in range(writers)]
+    seen: dict[str, int] = {}
+
+    def read() -> list[MatchRecord]:
+        """One reader's view: no key twice, nothing read before gone, events with every match."""
+        stored = store.matches(t)
+        keys = [m.key for m in stored]
+        assert len(keys) == len(set(keys)), "a key read twice"
+        assert set(seen) <= set(keys), "a match read before is gone"
+        for m in stored:
+            if m.key not in seen:
+                seen[m.key] = len(store.events(m.id))
+        return stored
+
+    try:
+        for proc in procs:
+            assert proc.stdout.readline() == "ready\n"
+        go.touch()                               # all four write at once
+        for proc in procs:
+            assert proc.stdout.readline() == "half\n"
+        # every writer has stored half and waits: what a reader sees mid-tournament
+        assert sorted(m.key for m in read()) == sorted(
+            f"w{w}-{i}" for w in range(writers) for i in range(half))
+        mid.touch()                              # all four race for the shared key, then go on
+        while any(p.poll() is None for p in procs):
+            read()
+        outputs = [p.communicate(timeout=60)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0] * writers, outputs
+    assert sum(o.count("stored shared") for o in outputs) == 1, outputs
+    assert sum(o.count("refused shared: match 'shared' of tournament 'busy' is already stored")
+               for o in outputs) == writers - 1, outputs
+    expected = {f"w{w}-{i}" for w in range(writers) for i in range(n)} | {"shared"}
+    final = read()
+    assert sorted(m.key for m in final) == sorted(expected)
+    assert store.finished_keys(t) == expected
+    for m in final:
+        if m.key != "shared":
+            w, i = map(int, m.key[1:].split("-"))
+            assert m.seed == w * 100 + i
+            assert store.events(m.id) == expected_events(played(m.seed))
+    assert all(count > 0 for count in seen.values())
+    store.close()

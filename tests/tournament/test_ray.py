@@ -12,6 +12,8 @@ matches in flight are played again on the head, to the same results).
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -125,3 +127,42 @@ def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head
     assert ex.replaced >= 1, "the second node's actors were not lost"
     assert ex.replayed >= 1, "no match was in flight on the lost node"
     assert on_ray == local    # replayed from their seeds: the same results
+
+
+def test_the_cli_on_two_nodes_with_results_in_postgresql_matches_a_local_run(
+        tmp_path, head, second, postgres_url):
+    """As an organiser runs it: ``arena tournament --executor ray --ray-address ADDR --db
+    postgresql://...`` in its own process, joining the two-node cluster; its standings
+    read back with ``arena standings --json``; match for match the results of the
+    same tournament on the local executor in SQLite."""
+    args = [*map(str, BOTS), "--games", "4", "--seed", "5", "--name", "both", "-q"]
+    arena = [sys.executable, "-m", "arena.cli.main"]
+    ray_run = subprocess.run(
+        [*arena, "tournament", *args, "--executor", "ray", "--ray-address", head.address,
+         "--db", postgres_url], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert ray_run.returncode == 0, ray_run.stdout + ray_run.stderr
+    assert "24 matches played" in ray_run.stdout, ray_run.stdout
+    local_db = str(tmp_path / "local.db")
+    local_run = subprocess.run([*arena, "tournament", *args, "--executor", "local", "--db",
+                                local_db], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert local_run.returncode == 0, local_run.stdout + local_run.stderr
+
+    def stored(location: str) -> dict:
+        store = open_store(location)
+        try:
+            t = store.tournament("both")
+            return {m.key: (m.ranking, m.termination, m.verdicts, m.seed, store.events(m.id))
+                    for m in store.matches(t)}
+        finally:
+            store.close()
+
+    on_ray, local = stored(postgres_url), stored(local_db)
+    assert len(on_ray) == 24 and on_ray == local
+
+    def standings(location: str) -> list:
+        proc = subprocess.run([*arena, "standings", "both", "--db", location, "--json"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return [(r["bot"], r["matches"], r["wins"]) for r in json.loads(proc.stdout)["standings"]]
+
+    assert standings(postgres_url) == standings(local_db)

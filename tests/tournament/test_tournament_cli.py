@@ -27,6 +27,7 @@ from support.processes import env_for, kill_marked, new_mark, processes_marked, 
 from support.requirements import missing
 
 from arena.bench import procs
+from arena.store import is_url
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -104,8 +105,23 @@ def copy_db(source: Path, target: Path) -> None:
     src.close()
 
 
-def stored_matches(db: Path) -> int:
+def pg_rows(url: str, sql: str, *params) -> list[tuple]:
+    """Every row of one query on a PostgreSQL database, on a connection of its own."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(sql, params or None).fetchall()
+
+
+def stored_matches(db: Path | str) -> int:
     """Rows of ``matches`` (0 before the table exists), read while a tournament writes."""
+    if is_url(str(db)):
+        import psycopg
+
+        try:
+            return pg_rows(db, "SELECT COUNT(*) FROM matches")[0][0]
+        except psycopg.errors.UndefinedTable:
+            return 0
     if not db.exists():
         return 0
     try:
@@ -118,8 +134,12 @@ def stored_matches(db: Path) -> int:
         return 0
 
 
-def keys_stored(db: Path, name: str) -> list[str]:
+def keys_stored(db: Path | str, name: str) -> list[str]:
     """Every stored key of tournament ``name``, duplicates included."""
+    if is_url(str(db)):
+        return [r[0] for r in pg_rows(
+            db, "SELECT m.key FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            "WHERE t.name = %s", name)]
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         return [r[0] for r in conn.execute(
             "SELECT m.key FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
@@ -322,7 +342,7 @@ def test_the_readers_refuse_a_missing_or_empty_database(tmp_path, mark, known_db
     missing = tmp_path / "missing.db"
     for reader in (["standings"], ["matches"], ["show", 1]):
         line = error_line(arena(mark, *reader, "--db", missing), reader[0])
-        assert line.endswith(f"no database at {missing} (give --db PATH; tournaments write "
+        assert line.endswith(f"no database at {missing} (give --db PATH|URL; tournaments write "
                              "./arena.db by default)")
     assert not missing.exists()
 
@@ -391,7 +411,7 @@ def reference(tmp_path_factory):
     return db
 
 
-def start_long(mark: str, tmp_path: Path, name: str, db: Path, **env: str) -> subprocess.Popen:
+def start_long(mark: str, tmp_path: Path, name: str, db: Path | str, **env: str) -> subprocess.Popen:
     """Start the long tournament (with ``env`` added to its environment); return once about
     a third of it is stored."""
     with (tmp_path / "stdout").open("w") as stdout:
@@ -402,15 +422,16 @@ def start_long(mark: str, tmp_path: Path, name: str, db: Path, **env: str) -> su
             # as at a terminal, even if this test runs where SIGINT is ignored
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
+    poll = 0.05 if is_url(str(db)) else 0.01    # a PostgreSQL poll is a new connection
     while stored_matches(db) < LONG_TOTAL // 3 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+        time.sleep(poll)
     if proc.poll() is not None:
         pytest.fail(f"the tournament ended (exit {proc.returncode}) before it could be interrupted: "
                     f"{proc.stderr.read()}")
     return proc
 
 
-def same_results(db: Path, name: str, reference_db: Path, mark: str) -> None:
+def same_results(db: Path | str, name: str, reference_db: Path, mark: str) -> None:
     """The resumed tournament stored exactly what the uninterrupted one did."""
     keys = keys_stored(db, name)
     assert len(keys) == len(set(keys)) == LONG_TOTAL, "a match is missing or stored twice"
@@ -631,3 +652,55 @@ def test_standings_read_while_a_tournament_writes_always_work(tmp_path, mark):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     assert reads >= 1
+
+
+# ---------------------------------------------------------------- results in PostgreSQL
+
+def test_a_tournament_with_its_results_in_postgresql_and_its_standings_read_back(
+        tmp_path, mark, postgres_url):
+    proc = ok(mark, "tournament", *SAMPLES, "--games", 2, "--name", "pg", "--db", postgres_url,
+              "--logs", tmp_path / "logs")
+    assert (f"in {postgres_url}: 3 bots, 3 tables of 2, 2 deals each x 2 seat rotations "
+            "(duplicate): 12 matches") in proc.stdout
+    assert f"saved in {postgres_url}; see: arena standings pg --db {postgres_url}" in proc.stdout
+    keys = keys_stored(postgres_url, "pg")
+    assert len(keys) == len(set(keys)) == 12
+
+    board = read_json(mark, "standings", "--db", postgres_url)     # the latest: pg
+    assert board["tournament"] == "pg"
+    assert {line["bot"] for line in board["standings"]} == {"random", "greedy", "counter"}
+    assert sum(line["matches"] for line in board["standings"]) == 12 * 2
+    matches = read_json(mark, "matches", "pg", "--db", postgres_url)
+    assert sorted(m["key"] for m in matches) == sorted(keys)
+    # a tournament of that name is refused, naming the database without a password
+    url = postgres_url.replace("postgresql://arena@", "postgresql://arena:hunter2@")
+    line = error_line(arena(mark, "tournament", *SAMPLES, "--name", "pg", "--db", url))
+    assert "a tournament called 'pg' already exists in postgresql://arena:***@" in line
+    assert "hunter2" not in line
+
+
+def test_a_reader_of_an_unreachable_postgresql_server_gets_one_error_line(mark):
+    from support.postgres import free_port
+
+    url = f"postgresql://arena:hunter2@127.0.0.1:{free_port()}/arena"
+    line = error_line(arena(mark, "standings", "--db", url), "standings")
+    assert f"cannot connect to {url.replace('hunter2', '***')}: " in line and "hunter2" not in line
+
+
+def test_a_tournament_in_postgresql_killed_with_sigkill_resumes_to_the_same_results(
+        tmp_path, mark, reference, postgres_url):
+    proc = start_long(mark, tmp_path, "killed", postgres_url)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stderr.close()
+    played = stored_matches(postgres_url)
+    assert LONG_TOTAL // 3 <= played < LONG_TOTAL
+    # its referee workers and bots notice their connection is gone and exit
+    left = wait_unmarked(mark, 5)
+    assert left == [], "processes outlived the killed arena: " + "; ".join(
+        Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ") for p in left)
+
+    resumed = ok(mark, "tournament", "--resume", "killed", "--db", postgres_url, "-q",
+                 "--logs", tmp_path / "logs")
+    assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
+    same_results(postgres_url, "killed", reference, mark)   # every match once, as uninterrupted

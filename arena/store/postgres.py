@@ -1,0 +1,352 @@
+"""The PostgreSQL backend (psycopg 3): the SQLite store's promises, on a server that many
+arenas, on many machines, write and read at once.
+
+One connection per store, in autocommit mode: every write that must be whole (a match and
+its events, a tournament and its bots) is one explicit transaction, and every read is one
+statement, which sees only committed rows (READ COMMITTED). So writers never see each
+other's halves, readers never wait for writers, and a ``kill -9`` of an arena in the
+middle of a write leaves no trace: the server rolls back the transaction of a connection
+that went away.
+
+Durability: ``durable=True`` sets ``synchronous_commit = on`` for the session, so every
+commit is flushed to disk before ``record_match`` returns, whatever the server's default.
+Without it the server's own setting holds (``on`` unless its administrator changed it),
+which already survives a crash of the arena, of PostgreSQL and of the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors
+
+from arena.referee.results import MatchResult
+from arena.rules.events import event_to_dict
+from arena.store.base import (
+    BotRecord,
+    BotVersion,
+    MatchRecord,
+    NotFoundError,
+    RegisteredBot,
+    Store,
+    StoreError,
+    TournamentRecord,
+)
+from arena.store.location import redact, scrub
+from arena.store.migrations import migrations, refuse_newer, schema_version
+
+#: The schema version this arena's files bring a database to.
+SCHEMA_VERSION = schema_version("postgresql")
+
+#: The table that records each migration applied (one row per version).
+VERSION_TABLE = "arena_schema_migrations"
+
+#: The advisory lock that openers of one database take to migrate it one at a time
+#: (advisory locks are per database: two arenas on two databases do not wait on each other).
+MIGRATION_LOCK = 0x6F6E6F3939   # "ono99"
+
+#: How long to wait for the server to answer a connection, in seconds.
+CONNECT_TIMEOUT = 10
+
+
+class PostgresStore(Store):
+    """A :class:`Store` in a PostgreSQL database, named by its URL."""
+
+    def __init__(self, url: str, durable: bool = False) -> None:
+        self._url = url
+        self.durable = durable
+        try:
+            self.db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        except (psycopg.Error, ValueError) as exc:
+            # a bad URL is a ProgrammingError; an unreachable server an OperationalError
+            raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
+        try:
+            with self._errors("bring the schema up to date"):
+                if durable:
+                    self.db.execute("SET synchronous_commit = on")
+                self._migrate()
+        except BaseException:
+            self.db.close()
+            raise
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def reopen(self) -> PostgresStore:
+        return PostgresStore(self._url, durable=self.durable)
+
+    def _scrub(self, exc: BaseException) -> str:
+        """The driver's message, on one line (libpq adds hints on lines of their own; a
+        command's error is one line), with the password taken out."""
+        return scrub(" ".join(str(exc).split()), self._url)
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """A driver error (the server gone, a statement refused) as a :class:`StoreError`
+        that says what we were doing and where; our own errors pass as they are."""
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot {doing} in {self.describe()}: {self._scrub(exc)}") from None
+
+    # ---------------------------------------------------------------- the schema
+
+    def _version(self) -> int:
+        exists = self.db.execute("SELECT to_regclass(%s)", (VERSION_TABLE,)).fetchone()[0]
+        if exists is None:
+            return 0
+        return self.db.execute(f"SELECT COALESCE(MAX(version), 0) FROM {VERSION_TABLE}").fetchone()[0]
+
+    def _migrate(self) -> None:
+        """Bring the database to :data:`SCHEMA_VERSION` (see :mod:`arena.store.migrations`).
+        The advisory lock makes openers at once take turns; each reads the version again
+        under it and skips what another ran meanwhile."""
+        version = self._version()
+        refuse_newer(redact(self._url), version, "postgresql")
+        for migration in migrations("postgresql")[version:]:
+            with self.db.transaction():
+                self.db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                self.db.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} ("
+                                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                                "applied_at DOUBLE PRECISION NOT NULL)")
+                current = self._version()
+                refuse_newer(redact(self._url), current, "postgresql")
+                if current < migration.version:
+                    # a file's statements in one execute: without parameters, psycopg
+                    # sends it as one simple query, which may hold many statements
+                    self.db.execute(migration.sql)
+                    self.db.execute(f"INSERT INTO {VERSION_TABLE} (version, name, applied_at) "
+                                    "VALUES (%s, %s, %s)", (migration.version, migration.name, time.time()))
+
+    # ---------------------------------------------------------------- tournaments
+
+    def create_tournament(self, name: str, settings: dict[str, Any],
+                          bots: Sequence[BotVersion]) -> TournamentRecord:
+        created = time.time()
+        with self._errors(f"create tournament {name!r}"):
+            try:
+                with self.db.transaction():   # its bots and itself, or nothing
+                    records = [self._add_bot(b) for b in bots]
+                    tid = self.db.execute(
+                        "INSERT INTO tournaments (name, created_at, settings) VALUES (%s, %s, %s) "
+                        "RETURNING id", (name, created, json.dumps(settings))).fetchone()[0]
+                    with self.db.cursor() as cur:
+                        cur.executemany(
+                            "INSERT INTO tournament_bots (tournament_id, position, bot_id) "
+                            "VALUES (%s, %s, %s)", [(tid, i, b.id) for i, b in enumerate(records)])
+            except errors.UniqueViolation:
+                raise StoreError(f"a tournament called {name!r} already exists in "
+                                 f"{self.describe()}") from None
+        return TournamentRecord(tid, name, created, settings, [b.name for b in records])
+
+    _TOURNAMENT_COLUMNS = "id, name, created_at, settings"
+
+    def _tournament(self, row) -> TournamentRecord:
+        tid, name, created, settings = row
+        bots = [r[0] for r in self.db.execute(
+            "SELECT b.name FROM tournament_bots tb JOIN bots b ON b.id = tb.bot_id "
+            "WHERE tb.tournament_id = %s ORDER BY tb.position", (tid,))]
+        return TournamentRecord(tid, name, created, json.loads(settings), bots)
+
+    def tournament(self, name: str | None = None) -> TournamentRecord:
+        with self._errors("read a tournament"):
+            if name is None:
+                row = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments "
+                                      "ORDER BY id DESC LIMIT 1").fetchone()
+                if row is None:
+                    raise NotFoundError(f"no tournament in {self.describe()} yet")
+            else:
+                row = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments "
+                                      "WHERE name = %s", (name,)).fetchone()
+                if row is None:
+                    known = [t.name for t in self.tournaments()]
+                    raise NotFoundError(f"no tournament called {name!r} in {self.describe()}"
+                                        + (f"; known: {', '.join(known)}" if known else ""))
+            return self._tournament(row)
+
+    def tournaments(self) -> list[TournamentRecord]:
+        with self._errors("read the tournaments"):
+            rows = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id")
+            return [self._tournament(r) for r in rows.fetchall()]
+
+    # ---------------------------------------------------------------- bots
+
+    def tournament_bots(self, tournament: TournamentRecord) -> list[BotRecord]:
+        with self._errors(f"read the bots of tournament {tournament.name!r}"):
+            rows = self.db.execute(
+                "SELECT b.id, b.name, b.folder, b.manifest, b.content_hash FROM tournament_bots tb "
+                "JOIN bots b ON b.id = tb.bot_id WHERE tb.tournament_id = %s ORDER BY tb.position",
+                (tournament.id,)).fetchall()
+        return [BotRecord(id=i, name=n, folder=f, manifest=json.loads(m), content_hash=h)
+                for i, n, f, m, h in rows]
+
+    def add_bot(self, name: str, folder: str, manifest: dict[str, Any], content_hash: str) -> BotRecord:
+        with self._errors(f"store bot {name!r}"), self.db.transaction():
+            return self._add_bot(BotVersion(name, folder, manifest, content_hash))
+
+    def _add_bot(self, bot: BotVersion) -> BotRecord:
+        """In the open transaction: the record of ``bot``, inserted if new. ON CONFLICT
+        waits for another arena inserting the same version, then keeps its row; the
+        SELECT after it (a new snapshot, in READ COMMITTED) sees that row."""
+        row = self.db.execute(
+            "INSERT INTO bots (name, folder, manifest, content_hash) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (name, content_hash) DO NOTHING RETURNING id",
+            (bot.name, bot.folder, json.dumps(bot.manifest), bot.content_hash)).fetchone()
+        if row is None:
+            row = self.db.execute("SELECT id FROM bots WHERE name = %s AND content_hash = %s",
+                                  (bot.name, bot.content_hash)).fetchone()
+        return BotRecord(id=row[0], name=bot.name, folder=bot.folder, manifest=bot.manifest,
+                         content_hash=bot.content_hash)
+
+    # ---------------------------------------------------------------- matches
+
+    def record_match(self, tournament: TournamentRecord, key: str, sample: str,
+                     bots: list[str], result: MatchResult) -> int:
+        spec = result.spec
+        row = result.to_dict()
+        events = zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
+        with self._errors(f"store match {key!r} of tournament {tournament.name!r}"):
+            try:
+                with self.db.transaction():
+                    match_id = self.db.execute(
+                        "INSERT INTO matches (tournament_id, key, sample, match_uid, bots, seed, "
+                        "ruleset, options, status, ranking, termination, verdicts, stats, "
+                        "started_at, duration_s, turns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                        "%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                        (tournament.id, key, sample, spec.match_id, json.dumps(bots), spec.seed,
+                         spec.config.ruleset.name, json.dumps(row["options"]), result.status,
+                         json.dumps(row["ranking"]), result.termination, json.dumps(row["verdicts"]),
+                         json.dumps(row["stats"]), result.started_at, result.duration_s,
+                         result.turns)).fetchone()[0]
+                    self.db.execute("INSERT INTO match_events (match_id, encoding, data) "
+                                    "VALUES (%s, %s, %s)", (match_id, "json-zlib", events))
+            except errors.UniqueViolation:
+                raise StoreError(f"match {key!r} of tournament {tournament.name!r} is already "
+                                 "stored") from None
+        return match_id
+
+    def finished_keys(self, tournament: TournamentRecord) -> set[str]:
+        with self._errors(f"read the matches of tournament {tournament.name!r}"):
+            return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = %s",
+                                                  (tournament.id,))}
+
+    _MATCH_COLUMNS = ("m.id, t.name, m.key, m.match_uid, m.sample, m.bots, m.seed, m.ruleset, m.options, "
+                      "m.status, m.ranking, m.termination, m.verdicts, m.stats, m.started_at, "
+                      "m.duration_s, m.turns")
+    _MATCHES = "FROM matches m JOIN tournaments t ON t.id = m.tournament_id"
+
+    @staticmethod
+    def _match(row) -> MatchRecord:
+        (mid, tname, key, uid, sample, bots, seed, ruleset, options, status, ranking, termination,
+         verdicts, stats, started_at, duration_s, turns) = row
+        return MatchRecord(mid, tname, key, uid, sample, json.loads(bots), int(seed), ruleset,
+                           json.loads(options), status, json.loads(ranking), termination,
+                           json.loads(verdicts), json.loads(stats), started_at, duration_s, turns)
+
+    def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
+        with self._errors(f"read the matches of tournament {tournament.name!r}"):
+            rows = self.db.execute(f"SELECT {self._MATCH_COLUMNS} {self._MATCHES} "
+                                   "WHERE m.tournament_id = %s ORDER BY m.id", (tournament.id,))
+            return [self._match(r) for r in rows.fetchall()]
+
+    def match(self, match_id: int) -> MatchRecord:
+        with self._errors(f"read match {match_id}"):
+            row = self.db.execute(f"SELECT {self._MATCH_COLUMNS} {self._MATCHES} WHERE m.id = %s",
+                                  (match_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no match {match_id} in {self.describe()}")
+        return self._match(row)
+
+    def match_by_uid(self, match_uid: str) -> MatchRecord | None:
+        with self._errors(f"read match {match_uid!r}"):
+            row = self.db.execute(f"SELECT {self._MATCH_COLUMNS} {self._MATCHES} "
+                                  "WHERE m.match_uid = %s ORDER BY m.id DESC LIMIT 1",
+                                  (match_uid,)).fetchone()
+        return None if row is None else self._match(row)
+
+    def events(self, match_id: int) -> list[dict[str, Any]]:
+        with self._errors(f"read the events of match {match_id}"):
+            row = self.db.execute("SELECT encoding, data FROM match_events WHERE match_id = %s",
+                                  (match_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no events of match {match_id} in {self.describe()}")
+        encoding, data = row
+        if encoding != "json-zlib":
+            raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
+        return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+
+    # ---------------------------------------------------------------- a server's own
+
+    def server_value(self, key: str) -> str | None:
+        with self._errors(f"read server setting {key!r}"):
+            row = self.db.execute("SELECT value FROM server WHERE key = %s", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_server_value(self, key: str, value: str) -> bool:
+        with self._errors(f"set server setting {key!r}"):
+            cur = self.db.execute("INSERT INTO server (key, value) VALUES (%s, %s) "
+                                  "ON CONFLICT (key) DO NOTHING", (key, value))
+            return cur.rowcount == 1
+
+    _BOT_COLUMNS = "id, name, version, kind, token_hash, folder, status, report, created_at"
+
+    @staticmethod
+    def _registered(row) -> RegisteredBot:
+        bid, name, version, kind, token_hash, folder, status, report, created = row
+        return RegisteredBot(bid, name, version, kind, token_hash, folder, status,
+                             None if report is None else json.loads(report), created)
+
+    def register_bot(self, name: str, kind: str, token_hash: str | None = None,
+                     folder: str | None = None, status: str = "active") -> RegisteredBot:
+        with self._errors(f"register bot {name!r}"):
+            try:
+                with self.db.transaction():
+                    # versions are numbered by reading the last one: registrations take turns
+                    # (SQLite's BEGIN IMMEDIATE does the same), reads go on meanwhile
+                    self.db.execute("LOCK TABLE registered_bots IN SHARE ROW EXCLUSIVE MODE")
+                    version = self.db.execute(
+                        "SELECT COALESCE(MAX(version), 0) + 1 FROM registered_bots WHERE name = %s",
+                        (name,)).fetchone()[0]
+                    row = self.db.execute(
+                        "INSERT INTO registered_bots (name, version, kind, token_hash, folder, "
+                        f"status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {self._BOT_COLUMNS}",
+                        (name, version, kind, token_hash, folder, status, time.time())).fetchone()
+            except errors.IntegrityError as exc:
+                raise StoreError(f"cannot register bot {name!r}: {self._scrub(exc)}") from None
+        return self._registered(row)
+
+    def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
+        where = "" if include_removed else "WHERE status != 'removed'"
+        with self._errors("read the registered bots"):
+            rows = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots {where} ORDER BY id")
+            return [self._registered(r) for r in rows.fetchall()]
+
+    def update_registered_bot(self, bot_id: int, status: str | None = None,
+                              folder: str | None = None,
+                              report: dict[str, Any] | None = None) -> RegisteredBot:
+        sets, values = [], []
+        for column, value in (("status", status), ("folder", folder),
+                              ("report", None if report is None else json.dumps(report))):
+            if value is not None:
+                sets.append(f"{column} = %s")
+                values.append(value)
+        with self._errors(f"update registered bot {bot_id}"):
+            if sets:
+                row = self.db.execute(f"UPDATE registered_bots SET {', '.join(sets)} WHERE id = %s "
+                                      f"RETURNING {self._BOT_COLUMNS}", (*values, bot_id)).fetchone()
+            else:
+                row = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots WHERE id = %s",
+                                      (bot_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no registered bot {bot_id}")
+        return self._registered(row)
+
+    def close(self) -> None:
+        self.db.close()
