@@ -136,7 +136,9 @@ def start_ray(address: str | None, cores: int) -> bool:
         return False
     if address is not None:
         return connect(address)
-    ray.init(num_cpus=cores, include_dashboard=False, log_to_driver=False,
+    # "local": a new cluster, even when another was started with 'ray start' on this
+    # machine (ray.init() with no address would join that one)
+    ray.init(address="local", num_cpus=cores, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     return True
 
