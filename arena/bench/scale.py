@@ -183,8 +183,9 @@ def run(console, games: int = 40, repeats: int = 3, address: str | None = None) 
     table = Table(title=f"scale: 4 random bots, 2 seats, duplicate deals, {runs[0].matches} timed "
                         f"matches per run, {cores} in flight on {cores} cores, median of "
                         f"{repeats} runs each, alternated (real referees, bot processes, SQLite)")
-    for col in ("executor", "matches/s", "ms per match", "storage ms per match",
-                "driver CPU ms per match", "other processes' CPU ms per match", "stored"):
+    # per match; "others": every process of the run but this one (referees, bots, Ray's)
+    for col in ("executor", "matches/s", "ms/match", "storage ms/match", "driver CPU ms/match",
+                "others' CPU ms/match", "stored"):
         table.add_column(col, justify="right")
     for name, r in figs.median.items():
         table.add_row(name, f"{r.rate:.1f}", f"{1000 / r.rate:.2f}",
