@@ -55,3 +55,15 @@ def is_worker(cmdline: bytes) -> bool:
     """Whether a command line is a multiprocessing worker (spawned), not its resource
     tracker."""
     return b"spawn_main" in cmdline
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """CPU time (user + system) of process ``pid`` and of its children it has waited for,
+    in seconds; 0 if it is gone. Sampled twice, the difference over the descendants of a
+    process counts the CPU of those that ended in between too (in their parent's)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return sum(int(t) for t in fields[11:15]) / os.sysconf("SC_CLK_TCK")

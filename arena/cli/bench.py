@@ -52,6 +52,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     tournament.add_argument("--repeats", type=int, default=3,
                             help="runs at each concurrency, alternated (default: 3)")
     tournament.set_defaults(run=run_tournament)
+    scale = what.add_parser(
+        "scale",
+        help="scale: the same tournament on multiprocess and on Ray, same cores; a model vs nodes",
+        description="The tournament benchmark's tournament (4 random bots, 2 seats, duplicate "
+                    "deals, a fixed seed) on the multiprocess executor and on Ray, both with a "
+                    "match in flight per core of this machine, alternated over the repeats "
+                    "(medians). A local Ray cluster of this machine's cores is started once, "
+                    "before any timing (or the one at --ray-address is joined); the first "
+                    "tenth of each run's matches is not timed. Prints matches/s, ms and "
+                    "storage ms per match, the driver's CPU and the other processes' CPU per "
+                    "match, Ray's overhead per match (round trip minus the actor's time: p50, "
+                    "p99, mean) and matches per node, and the throughput projected for 1 to 16 "
+                    "nodes of these cores (docs/scale.md explains the model). Ends with "
+                    "'scale: ray = R x multiprocess on the same cores; overhead O ms per "
+                    "match'.",
+    )
+    scale.add_argument("--games", type=int, default=20,
+                       help="deals per table (default: 20, i.e. 240 matches per run)")
+    scale.add_argument("--repeats", type=int, default=3,
+                       help="runs on each executor, alternated (default: 3)")
+    scale.add_argument("--ray-address", metavar="ADDR", default=None,
+                       help="join the Ray cluster at ADDR (HOST:PORT of 'ray start --head', or "
+                            "auto) instead of starting a local one; its actors are then placed "
+                            "over its nodes, so the two executors no longer share cores")
+    scale.set_defaults(run=run_scale)
     ratings = what.add_parser(
         "ratings",
         help="ratings: do standings find a known order, and how fast, with and without duplicates",
@@ -146,6 +171,16 @@ def run_tournament(args: argparse.Namespace) -> int:
 
     tournament.run(console(), args.games, args.repeats)
     return 0
+
+
+def run_scale(args: argparse.Namespace) -> int:
+    from arena.bench import scale
+    from arena.rules.errors import ConfigError
+
+    if args.games < 1 or args.repeats < 1:
+        raise ConfigError("--games and --repeats must be at least 1")
+    figures = scale.run(console(), args.games, args.repeats, args.ray_address)
+    return 0 if all(r.stored == r.planned for r in figures.runs) else 1
 
 
 def run_ratings(args: argparse.Namespace) -> int:
