@@ -51,6 +51,8 @@ log = logging.getLogger("arena.executor")
 
 #: How long the run waits with no actor placed (no node with a free CPU) before it stops.
 PLACEMENT_TIMEOUT_S = 120.0
+#: Matches dealt to an actor beyond its lanes, waiting there for the next free one.
+QUEUED = 1
 #: How long a stopping actor may take to say goodbye to its bots.
 STOP_TIMEOUT_S = 15.0
 
@@ -248,7 +250,10 @@ class RayExecutor(Executor):
                 return
             ready.add(name)
             last_ready[0] = time.monotonic()
-            await asyncio.gather(*(lane(name, handle, where["node"]) for _ in range(lanes)))
+            # one match more than the actor's lanes: the next one waits in the actor, so a
+            # lane that frees starts it at once instead of idling for a round trip
+            await asyncio.gather(*(lane(name, handle, where["node"])
+                                   for _ in range(lanes + QUEUED)))
 
         async def lane(name: str, handle, node: str) -> None:
             while True:
@@ -333,7 +338,7 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
     """Refuse at once a cluster address nothing answers at (Ray itself retries for
     minutes): :class:`ConfigError` saying so. ``None``, ``auto`` and ``ray://`` client
     addresses are left to Ray."""
-    if address is None or address == "auto" or "://" in address:
+    if address in (None, "auto", "local") or "://" in address:
         return
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
@@ -360,8 +365,10 @@ def connect(address: str | None) -> None:
         check_address(address)
         with _signals_kept():
             try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
+                # "local": a cluster of its own, even where 'ray start' left one running
+                # on this machine (no address would join that one)
+                ray.init(address=address or "local", include_dashboard=False,
+                         log_to_driver=False, configure_logging=False)
             except ConnectionError as exc:
                 raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
         _owned = True
