@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import time
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,7 +26,10 @@ import psycopg
 from psycopg import errors
 
 from arena.referee.results import MatchResult
-from arena.rules.events import event_to_dict
+from arena.store.rows import (
+    EVENTS_ENCODING, MATCH_FROM, MATCH_INSERT, MATCH_SELECT, REGISTERED_SELECT, decode_events,
+    encode_events, match_record, match_values, registered_bot,
+)
 from arena.store.base import (
     BotRecord,
     BotVersion,
@@ -209,24 +211,17 @@ class PostgresStore(Store):
 
     def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                      bots: list[str], result: MatchResult) -> int:
-        spec = result.spec
-        row = result.to_dict()
-        events = zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
+        values = match_values(tournament.id, key, sample, bots, result)
+        events = encode_events(result)
         with self._errors(f"store match {key!r} of tournament {tournament.name!r}"):
             try:
                 with self.db.transaction():
                     match_id = self.db.execute(
-                        "INSERT INTO matches (tournament_id, key, sample, match_uid, bots, seed, "
-                        "ruleset, options, status, ranking, termination, verdicts, stats, "
-                        "started_at, duration_s, turns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                        "%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                        (tournament.id, key, sample, spec.match_id, json.dumps(bots), spec.seed,
-                         spec.config.ruleset.name, json.dumps(row["options"]), result.status,
-                         json.dumps(row["ranking"]), result.termination, json.dumps(row["verdicts"]),
-                         json.dumps(row["stats"]), result.started_at, result.duration_s,
-                         result.turns)).fetchone()[0]
+                        f"INSERT INTO matches ({', '.join(MATCH_INSERT)}) VALUES "
+                        f"({', '.join(['%s'] * len(MATCH_INSERT))}) RETURNING id",
+                        values).fetchone()[0]
                     self.db.execute("INSERT INTO match_events (match_id, encoding, data) "
-                                    "VALUES (%s, %s, %s)", (match_id, "json-zlib", events))
+                                    "VALUES (%s, %s, %s)", (match_id, EVENTS_ENCODING, events))
             except errors.UniqueViolation:
                 raise StoreError(f"match {key!r} of tournament {tournament.name!r} is already "
                                  "stored") from None
@@ -237,39 +232,28 @@ class PostgresStore(Store):
             return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = %s",
                                                   (tournament.id,))}
 
-    _MATCH_COLUMNS = ("m.id, t.name, m.key, m.match_uid, m.sample, m.bots, m.seed, m.ruleset, m.options, "
-                      "m.status, m.ranking, m.termination, m.verdicts, m.stats, m.started_at, "
-                      "m.duration_s, m.turns")
-    _MATCHES = "FROM matches m JOIN tournaments t ON t.id = m.tournament_id"
 
-    @staticmethod
-    def _match(row) -> MatchRecord:
-        (mid, tname, key, uid, sample, bots, seed, ruleset, options, status, ranking, termination,
-         verdicts, stats, started_at, duration_s, turns) = row
-        return MatchRecord(mid, tname, key, uid, sample, json.loads(bots), int(seed), ruleset,
-                           json.loads(options), status, json.loads(ranking), termination,
-                           json.loads(verdicts), json.loads(stats), started_at, duration_s, turns)
 
     def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
         with self._errors(f"read the matches of tournament {tournament.name!r}"):
-            rows = self.db.execute(f"SELECT {self._MATCH_COLUMNS} {self._MATCHES} "
+            rows = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
                                    "WHERE m.tournament_id = %s ORDER BY m.id", (tournament.id,))
-            return [self._match(r) for r in rows.fetchall()]
+            return [match_record(r) for r in rows.fetchall()]
 
     def match(self, match_id: int) -> MatchRecord:
         with self._errors(f"read match {match_id}"):
-            row = self.db.execute(f"SELECT {self._MATCH_COLUMNS} {self._MATCHES} WHERE m.id = %s",
+            row = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} WHERE m.id = %s",
                                   (match_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no match {match_id} in {self.describe()}")
-        return self._match(row)
+        return match_record(row)
 
     def match_by_uid(self, match_uid: str) -> MatchRecord | None:
         with self._errors(f"read match {match_uid!r}"):
-            row = self.db.execute(f"SELECT {self._MATCH_COLUMNS} {self._MATCHES} "
+            row = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
                                   "WHERE m.match_uid = %s ORDER BY m.id DESC LIMIT 1",
                                   (match_uid,)).fetchone()
-        return None if row is None else self._match(row)
+        return None if row is None else match_record(row)
 
     def events(self, match_id: int) -> list[dict[str, Any]]:
         with self._errors(f"read the events of match {match_id}"):
@@ -277,10 +261,7 @@ class PostgresStore(Store):
                                   (match_id,)).fetchone()
         if row is None:
             raise StoreError(f"no events of match {match_id} in {self.describe()}")
-        encoding, data = row
-        if encoding != "json-zlib":
-            raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
-        return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+        return decode_events(match_id, *row)
 
     # ---------------------------------------------------------------- a server's own
 
@@ -295,13 +276,7 @@ class PostgresStore(Store):
                                   "ON CONFLICT (key) DO NOTHING", (key, value))
             return cur.rowcount == 1
 
-    _BOT_COLUMNS = "id, name, version, kind, token_hash, folder, status, report, created_at"
 
-    @staticmethod
-    def _registered(row) -> RegisteredBot:
-        bid, name, version, kind, token_hash, folder, status, report, created = row
-        return RegisteredBot(bid, name, version, kind, token_hash, folder, status,
-                             None if report is None else json.loads(report), created)
 
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:
@@ -316,17 +291,17 @@ class PostgresStore(Store):
                         (name,)).fetchone()[0]
                     row = self.db.execute(
                         "INSERT INTO registered_bots (name, version, kind, token_hash, folder, "
-                        f"status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {self._BOT_COLUMNS}",
+                        f"status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {REGISTERED_SELECT}",
                         (name, version, kind, token_hash, folder, status, time.time())).fetchone()
             except errors.IntegrityError as exc:
                 raise StoreError(f"cannot register bot {name!r}: {self._scrub(exc)}") from None
-        return self._registered(row)
+        return registered_bot(row)
 
     def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
         where = "" if include_removed else "WHERE status != 'removed'"
         with self._errors("read the registered bots"):
-            rows = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots {where} ORDER BY id")
-            return [self._registered(r) for r in rows.fetchall()]
+            rows = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots {where} ORDER BY id")
+            return [registered_bot(r) for r in rows.fetchall()]
 
     def update_registered_bot(self, bot_id: int, status: str | None = None,
                               folder: str | None = None,
@@ -340,13 +315,13 @@ class PostgresStore(Store):
         with self._errors(f"update registered bot {bot_id}"):
             if sets:
                 row = self.db.execute(f"UPDATE registered_bots SET {', '.join(sets)} WHERE id = %s "
-                                      f"RETURNING {self._BOT_COLUMNS}", (*values, bot_id)).fetchone()
+                                      f"RETURNING {REGISTERED_SELECT}", (*values, bot_id)).fetchone()
             else:
-                row = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots WHERE id = %s",
+                row = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots WHERE id = %s",
                                       (bot_id,)).fetchone()
         if row is None:
             raise StoreError(f"no registered bot {bot_id}")
-        return self._registered(row)
+        return registered_bot(row)
 
     def close(self) -> None:
         self.db.close()

@@ -14,13 +14,15 @@ import os
 import re
 import sqlite3
 import time
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.referee.results import MatchResult
-from arena.rules.events import event_to_dict
+from arena.store.rows import (
+    EVENTS_ENCODING, MATCH_FROM, MATCH_INSERT, MATCH_SELECT, REGISTERED_SELECT, decode_events,
+    encode_events, match_record, match_values, registered_bot,
+)
 from arena.store.base import (
     BotRecord,
     BotVersion,
@@ -223,22 +225,16 @@ class SQLiteStore(Store):
 
     def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                      bots: list[str], result: MatchResult) -> int:
-        spec = result.spec
-        row = result.to_dict()
-        events = zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
+        values = match_values(tournament.id, key, sample, bots, result)
+        events = encode_events(result)
         self._begin()
         try:
             cur = self.db.execute(
-                "INSERT INTO matches (tournament_id, key, sample, match_uid, bots, seed, ruleset, "
-                "options, status, ranking, termination, verdicts, stats, started_at, duration_s, "
-                "turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (tournament.id, key, sample, spec.match_id, json.dumps(bots), spec.seed,
-                 spec.config.ruleset.name, json.dumps(row["options"]), result.status,
-                 json.dumps(row["ranking"]), result.termination, json.dumps(row["verdicts"]),
-                 json.dumps(row["stats"]), result.started_at, result.duration_s, result.turns))
+                f"INSERT INTO matches ({', '.join(MATCH_INSERT)}) VALUES "
+                f"({', '.join('?' * len(MATCH_INSERT))})", values)
             match_id = cur.lastrowid
             self.db.execute("INSERT INTO match_events (match_id, encoding, data) VALUES (?, ?, ?)",
-                            (match_id, "json-zlib", events))
+                            (match_id, EVENTS_ENCODING, events))
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError:
             self.db.execute("ROLLBACK")
@@ -252,46 +248,34 @@ class SQLiteStore(Store):
         return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = ?",
                                               (tournament.id,))}
 
-    _MATCH_COLUMNS = ("m.id, t.name, m.key, m.match_uid, m.sample, m.bots, m.seed, m.ruleset, m.options, m.status, "
-                      "m.ranking, m.termination, m.verdicts, m.stats, m.started_at, m.duration_s, m.turns")
 
-    @staticmethod
-    def _match(row) -> MatchRecord:
-        (mid, tname, key, uid, sample, bots, seed, ruleset, options, status, ranking, termination,
-         verdicts, stats, started_at, duration_s, turns) = row
-        return MatchRecord(mid, tname, key, uid, sample, json.loads(bots), seed, ruleset,
-                           json.loads(options), status, json.loads(ranking), termination,
-                           json.loads(verdicts), json.loads(stats), started_at, duration_s, turns)
 
     def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
         rows = self.db.execute(
-            f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            f"SELECT {MATCH_SELECT} {MATCH_FROM} "
             "WHERE m.tournament_id = ? ORDER BY m.id", (tournament.id,))
-        return [self._match(r) for r in rows.fetchall()]
+        return [match_record(r) for r in rows.fetchall()]
 
     def match(self, match_id: int) -> MatchRecord:
         row = self.db.execute(
-            f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            f"SELECT {MATCH_SELECT} {MATCH_FROM} "
             "WHERE m.id = ?", (match_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no match {match_id} in {self.path}")
-        return self._match(row)
+        return match_record(row)
 
     def match_by_uid(self, match_uid: str) -> MatchRecord | None:
         row = self.db.execute(
-            f"SELECT {self._MATCH_COLUMNS} FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+            f"SELECT {MATCH_SELECT} {MATCH_FROM} "
             "WHERE m.match_uid = ? ORDER BY m.id DESC LIMIT 1", (match_uid,)).fetchone()
-        return None if row is None else self._match(row)
+        return None if row is None else match_record(row)
 
     def events(self, match_id: int) -> list[dict[str, Any]]:
         row = self.db.execute("SELECT encoding, data FROM match_events WHERE match_id = ?",
                               (match_id,)).fetchone()
         if row is None:
             raise StoreError(f"no events of match {match_id} in {self.path}")
-        encoding, data = row
-        if encoding != "json-zlib":
-            raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
-        return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+        return decode_events(match_id, *row)
 
     # ---------------------------------------------------------------- a server's own
 
@@ -303,13 +287,7 @@ class SQLiteStore(Store):
         cur = self.db.execute("INSERT OR IGNORE INTO server (key, value) VALUES (?, ?)", (key, value))
         return cur.rowcount == 1
 
-    _BOT_COLUMNS = "id, name, version, kind, token_hash, folder, status, report, created_at"
 
-    @staticmethod
-    def _registered(row) -> RegisteredBot:
-        bid, name, version, kind, token_hash, folder, status, report, created = row
-        return RegisteredBot(bid, name, version, kind, token_hash, folder, status,
-                             None if report is None else json.loads(report), created)
 
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:
@@ -321,7 +299,7 @@ class SQLiteStore(Store):
                 "INSERT INTO registered_bots (name, version, kind, token_hash, folder, status, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (name, version, kind, token_hash, folder, status, time.time()))
-            row = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots WHERE id = ?",
+            row = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots WHERE id = ?",
                                   (cur.lastrowid,)).fetchone()
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError as exc:
@@ -330,12 +308,12 @@ class SQLiteStore(Store):
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return self._registered(row)
+        return registered_bot(row)
 
     def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
         where = "" if include_removed else "WHERE status != 'removed'"
-        rows = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots {where} ORDER BY id")
-        return [self._registered(r) for r in rows.fetchall()]
+        rows = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots {where} ORDER BY id")
+        return [registered_bot(r) for r in rows.fetchall()]
 
     def update_registered_bot(self, bot_id: int, status: str | None = None,
                               folder: str | None = None,
@@ -349,11 +327,11 @@ class SQLiteStore(Store):
         if sets:
             self.db.execute(f"UPDATE registered_bots SET {', '.join(sets)} WHERE id = ?",
                             (*values, bot_id))
-        row = self.db.execute(f"SELECT {self._BOT_COLUMNS} FROM registered_bots WHERE id = ?",
+        row = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots WHERE id = ?",
                               (bot_id,)).fetchone()
         if row is None:
             raise StoreError(f"no registered bot {bot_id}")
-        return self._registered(row)
+        return registered_bot(row)
 
     def close(self) -> None:
         self.db.close()

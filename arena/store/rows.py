@@ -1,0 +1,74 @@
+"""The one mapping between the store's records and database rows, for every backend.
+
+A backend speaks its own SQL dialect (placeholders, returning ids, locks), but what a
+column holds is decided here once: JSON as text (kept exactly as written), the event
+record as zlib-compressed JSON tagged with its encoding, the column order of a match.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+from arena.referee.results import MatchResult
+from arena.rules.events import event_to_dict
+from arena.store.base import MatchRecord, RegisteredBot, StoreError
+
+#: How ``match_events.data`` is encoded: zlib of a JSON list of event tuples.
+EVENTS_ENCODING = "json-zlib"
+
+#: The columns of a new match, in the order of :func:`match_values`.
+MATCH_INSERT = ("tournament_id", "key", "sample", "match_uid", "bots", "seed", "ruleset",
+                "options", "status", "ranking", "termination", "verdicts", "stats",
+                "started_at", "duration_s", "turns")
+
+#: The columns a :class:`MatchRecord` is read from (``m``: matches, ``t``: tournaments),
+#: in the order of :func:`match_record`.
+MATCH_SELECT = ("m.id, t.name, m.key, m.match_uid, m.sample, m.bots, m.seed, m.ruleset, "
+                "m.options, m.status, m.ranking, m.termination, m.verdicts, m.stats, "
+                "m.started_at, m.duration_s, m.turns")
+MATCH_FROM = "FROM matches m JOIN tournaments t ON t.id = m.tournament_id"
+
+#: The columns a :class:`RegisteredBot` is read from, in the order of :func:`registered_bot`.
+REGISTERED_SELECT = "id, name, version, kind, token_hash, folder, status, report, created_at"
+
+
+def match_values(tournament_id: int, key: str, sample: str, bots: Sequence[str],
+                 result: MatchResult) -> tuple:
+    """A finished match's values for :data:`MATCH_INSERT`."""
+    spec = result.spec
+    row = result.to_dict()
+    return (tournament_id, key, sample, spec.match_id, json.dumps(list(bots)), spec.seed,
+            spec.config.ruleset.name, json.dumps(row["options"]), result.status,
+            json.dumps(row["ranking"]), result.termination, json.dumps(row["verdicts"]),
+            json.dumps(row["stats"]), result.started_at, result.duration_s, result.turns)
+
+
+def encode_events(result: MatchResult) -> bytes:
+    """A match's event record as stored (:data:`EVENTS_ENCODING`)."""
+    return zlib.compress(json.dumps(result.events, separators=(",", ":")).encode(), 1)
+
+
+def decode_events(match_id: int, encoding: str, data: bytes) -> list[dict[str, Any]]:
+    """A stored event record as :func:`arena.rules.events.event_to_dict` gives it."""
+    if encoding != EVENTS_ENCODING:
+        raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
+    return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+
+
+def match_record(row: Sequence) -> MatchRecord:
+    """A row of :data:`MATCH_SELECT` (a seed may come back as a decimal: made an int)."""
+    (mid, tname, key, uid, sample, bots, seed, ruleset, options, status, ranking, termination,
+     verdicts, stats, started_at, duration_s, turns) = row
+    return MatchRecord(mid, tname, key, uid, sample, json.loads(bots), int(seed), ruleset,
+                       json.loads(options), status, json.loads(ranking), termination,
+                       json.loads(verdicts), json.loads(stats), started_at, duration_s, turns)
+
+
+def registered_bot(row: Sequence) -> RegisteredBot:
+    """A row of :data:`REGISTERED_SELECT`."""
+    bid, name, version, kind, token_hash, folder, status, report, created = row
+    return RegisteredBot(bid, name, version, kind, token_hash, folder, status,
+                         None if report is None else json.loads(report), created)
