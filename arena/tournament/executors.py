@@ -99,22 +99,25 @@ def _local(setup: ExecutorSetup) -> Executor:
                          retirements=setup.retirements())
 
 
-@register("multiprocess", "a referee process per core of this machine")
-def _multiprocess(setup: ExecutorSetup) -> Executor:
+def _elsewhere(setup: ExecutorSetup) -> ExecutorSetup:
+    """The setup of an executor whose matches play in other processes: in-process
+    listeners cannot follow them there (a listener bus can)."""
     if setup.listeners:
         raise ConfigError("in-process listeners follow matches of this process only: use the "
                           "local executor (or a listener bus)")
+    return setup
+
+
+@register("multiprocess", "a referee process per core of this machine")
+def _multiprocess(setup: ExecutorSetup) -> Executor:
     from arena.tournament.multiprocess import MultiProcessExecutor
-    return MultiProcessExecutor(setup)
+    return MultiProcessExecutor(_elsewhere(setup))
 
 
 @register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)")
 def _ray(setup: ExecutorSetup) -> Executor:
-    if setup.listeners:
-        raise ConfigError("in-process listeners follow matches of this process only: use the "
-                          "local executor (or a listener bus)")
     from arena.tournament.ray_executor import RayExecutor  # ray is only needed here
-    return RayExecutor(setup)
+    return RayExecutor(_elsewhere(setup))
 
 
 @register("auto", "multiprocess when there are cores and matches to spread, else local")
