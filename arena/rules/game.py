@@ -13,7 +13,11 @@ Hot-path notes: cards are ints, hands are sorted lists (playability is one ``bis
 the legal cards of the seat to act are computed once per decision and reused to check
 the play, the draw pile of a seeded game is unordered and a draw picks a random card
 from it (so a reshuffle is O(1)), and slow-changing public facts live in one shared
-:class:`Table` snapshot that views reference instead of copying.
+:class:`Table` snapshot that views reference instead of copying. Legal cards are looked
+up in a table shared by every game with the same rules (:func:`_legal_table`), keyed by
+the hand and the few facts legality depends on, and the acting seat's hand tuple made
+for that key is the one its view carries. ``arena bench engine --rlcard`` measures it
+all against RLCard's UNO engine (docs/rules.md "Engine speed").
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from arena.rules.events import (
     decisions,
 )
 from arena.rules.rulesets import (
-    FOUR_AT_ONCE, LAST_STANDING, SETS_TOTAL, UNPLAYABLE, GameConfig, make_config,
+    FOUR_AT_ONCE, LAST_STANDING, MAX_SEATS, SETS_TOTAL, UNPLAYABLE, GameConfig, make_config,
 )
 from arena.rules.views import SeatView, SpectatorView, Table
 
@@ -218,7 +222,7 @@ class Game:
         "in_round", "tokens", "scores", "round", "dealer", "plays", "finished", "outcome",
         "events", "_cards", "_legal", "_over_limit", "_active", "_out_blocks", "_table",
         "_floor", "_forcing", "_no_opening", "_deflectors", "_ninety_nine", "_on_zero", "_points",
-        "_rounds", "_getrandbits",
+        "_rounds", "_getrandbits", "_legal_by_hand", "_four_99", "_acting_hand",
     )
 
     def __init__(self, config: GameConfig, cards: _SeededCards | _ScriptedCards,
@@ -240,6 +244,10 @@ class Game:
         self._rounds = rules.ending != LAST_STANDING
         self._cards = cards
         self._getrandbits = None if cards.ordered else cards.rng.getrandbits
+        self._legal_by_hand = _legal_table(self.limit, self._ninety_nine, self._on_zero,
+                                           self._no_opening)
+        # the one hand _settle plays on its own (modern), compared whole; None: never
+        self._four_99 = (NINETY_NINE,) * 4 if self._ninety_nine == FOUR_AT_ONCE else None
 
         self.hands: list[list[int] | None] = [None] * n
         self.draw: list[int] = []
@@ -266,6 +274,7 @@ class Game:
         self.outcome: Outcome | None = None
         self.events: list[tuple] = []
         self._legal: tuple[int, ...] = ()
+        self._acting_hand: tuple[int, ...] = ()  # tuple(hands[to_act]), made by _settle
         self._over_limit = False
         self._active = n                       # seats in the round (points) or in the game
         self._out_blocks: list[list[tuple[int, ...]]] = []  # seats that left, in order, as ranked groups
@@ -374,11 +383,18 @@ class Game:
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know now (RULES.md "What each seat may know"), nothing more:
         its own hand, the public state and history, and its legal cards if it acts."""
-        hand = self.hands[seat]
-        acts = seat == self.to_act
+        # hot path (the referee builds one per decision): the acting seat's hand tuple was
+        # made by _settle for the legal-cards lookup, so only other seats' hands are copied
+        if seat == self.to_act:
+            acts = True
+            hand = self._acting_hand
+        else:
+            acts = False
+            hand = self.hands[seat]
+            hand = () if hand is None else tuple(hand)
         return SeatView(
             seat,
-            () if hand is None else tuple(hand),
+            hand,
             self._legal if acts else (),
             self._over_limit and acts,
             self.total, self.direction, self.to_act, self.owed,
@@ -407,6 +423,9 @@ class Game:
         Raises :class:`NotYourTurn`, :class:`NotInHand` or :class:`IllegalPlay` (checked
         in that order), leaving the game unchanged.
         """
+        # Hot path: one call per decision. Locals instead of repeated attribute loads, the
+        # card's effect on the total from a table, the common draw inlined, and the event
+        # tuples that never vary shared (_DRAW_ONE).
         if seat != self.to_act or card not in self._legal:
             self._reject(seat, card)
         if self._over_limit:
@@ -417,21 +436,18 @@ class Game:
         hand.remove(card)
         self.discard.append(card)
         owed = self.owed
-        total = self.total
-        if card >= NUMBER_BASE:
-            if card == NINETY_NINE:
-                if self._ninety_nine == SETS_TOTAL:
-                    total = 99
-                else:
-                    self.played_99 = True
+        if card == NINETY_NINE:
+            total = self.total
+            if self._ninety_nine == SETS_TOTAL:
+                total = 99
             else:
-                total += card - NUMBER_BASE
-        elif card == MINUS_TEN:
-            total -= 10
+                self.played_99 = True
+        else:
+            total = self.total + _ADDS[card]
             if total < 0 and self._floor:
                 total = 0
         self.total = total
-        self.plays += 1
+        plays = self.plays = self.plays + 1
         events = self.events
         events.append((PLAY, seat, card, total))
 
@@ -452,21 +468,22 @@ class Game:
             draw[i] = draw[-1]
             draw.pop()
         insort(hand, drawn)
-        events.append((DRAW, seat, 1))
+        events.append(_DRAW_ONE[seat])
 
-        if self.plays >= self.max_plays:
+        if plays >= self.max_plays:
             self._finish_draw()
             return
         # whose turn, owing what
-        deflects = owed == 2 and card in self._deflectors
-        if owed == 2 and not deflects:
+        if owed == 2 and card not in self._deflectors:
             self.owed = 1                      # the second card of the pair
         else:
+            # the turn passes: a deflector passes the pair on, the forcing card starts one
             if card == REVERSE and self._active > 2:
                 self.direction = -self.direction
-            self.owed = 2 if (deflects or card == self._forcing) else 1
+            self.owed = 2 if (owed == 2 or card == self._forcing) else 1
             self.played_99 = False
-            self.to_act = self._next(seat)
+            nxt = (seat + self.direction) % self.seats    # _next, inlined for its common case
+            self.to_act = nxt if self.in_round[nxt] else self._next(nxt)
         self._settle()
 
     def forfeit(self, seat: int) -> None:
@@ -494,27 +511,31 @@ class Game:
 
     def _settle(self) -> None:
         """Do what the rules do on their own until the seat to act has a choice, or the end."""
+        # Hot path: once per decision. The legal cards are looked up by the hand and a small
+        # int that holds everything else they depend on (see _legal_table); only a miss
+        # computes them (_compute_legal). The hand's tuple is kept for the seat's view.
         while not self.finished:
             seat = self.to_act
             hand = self.hands[seat]
-            if self._ninety_nine == FOUR_AT_ONCE and len(hand) == 4 and hand[0] == NINETY_NINE:
+            key = self._acting_hand = tuple(hand)
+            if key == self._four_99:
                 self._play_four(seat, hand)
                 continue
-            # legal cards: the number cards that keep the total within the limit are a
-            # prefix of the sorted hand, after the cards that add nothing or subtract
             total = self.total
-            bound = NUMBER_BASE + self.limit - total
-            legal = hand[:bisect_right(hand, bound if bound < TEN else TEN)] if hand else []
-            if hand and hand[-1] == NINETY_NINE:
-                after = self._ninety_nine_total(total)
-                if after is not None and after <= self.limit:
-                    legal.append(NINETY_NINE)
-            if self.owed == 2 and self._no_opening in legal:
-                legal = [c for c in legal if c != self._no_opening]
+            room = self.limit - total          # number cards up to this value are playable
+            state = (room if room < 10 else 10) << 2
+            if self.owed == 2:
+                state += 2                     # the forcing card may not open the pair
+            if self._on_zero and not total % 10 and not self.played_99:
+                state += 1                     # a 99 may be played on this total
+            by_state = self._legal_by_hand.get(key)
+            if by_state is None:
+                by_state = _legal_rows(self._legal_by_hand, key)
+            legal = by_state.get(state)
+            if legal is None:
+                legal = by_state[state] = self._compute_legal(hand)
             if legal:
-                if len(legal) > 1:
-                    legal = dict.fromkeys(legal)
-                self._legal = tuple(legal)
+                self._legal = legal
                 self._over_limit = False
                 return
             self._legal = ()
@@ -527,6 +548,22 @@ class Game:
                 self._go_out(seat, None)
             else:
                 self._lose(seat)
+
+    def _compute_legal(self, hand: list[int]) -> tuple[int, ...]:
+        """The distinct legal cards of ``hand`` now, in hand order (a 99 last), limit and
+        owed pair included; what _settle's table holds."""
+        # the number cards that keep the total within the limit are a prefix of the
+        # sorted hand, after the cards that add nothing or subtract
+        total = self.total
+        bound = NUMBER_BASE + self.limit - total
+        legal = hand[:bisect_right(hand, bound if bound < TEN else TEN)] if hand else []
+        if hand and hand[-1] == NINETY_NINE:
+            after = self._ninety_nine_total(total)
+            if after is not None and after <= self.limit:
+                legal.append(NINETY_NINE)
+        if self.owed == 2 and self._no_opening in legal:
+            legal = [c for c in legal if c != self._no_opening]
+        return tuple(dict.fromkeys(legal))
 
     def _ninety_nine_total(self, total: int) -> int | None:
         """The total after a 99 now, or None if a 99 may not be played (limit aside)."""
@@ -785,6 +822,62 @@ class Game:
             return (f"the total is {total} and {TOKENS[card]} would make it {after}, "
                     f"over the limit of {limit} ({rules})")
         return "the rules do not allow it now"  # pragma: no cover - every case is named above
+
+
+#: What each card adds to the total (the 99 aside: it is handled on its own).
+_ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= TEN else 0
+              for c in range(NINETY_NINE + 1))
+
+#: The ("draw", seat, 1) event of each seat, made once: events are immutable, so shared.
+_DRAW_ONE = tuple((DRAW, s, 1) for s in range(MAX_SEATS))
+
+class _LegalTable(dict):
+    """hand -> {state -> legal cards}: a memo shared by games and their clones, not part
+    of any game's state. So it is never copied, and compares by identity: what it holds
+    changes no result, only how soon one is found."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> _LegalTable:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> _LegalTable:
+        return self
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+
+#: Legal-cards tables, one per set of rules facts legality depends on (see _legal_table).
+_LEGAL_TABLES: dict[tuple, _LegalTable] = {}
+
+#: Hands a table holds before it is emptied: 4-card hands are 4,845 multisets, and
+#: random play visits about 3,000 with some 30,000 (hand, state) pairs; the bound only
+#: keeps scripted games with odd hand sizes from growing it without end.
+_LEGAL_TABLE_HANDS = 16_384
+
+
+def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -> _LegalTable:
+    """The legal-cards table shared by every game whose legality follows the same facts:
+    hand -> {state -> legal cards}. Given the rules, the legal cards depend only on the
+    hand, on the room left under the limit (capped at 10, the highest number card),
+    on whether an owed pair is being opened, and (99 on a total ending in 0) on whether a
+    99 may be played on this total; ``state`` packs those three into one int. Legality
+    is computed once per (hand, state) in a process instead of once per decision."""
+    key = (limit, ninety_nine, on_zero, no_opening)
+    table = _LEGAL_TABLES.get(key)
+    if table is None:
+        table = _LEGAL_TABLES[key] = _LegalTable()
+    return table
+
+
+def _legal_rows(table: dict, hand: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """A new, empty row of ``table`` for ``hand`` (the table emptied first if full)."""
+    if len(table) >= _LEGAL_TABLE_HANDS:
+        table.clear()
+    row = table[hand] = {}
+    return row
 
 
 def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
