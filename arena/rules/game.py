@@ -43,7 +43,7 @@ from arena.rules.events import (
 from arena.rules.rulesets import (
     FOUR_AT_ONCE, LAST_STANDING, MAX_SEATS, SETS_TOTAL, UNPLAYABLE, GameConfig, make_config,
 )
-from arena.rules.views import SeatView, SpectatorView, Table
+from arena.rules.views import SeatView, SpectatorView, Table, new_table
 
 class Termination(StrEnum):
     """Why a game ended (``Outcome.termination``); what logs, the database and the
@@ -111,7 +111,16 @@ class _SeededCards:
                 continue
             hand = []
             for _ in range(4):
-                hand.append(_pick(pile, getrandbits))
+                # _pick, inlined: a game's set-up is about a tenth of its cost in
+                # random play, and these 16-32 calls were a third of the set-up
+                n = len(pile)
+                k = n.bit_length()
+                i = getrandbits(k)
+                while i >= n:
+                    i = getrandbits(k)
+                hand.append(pile[i])
+                pile[i] = pile[-1]
+                pile.pop()
             hands.append(hand)
         return Deal(hands, pile, 0)
 
@@ -222,7 +231,7 @@ class Game:
         "in_round", "tokens", "scores", "round", "dealer", "plays", "finished", "outcome",
         "events", "_cards", "_legal", "_over_limit", "_active", "_out_blocks", "_table",
         "_floor", "_forcing", "_no_opening", "_deflectors", "_ninety_nine", "_on_zero", "_points",
-        "_rounds", "_getrandbits", "_legal_by_hand", "_four_99", "_acting_hand",
+        "_rounds", "_getrandbits", "_legal_table", "_legal_by_hand", "_four_99", "_acting_hand",
     )
 
     def __init__(self, config: GameConfig, cards: _SeededCards | _ScriptedCards,
@@ -244,8 +253,10 @@ class Game:
         self._rounds = rules.ending != LAST_STANDING
         self._cards = cards
         self._getrandbits = None if cards.ordered else cards.rng.getrandbits
-        self._legal_by_hand = _legal_table(self.limit, self._ninety_nine, self._on_zero,
-                                           self._no_opening)
+        self._legal_table = _legal_table(self.limit, self._ninety_nine, self._on_zero,
+                                         self._no_opening)
+        # its get, bound once: a method looked up on a dict subclass costs twice the lookup
+        self._legal_by_hand = self._legal_table.get
         # the one hand _settle plays on its own (modern), compared whole; None: never
         self._four_99 = (NINETY_NINE,) * 4 if self._ninety_nine == FOUR_AT_ONCE else None
 
@@ -367,9 +378,9 @@ class Game:
         """The slow-changing public facts, shared by every view until they change."""
         table = self._table
         if table is None:
-            table = self._table = Table(
+            table = self._table = new_table(
                 config=self.config,
-                hand_sizes=tuple(None if h is None else len(h) for h in self.hands),
+                hand_sizes=tuple([None if h is None else len(h) for h in self.hands]),
                 in_game=tuple(self.in_game),
                 in_round=tuple(self.in_round),
                 tokens=tuple(self.tokens),
@@ -383,26 +394,32 @@ class Game:
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know now (RULES.md "What each seat may know"), nothing more:
         its own hand, the public state and history, and its legal cards if it acts."""
-        # hot path (the referee builds one per decision): the acting seat's hand tuple was
-        # made by _settle for the legal-cards lookup, so only other seats' hands are copied
+        # Hot path (the referee builds one per decision). The acting seat's hand tuple was
+        # made by _settle for the legal-cards lookup, so only other seats' hands are
+        # copied; and the view's slots are filled here, as SeatView.__init__ would, which
+        # saves a call with 14 arguments (a quarter of the view's cost).
+        view = _new(SeatView)
+        view.seat = seat
         if seat == self.to_act:
-            acts = True
-            hand = self._acting_hand
+            view.hand = self._acting_hand
+            view.legal = self._legal
+            view.over_limit = self._over_limit
         else:
-            acts = False
             hand = self.hands[seat]
-            hand = () if hand is None else tuple(hand)
-        return SeatView(
-            seat,
-            hand,
-            self._legal if acts else (),
-            self._over_limit and acts,
-            self.total, self.direction, self.to_act, self.owed,
-            len(self.draw), len(self.discard),
-            self._table or self.table(),
-            self.events, len(self.events),
-            self.outcome,
-        )
+            view.hand = () if hand is None else tuple(hand)
+            view.legal = ()
+            view.over_limit = False
+        view.total = self.total
+        view.direction = self.direction
+        view.to_act = self.to_act
+        view.owed = self.owed
+        view.draw_size = len(self.draw)
+        view.discard_size = len(self.discard)
+        view.table = self._table or self.table()
+        view._events = events = self.events
+        view._n_events = len(events)
+        view.outcome = self.outcome
+        return view
 
     def spectator_view(self) -> SpectatorView:
         """What a spectator may know now: the public state; every hand once the game is over."""
@@ -483,7 +500,27 @@ class Game:
             self.owed = 2 if (owed == 2 or card == self._forcing) else 1
             self.played_99 = False
             nxt = (seat + self.direction) % self.seats    # _next, inlined for its common case
-            self.to_act = nxt if self.in_round[nxt] else self._next(nxt)
+            self.to_act = seat = nxt if self.in_round[nxt] else self._next(nxt)
+
+        # _settle's common case, inlined (the same lookup, see there): the seat to act has
+        # legal cards found in the table. Anything else (a miss, no legal card, four 99s)
+        # is left to _settle.
+        # (Four 99s need no test here: a 99 alone is never legal in modern, so their row
+        # holds no legal card and _settle sees them.)
+        key = tuple(self.hands[seat])
+        row = self._legal_by_hand(key)
+        if row is not None:
+            room = self.limit - total
+            state = (10 - room) << 2 if room < 10 else 0
+            if self.owed == 2:
+                state += 2
+            if self._on_zero and not total % 10 and not self.played_99:
+                state += 1
+            legal = row[state]
+            if legal:
+                self._acting_hand = key
+                self._legal = legal            # _over_limit is False: checked on entry
+                return
         self._settle()
 
     def forfeit(self, seat: int) -> None:
@@ -523,17 +560,20 @@ class Game:
                 continue
             total = self.total
             room = self.limit - total          # number cards up to this value are playable
-            state = (room if room < 10 else 10) << 2
+            # 0 for room >= 10 (every number card fits), up to 40 for room 0; a room
+            # below 0 (a total over the limit, which the rules never allow) gives an
+            # index past the row's end: an IndexError, never a wrong answer
+            state = (10 - room) << 2 if room < 10 else 0
             if self.owed == 2:
                 state += 2                     # the forcing card may not open the pair
             if self._on_zero and not total % 10 and not self.played_99:
                 state += 1                     # a 99 may be played on this total
-            by_state = self._legal_by_hand.get(key)
-            if by_state is None:
-                by_state = _legal_rows(self._legal_by_hand, key)
-            legal = by_state.get(state)
+            row = self._legal_by_hand(key)
+            if row is None:
+                row = _new_row(self._legal_table, key)
+            legal = row[state]
             if legal is None:
-                legal = by_state[state] = self._compute_legal(hand)
+                legal = row[state] = self._compute_legal(hand)
             if legal:
                 self._legal = legal
                 self._over_limit = False
@@ -824,6 +864,8 @@ class Game:
         return "the rules do not allow it now"  # pragma: no cover - every case is named above
 
 
+_new = object.__new__
+
 #: What each card adds to the total (the 99 aside: it is handled on its own).
 _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= TEN else 0
               for c in range(NINETY_NINE + 1))
@@ -832,7 +874,7 @@ _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= 
 _DRAW_ONE = tuple((DRAW, s, 1) for s in range(MAX_SEATS))
 
 class _LegalTable(dict):
-    """hand -> {state -> legal cards}: a memo shared by games and their clones, not part
+    """hand -> [legal cards by state]: a memo shared by games and their clones, not part
     of any game's state. So it is never copied, and compares by identity: what it holds
     changes no result, only how soon one is found."""
 
@@ -860,11 +902,12 @@ _LEGAL_TABLE_HANDS = 16_384
 
 def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -> _LegalTable:
     """The legal-cards table shared by every game whose legality follows the same facts:
-    hand -> {state -> legal cards}. Given the rules, the legal cards depend only on the
-    hand, on the room left under the limit (capped at 10, the highest number card),
-    on whether an owed pair is being opened, and (99 on a total ending in 0) on whether a
-    99 may be played on this total; ``state`` packs those three into one int. Legality
-    is computed once per (hand, state) in a process instead of once per decision."""
+    hand -> a row of legal cards by state (None: not computed yet). Given the rules, the
+    legal cards depend only on the hand, on the room left under the limit (capped at 10,
+    the highest number card), on whether an owed pair is being opened, and (99 on a
+    total ending in 0) on whether a 99 may be played on this total; ``state`` packs
+    those three into one int, 0 to 43 (see _settle). Legality is computed once per
+    (hand, state) in a process instead of once per decision."""
     key = (limit, ninety_nine, on_zero, no_opening)
     table = _LEGAL_TABLES.get(key)
     if table is None:
@@ -872,11 +915,11 @@ def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -
     return table
 
 
-def _legal_rows(table: dict, hand: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+def _new_row(table: _LegalTable, hand: tuple[int, ...]) -> list[tuple[int, ...] | None]:
     """A new, empty row of ``table`` for ``hand`` (the table emptied first if full)."""
     if len(table) >= _LEGAL_TABLE_HANDS:
         table.clear()
-    row = table[hand] = {}
+    row = table[hand] = [None] * 44
     return row
 
 
