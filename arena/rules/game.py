@@ -41,7 +41,8 @@ from arena.rules.events import (
     decisions,
 )
 from arena.rules.rulesets import (
-    FOUR_AT_ONCE, LAST_STANDING, MAX_SEATS, SETS_TOTAL, UNPLAYABLE, GameConfig, make_config,
+    FOUR_AT_ONCE, LAST_STANDING, MAX_SEATS, RULESETS, SETS_TOTAL, UNPLAYABLE, GameConfig,
+    make_config,
 )
 from arena.rules.views import SeatView, SpectatorView, Table, new_table
 
@@ -443,10 +444,10 @@ class Game:
         # Hot path: one call per decision. Locals instead of repeated attribute loads, the
         # card's effect on the total from a table, the common draw inlined, and the event
         # tuples that never vary shared (_DRAW_ONE).
-        if seat != self.to_act or card not in self._legal:
-            self._reject(seat, card)
-        if self._over_limit:
-            self._go_out(seat, card)
+        if seat != self.to_act or card not in self._legal or self._over_limit:
+            if seat != self.to_act or card not in self._legal:
+                self._reject(seat, card)
+            self._go_out(seat, card)           # points: a play past the limit
             self._settle()
             return
         hand = self.hands[seat]
@@ -466,38 +467,40 @@ class Game:
         self.total = total
         plays = self.plays = self.plays + 1
         events = self.events
-        events.append((PLAY, seat, card, total))
 
-        # draw one card
+        # draw one card: a seeded game's common case inlined (a random card of the
+        # unordered pile, as _pick; the play and draw events added in one go); an empty
+        # pile (a reshuffle event goes between them) or explicit cards go to _draw_one
         draw = self.draw
-        if not draw:
-            draw = self._reshuffle()
         getrandbits = self._getrandbits
-        if getrandbits is None:
-            drawn = draw.pop()
-        else:
+        if draw and getrandbits is not None:
             n = len(draw)
-            k = n.bit_length()
-            i = getrandbits(k)
+            i = getrandbits(_BITS[n])
             while i >= n:
-                i = getrandbits(k)
+                i = getrandbits(_BITS[n])
             drawn = draw[i]
             draw[i] = draw[-1]
             draw.pop()
+            events += ((PLAY, seat, card, total), _DRAW_ONE[seat])
+        else:
+            events.append((PLAY, seat, card, total))
+            drawn = self._draw_one()
+            events.append(_DRAW_ONE[seat])
         insort(hand, drawn)
-        events.append(_DRAW_ONE[seat])
 
         if plays >= self.max_plays:
             self._finish_draw()
             return
         # whose turn, owing what
         if owed == 2 and card not in self._deflectors:
-            self.owed = 1                      # the second card of the pair
+            self.owed = owed = 1               # the second card of the pair
         else:
             # the turn passes: a deflector passes the pair on, the forcing card starts one
             if card == REVERSE and self._active > 2:
                 self.direction = -self.direction
-            self.owed = 2 if (owed == 2 or card == self._forcing) else 1
+            if card == self._forcing:
+                owed = 2
+            self.owed = owed
             self.played_99 = False
             nxt = (seat + self.direction) % self.seats    # _next, inlined for its common case
             self.to_act = seat = nxt if self.in_round[nxt] else self._next(nxt)
@@ -512,7 +515,7 @@ class Game:
         if row is not None:
             room = self.limit - total
             state = (10 - room) << 2 if room < 10 else 0
-            if self.owed == 2:
+            if owed == 2:
                 state += 2
             if self._on_zero and not total % 10 and not self.played_99:
                 state += 1
@@ -651,6 +654,13 @@ class Game:
         self.discard = []
         self.events.append((RESHUFFLE, len(draw)))
         return draw
+
+    def _draw_one(self) -> int:
+        """Take one card from the draw pile (reshuffled first if empty)."""
+        draw = self.draw or self._reshuffle()
+        if self._getrandbits is None:
+            return draw.pop()
+        return _pick(draw, self._getrandbits)
 
     def _draw(self, seat: int, count: int) -> None:
         hand = self.hands[seat]
@@ -865,6 +875,10 @@ class Game:
 
 
 _new = object.__new__
+
+#: The bits to draw for a random index below n, by n up to the largest deck:
+#: n.bit_length() as a lookup (a method call costs more)
+_BITS = tuple(n.bit_length() for n in range(max(len(r.deck) for r in RULESETS.values()) + 1))
 
 #: What each card adds to the total (the 99 aside: it is handled on its own).
 _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= TEN else 0
