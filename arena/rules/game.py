@@ -780,9 +780,9 @@ class Game:
         return [group for blk in reversed(self._out_blocks) for group in blk]
 
     def _end_if_one_left(self) -> bool:
-        alive = [s for s in range(self.seats) if self.in_game[s]]
-        if len(alive) > 1:
+        if self.in_game.count(True) > 1:       # the common answer, without building a list
             return False
+        alive = [s for s in range(self.seats) if self.in_game[s]]
         self._finish(tuple([tuple(alive)] + self._left_ranking()) if alive
                      else tuple(self._left_ranking()), Termination.LAST_STANDING)
         return True
