@@ -505,9 +505,9 @@ class Game:
             nxt = (seat + self.direction) % self.seats    # _next, inlined for its common case
             self.to_act = seat = nxt if self.in_round[nxt] else self._next(nxt)
 
-        # _settle's common case, inlined (the same lookup, see there): the seat to act has
-        # legal cards found in the table. Anything else (a miss, no legal card, four 99s)
-        # is left to _settle.
+        # _settle's common case, inlined (the same lookup and state packing: keep the two
+        # in step): the seat to act has legal cards found in the table. Anything else (a
+        # miss, no legal card, four 99s) is left to _settle.
         # (Four 99s need no test here: a 99 alone is never legal in modern, so their row
         # holds no legal card and _settle sees them.)
         key = tuple(self.hands[seat])
@@ -551,9 +551,10 @@ class Game:
 
     def _settle(self) -> None:
         """Do what the rules do on their own until the seat to act has a choice, or the end."""
-        # Hot path: once per decision. The legal cards are looked up by the hand and a small
-        # int that holds everything else they depend on (see _legal_table); only a miss
-        # computes them (_compute_legal). The hand's tuple is kept for the seat's view.
+        # Hot path: play inlines this loop's common case (keep the two in step). The legal
+        # cards are looked up by the hand and a small int that holds everything else they
+        # depend on (see _legal_table); only a miss computes them (_compute_legal). The
+        # hand's tuple is kept for the seat's view.
         while not self.finished:
             seat = self.to_act
             hand = self.hands[seat]
@@ -887,6 +888,7 @@ _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= 
 #: The ("draw", seat, 1) event of each seat, made once: events are immutable, so shared.
 _DRAW_ONE = tuple((DRAW, s, 1) for s in range(MAX_SEATS))
 
+
 class _LegalTable(dict):
     """hand -> [legal cards by state]: a memo shared by games and their clones, not part
     of any game's state. So it is never copied, and compares by identity: what it holds
@@ -906,6 +908,8 @@ class _LegalTable(dict):
 
 
 #: Legal-cards tables, one per set of rules facts legality depends on (see _legal_table).
+#: Games in several threads may share one: an entry is a pure function of its key, so a
+#: race can only compute the same entry twice.
 _LEGAL_TABLES: dict[tuple, _LegalTable] = {}
 
 #: Hands a table holds before it is emptied: 4-card hands are 4,845 multisets, and
