@@ -891,16 +891,24 @@ _DRAW_ONE = tuple((DRAW, s, 1) for s in range(MAX_SEATS))
 
 class _LegalTable(dict):
     """hand -> [legal cards by state]: a memo shared by games and their clones, not part
-    of any game's state. So it is never copied, and compares by identity: what it holds
+    of any game's state. So it is never copied, compares by identity, and pickles as a
+    reference to the receiving process's own table for the same rules: what it holds
     changes no result, only how soon one is found."""
 
-    __slots__ = ()
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: tuple) -> None:
+        super().__init__()
+        self.facts = facts                     # _legal_table's arguments
 
     def __copy__(self) -> _LegalTable:
         return self
 
     def __deepcopy__(self, memo: dict) -> _LegalTable:
         return self
+
+    def __reduce__(self) -> tuple:
+        return _legal_table, self.facts
 
     __eq__ = object.__eq__
     __ne__ = object.__ne__
@@ -929,7 +937,7 @@ def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -
     key = (limit, ninety_nine, on_zero, no_opening)
     table = _LEGAL_TABLES.get(key)
     if table is None:
-        table = _LEGAL_TABLES[key] = _LegalTable()
+        table = _LEGAL_TABLES[key] = _LegalTable(key)
     return table
 
 
