@@ -51,10 +51,8 @@ def _play_ours(ruleset: str, config, uniform, first_seed: int,
                seconds: float) -> EngineFigure:
     """Random legal games on seeds from ``first_seed`` for about ``seconds`` (whole games).
 
-    The bot's side of a decision is kept as cheap as a uniform pick can be,
-    ``legal[int(uniform() * n)]`` (one C call; a rejection loop over getrandbits cost
-    about a sixth of the decision), so the figure is the engine's. RLCard's loop picks
-    the same way."""
+    The bot's side of a decision is one uniform pick, ``legal[int(uniform() * n)]`` (one
+    C call), and RLCard's loop picks the same way, so both sides pay the same for it."""
     decisions = games = 0
     next_seed = first_seed
     start = time.perf_counter()
