@@ -23,6 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     engine.add_argument("--seconds", type=float, default=2.0,
                         help="time per ruleset and seat count (default: 2)")
+    engine.add_argument("--rlcard", action="store_true",
+                        help="also measure RLCard's bare UNO engine (pip install rlcard), "
+                             "alternated with ours at modern 4 seats, and end with "
+                             "'engine: N decisions/s (modern, 4 seats) = R x RLCard UNO "
+                             "(M decisions/s)'")
     engine.set_defaults(run=run_engine)
     referee = what.add_parser(
         "referee",
@@ -155,7 +160,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_engine(args: argparse.Namespace) -> int:
     from arena.bench import engine
 
-    engine.run(args.seconds, console())
+    if args.rlcard and not engine.rlcard_available():
+        from arena.rules.errors import ConfigError
+
+        raise ConfigError(engine.RLCARD_MISSING)   # before the table, not after it
+    engine.run(args.seconds, console(), args.rlcard)
     return 0
 
 

@@ -36,6 +36,33 @@ class Table:
     dealer: int
 
 
+def new_table(config: GameConfig, hand_sizes: tuple[int | None, ...], in_game: tuple[bool, ...],
+              in_round: tuple[bool, ...], tokens: tuple[int, ...], scores: tuple[int, ...],
+              revealed: Mapping[int, tuple[int, ...]], round: int, dealer: int) -> Table:
+    """The same :class:`Table` as ``Table(...)`` with these fields, made about 10x faster.
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``; the
+    engine makes a Table every round and at every token and elimination, where that cost
+    showed in the profile (about 3% of a decision in modern play). Filling the instance
+    dict directly makes an object equal to, and printed as, the one ``__init__`` makes.
+    """
+    table = _new(Table)
+    fields = table.__dict__
+    fields["config"] = config
+    fields["hand_sizes"] = hand_sizes
+    fields["in_game"] = in_game
+    fields["in_round"] = in_round
+    fields["tokens"] = tokens
+    fields["scores"] = scores
+    fields["revealed"] = revealed
+    fields["round"] = round
+    fields["dealer"] = dealer
+    return table
+
+
+_new = object.__new__
+
+
 class _PublicView:
     """The public part shared by seat and spectator views."""
 

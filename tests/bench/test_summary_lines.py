@@ -12,6 +12,10 @@ import pytest
 
 CASES = {
     "engine": (["engine", "--seconds", "0.05"], r"engine: \d+ decisions/s \(modern, 4 seats\)"),
+    # RLCard measured beside ours (the case skips where rlcard is not installed)
+    "engine --rlcard": (["engine", "--seconds", "0.05", "--rlcard"],
+                        r"engine: \d+ decisions/s \(modern, 4 seats\) = [\d.]+ x RLCard UNO "
+                        r"\(\d+ decisions/s\)"),
     "fuzz": (["fuzz", "--seconds", "0", "--examples", "1", "--no-healthy"],
              r"fuzz: \d+ s, \d+ messages, 0 server errors, 0 wrong answers, 0 sessions disturbed; "
              r"server RSS [+-]\d+%"),
@@ -32,6 +36,8 @@ CASES = {
 @pytest.mark.parametrize("case", CASES)
 def test_the_summary_line_is_never_wrapped(case):
     args, pattern = CASES[case]
+    if "--rlcard" in args:
+        pytest.importorskip("rlcard.games.uno.game")
     out = subprocess.run([sys.executable, "-m", "arena.cli.main", "bench", *args],
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ, "COLUMNS": "40"})
