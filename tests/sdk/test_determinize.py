@@ -132,3 +132,20 @@ def test_a_weight_skews_the_samples():
     det = Determinizer(game.view(seat), weight=lambda c: 0.0 if ninety_nine in c.hands[other] else 1.0)
     rng = random.Random(1)
     assert all(ninety_nine not in g.hands[other] for g in det.samples(200, rng))
+
+
+def test_the_example_in_the_docs_runs():
+    """docs/bots.md's Sampler, run on a real view."""
+    import re
+    from pathlib import Path
+
+    from ono99.bot import Bot  # noqa: F401  (the example imports it)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()
+    code = re.search(r"```python\n(from ono99.bot import Bot\nfrom ono99.bot.determinize.*?)```",
+                     text, re.S).group(1)
+    space: dict = {}
+    exec(code, space)
+    game = played_to(make_config("modern", seats=3), 2, 5)
+    bot = space["Sampler"]()
+    view = sdk_view(game, game.to_act)
+    assert bot.choose(view) in view.legal
