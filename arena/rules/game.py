@@ -332,7 +332,8 @@ class Game:
         n = config.seats
         # a fresh game sets every field the rules derive from the config; the state
         # fields are then replaced, so the constructor stays the one place for the former
-        game = cls(config, _ScriptedCards([], [], random.Random(seed)), dealer)
+        # (a one-card hand each, a -10: playable at any total, so the set-up settles at once)
+        game = cls(config, _ScriptedCards([Deal([(MINUS_TEN,)] * n, ())], []), dealer)
         if len(hands) != n:
             raise ScenarioError(f"{len(hands)} hands are given for {n} seats")
         in_game = [h is not None for h in hands]
@@ -385,7 +386,7 @@ class Game:
         game._out_blocks = [[tuple(group) for group in left]] if left else []
         game.events = list(events)
         game._table = None
-        game._cards = _ScriptedCards([], [], random.Random(seed))  # unused by the set-up deal
+        game._cards = _ScriptedCards([], [], random.Random(seed))
         game._settle()
         return game
 
