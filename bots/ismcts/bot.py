@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import math
 import time
 from random import Random
 
@@ -38,6 +39,11 @@ DEFLECT = {"modern": frozenset({R, P2}), "classic": frozenset({R, H}),
 #: modern, 30 duplicate deals: 1.0 (a deterministic policy given the deal) ranked first,
 #: +35 Elo over 0.9, which ranked above pusher and counter; 0.7 ranked below both.
 PUSH = float(os.environ.get("ONO99_ISMCTS_PUSH", 1.0))
+#: how many standard errors a card must beat the policy's own card by to be played instead
+Z = float(os.environ.get("ONO99_ISMCTS_Z", 1.0))
+#: weight the sampled deals by the other seats' last plays (see pusher_weight)
+INFER = os.environ.get("ONO99_ISMCTS_INFER", "1") != "0"
+NUMBER_TOKENS = frozenset(str(v) for v in range(11))
 NUMBER_LOW, NUMBER_HIGH = CODES["0"], CODES["10"]
 #: with no number card to play, the rollout policy's order of preference
 PREFER = {c: i for i, c in enumerate(CODES[t] for t in ("P2", "DP", "R", "H", "99", "-10"))}
@@ -63,12 +69,14 @@ class IsmctsBot(Bot):
         if len(legal) == 1:
             return legal[0]
         deadline = time.perf_counter() + self.budget(view)
-        det = Determinizer(view)
+        det = Determinizer(view, weight=pusher_weight(view) if INFER else None, max_tries=20)
         me = view.seat
         cards = [CODES[c] for c in legal]
         deflect = DEFLECT[view.match.rules.ruleset]
         points = view.match.rules.options.get("scoring") == "points"
+        default = cards.index(policy(cards, view.owed == 2, deflect))
         totals = [0.0] * len(cards)
+        squares = [0.0] * len(cards)      # of each card's difference from the default card
         rng = self.random
         n = 0
         while n == 0 or time.perf_counter() < deadline:
@@ -77,14 +85,72 @@ class IsmctsBot(Bot):
             # the luck of the deal
             game = det.sample(rng)
             seed = rng.getrandbits(32)
-            for i, card in enumerate(cards):
+            values = []
+            for card in cards:
                 trial = game.clone()
                 trial.play(me, card)
-                totals[i] += rollout(trial, me, game.round, deflect, points, Random(seed))
+                values.append(rollout(trial, me, game.round, deflect, points, Random(seed)))
+            for i, v in enumerate(values):
+                totals[i] += v
+                squares[i] += (v - values[default]) ** 2
             n += 1
         self.iterations += n
-        best = max(range(len(cards)), key=totals.__getitem__)
+        # the rollout policy's own card unless another is better by more than the noise
+        # (Z standard errors of the paired difference): the search then improves on the
+        # policy instead of trading its choice for a lucky estimate
+        best, margin = default, 0.0
+        for i in range(len(cards)):
+            gain = (totals[i] - totals[default]) / n
+            spread = math.sqrt(max(squares[i] / n - gain * gain, 0.0) / n)
+            if gain - Z * spread > margin:
+                best, margin = i, gain - Z * spread
         return TOKENS[cards[best]]
+
+
+def pusher_weight(view):
+    """A weight for the determinizer from each other seat's last play, read as a pusher
+    would have made it: a number card x played at total t means its hand then held no
+    number card above x that fitted under the limit. Each such card in a sampled hand
+    (one of them may be the card it drew since) divides the deal's weight by 5."""
+    limit = view.limit
+    before = 0
+    last: dict[int, tuple[int, int]] = {}       # seat -> (card, total before it)
+    for e in view.match.events:
+        if e.kind == "deal":
+            before, last = e.total or 0, {}
+        elif e.kind == "play":
+            if e.seat != view.seat and e.card in NUMBER_TOKENS:
+                last[e.seat] = (CODES[e.card], before)
+            else:
+                last.pop(e.seat, None)
+            before = e.total
+        elif e.kind == "four99":
+            last.pop(e.seat, None)
+    bounds = {s: (x, NUMBER_LOW + limit - t) for s, (x, t) in last.items()}
+    if not bounds:
+        return None
+
+    def weight(candidate) -> float:
+        w = 1.0
+        for s, (low, high) in bounds.items():
+            hand = candidate.hands[s]
+            if hand:
+                for c in hand:
+                    if low < c <= high and c <= NUMBER_HIGH:
+                        w *= 0.2
+        return w
+    return weight
+
+
+def policy(legal, owed_two: bool, deflect) -> int:
+    """The rollout policy's card: deflect an owed pair; else push the total (the highest
+    number card; with none, a forcing card, a reverse, a hold, a 99, a -10)."""
+    if owed_two:
+        for c in legal:
+            if c in deflect:
+                return c
+    numbers = [c for c in legal if NUMBER_LOW <= c <= NUMBER_HIGH]
+    return max(numbers) if numbers else min(legal, key=PREFER.get)
 
 
 def rollout(game, me: int, start_round: int, deflect, points: bool, rng) -> float:

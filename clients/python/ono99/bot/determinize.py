@@ -219,14 +219,16 @@ class Determinizer:
         best, best_w = None, -1.0
         for _ in range(self.max_tries):
             cand = self.candidate(rng)
+            w = 1.0 if self.weight is None else self.weight(cand)
+            accept = w >= 1.0 or rng.random() < w
+            if not accept and w <= best_w:
+                continue                      # rejected, and no better than the best seen
             game = self.game(cand, seed)
             if not self.consistent(game):
                 continue
-            w = 1.0 if self.weight is None else self.weight(cand)
-            if w >= 1.0 or rng.random() < w:
+            if accept:
                 return game
-            if w > best_w:
-                best, best_w = game, w
+            best, best_w = game, w
         if best is None:
             raise ValueError(f"no consistent deal found in {self.max_tries} candidates")
         return best
