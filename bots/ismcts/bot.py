@@ -10,7 +10,11 @@ numbers), so the comparison between cards is not drowned by the luck of the deal
 against one card chosen by UCB1 per deal, that took the bot from below pusher and counter
 to above both. The rollout policy, for every seat: deflect an owed pair, else push the
 total (the highest number card; with none, a forcing card, a reverse, a hold, a 99, a
--10). The card with the best total over the deals is played.
+-10). It plays the policy's own card unless another beats it by more than one standard
+error of the paired difference; deals are weighted by the other seats' last plays, read as
+a pusher's (:func:`pusher_weight`, through the determinizer's weight hook). Measured over
+200 duplicate deals at 2 seats against counter, pusher and greedy: first, +31 Elo over the
+next (docs/bots.md has the figures).
 
 Thinking time: ``--think-ms`` or ``ONO99_THINK_MS`` (default 50) per move, capped by the
 clock the referee gives (half the move allowance plus 1/40 of the bank). Randomness comes
