@@ -321,6 +321,96 @@ class Game:
         rng = None if then_seed is None else random.Random(then_seed)
         return cls(config, _ScriptedCards(deals, reshuffles, rng), dealer)
 
+    @classmethod
+    def from_state(cls, config: GameConfig, *, hands: Sequence[Sequence[int] | None],
+                   draw: Sequence[int], to_act: int, discard: Sequence[int] = (),
+                   total: int = 0, direction: int = 1, owed: int = 1, played_99: bool = False,
+                   in_round: Sequence[bool] | None = None,
+                   revealed: Mapping[int, Sequence[int]] | None = None,
+                   out_of_play: Sequence[int] = (), tokens: Sequence[int] | None = None,
+                   scores: Sequence[int] | None = None, round: int = 1,
+                   dealer: int | None = None, plays: int = 0,
+                   left: Sequence[Sequence[int]] = (), events: Sequence[tuple] = (),
+                   seed: int = 0) -> Game:
+        """A game in the middle of play, e.g. one a bot sampled for its search (the hidden
+        cards dealt its way): the state of a game waiting for ``to_act``'s decision.
+
+        ``hands[s]`` is seat s's hand, ``None`` for a seat out of the game; ``draw`` is
+        the draw pile, top card first; ``discard`` the discard pile (played since the last
+        deal or reshuffle); ``revealed`` the hands laid face up by eliminated seats and
+        ``out_of_play`` any other cards out of play (a hand that left the game face down
+        during a round); ``in_round`` whether each seat is still in the round (points
+        scoring; default: the seats in the game); ``owed`` the cards ``to_act`` still owes
+        this turn and ``played_99`` whether it already played a 99 this turn (classic
+        ``ninety_nine_on_zero``); ``plays`` the cards played this round (``max_plays``);
+        ``left`` the seats that left the game as the outcome will rank them below every
+        seat still in (groups of tied seats, best first); ``events`` the public record so far (views show it).
+        Reshuffles and later rounds are shuffled from ``seed``. Every card of the deck
+        must be in exactly one place: otherwise, or for an inconsistent state,
+        :class:`ScenarioError` says what is wrong. The rules then do what they do on their
+        own (:meth:`play`'s ``_settle``): a seat with no playable card loses at once.
+        """
+        n = config.seats
+        # a fresh game sets every field the rules derive from the config; the state
+        # fields are then replaced, so the constructor stays the one place for the former
+        # (a one-card hand each, a -10: playable at any total, so the set-up settles at once)
+        game = cls(config, _ScriptedCards([Deal([(MINUS_TEN,)] * n, ())], []), dealer)
+        if len(hands) != n:
+            raise ScenarioError(f"{len(hands)} hands are given for {n} seats")
+        in_game = [h is not None for h in hands]
+        in_round = list(in_game) if in_round is None else [bool(x) for x in in_round]
+        if len(in_round) != n or any(r and not g for r, g in zip(in_round, in_game)):
+            raise ScenarioError(f"in_round={in_round!r} does not fit the seats in the game "
+                                f"{in_game!r} (a seat in the round is in the game)")
+        if not isinstance(to_act, int) or not 0 <= to_act < n or not in_round[to_act]:
+            raise ScenarioError(f"to_act={to_act!r} is not a seat in the round")
+        if direction not in (1, -1) or owed not in (1, 2):
+            raise ScenarioError(f"direction={direction!r} must be 1 or -1 and owed={owed!r} 1 or 2")
+        if total > game.limit:
+            raise ScenarioError(f"total {total} is above the limit {game.limit}")
+        revealed = {s: tuple(h) for s, h in (revealed or {}).items()}
+        if any(in_game[s] for s in revealed):
+            raise ScenarioError(f"seats {sorted(revealed)} laid their hands face up but "
+                                "are still in the game")
+        placed = Counter(draw) + Counter(discard) + Counter(out_of_play)
+        for hand in hands:
+            placed.update(hand or ())
+        for hand in revealed.values():
+            placed.update(hand)
+        deck = Counter(config.ruleset.deck)
+        if placed != deck:
+            extra, missing = placed - deck, deck - placed
+            raise ScenarioError(
+                f"the cards do not add up to the {config.ruleset.name} deck: "
+                f"{' '.join(TOKENS[c] for c in sorted(extra.elements())) or 'nothing'} too many, "
+                f"{' '.join(TOKENS[c] for c in sorted(missing.elements())) or 'nothing'} missing")
+        game.hands = [None if h is None else sorted(h) for h in hands]
+        game.draw = list(reversed(draw))            # kept top card last: a draw is a pop()
+        game.discard = list(discard)
+        game.revealed = revealed
+        game.out_of_play = list(out_of_play) + [c for h in revealed.values() for c in h]
+        game.total = total
+        game.direction = direction
+        game.to_act = to_act
+        game.owed = owed
+        game.played_99 = bool(played_99)
+        game.in_game = in_game
+        game.in_round = in_round
+        game._active = sum(in_round)
+        if tokens is not None:
+            game.tokens = list(tokens)
+        if scores is not None:
+            game.scores = list(scores)
+        game.round = round
+        game.dealer = n - 1 if dealer is None else dealer
+        game.plays = plays
+        game._out_blocks = [[tuple(group) for group in left]] if left else []
+        game.events = list(events)
+        game._table = None
+        game._cards = _ScriptedCards([], [], random.Random(seed))
+        game._settle()
+        return game
+
     def clone(self) -> Game:
         """An independent copy, for search with the engine as a forward model. It draws
         the same cards as the original would, given the same plays (the generator's

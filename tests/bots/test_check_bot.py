@@ -14,7 +14,7 @@ from support.processes import env_for, processes_marked
 
 ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "tests" / "bots" / "rogue.py"
-SAMPLES = ["counter", "pusher", "greedy", "random", "lowest"]
+SAMPLES = ["counter", "pusher", "greedy", "random", "lowest", "ismcts"]
 
 
 def check_bot(mark: str, folder: Path, *args, env=None) -> subprocess.CompletedProcess:

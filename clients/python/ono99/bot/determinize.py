@@ -1,0 +1,314 @@
+"""Determinization: complete games consistent with what one seat knows, to search over.
+
+A bot sees its own hand and the public record; the other hands and the draw pile's order
+are hidden. :class:`Determinizer` deals the hidden cards one way they could be: every
+other hand gets its public size, the rest is the draw pile in random order, and the
+result is an engine :class:`~arena.rules.Game` (``Game.from_state``) the bot may play
+forward with ``legal_cards``/``play``/``clone``::
+
+    from ono99.bot.determinize import Determinizer
+
+    def choose(self, view):
+        det = Determinizer(view)
+        for game in det.samples(100, self.random):
+            ...   # game.to_act == view.seat; play each legal card forward, score it
+
+The unseen cards are the ruleset's deck minus the seat's hand, minus the discard pile
+(cards played since the last deal or reshuffle), minus the hands laid face up. By default
+every consistent deal of them is equally likely. ``weight`` (a callable given a
+:class:`Candidate`, returning a number in [0, 1]) skews that, e.g. by the opponents'
+observed plays: candidates are drawn uniformly and kept with that probability (rejection
+sampling), so the samples follow the uniform law times ``weight``.
+
+Known simplification: after a reshuffle the new draw pile is exactly the reshuffled
+discards, which a seat could track; the sampler treats every unseen card alike (random
+play reshuffles in no 2- or 4-seat modern game in 200 and no 2-seat classic one).
+
+The engine lives in the arena package (``arena.rules``); cards and events are mapped from
+the SDK's protobuf messages by the arena's own wire mapping (``arena.referee.wire``).
+Both are imported when first needed: the SDK itself does not depend on the arena.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from arena.rules import Game, GameConfig, SeatView
+
+    from ono99.bot.model import Rules, View
+
+_INSTALL = ("determinization plays the arena's rules engine (arena.rules): install the arena "
+            "package too, e.g. `pip install -e .` in the ONO 99 Arena repository")
+
+
+def _arena() -> Any:
+    """The arena modules the determinizer uses, or an ImportError saying how to get them."""
+    try:
+        from arena import rules
+        from arena.referee import wire
+        from arena.rules import events, game, views
+    except ImportError as exc:  # pragma: no cover - the test environment has the arena
+        raise ImportError(_INSTALL) from exc
+    return rules, wire, events, game, views
+
+
+def engine_config(rules: Rules) -> GameConfig:
+    """The engine's GameConfig of a match's :class:`~ono99.bot.model.Rules`."""
+    arena_rules = _arena()[0]
+    ruleset = arena_rules.get_ruleset(rules.ruleset)
+    changed = {}
+    for name, text in rules.options.items():
+        option = ruleset.option(name)
+        value = option.parse(text)
+        if value != option.default:       # the referee lists every option; give the changed
+            changed[name] = value
+    return arena_rules.make_config(rules.ruleset, changed, rules.seats)
+
+
+def engine_view(view: View) -> SeatView:
+    """The SDK's :class:`~ono99.bot.model.View` as the engine's ``SeatView`` (cards as
+    engine codes, events as engine tuples), through the arena's wire mapping: the one place
+    where protobuf messages and engine values meet."""
+    _, wire, _, _, views = _arena()
+    msg = view._view
+    config = engine_config(view.match.rules)
+    events = [wire.event_from_wire(e) for e in view.match._raw]
+    table = views.Table(
+        config=config,
+        hand_sizes=tuple(s.hand_size if s.in_game else None for s in msg.seats),
+        in_game=tuple(s.in_game for s in msg.seats),
+        in_round=tuple(s.in_round for s in msg.seats),
+        tokens=tuple(s.tokens for s in msg.seats),
+        scores=tuple(s.score for s in msg.seats),
+        revealed={i: wire.cards_from_wire(s.revealed) for i, s in enumerate(msg.seats)
+                  if s.revealed},
+        round=msg.round, dealer=msg.dealer)
+    return views.SeatView(
+        msg.seat, wire.cards_from_wire(msg.hand), wire.cards_from_wire(view._turn.legal),
+        view._turn.over_limit, msg.total, msg.direction,
+        None if msg.to_act < 0 else msg.to_act, msg.owed, msg.draw_size, msg.discard_size,
+        table, events, len(events), None)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way the hidden cards could lie, offered to a ``weight`` hook.
+
+    ``hands[s]``: seat s's hand (the observer's own, the sampled ones of the others; None
+    for a seat out of the game); ``draw``: the draw pile, top card first; ``view``: the
+    observer's engine view (its ``events`` are the public record to judge by).
+    Cards are engine codes (``arena.rules.cards``: ``TOKENS[code]`` is the token).
+    """
+
+    hands: tuple[tuple[int, ...] | None, ...]
+    draw: tuple[int, ...]
+    view: SeatView
+
+
+Weight = Callable[[Candidate], float]
+
+
+class Determinizer:
+    """Samples complete games consistent with one seat's view (see the module's text).
+
+    ``view``: the SDK's View, or an engine ``SeatView``. ``weight``: optional hook (a
+    :class:`Candidate` -> probability of keeping it); ``max_tries`` candidates are drawn
+    per sample at most, after which the best one seen is taken. ``history``: give the
+    sampled games the public event record (their views then show it; a search that
+    does not read it saves a copy per sample).
+    """
+
+    def __init__(self, view: View | SeatView, weight: Weight | None = None,
+                 max_tries: int = 100, history: bool = False) -> None:
+        rules, _, ev, game_mod, views = _arena()
+        if not isinstance(view, views.SeatView):
+            view = engine_view(view)
+        self.view = view
+        self.weight = weight
+        self.max_tries = max_tries
+        self._Game = game_mod.Game
+        config = view.config
+        self.config = config
+        events = view.events
+        me = view.seat
+        self.discard = _discard_pile(events, ev)
+        if len(self.discard) != view.discard_size:
+            raise ValueError(f"the public record puts {len(self.discard)} cards on the discard "
+                             f"pile, but the view says {view.discard_size}")
+        unseen = Counter(config.ruleset.deck)
+        unseen.subtract(view.hand)
+        unseen.subtract(self.discard)
+        for hand in view.revealed.values():
+            unseen.subtract(hand)
+        if any(n < 0 for n in unseen.values()):
+            raise ValueError("the view shows more copies of a card than the deck holds: "
+                             f"{dict((c, -n) for c, n in unseen.items() if n < 0)}")
+        #: The cards this seat has not seen, as engine codes (sorted).
+        self.unseen: tuple[int, ...] = tuple(sorted(unseen.elements()))
+        #: The seats whose hands are hidden, and their sizes.
+        self.hidden: dict[int, int] = {s: size for s, size in enumerate(view.hand_sizes)
+                                       if s != me and size is not None}
+        self.out_of_play = len(self.unseen) - sum(self.hidden.values()) - view.draw_size
+        if self.out_of_play < 0:
+            raise ValueError(f"{len(self.unseen)} unseen cards cannot fill hidden hands of "
+                             f"{sum(self.hidden.values())} and a draw pile of {view.draw_size}")
+        if view.to_act is None:
+            raise ValueError("the game is over: there is nothing to determinize")
+        self._fixed = dict(
+            to_act=view.to_act, discard=self.discard, total=view.total,
+            direction=view.direction, owed=view.owed,
+            played_99=_played_99(events, view.to_act, view.owed, ev),
+            in_round=view.in_round, revealed=view.revealed,
+            tokens=view.tokens, scores=view.scores, round=view.round,
+            dealer=view.table.dealer, plays=_plays(events, ev),
+            left=_left(events, ev), events=events if history else ())
+
+    def candidate(self, rng: random.Random) -> Candidate:
+        """A uniformly random deal of the unseen cards (the weight not applied)."""
+        cards = list(self.unseen)
+        rng.shuffle(cards)
+        hands: list[tuple[int, ...] | None] = []
+        at = 0
+        me = self.view.seat
+        for s, size in enumerate(self.view.hand_sizes):
+            if size is None:
+                hands.append(None)
+            elif s == me:
+                hands.append(tuple(self.view.hand))
+            else:
+                hands.append(tuple(cards[at:at + size]))
+                at += size
+        draw = tuple(cards[at:at + self.view.draw_size])
+        return Candidate(tuple(hands), draw, self.view)
+
+    def game(self, candidate: Candidate, seed: int = 0) -> Game:
+        """The engine game of a candidate deal (reshuffles and later rounds from ``seed``)."""
+        rest = self.unseen_rest(candidate)
+        return self._Game.from_state(self.config, hands=candidate.hands, draw=candidate.draw,
+                                     out_of_play=rest, seed=seed, **self._fixed)
+
+    def unseen_rest(self, candidate: Candidate) -> list[int]:
+        """The unseen cards in neither a hidden hand nor the draw pile (face-down cards of
+        a seat that left during the round)."""
+        if not self.out_of_play:
+            return []
+        rest = Counter(self.unseen)
+        for s in self.hidden:
+            rest.subtract(candidate.hands[s])
+        rest.subtract(candidate.draw)
+        return list(rest.elements())
+
+    def consistent(self, game: Game) -> bool:
+        """Whether a game built from a candidate still waits for the seat the view says
+        acts: a hidden seat to act dealt no playable card (or four 99s, in modern) would
+        have lost (or played them) at once, which the public record says it did not."""
+        return (game.to_act == self.view.to_act and not game.finished
+                and game.plays == self._fixed["plays"])
+
+    def sample(self, rng: random.Random) -> Game:
+        """One game consistent with the view, drawn with ``rng``; its seat to act is the
+        view's. Candidates the rules rule out (see :meth:`consistent`) are drawn again, and
+        with a ``weight``, kept with its probability (up to ``max_tries``, then the
+        best seen)."""
+        seed = rng.getrandbits(32)
+        best, best_w = None, -1.0
+        for _ in range(self.max_tries):
+            cand = self.candidate(rng)
+            w = 1.0 if self.weight is None else self.weight(cand)
+            accept = w >= 1.0 or rng.random() < w
+            if not accept and w <= best_w:
+                continue                      # rejected, and no better than the best seen
+            game = self.game(cand, seed)
+            if not self.consistent(game):
+                continue
+            if accept:
+                return game
+            best, best_w = game, w
+        if best is None:
+            raise ValueError(f"no consistent deal found in {self.max_tries} candidates")
+        return best
+
+    def samples(self, n: int, rng: random.Random) -> Iterator[Game]:
+        """``n`` independent samples."""
+        for _ in range(n):
+            yield self.sample(rng)
+
+
+# ---------------------------------------------------------------- the public record read
+
+def _discard_pile(events: Sequence[tuple], ev: Any) -> list[int]:
+    """The cards on the discard pile: played since the last deal or reshuffle."""
+    pile: list[int] = []
+    for e in events:
+        kind = e[0]
+        if kind == ev.DEAL or kind == ev.RESHUFFLE:
+            pile = []
+        elif kind == ev.PLAY or (kind == ev.OUT and e[2] is not None):
+            pile.append(e[2])
+        elif kind == ev.FOUR_99:
+            pile.extend([_ninety_nine()] * 4)
+    return pile
+
+
+def _ninety_nine() -> int:
+    return _arena()[0].CODES["99"]
+
+
+def _plays(events: Sequence[tuple], ev: Any) -> int:
+    """Cards played this round, as ``max_plays`` counts them (four 99s count one)."""
+    plays = 0
+    for e in events:
+        kind = e[0]
+        if kind == ev.DEAL:
+            plays = 0
+        elif kind == ev.PLAY or kind == ev.FOUR_99 or (kind == ev.OUT and e[2] is not None):
+            plays += 1
+    return plays
+
+
+def _played_99(events: Sequence[tuple], to_act: int, owed: int, ev: Any) -> bool:
+    """Whether the seat to act played a 99 earlier in this turn (the first card of an owed
+    pair): the last thing that happened was its play of a 99, then its draw."""
+    if owed != 1:
+        return False
+    for e in reversed(events):
+        if e[0] == ev.DRAW:
+            continue
+        return e[0] == ev.PLAY and e[1] == to_act and e[2] == _ninety_nine()
+    return False
+
+
+def _left(events: Sequence[tuple], ev: Any) -> list[tuple[int, ...]]:
+    """The seats that left the game, ranked as the outcome will rank them (best first):
+    the latest to leave first; seats eliminated together after a scored round (points
+    scoring) by score, lower first, equal scores tied."""
+    blocks: list[tuple[list[int], tuple[int, ...]]] = []   # seats, the scores they left with
+    scores: tuple[int, ...] = ()
+    last = None
+    together = False
+    for e in events:
+        kind = e[0]
+        if kind == ev.SCORES:
+            scores = e[1]
+        elif kind == ev.ELIMINATE:
+            seat = e[1]
+            if last == ev.SCORES:
+                blocks.append(([], scores))
+                together = True
+            elif last != ev.ELIMINATE or not together:
+                blocks.append(([], scores))
+                together = False
+            blocks[-1][0].append(seat)
+        last = kind
+    ranking: list[tuple[int, ...]] = []
+    for seats, at in reversed(blocks):
+        by_score: dict[int, list[int]] = {}
+        for seat in sorted(seats, key=lambda s: at[s] if at else 0):
+            by_score.setdefault(at[seat] if at else 0, []).append(seat)
+        ranking.extend(tuple(g) for g in by_score.values())
+    return ranking

@@ -1,0 +1,151 @@
+"""The SDK's determinizer: every sampled game agrees with what the observing seat knows,
+uses each unseen card once, and spreads the unseen cards over the hidden hands as their
+sizes imply. Games are real ones, played by random policies to random points."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arena.referee import wire
+from arena.rules import Game, make_config
+from ono99.bot.determinize import Determinizer, engine_view
+from ono99.bot.model import Match, Rules, View
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def configs(draw):
+    ruleset = draw(st.sampled_from(["modern", "classic", "classic-set99"]))
+    options = {}
+    if ruleset != "modern":
+        if draw(st.booleans()):
+            options.update(scoring="points", points_target=draw(st.sampled_from([40, 120])),
+                           points_mode=draw(st.sampled_from(["elimination", "lowest"])))
+        else:
+            options["tokens"] = draw(st.integers(0, 2))
+        if ruleset == "classic" and draw(st.booleans()):
+            options["ninety_nine_on_zero"] = True
+    if draw(st.booleans()):
+        options["max_total"] = draw(st.sampled_from([98, 99]))
+    if draw(st.integers(0, 3)) == 0:
+        options["max_plays"] = draw(st.integers(5, 60))
+    return make_config(ruleset, options, draw(st.integers(2, 8)))
+
+
+def played_to(config, seed: int, steps: int) -> Game | None:
+    """A seeded game played by a random policy (forfeits now and then) for ``steps``
+    decisions; None if it ended first."""
+    game = Game.from_config(config, seed)
+    rng = random.Random(seed)
+    if config.ruleset.name != "modern":
+        steps *= 4                                 # games of several rounds last longer
+    for _ in range(steps):
+        if game.finished:
+            return None
+        if rng.random() < 0.02:
+            game.forfeit(rng.choice([s for s in range(game.seats) if game.in_game[s]]))
+        else:
+            game.play(game.to_act, rng.choice(game.legal_cards()))
+    return None if game.finished else game
+
+
+def sdk_view(game: Game, seat: int) -> View:
+    """What the SDK hands a bot for ``seat``: the engine view through the referee's wire."""
+    match = Match("m", seat, [f"s{s}" for s in range(game.seats)],
+                  Rules.from_proto(wire.rules_to_wire(game.config)), 100, 1000, 7)
+    match._raw.extend(wire.event_to_wire(e) for e in game.events)
+    msg = wire.turn_request("m", 1, game.view(seat), wire.SeatStatesCache(), [], 100, 1000)
+    return View(msg.turn, match)
+
+
+@SETTINGS
+@given(config=configs(), seed=st.integers(0, 2**32), steps=st.integers(0, 50),
+       observer=st.integers(0, 7), to_act=st.booleans())
+def test_every_sample_agrees_with_the_view(config, seed, steps, observer, to_act):
+    game = played_to(config, seed, steps)
+    if game is None:
+        return
+    seat = game.to_act if to_act else observer % game.seats
+    view = sdk_view(game, seat)
+    assert engine_view(view).to_dict() == game.view(seat).to_dict()
+    det = Determinizer(view, history=True)
+    truth_view, truth_public = game.view(seat).to_dict(), game.spectator_view().to_dict()
+    unseen = Counter(det.unseen)
+    rng = random.Random(seed)
+    for sample in det.samples(5, rng):
+        # own hand, legal cards, totals, sizes, revealed hands, tokens/scores, direction,
+        # owed cards, round, dealer and the public record: all as the seat sees them
+        assert sample.view(seat).to_dict() == truth_view
+        assert sample.spectator_view().to_dict() == truth_public
+        # what the engine keeps beyond the views, as in the true game
+        assert sample.discard == game.discard
+        assert (sample.played_99, sample.plays) == (game.played_99, game.plays)
+        assert sample._left_ranking() == game._left_ranking()
+        # the unseen cards, each used once: hidden hands, draw pile, face-down out of play
+        hidden = Counter(sample.draw) + Counter(sample.out_of_play)
+        for s in range(game.seats):
+            if s != seat:
+                hidden.update(sample.hands[s] or ())
+        hidden.subtract(c for h in game.revealed.values() for c in h)
+        assert +hidden == unseen
+        # and it plays on to an end
+        play = random.Random(seed + 1)
+        while not sample.finished:
+            sample.play(sample.to_act, play.choice(sample.legal_cards()))
+
+
+def test_each_unseen_card_lands_in_each_hand_as_its_size_implies():
+    config = make_config("modern", seats=4)
+    game = played_to(config, 11, 23)
+    seat = game.to_act
+    det = Determinizer(game.view(seat))
+    sizes = det.hidden
+    pool = Counter(det.unseen)
+    n = 3000
+    seen = {s: Counter() for s in sizes}
+    rng = random.Random(5)
+    for sample in det.samples(n, rng):
+        for s in sizes:
+            seen[s].update(sample.hands[s])
+    worst = 0.0
+    for s, size in sizes.items():
+        for card, copies in pool.items():
+            p = copies / len(det.unseen)           # one slot holds this card
+            expected = n * size * p
+            sd = math.sqrt(n * size * p * (1 - p))  # slots are nearly independent
+            worst = max(worst, abs(seen[s][card] - expected) / sd)
+    assert worst < 4.5, worst
+
+
+def test_a_weight_skews_the_samples():
+    config = make_config("modern", seats=2)
+    game = played_to(config, 3, 4)
+    seat = game.to_act
+    other = 1 - seat
+    ninety_nine = 16
+    det = Determinizer(game.view(seat), weight=lambda c: 0.0 if ninety_nine in c.hands[other] else 1.0)
+    rng = random.Random(1)
+    assert all(ninety_nine not in g.hands[other] for g in det.samples(200, rng))
+
+
+def test_the_example_in_the_docs_runs():
+    """docs/bots.md's Sampler, run on a real view."""
+    import re
+    from pathlib import Path
+
+    from ono99.bot import Bot  # noqa: F401  (the example imports it)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()
+    code = re.search(r"```python\n(from ono99.bot import Bot\nfrom ono99.bot.determinize.*?)```",
+                     text, re.S).group(1)
+    space: dict = {}
+    exec(code, space)
+    game = played_to(make_config("modern", seats=3), 2, 5)
+    bot = space["Sampler"]()
+    view = sdk_view(game, game.to_act)
+    assert bot.choose(view) in view.legal
