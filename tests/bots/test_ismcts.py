@@ -17,9 +17,7 @@ _spec = importlib.util.spec_from_file_location("ismcts_bot", ROOT / "bots" / "is
 ismcts = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ismcts)
 
-import sys  # noqa: E402
-sys.path.insert(0, str(ROOT / "tests" / "sdk"))
-from test_determinize import sdk_view  # noqa: E402
+from support.games import sdk_view  # noqa: E402
 
 
 @pytest.mark.parametrize("ruleset, options", [

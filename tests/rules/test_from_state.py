@@ -8,29 +8,13 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.games import configs
 
 from arena.rules import Deal, Game, ScenarioError, make_config
 from arena.rules.cards import CODES
 from arena.rules.events import DEAL, RESHUFFLE
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def configs(draw):
-    ruleset = draw(st.sampled_from(["modern", "classic", "classic-set99"]))
-    options = {}
-    if ruleset != "modern":
-        if draw(st.booleans()):
-            options.update(scoring="points", points_target=draw(st.sampled_from([40, 120])),
-                           points_mode=draw(st.sampled_from(["elimination", "lowest"])))
-        else:
-            options["tokens"] = draw(st.integers(0, 2))
-        if ruleset == "classic" and draw(st.booleans()):
-            options["ninety_nine_on_zero"] = True
-    if draw(st.booleans()):
-        options["max_total"] = draw(st.sampled_from([98, 99]))
-    return make_config(ruleset, options, draw(st.integers(2, 8)))
 
 
 def scripted(config, seed: int) -> Game:

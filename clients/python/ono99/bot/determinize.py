@@ -162,7 +162,8 @@ class Determinizer:
         self._fixed = dict(
             to_act=view.to_act, discard=self.discard, total=view.total,
             direction=view.direction, owed=view.owed,
-            played_99=_played_99(events, view.to_act, view.owed, ev),
+            played_99=(config.ruleset.ninety_nine != game_mod.SETS_TOTAL
+                       and _played_99(events, view.to_act, view.owed, ev)),
             in_round=view.in_round, revealed=view.revealed,
             tokens=view.tokens, scores=view.scores, round=view.round,
             dealer=view.table.dealer, plays=_plays(events, ev),
@@ -276,7 +277,8 @@ def _plays(events: Sequence[tuple], ev: Any) -> int:
 
 def _played_99(events: Sequence[tuple], to_act: int, owed: int, ev: Any) -> bool:
     """Whether the seat to act played a 99 earlier in this turn (the first card of an owed
-    pair): the last thing that happened was its play of a 99, then its draw."""
+    pair): the last thing that happened was its play of a 99, then its draw. (The engine
+    keeps the flag only where a 99 does not set the total: the caller says so.)"""
     if owed != 1:
         return False
     for e in reversed(events):
