@@ -124,25 +124,6 @@ def measure(executor: str, games: int, folder: Path, rep: int, cores: int) -> Sc
     return run
 
 
-def start_ray(address: str | None, cores: int) -> bool:
-    """Join the cluster at ``address``, or start a local one of ``cores`` CPUs, before any
-    timing; True if this started it (and must stop it). A cluster already joined in this
-    process is used as it is."""
-    import ray
-
-    from arena.tournament.ray_executor import connect
-
-    if ray.is_initialized():
-        return False
-    if address is not None:
-        return connect(address)
-    # "local": a new cluster, even when another was started with 'ray start' on this
-    # machine (ray.init() with no address would join that one)
-    ray.init(address="local", num_cpus=cores, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    return True
-
-
 def summarise(runs: list[ScaleRun], cores: int) -> ScaleFigures:
     median = {name: statistics_of([r for r in runs if r.executor == name]) for name in EXECUTORS}
     on_ray = [r for r in runs if r.executor == "ray"]
@@ -168,14 +149,15 @@ def run(console, games: int = 40, repeats: int = 3, address: str | None = None) 
 
     cores = os.cpu_count() or 1
     folder = Path(tempfile.mkdtemp(prefix="ono99-bench-scale-"))
-    started = start_ray(address, cores)
+    from arena.tournament.ray_executor import connect, disconnect   # ray: only here
+
+    # joined (or started) once, before any timing: the runs' executors reuse it
+    connect(address, cores)
     try:   # alternated, in turn order too, so that the machine's drift weighs on both alike
         runs = [measure(name, games, folder, r, cores) for r in range(repeats)
                 for name in (EXECUTORS if r % 2 == 0 else EXECUTORS[::-1])]
     finally:
-        if started:
-            import ray
-            ray.shutdown()
+        disconnect()
         shutil.rmtree(folder, ignore_errors=True)
     figs = summarise(runs, cores)
     console.print("matches/s of every run, in order: " + ", ".join(

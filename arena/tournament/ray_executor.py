@@ -357,9 +357,10 @@ _users = 0
 _owned = False
 
 
-def connect(address: str | None) -> None:
-    """Join the cluster at ``address`` (None: start a local one), unless this process
-    is connected already; :func:`disconnect` when done."""
+def connect(address: str | None, num_cpus: int | None = None) -> None:
+    """Join the cluster at ``address`` (None: start a local one, of ``num_cpus`` CPUs or
+    all of this machine's), unless this process is connected already; :func:`disconnect`
+    when done."""
     global _users, _owned
     if not ray.is_initialized():
         check_address(address)
@@ -367,8 +368,9 @@ def connect(address: str | None) -> None:
             try:
                 # "local": a cluster of its own, even where 'ray start' left one running
                 # on this machine (no address would join that one)
-                ray.init(address=address or "local", include_dashboard=False,
-                         log_to_driver=False, configure_logging=False)
+                ray.init(address=address or "local",
+                         num_cpus=num_cpus if address is None else None,
+                         include_dashboard=False, log_to_driver=False, configure_logging=False)
             except ConnectionError as exc:
                 raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
         _owned = True
