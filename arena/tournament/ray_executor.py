@@ -190,8 +190,7 @@ class RayExecutor(Executor):
         actors: dict[str, object] = {}       # name -> handle, alive as far as we know
         ready: set[str] = set()
         failure: list[BaseException] = []
-        last_ready = [time.monotonic()]
-        stopping = [False]   # actors ending because the run does: not lost
+        stopping = False   # actors ending because the run does: not lost
 
         relays: set[asyncio.Task] = set()
 
@@ -213,7 +212,7 @@ class RayExecutor(Executor):
 
         async def lost(name: str, indices: Sequence[int]) -> None:
             """Actor ``name`` died: its matches go back first, a replacement is asked for."""
-            if stopping[0]:
+            if stopping:
                 return
             async with changed:
                 for index in indices:
@@ -249,7 +248,6 @@ class RayExecutor(Executor):
                     changed.notify_all()
                 return
             ready.add(name)
-            last_ready[0] = time.monotonic()
             # one match more than the actor's lanes: the next one waits in the actor, so a
             # lane that frees starts it at once instead of idling for a round trip
             await asyncio.gather(*(lane(name, handle, where["node"])
@@ -298,6 +296,7 @@ class RayExecutor(Executor):
 
         for _ in range(n):
             add_actor()
+        placed = time.monotonic()   # the last time an actor was ready to play
         try:
             async with changed:
                 while len(reported) < len(plans) and not failure:
@@ -306,15 +305,15 @@ class RayExecutor(Executor):
                     except TimeoutError:
                         pass
                     if ready & actors.keys():
-                        last_ready[0] = time.monotonic()
-                    elif time.monotonic() - last_ready[0] > PLACEMENT_TIMEOUT_S:
+                        placed = time.monotonic()
+                    elif time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
                         failure.append(RuntimeError(
                             f"no referee actor could be placed on the Ray cluster for "
                             f"{PLACEMENT_TIMEOUT_S:.0f} s (no node with a free CPU)"))
             if failure:
                 raise failure[0]
         finally:
-            stopping[0] = True
+            stopping = True
             await self._stop(list(actors.values()))
             # spectators hear the end of the last matches: the streams end after it
             if relays:
