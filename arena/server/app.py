@@ -27,6 +27,7 @@ from arena.server.organizer import add_to
 from arena.server.registry import Registry
 from arena.server.runs import Runs
 from arena.store import StoreError, is_url, open_store
+from arena.store.location import database_name
 from arena.store.base import Store
 from arena.tournament.standings import Standings, standings
 from arena.tournament.tournament import Settings
@@ -65,8 +66,7 @@ def data_dir_for(location: str) -> Path:
     of ours, ``DBNAME.d`` in the working directory (give ``--data`` to put it elsewhere)."""
     if not is_url(location):
         return Path(f"{location}.d")
-    path = location.split("://", 1)[1].split("?", 1)[0]
-    name = path.split("/", 1)[1] if "/" in path else ""
+    name = database_name(location)
     return Path(f"{re.sub(r'[^A-Za-z0-9._-]', '_', name) or 'arena'}.d")
 
 

@@ -28,6 +28,13 @@ def is_url(location: str) -> bool:
     return location.lower().startswith(POSTGRES_SCHEMES)
 
 
+def database_name(url: str) -> str:
+    """The database a PostgreSQL URL names (its path after the host), as written; '' if
+    it names none."""
+    path = url.split("://", 1)[1].split("?", 1)[0]
+    return path.split("/", 1)[1] if "/" in path else ""
+
+
 def redact(location: str) -> str:
     """``location`` as it may be shown: a URL's password (``user:PASSWORD@`` or
     ``password=`` in its query) replaced by ``***``; a path as it is. Text substitution,
