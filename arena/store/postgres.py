@@ -232,8 +232,6 @@ class PostgresStore(Store):
             return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = %s",
                                                   (tournament.id,))}
 
-
-
     def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
         with self._errors(f"read the matches of tournament {tournament.name!r}"):
             rows = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
@@ -275,8 +273,6 @@ class PostgresStore(Store):
             cur = self.db.execute("INSERT INTO server (key, value) VALUES (%s, %s) "
                                   "ON CONFLICT (key) DO NOTHING", (key, value))
             return cur.rowcount == 1
-
-
 
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:

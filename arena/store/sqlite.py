@@ -248,8 +248,6 @@ class SQLiteStore(Store):
         return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = ?",
                                               (tournament.id,))}
 
-
-
     def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
         rows = self.db.execute(
             f"SELECT {MATCH_SELECT} {MATCH_FROM} "
@@ -286,8 +284,6 @@ class SQLiteStore(Store):
     def set_server_value(self, key: str, value: str) -> bool:
         cur = self.db.execute("INSERT OR IGNORE INTO server (key, value) VALUES (?, ?)", (key, value))
         return cur.rowcount == 1
-
-
 
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:
