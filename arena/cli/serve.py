@@ -128,6 +128,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from arena.server.app import ServeOptions
+    from arena.tournament.executors import check_address
 
     tc = time_control(args)
     if not 2 <= args.table_size <= 8:
@@ -148,12 +149,7 @@ def run_serve(args: argparse.Namespace) -> int:
             tls = (Path(args.tls_key).read_bytes(), Path(args.tls_cert).read_bytes())
         except OSError as exc:
             raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    if args.ray_address is not None and args.executor != "ray":
-        raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
-                          "--ray-address")
-    if args.executor == "ray":
-        from arena.tournament.ray_executor import check_address
-        check_address(args.ray_address)
+    check_address(args.executor, args.ray_address)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
     log_errors()
     options = ServeOptions(listen=args.listen, tls=tls, ladder=args.ladder,

@@ -29,7 +29,7 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
-from arena.tournament.executors import EXECUTORS
+from arena.tournament.executors import EXECUTORS, check_address
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, Played, count_match, standings
@@ -129,12 +129,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
         raise ConfigError("--retire-after must be at least 1")
-    if args.ray_address is not None and args.executor != "ray":
-        raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
-                          "--ray-address")
-    if args.executor == "ray":   # before anything is stored: Ray retries for minutes
-        from arena.tournament.ray_executor import check_address
-        check_address(args.ray_address)
+    check_address(args.executor, args.ray_address)
     console = output.console()
     err = output.console(stderr=True)
     # Everything is checked before the database is opened (or created): a refused

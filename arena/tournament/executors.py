@@ -82,6 +82,18 @@ def register(name: str, help: str) -> Callable[[Make], Make]:
     return add
 
 
+def check_address(name: str, address: str | None) -> None:
+    """Refuse, before anything is stored, a cluster address the executor ``name`` cannot
+    use: one given to an executor that has no cluster, or one nothing answers at (Ray
+    itself retries an unreachable address for minutes). :class:`ConfigError` says which."""
+    if address is not None and name != "ray":
+        raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
+                          "--ray-address")
+    if name == "ray":
+        from arena.tournament.ray_executor import check_address as reachable
+        reachable(address)
+
+
 def make_executor(name: str, setup: ExecutorSetup) -> Executor:
     """The executor called ``name`` for ``setup``; :class:`ConfigError` if unknown."""
     entry = EXECUTORS.get(name)
