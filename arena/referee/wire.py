@@ -15,8 +15,8 @@ from arena.rules.cards import TOKENS
 from arena.rules.events import (
     DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
 )
-from arena.rules.rulesets import GameConfig
-from arena.rules.views import SeatView
+from arena.rules.rulesets import GameConfig, get_ruleset, played_config
+from arena.rules.views import SeatView, Table
 
 
 N_CARDS = len(TOKENS)
@@ -46,6 +46,13 @@ def rules_to_wire(config: GameConfig) -> game_pb2.Rules:
                for k, v in config.options.items()}
     return game_pb2.Rules(ruleset=config.ruleset.name, options=options, seats=config.seats,
                           limit=config.limit)
+
+
+def rules_from_wire(rules: game_pb2.Rules) -> GameConfig:
+    """The config of the rules a match start announces (every option, as text)."""
+    ruleset = get_ruleset(rules.ruleset)
+    options = {name: ruleset.option(name).parse(text) for name, text in rules.options.items()}
+    return played_config(rules.ruleset, options, rules.seats)
 
 
 def places_to_wire(ranking: Sequence[Sequence[int]]) -> list[game_pb2.Place]:
@@ -167,6 +174,27 @@ def view_to_wire(view: SeatView, seat_states: list[game_pb2.SeatState]) -> game_
         direction=view.direction, to_act=-1 if view.to_act is None else view.to_act,
         owed=view.owed, draw_size=view.draw_size, discard_size=view.discard_size,
         seats=seat_states, round=table.round, dealer=table.dealer)
+
+
+def view_from_wire(view: game_pb2.SeatView, legal: Iterable[int], over_limit: bool,
+                   config: GameConfig, events: Sequence[tuple]) -> SeatView:
+    """A seat's protobuf SeatView (with its turn's ``legal`` cards and ``over_limit``) as
+    the engine's view, the inverse of :func:`view_to_wire`: ``config`` from
+    :func:`rules_from_wire`, ``events`` the public record so far, as engine tuples."""
+    seats = view.seats
+    table = Table(
+        config=config,
+        hand_sizes=tuple(s.hand_size if s.in_game else None for s in seats),
+        in_game=tuple(s.in_game for s in seats),
+        in_round=tuple(s.in_round for s in seats),
+        tokens=tuple(s.tokens for s in seats),
+        scores=tuple(s.score for s in seats),
+        revealed={i: cards_from_wire(s.revealed) for i, s in enumerate(seats) if s.revealed},
+        round=view.round, dealer=view.dealer)
+    return SeatView(
+        view.seat, cards_from_wire(view.hand), cards_from_wire(legal), over_limit, view.total,
+        view.direction, None if view.to_act < 0 else view.to_act, view.owed, view.draw_size,
+        view.discard_size, table, list(events), len(events), None)
 
 
 class EventEncoder:

@@ -252,3 +252,13 @@ def parse_option_args(pairs: list[str]) -> dict[str, str]:
             raise ConfigError(f"option {pair!r} is not of the form key=value")
         out[key.strip()] = value.strip()
     return out
+
+
+def played_config(ruleset: str, options: Mapping[str, Any] | None, seats: int) -> GameConfig:
+    """The config a match was played under, from every option with its value (as the
+    referee tells bots, and a database or an event log keeps them): those of the other
+    scoring too, which :func:`make_config` refuses (``points_target`` under tokens); the
+    options that differ from the defaults say the same."""
+    rules = get_ruleset(ruleset)
+    changed = {k: v for k, v in (options or {}).items() if v != rules.option(k).default}
+    return make_config(ruleset, changed, seats)

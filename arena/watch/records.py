@@ -24,7 +24,7 @@ from arena.referee.results import Status, TimeControl, Verdict
 from arena.rules.errors import ConfigError
 from arena.rules.events import FORFEIT, PLAY, decisions, event_from_dict
 from arena.rules.game import Game
-from arena.rules.rulesets import GameConfig, get_ruleset, make_config
+from arena.rules.rulesets import GameConfig, played_config
 from arena.store.base import MatchRecord, Store
 from arena.watch import wire
 
@@ -72,16 +72,6 @@ def replay_snapshot(match_id: str, names: Sequence[str], config: GameConfig, see
     summary.turns = len(frames) - 1
     return pb.MatchSnapshot(match=summary, frames=frames, verdicts=wire.verdicts(verdicts),
                             over=over, reason="record")
-
-
-def played_config(ruleset: str, options: dict | None, seats: int) -> GameConfig:
-    """The config a match was played under, from its options as a database or an event log
-    keeps them: every option with its value, those of the other scoring too, which
-    make_config refuses (``points_target`` under tokens); the options that differ from the
-    defaults say the same."""
-    rules = get_ruleset(ruleset)
-    changed = {k: v for k, v in (options or {}).items() if v != rules.option(k).default}
-    return make_config(ruleset, changed, seats)
 
 
 def from_store(store: Store, match: MatchRecord) -> pb.MatchSnapshot:

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ono99.v1 import game_pb2
+
 if TYPE_CHECKING:
     from arena.rules import Game, GameConfig, SeatView
 
@@ -59,40 +61,19 @@ def _arena() -> Any:
 
 def engine_config(rules: Rules) -> GameConfig:
     """The engine's GameConfig of a match's :class:`~ono99.bot.model.Rules`."""
-    arena_rules = _arena()[0]
-    ruleset = arena_rules.get_ruleset(rules.ruleset)
-    changed = {}
-    for name, text in rules.options.items():
-        option = ruleset.option(name)
-        value = option.parse(text)
-        if value != option.default:       # the referee lists every option; give the changed
-            changed[name] = value
-    return arena_rules.make_config(rules.ruleset, changed, rules.seats)
+    wire = _arena()[1]
+    return wire.rules_from_wire(game_pb2.Rules(ruleset=rules.ruleset, options=rules.options,
+                                               seats=rules.seats, limit=rules.limit))
 
 
 def engine_view(view: View) -> SeatView:
     """The SDK's :class:`~ono99.bot.model.View` as the engine's ``SeatView`` (cards as
     engine codes, events as engine tuples), through the arena's wire mapping: the one place
     where protobuf messages and engine values meet."""
-    _, wire, _, _, views = _arena()
-    msg = view._view
-    config = engine_config(view.match.rules)
+    wire = _arena()[1]
     events = [wire.event_from_wire(e) for e in view.match._raw]
-    table = views.Table(
-        config=config,
-        hand_sizes=tuple(s.hand_size if s.in_game else None for s in msg.seats),
-        in_game=tuple(s.in_game for s in msg.seats),
-        in_round=tuple(s.in_round for s in msg.seats),
-        tokens=tuple(s.tokens for s in msg.seats),
-        scores=tuple(s.score for s in msg.seats),
-        revealed={i: wire.cards_from_wire(s.revealed) for i, s in enumerate(msg.seats)
-                  if s.revealed},
-        round=msg.round, dealer=msg.dealer)
-    return views.SeatView(
-        msg.seat, wire.cards_from_wire(msg.hand), wire.cards_from_wire(view._turn.legal),
-        view._turn.over_limit, msg.total, msg.direction,
-        None if msg.to_act < 0 else msg.to_act, msg.owed, msg.draw_size, msg.discard_size,
-        table, events, len(events), None)
+    return wire.view_from_wire(view._view, view._turn.legal, view._turn.over_limit,
+                               engine_config(view.match.rules), events)
 
 
 @dataclass(frozen=True)
