@@ -255,7 +255,7 @@ def run_on_server(args: argparse.Namespace) -> int:
         bank_ms=tc.bank_ms if changed["bank"] else 0,
         no_duplicate=not args.duplicate, seed=args.seed or 0)
     console, err = output.console(), output.console(stderr=True)
-    view = None
+    view, stopped = None, ""
     with client(args) as c:
         try:
             for progress in c.tournament(request):
@@ -282,6 +282,7 @@ def run_on_server(args: argparse.Namespace) -> int:
                     if f.played:
                         console.print(f"{f.played} matches played in {f.seconds:.1f} s "
                                       f"({f.played / max(f.seconds, 1e-9):.1f}/s); faults: {faults or 'none'}")
+                    stopped = f.error
         except KeyboardInterrupt:
             if view is not None:
                 view.__exit__(None, None, None)
@@ -291,6 +292,11 @@ def run_on_server(args: argparse.Namespace) -> int:
             return 130
         final = c.standings(name)
     print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
+    if stopped:
+        err.print(f"error: tournament {escape(name)} stopped on the server: {escape(stopped)}. "
+                  f"What is left plays with: arena tournament --resume {escape(shlex.quote(name))} "
+                  f"--server {escape(args.server)}")
+        return 1
     return 0
 
 

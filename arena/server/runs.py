@@ -9,6 +9,7 @@ tournament with matches left resumes.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import time
@@ -30,6 +31,7 @@ from arena.tournament.tournament import Settings, Tournament
 from arena.watch.bus import Bus
 from arena.watch.hub import SpectatorHub
 
+log = logging.getLogger("arena.server")
 
 #: A new tournament's name: 1 to 64 characters, none of them a control character.
 TOURNAMENT_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
@@ -83,6 +85,8 @@ class Run:
         self.started = time.monotonic()
         self.history: list[Event] = []
         self.finished = False
+        #: why it stopped before its schedule was played ("" when it was not)
+        self.error = ""
         self._followers: set[asyncio.Queue] = set()
         self.task: asyncio.Task | None = None
 
@@ -132,8 +136,9 @@ class Runs:
         self.runs: dict[str, Run] = {}
 
     async def start(self, name: str, bots: list[str], **settings) -> Run:
-        """Start a tournament of the registered ``bots`` (or follow the one called ``name``)."""
-        if name in self.runs:
+        """Start a tournament of the registered ``bots`` (or follow the one called ``name``;
+        one that stopped on an error goes on with what is left)."""
+        if name in self.runs and not self.runs[name].error:
             return self.runs[name]
         if name == LADDER:
             raise ConfigError("'ladder' is the ladder, not a tournament: follow it with arena "
@@ -142,7 +147,10 @@ class Runs:
         if name in known:
             stored = Settings.from_dict(self.store.tournament(name).settings)
             plan = await asyncio.to_thread(stored.schedule)
-            return self.runs.get(name) or self._begin(Tournament.resume(self.store, name, plan))
+            run = self.runs.get(name)
+            if run is not None and not run.error:
+                return run
+            return self._begin(Tournament.resume(self.store, name, plan))
         if not TOURNAMENT_NAME.fullmatch(name):
             raise ConfigError(f"tournament name {name!r} is not allowed: 1 to 64 characters, "
                               "no control characters")
@@ -224,10 +232,17 @@ class Runs:
                 await t.play(executor, on_result)
             if hub is not None:
                 hub.tournament_finished(t.name)
+        except Exception as exc:   # noqa: BLE001 - whatever stopped it: said, the server goes on
+            # the executor could not go on (a Ray cluster with no room, a referee actor that
+            # would not start, a database gone): its followers hear why
+            run.error = str(exc) or type(exc).__name__
+            log.error("tournament %s stopped: %s", t.name, run.error,
+                      exc_info=not isinstance(exc, (ConfigError, StoreError)))
         finally:
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,
-                                           "seconds": time.monotonic() - run.started}))
+                                           "seconds": time.monotonic() - run.started,
+                                           "error": run.error}))
             self._forget_finished()
 
     def _elsewhere(self, t: Tournament, on_retire) -> Executor:

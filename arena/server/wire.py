@@ -42,7 +42,7 @@ def progress(event: Event) -> pb.TournamentProgress:
     if event.kind == "retired":
         return pb.TournamentProgress(retired=pb.BotRetired(bot=d["bot"], reason=d["reason"]))
     return pb.TournamentProgress(finished=pb.TournamentFinished(
-        name=d["name"], played=d["played"], seconds=d["seconds"]))
+        name=d["name"], played=d["played"], seconds=d["seconds"], error=d.get("error", "")))
 
 
 def standings(name: str, board: Standings, matches: int) -> pb.StandingsResponse:

@@ -284,6 +284,31 @@ def test_the_ladder_loses_and_repeats_nothing_when_the_server_is_killed(tmp_path
     assert set(before) <= set(after) and len(after) == len(set(after)) > len(before)
 
 
+def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_goes_on(
+        tmp_path, mark):
+    """A Ray cluster with no CPU for a referee (a head started with --num-cpus 0 and no
+    worker yet): the tournament stops at once, its follower hears why (exit 1, the error,
+    how to go on), and the server keeps serving."""
+    from ray.cluster_utils import Cluster
+    cluster = Cluster(initialize_head=True, connect=False,
+                      head_node_args={"num_cpus": 0, "include_dashboard": False})
+    served = Served(tmp_path / "nocpu.db", mark, "--executor", "ray",
+                    "--ray-address", cluster.address)
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        proc = served.arena("tournament", "random", "greedy", "--games", "2", "--name", "nocpu")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert ("error: tournament nocpu stopped on the server: the Ray cluster has no CPU to "
+                "place a referee on" in " ".join(proc.stderr.split())), proc.stderr
+        assert "arena tournament --resume nocpu" in " ".join(proc.stderr.split())
+        assert "tournament nocpu stopped" in served.output
+        assert [b["name"] for b in served.json("bots", "list")] == ["random", "greedy"]
+    finally:
+        assert served.stop() == 0
+        cluster.shutdown()
+
+
 def test_a_tournament_of_hosted_bots_plays_on_ray_and_a_remote_bot_s_on_the_server(tmp_path, mark):
     """``arena serve --executor ray``: hosted bots only: on a (local) Ray cluster, their
     matches followed and stored as on the server's referee; a table with a remote bot,

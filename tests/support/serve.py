@@ -73,7 +73,8 @@ class Served:
 
     def ok(self, *args, **kw) -> subprocess.CompletedProcess:
         proc = self.arena(*args, **kw)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.returncode == 0, (proc.stdout + proc.stderr
+                                      + "\n--- the server's log, its end:\n" + self.output[-4000:])
         return proc
 
     def json(self, *args, **kw):

@@ -223,14 +223,16 @@ class BotRetired(_message.Message):
     def __init__(self, bot: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class TournamentFinished(_message.Message):
-    __slots__ = ("name", "played", "seconds")
+    __slots__ = ("name", "played", "seconds", "error")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PLAYED_FIELD_NUMBER: _ClassVar[int]
     SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     name: str
     played: int
     seconds: float
-    def __init__(self, name: _Optional[str] = ..., played: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
+    error: str
+    def __init__(self, name: _Optional[str] = ..., played: _Optional[int] = ..., seconds: _Optional[float] = ..., error: _Optional[str] = ...) -> None: ...
 
 class StandingsRequest(_message.Message):
     __slots__ = ("name",)
