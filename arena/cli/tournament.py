@@ -210,7 +210,9 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
-    except StoreError as exc:   # a result could not be stored (a lock held too long)
+    except (StoreError, RuntimeError) as exc:
+        # a result could not be stored (a lock held too long), or the executor could not go
+        # on (a Ray cluster with no CPU for a referee, actors lost again and again)
         try:
             stored = f"{len(t.store.finished_keys(t.record))} of {total} matches are stored"
         except StoreError:

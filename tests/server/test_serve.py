@@ -287,8 +287,8 @@ def test_the_ladder_loses_and_repeats_nothing_when_the_server_is_killed(tmp_path
 def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_goes_on(
         tmp_path, mark):
     """A Ray cluster with no CPU for a referee (a head started with --num-cpus 0 and no
-    worker yet): the tournament stops at once, its follower hears why (exit 1, the error,
-    how to go on), and the server keeps serving."""
+    worker yet): the server's tournament stops at once, its follower hears why (exit 1, the
+    error, how to go on), and the server keeps serving; a local one says the same."""
     from ray.cluster_utils import Cluster
     cluster = Cluster(initialize_head=True, connect=False,
                       head_node_args={"num_cpus": 0, "include_dashboard": False})
@@ -304,6 +304,16 @@ def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_
         assert "arena tournament --resume nocpu" in " ".join(proc.stderr.split())
         assert "tournament nocpu stopped" in served.output
         assert [b["name"] for b in served.json("bots", "list")] == ["random", "greedy"]
+        # the same run played here, not on a server: the same reason, how to go on, exit 1
+        proc = subprocess.run(command("tournament", BOTS / "random", BOTS / "greedy", "--games",
+                                      "2", "--db", tmp_path / "local.db", "--name", "here",
+                                      "--executor", "ray", "--ray-address", cluster.address),
+                              cwd=ROOT, env=served.env(), capture_output=True, text=True,
+                              timeout=120)
+        err = " ".join(proc.stderr.split())
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "arena tournament: error: the Ray cluster has no CPU to place a referee on" in err
+        assert "0 of 4 matches are stored" in err and "arena tournament --resume here" in err
     finally:
         assert served.stop() == 0
         cluster.shutdown()
