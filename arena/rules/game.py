@@ -331,7 +331,7 @@ class Game:
                    scores: Sequence[int] | None = None, round: int = 1,
                    dealer: int | None = None, plays: int = 0,
                    left: Sequence[Sequence[int]] = (), events: Sequence[tuple] = (),
-                   seed: int = 0) -> Game:
+                   seed: int = 0, random_draws: bool = False) -> Game:
         """A game in the middle of play, e.g. one a bot sampled for its search (the hidden
         cards dealt its way): the state of a game waiting for ``to_act``'s decision.
 
@@ -345,7 +345,10 @@ class Game:
         ``ninety_nine_on_zero``); ``plays`` the cards played this round (``max_plays``);
         ``left`` the seats that left the game as the outcome will rank them below every
         seat still in (groups of tied seats, best first); ``events`` the public record so far (views show it).
-        Reshuffles and later rounds are shuffled from ``seed``. Every card of the deck
+        Reshuffles and later rounds are shuffled from ``seed``. With ``random_draws`` the
+        draw pile's order is not given but drawn: each draw picks a random card of the
+        pile from ``seed``, as a seeded game's do (for a search: the same as a uniformly
+        shuffled pile, without shuffling it for every sample). Every card of the deck
         must be in exactly one place: otherwise, or for an inconsistent state,
         :class:`ScenarioError` says what is wrong. The rules then do what they do on their
         own (:meth:`play`'s ``_settle``): a seat with no playable card loses at once.
@@ -372,13 +375,16 @@ class Game:
         if any(in_game[s] for s in revealed):
             raise ScenarioError(f"seats {sorted(revealed)} laid their hands face up but "
                                 "are still in the game")
-        placed = Counter(draw) + Counter(discard) + Counter(out_of_play)
+        # every card once: one sort of them all against the sorted deck (a search builds
+        # thousands of games; counting them with Counters cost 5x more)
+        placed = [*draw, *discard, *out_of_play]
         for hand in hands:
-            placed.update(hand or ())
+            placed += hand or ()
         for hand in revealed.values():
-            placed.update(hand)
-        deck = Counter(config.ruleset.deck)
-        if placed != deck:
+            placed += hand
+        placed.sort()
+        if placed != config.ruleset.sorted_deck:
+            placed, deck = Counter(placed), Counter(config.ruleset.deck)
             extra, missing = placed - deck, deck - placed
             raise ScenarioError(
                 f"the cards do not add up to the {config.ruleset.name} deck: "
@@ -407,7 +413,11 @@ class Game:
         game._out_blocks = [[tuple(group) for group in left]] if left else []
         game.events = list(events)
         game._table = None
-        game._cards = _ScriptedCards([], [], random.Random(seed))
+        if random_draws:
+            game._cards = _SeededCards(seed)
+            game._getrandbits = game._cards.rng.getrandbits
+        else:
+            game._cards = _ScriptedCards([], [], random.Random(seed))
         game._settle()
         return game
 

@@ -9,6 +9,8 @@ options and a seat count and returns a :class:`GameConfig`, or raises one
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -122,6 +124,12 @@ class Ruleset:
                 return opt
         names = ", ".join(o.name for o in self.options)
         raise ConfigError(f"ruleset {self.name!r} has no option {name!r}; its options: {names}")
+
+    @functools.cached_property
+    def sorted_deck(self) -> list[int]:
+        """The deck's cards in order (to check that a state holds each exactly once).
+        Callers compare against it and never change it."""
+        return sorted(self.deck)
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -115,3 +115,33 @@ def test_a_seat_with_no_playable_card_loses_at_once():
     game = Game.from_state(config, hands=hands, draw=deck, to_act=0, total=95)
     assert game.in_game == [False, True, True] and game.revealed == {0: (CODES["9"],) * 4}
     assert game.to_act == 1
+
+
+def test_random_draws_pick_from_the_pile_the_same_way_for_the_same_seed():
+    """``random_draws``: the pile's order is not given; each draw is a random card of it,
+    the same for the same seed (a search's common random numbers), other seeds differing."""
+    config = make_config("modern", None, 2)
+    deck = sorted(config.ruleset.deck)
+    hands = [deck[:4], deck[4:8]]
+    pile = deck[8:]
+
+    def first_draws(seed: int) -> list[int]:
+        game = Game.from_state(config, hands=hands, draw=pile, to_act=0, seed=seed,
+                               random_draws=True)
+        drawn = []
+        for _ in range(6):
+            seat = game.to_act
+            before = list(game.hands[seat])
+            card = game.legal_cards()[0]
+            game.play(seat, card)
+            before.remove(card)
+            after = list(game.hands[seat])
+            for c in before:
+                after.remove(c)
+            drawn += after
+        return drawn
+
+    runs = {seed: first_draws(seed) for seed in range(20)}
+    assert all(first_draws(seed) == runs[seed] for seed in (0, 7))
+    assert all(all(c in pile for c in drawn) for drawn in runs.values())
+    assert len({tuple(d) for d in runs.values()}) > 15
