@@ -36,7 +36,7 @@ from ono99.bot.determinize import Determinizer
 
 from arena.rules.cards import CODES, TOKENS
 
-R, P2, DP, H = CODES["R"], CODES["P2"], CODES["DP"], CODES["H"]
+R, P2, DP, H, NINETY_NINE = CODES["R"], CODES["P2"], CODES["DP"], CODES["H"], CODES["99"]
 DEFLECT = {"modern": frozenset({R, P2}), "classic": frozenset({R, H}),
            "classic-set99": frozenset({R, H})}
 #: rollouts: the chance of the pushing card, else a random one. Measured at 2 seats,
@@ -47,6 +47,9 @@ PUSH = float(os.environ.get("ONO99_ISMCTS_PUSH", 1.0))
 Z = float(os.environ.get("ONO99_ISMCTS_Z", 1.0))
 #: weight the sampled deals by the other seats' last plays (see pusher_weight)
 INFER = os.environ.get("ONO99_ISMCTS_INFER", "1") != "0"
+#: deals per move instead of a time budget (0: by time): measurements that the machine's
+#: load cannot sway
+DEALS = int(os.environ.get("ONO99_ISMCTS_DEALS", 0))
 NUMBER_TOKENS = frozenset(str(v) for v in range(11))
 NUMBER_LOW, NUMBER_HIGH = CODES["0"], CODES["10"]
 #: with no number card to play, the rollout policy's order of preference
@@ -83,17 +86,20 @@ class IsmctsBot(Bot):
         squares = [0.0] * len(cards)      # of each card's difference from the default card
         rng = self.random
         n = 0
-        while n == 0 or time.perf_counter() < deadline:
+        while (n < DEALS) if DEALS else (n == 0 or time.perf_counter() < deadline):
             # every card is tried on the same deal with the same rollout randomness
             # (common random numbers): the differences between cards are measured, not
             # the luck of the deal
             game = det.sample(rng)
-            seed = rng.getrandbits(32)
+            seed = rng.getrandbits(32)     # the rollouts' random picks (PUSH < 1), common
             values = []
-            for card in cards:
-                trial = game.clone()
+            start = game.round
+            last = len(cards) - 1
+            for i, card in enumerate(cards):
+                trial = game if i == last else game.clone()   # the last one needs no copy
                 trial.play(me, card)
-                values.append(rollout(trial, me, game.round, deflect, points, Random(seed)))
+                values.append(rollout(trial, me, start, deflect, points,
+                                      None if PUSH >= 1.0 else Random(seed)))
             for i, v in enumerate(values):
                 totals[i] += v
                 squares[i] += (v - values[default]) ** 2
@@ -159,13 +165,20 @@ def policy(legal, owed_two: bool, deflect) -> int:
 
 def rollout(game, me: int, start_round: int, deflect, points: bool, rng) -> float:
     """Play ``game`` on with the rollout policy until ``me``'s fate is known; its value.
+    ``rng``: the random picks' generator (None when PUSH is 1: there are none).
 
     The policy, for every seat: deflect an owed pair when it can; otherwise, with
     probability ``1 - PUSH``, a random legal card, else the highest number card (the
     next seat gets less room), or a forcing card, a reverse, a hold, a -10."""
-    choice, random = rng.choice, rng.random
+    # Hot loop: most of the bot's time. The legal cards come sorted by code (the hand's
+    # order: -10, R, P2, DP, H, the numbers 0-10, then 99), so the highest number card is
+    # the last or the one before a 99.
+    always_push = rng is None          # PUSH 1: no random pick (the draws are the game's)
+    if not always_push:
+        choice, random = rng.choice, rng.random
+    legal_cards, play = game.legal_cards, game.play
     while not game.finished and game.in_game[me] and game.round == start_round:
-        legal = game.legal_cards()
+        legal = legal_cards()
         card = legal[0]
         if len(legal) > 1:
             card = None
@@ -175,12 +188,12 @@ def rollout(game, me: int, start_round: int, deflect, points: bool, rng) -> floa
                         card = c
                         break
             if card is None:
-                if random() < PUSH:
-                    numbers = [c for c in legal if NUMBER_LOW <= c <= NUMBER_HIGH]
-                    card = numbers[-1] if numbers else min(legal, key=PREFER.get)
+                if always_push or random() < PUSH:
+                    top = legal[-1] if legal[-1] != NINETY_NINE else legal[-2]
+                    card = top if top >= NUMBER_LOW else min(legal, key=PREFER.get)
                 else:
                     card = choice(legal)
-        game.play(game.to_act, card)
+        play(game.to_act, card)
     return value(game, me, points)
 
 
