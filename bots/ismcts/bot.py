@@ -25,9 +25,9 @@ searched depends on the time, so replays match only as far as the machine's spee
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
-import math
 import time
 from random import Random
 
@@ -42,14 +42,14 @@ DEFLECT = {"modern": frozenset({R, P2}), "classic": frozenset({R, H}),
 #: rollouts: the chance of the pushing card, else a random one. Measured at 2 seats,
 #: modern, 30 duplicate deals: 1.0 (a deterministic policy given the deal) ranked first,
 #: +35 Elo over 0.9, which ranked above pusher and counter; 0.7 ranked below both.
-PUSH = float(os.environ.get("ONO99_ISMCTS_PUSH", 1.0))
+PUSH = float(os.environ.get("ONO99_ISMCTS_PUSH", "1.0"))
 #: how many standard errors a card must beat the policy's own card by to be played instead
-Z = float(os.environ.get("ONO99_ISMCTS_Z", 1.0))
+Z = float(os.environ.get("ONO99_ISMCTS_Z", "1.0"))
 #: weight the sampled deals by the other seats' last plays (see pusher_weight)
 INFER = os.environ.get("ONO99_ISMCTS_INFER", "1") != "0"
 #: deals per move instead of a time budget (0: by time): measurements that the machine's
 #: load cannot sway
-DEALS = int(os.environ.get("ONO99_ISMCTS_DEALS", 0))
+DEALS = int(os.environ.get("ONO99_ISMCTS_DEALS", "0"))
 NUMBER_TOKENS = frozenset(str(v) for v in range(11))
 NUMBER_LOW, NUMBER_HIGH = CODES["0"], CODES["10"]
 #: with no number card to play, the rollout policy's order of preference
@@ -220,7 +220,7 @@ def value(game, me: int, points: bool) -> float:
 def main(argv=None):
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--think-ms", type=float,
-                   default=float(os.environ.get("ONO99_THINK_MS", 50)))
+                   default=float(os.environ.get("ONO99_THINK_MS", "50")))
     args, rest = p.parse_known_args(argv)
     return run(IsmctsBot(args.think_ms), rest)
 
