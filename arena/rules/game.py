@@ -94,6 +94,12 @@ class Outcome:
         return places_of(self.ranking, sum(len(g) for g in self.ranking))
 
 
+# A card source (_SeededCards, _ScriptedCards) deals a round as (hands, draw pile, total):
+# fresh lists the game takes over as they are (no Deal, no copies: a game's set-up is
+# about a tenth of its cost in random play), the pile kept top card last for pop().
+_Dealt = tuple[list[list[int] | None], list[int], int]
+
+
 class _SeededCards:
     """Cards from a seeded generator: random deals; draws pick a random card of the pile."""
 
@@ -102,7 +108,7 @@ class _SeededCards:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
 
-    def deal(self, game: Game) -> Deal:
+    def deal(self, game: Game) -> _Dealt:
         pile = list(game.config.ruleset.deck)
         getrandbits = self.rng.getrandbits
         hands: list[list[int] | None] = []
@@ -115,15 +121,14 @@ class _SeededCards:
                 # _pick, inlined: a game's set-up is about a tenth of its cost in
                 # random play, and these 16-32 calls were a third of the set-up
                 n = len(pile)
-                k = n.bit_length()
-                i = getrandbits(k)
+                i = getrandbits(_BITS[n])
                 while i >= n:
-                    i = getrandbits(k)
+                    i = getrandbits(_BITS[n])
                 hand.append(pile[i])
                 pile[i] = pile[-1]
                 pile.pop()
             hands.append(hand)
-        return Deal(hands, pile, 0)
+        return hands, pile, 0
 
     def reshuffle(self, discard: list[int]) -> list[int]:
         return discard  # unordered: draws pick at random
@@ -150,13 +155,13 @@ class _ScriptedCards:
         self.used_reshuffles = 0
         self.rng = rng
 
-    def deal(self, game: Game) -> Deal:
+    def deal(self, game: Game) -> _Dealt:
         if self.used_deals >= len(self.deals) and self.rng is not None:
             pile = list(game.config.ruleset.deck)
             self.rng.shuffle(pile)
             hands = [None if not game.in_game[s] else [pile.pop() for _ in range(4)]
                      for s in range(game.seats)]
-            return Deal(hands, pile, 0)    # the pile is kept top card last: pop() draws
+            return hands, pile, 0          # the pile is kept top card last: pop() draws
         if self.used_deals >= len(self.deals):
             raise ScenarioError(f"round {game.round} needs a deal, but only "
                                 f"{len(self.deals)} deal(s) are given")
@@ -174,8 +179,8 @@ class _ScriptedCards:
             raise ScenarioError(f"the deal of round {game.round} starts at total {deal.total}, "
                                 f"above the limit {game.limit}")
         # draw piles are kept top card last, so a draw is a pop()
-        return Deal([None if h is None else list(h) for h in deal.hands],
-                    list(reversed(deal.draw)), deal.total)
+        return ([None if h is None else list(h) for h in deal.hands],
+                list(reversed(deal.draw)), deal.total)
 
     def copy(self) -> _ScriptedCards:
         """An independent source at the same point (the scripts themselves are never changed)."""
@@ -916,11 +921,11 @@ class Game:
         self.discard = []
         if self._rounds:
             self.out_of_play = []
-        deal = self._cards.deal(self)
-        for s, hand in enumerate(deal.hands):
-            self.hands[s] = None if hand is None else sorted(hand)
-        self.draw = list(deal.draw)
-        self.total = deal.total
+        hands, self.draw, self.total = self._cards.deal(self)
+        for hand in hands:
+            if hand is not None:
+                hand.sort()
+        self.hands[:] = hands
         self.direction = 1
         self.owed = 1
         self.played_99 = False
