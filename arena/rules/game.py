@@ -484,16 +484,18 @@ class Game:
         """The slow-changing public facts, shared by every view until they change."""
         table = self._table
         if table is None:
+            # positional: it is made at every deal and elimination, and nine keyword
+            # arguments cost as much again as the rest (measured: 1.1 us against 0.55)
             table = self._table = new_table(
-                config=self.config,
-                hand_sizes=tuple([None if h is None else len(h) for h in self.hands]),
-                in_game=tuple(self.in_game),
-                in_round=tuple(self.in_round),
-                tokens=tuple(self.tokens),
-                scores=tuple(self.scores),
-                revealed=dict(self.revealed),
-                round=self.round,
-                dealer=self.dealer,
+                self.config,
+                tuple([None if h is None else len(h) for h in self.hands]),  # hand_sizes
+                tuple(self.in_game),
+                tuple(self.in_round),
+                tuple(self.tokens),
+                tuple(self.scores),
+                dict(self.revealed),
+                self.round,
+                self.dealer,
             )
         return table
 
