@@ -158,7 +158,15 @@ class Registry:
         if bot.kind != "hosted":
             raise NotHostedError(f"{bot.display} is a remote bot: its output is on its author's "
                                 "machine")
-        logs = sorted(self.logs_dir(bot.display).rglob("*.log"), key=lambda p: p.stat().st_mtime)
+        # its own folder (matches on this server's referee, its check runs) and the files
+        # its processes wrote in tournaments played elsewhere (other processes, a Ray
+        # cluster's nodes: logs/tournaments/NAME/WORKER/LABEL[-K].stderr.log)
+        own = re.compile(re.escape(bot.display.replace("/", "_").replace("#", "-"))
+                         + r"(-\d+)?\.stderr\.log")
+        logs = [*self.logs_dir(bot.display).rglob("*.log"),
+                *(p for p in (self.data_dir / "logs" / "tournaments").rglob("*.stderr.log")
+                  if own.fullmatch(p.name))]
+        logs.sort(key=lambda p: p.stat().st_mtime)
         text = b""
         for path in reversed(logs):
             text = path.read_bytes()[-LOG_TAIL:] + text

@@ -328,9 +328,13 @@ def test_a_tournament_of_hosted_bots_plays_on_ray_and_a_remote_bot_s_on_the_serv
     try:
         for name in ("random", "greedy"):
             served.ok("bots", "add", name, "--dir", BOTS / name)
+        goodbyes = served.ok("bots", "logs", "random").stdout.count("the referee said goodbye")
         proc = served.ok("tournament", "random", "greedy", "--games", "4", "--name", "onray",
                          "--seed", "3")
         assert "8 matches played" in proc.stdout, proc.stdout
+        # its processes on the Ray nodes wrote their logs there: arena bots logs reads them
+        assert served.ok("bots", "logs", "random").stdout.count(
+            "the referee said goodbye") > goodbyes
         table = served.json("standings", "onray")
         assert sum(r["matches"] for r in table["standings"]) == 16
         assert all(r["faults"] == {} for r in table["standings"]), table
