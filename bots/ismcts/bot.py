@@ -12,9 +12,10 @@ to above both. The rollout policy, for every seat: deflect an owed pair, else pu
 total (the highest number card; with none, a forcing card, a reverse, a hold, a 99, a
 -10). It plays the policy's own card unless another beats it by more than one standard
 error of the paired difference; deals are weighted by the other seats' last plays, read as
-a pusher's (:func:`pusher_weight`, through the determinizer's weight hook). Measured over
-200 duplicate deals at 2 seats against counter, pusher and greedy: first, +31 Elo over the
-next (docs/bots.md has the figures).
+a pusher's (:func:`pusher_weight`, through the determinizer's weight hook). Measured in
+round robins of 200 duplicate deals against counter, pusher and greedy: at 4 seats first,
++28 Elo over the next; at 2 seats clearly above greedy, and within about 30 Elo of counter
+and pusher (first in one run, second in another): docs/bots.md has the figures, and why.
 
 Thinking time: ``--think-ms`` or ``ONO99_THINK_MS`` (default 50) per move, capped by the
 clock the referee gives (half the move allowance plus 1/40 of the bank). Randomness comes
