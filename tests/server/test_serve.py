@@ -302,7 +302,12 @@ def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_
         assert ("error: tournament nocpu stopped on the server: the Ray cluster has no CPU to "
                 "place a referee on" in " ".join(proc.stderr.split())), proc.stderr
         assert "arena tournament --resume nocpu" in " ".join(proc.stderr.split())
-        assert "tournament nocpu stopped" in served.output
+        assert served.output.count("tournament nocpu stopped") == 1
+        # following it again plays what is left: here it stops again, for the same reason
+        proc = served.arena("tournament", "--resume", "nocpu")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "stopped on the server: the Ray cluster has no CPU" in " ".join(proc.stderr.split())
+        assert served.output.count("tournament nocpu stopped") == 2
         assert [b["name"] for b in served.json("bots", "list")] == ["random", "greedy"]
         # the same run played here, not on a server: the same reason, how to go on, exit 1
         proc = subprocess.run(command("tournament", BOTS / "random", BOTS / "greedy", "--games",
