@@ -257,8 +257,7 @@ class Game:
         self._on_zero = bool(config.options.get("ninety_nine_on_zero", False))
         self._points = config.scoring == "points"
         self._rounds = rules.ending != LAST_STANDING
-        self._cards = cards
-        self._getrandbits = None if cards.ordered else cards.rng.getrandbits
+        self._use_cards(cards)
         self._legal_table = _legal_table(self.limit, self._ninety_nine, self._on_zero,
                                          self._no_opening)
         # its get, bound once: a method looked up on a dict subclass costs twice the lookup
@@ -418,11 +417,8 @@ class Game:
         game._out_blocks = [[tuple(group) for group in left]] if left else []
         game.events = list(events)
         game._table = None
-        if random_draws:
-            game._cards = _SeededCards(seed)
-            game._getrandbits = game._cards.rng.getrandbits
-        else:
-            game._cards = _ScriptedCards([], [], random.Random(seed))
+        game._use_cards(_SeededCards(seed) if random_draws
+                        else _ScriptedCards([], [], random.Random(seed)))
         game._settle()
         return game
 
@@ -448,10 +444,15 @@ class Game:
         clone.scores = self.scores[:]
         clone.events = self.events[:]
         clone._out_blocks = [block[:] for block in self._out_blocks]
-        clone._cards = self._cards.copy()
-        # bind the copy's own generator (the original's bound method would draw for it)
-        clone._getrandbits = None if clone._cards.ordered else clone._cards.rng.getrandbits
+        # with the copy's own generator bound (the original's would draw for it)
+        clone._use_cards(self._cards.copy())
         return clone
+
+    def _use_cards(self, cards: _SeededCards | _ScriptedCards) -> None:
+        """Take ``cards`` as the game's card source; a seeded one's generator is bound for
+        play's inlined draw."""
+        self._cards = cards
+        self._getrandbits = None if cards.ordered else cards.rng.getrandbits
 
     def __deepcopy__(self, memo: dict) -> Game:
         clone = self.clone()
