@@ -7,6 +7,7 @@ matches over one connection; if it dies, it is started again before its next mat
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
@@ -14,6 +15,21 @@ from arena.bots.process import BotProcess
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
 from arena.referee.session import BotSession
+
+
+def log_name(label: str) -> str:
+    """The file a launched bot's stderr goes to in its log folder: its label made a file
+    name (a tournament's K-th process of a bot is labelled ``NAME#K``: ``NAME-K``)."""
+    return f"{label.replace('/', '_').replace('#', '-')}.stderr.log"
+
+
+def is_log_of(filename: str, name: str) -> bool:
+    """Whether ``filename`` is the log of a process of the bot labelled ``name``: its
+    first (:func:`log_name` of ``name``) or its K-th (of ``name#K``)."""
+    first = log_name(name)
+    stem = first.removesuffix(".stderr.log")
+    return filename == first or re.fullmatch(re.escape(stem) + r"-\d+\.stderr\.log",
+                                             filename) is not None
 
 
 class BotStartError(RuntimeError):
@@ -59,7 +75,7 @@ class LocalBot:
         log = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            log = self.log_dir / f"{self.label.replace('/', '_').replace('#', '-')}.stderr.log"
+            log = self.log_dir / log_name(self.label)
         self.process = BotProcess(self.manifest, self.referee, self.registration.token, log,
                                   self.label, self.factory, self.referee_socket)
         try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.check import Report, check_bot
+from arena.bots.launcher import is_log_of
 from arena.bots.manifest import ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.referee.lobby import Lobby, new_token, token_hash
@@ -161,11 +162,9 @@ class Registry:
         # its own folder (matches on this server's referee, its check runs) and the files
         # its processes wrote in tournaments played elsewhere (other processes, a Ray
         # cluster's nodes: logs/tournaments/NAME/WORKER/LABEL[-K].stderr.log)
-        own = re.compile(re.escape(bot.display.replace("/", "_").replace("#", "-"))
-                         + r"(-\d+)?\.stderr\.log")
         logs = [*self.logs_dir(bot.display).rglob("*.log"),
                 *(p for p in (self.data_dir / "logs" / "tournaments").rglob("*.stderr.log")
-                  if own.fullmatch(p.name))]
+                  if is_log_of(p.name, bot.display))]
         logs.sort(key=lambda p: p.stat().st_mtime)
         text = b""
         for path in reversed(logs):
