@@ -138,8 +138,8 @@ class Runs:
     async def start(self, name: str, bots: list[str], **settings) -> Run:
         """Start a tournament of the registered ``bots`` (or follow the one called ``name``;
         one that stopped on an error goes on with what is left)."""
-        if name in self.runs and not self.runs[name].error:
-            return self.runs[name]
+        if (run := self._followable(name)) is not None:
+            return run
         if name == LADDER:
             raise ConfigError("'ladder' is the ladder, not a tournament: follow it with arena "
                               "watch, or read its standings")
@@ -147,10 +147,9 @@ class Runs:
         if name in known:
             stored = Settings.from_dict(self.store.tournament(name).settings)
             plan = await asyncio.to_thread(stored.schedule)
-            run = self.runs.get(name)
-            if run is not None and not run.error:
-                return run
-            return self._begin(Tournament.resume(self.store, name, plan))
+            # the same name was followed meanwhile, or it goes on with what is left
+            return self._followable(name) or self._begin(Tournament.resume(self.store, name,
+                                                                            plan))
         if not TOURNAMENT_NAME.fullmatch(name):
             raise ConfigError(f"tournament name {name!r} is not allowed: 1 to 64 characters, "
                               "no control characters")
@@ -174,6 +173,12 @@ class Runs:
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
         return self._begin(t)
+
+    def _followable(self, name: str) -> Run | None:
+        """The run called ``name`` to follow: running, or over as planned (one that
+        stopped on an error is not: following it starts it again)."""
+        run = self.runs.get(name)
+        return None if run is None or run.error else run
 
     def resume_unfinished(self) -> list[Run]:
         """After a restart: every server tournament with matches left goes on."""
