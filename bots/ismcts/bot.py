@@ -37,9 +37,7 @@ from ono99.bot.determinize import Determinizer
 
 from arena.rules.cards import CODES, TOKENS
 
-R, P2, DP, H, NINETY_NINE = CODES["R"], CODES["P2"], CODES["DP"], CODES["H"], CODES["99"]
-DEFLECT = {"modern": frozenset({R, P2}), "classic": frozenset({R, H}),
-           "classic-set99": frozenset({R, H})}
+NINETY_NINE = CODES["99"]
 #: rollouts: the chance of the pushing card, else a random one. Measured at 2 seats,
 #: modern, 30 duplicate deals: 1.0 (a deterministic policy given the deal) ranked first,
 #: +35 Elo over 0.9, which ranked above pusher and counter; 0.7 ranked below both.
@@ -80,7 +78,7 @@ class IsmctsBot(Bot):
         det = Determinizer(view, weight=pusher_weight(view) if INFER else None, max_tries=20)
         me = view.seat
         cards = [CODES[c] for c in legal]
-        deflect = DEFLECT[view.match.rules.ruleset]
+        deflect = det.config.ruleset.deflectors
         points = view.match.rules.options.get("scoring") == "points"
         default = cards.index(policy(cards, view.owed == 2, deflect))
         totals = [0.0] * len(cards)
@@ -156,12 +154,14 @@ def pusher_weight(view):
 def policy(legal, owed_two: bool, deflect) -> int:
     """The rollout policy's card: deflect an owed pair; else push the total (the highest
     number card; with none, a forcing card, a reverse, a hold, a 99, a -10)."""
+    # legal cards come sorted by code (the hand's order: -10, R, P2, DP, H, the numbers
+    # 0-10, then 99), so the highest number card is the last or the one before a 99
     if owed_two:
         for c in legal:
             if c in deflect:
                 return c
-    numbers = [c for c in legal if NUMBER_LOW <= c <= NUMBER_HIGH]
-    return max(numbers) if numbers else min(legal, key=PREFER.get)
+    top = legal[-1] if legal[-1] != NINETY_NINE or len(legal) == 1 else legal[-2]
+    return top if NUMBER_LOW <= top <= NUMBER_HIGH else min(legal, key=PREFER.get)
 
 
 def rollout(game, me: int, start_round: int, deflect, points: bool, rng) -> float:
@@ -171,29 +171,20 @@ def rollout(game, me: int, start_round: int, deflect, points: bool, rng) -> floa
     The policy, for every seat: deflect an owed pair when it can; otherwise, with
     probability ``1 - PUSH``, a random legal card, else the highest number card (the
     next seat gets less room), or a forcing card, a reverse, a hold, a -10."""
-    # Hot loop: most of the bot's time. The legal cards come sorted by code (the hand's
-    # order: -10, R, P2, DP, H, the numbers 0-10, then 99), so the highest number card is
-    # the last or the one before a 99.
+    # Hot loop: most of the bot's time (policy() is cheap on the engine's sorted cards)
     always_push = rng is None          # PUSH 1: no random pick (the draws are the game's)
     if not always_push:
         choice, random = rng.choice, rng.random
     legal_cards, play = game.legal_cards, game.play
     while not game.finished and game.in_game[me] and game.round == start_round:
         legal = legal_cards()
-        card = legal[0]
-        if len(legal) > 1:
-            card = None
-            if game.owed == 2:
-                for c in legal:
-                    if c in deflect:
-                        card = c
-                        break
-            if card is None:
-                if always_push or random() < PUSH:
-                    top = legal[-1] if legal[-1] != NINETY_NINE else legal[-2]
-                    card = top if top >= NUMBER_LOW else min(legal, key=PREFER.get)
-                else:
-                    card = choice(legal)
+        if len(legal) == 1:
+            card = legal[0]
+        elif (always_push or (game.owed == 2 and not deflect.isdisjoint(legal))
+              or random() < PUSH):
+            card = policy(legal, game.owed == 2, deflect)
+        else:
+            card = choice(legal)
         play(game.to_act, card)
     return value(game, me, points)
 
