@@ -122,12 +122,15 @@ def test_random_draws_pick_from_the_pile_the_same_way_for_the_same_seed():
     the same for the same seed (a search's common random numbers), other seeds differing."""
     config = make_config("modern", None, 2)
     deck = sorted(config.ruleset.deck)
-    hands = [deck[:4], deck[4:8]]
-    pile = deck[8:]
+    hands = [deck[:4], deck[4:8]]                 # -10s: playable whatever is drawn
+    # the pile only number cards, every other card out of play: a draw from anywhere
+    # but the pile shows
+    pile = [c for c in deck[8:] if CODES["0"] <= c <= CODES["10"]]
+    aside = [c for c in deck[8:] if not CODES["0"] <= c <= CODES["10"]]
 
     def first_draws(seed: int) -> list[int]:
-        game = Game.from_state(config, hands=hands, draw=pile, to_act=0, seed=seed,
-                               random_draws=True)
+        game = Game.from_state(config, hands=hands, draw=pile, out_of_play=aside, to_act=0,
+                               seed=seed, random_draws=True)
         drawn = []
         for _ in range(6):
             seat = game.to_act
