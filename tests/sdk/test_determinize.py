@@ -100,7 +100,7 @@ def test_a_weight_skews_the_samples():
     game = played_to(config, 3, 4)
     seat = game.to_act
     other = 1 - seat
-    ninety_nine = 16
+    ninety_nine = CODES["99"]
     det = Determinizer(game.view(seat), weight=lambda c: 0.0 if ninety_nine in c.hands[other] else 1.0)
     rng = random.Random(1)
     assert all(ninety_nine not in g.hands[other] for g in det.samples(200, rng))
