@@ -90,17 +90,37 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         try:
-            # sqlite3.connect opens lazily: a file that is not a database fails here
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            self._set_up()
         except sqlite3.Error as exc:
             self.db.close()
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         except BaseException:
             self.db.close()
             raise
+
+    def _set_up(self) -> None:
+        """Switch the file to WAL and bring its schema up to date.
+
+        SQLite skips the busy handler where waiting could deadlock: when several processes
+        open one new file at once, all reading it and then wanting to switch its journal
+        mode, some get "database is locked" at once. Those start again (the switch and the
+        migrations are idempotent) until the busy timeout has passed."""
+        deadline = time.monotonic() + self.timeout
+        pause = 0.005
+        while True:
+            try:
+                # sqlite3.connect opens lazily: a file that is not a database fails here
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
+                self.db.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _begin(self) -> None:
         """Open a write transaction, waiting up to the busy timeout for another process's
