@@ -16,7 +16,8 @@ from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 async def pingpong(address: str) -> None:
     async with grpc.aio.insecure_channel(address) as channel:
-        await asyncio.wait_for(channel.channel_ready(), 30)
+        async with asyncio.timeout(30):
+            await channel.channel_ready()
         call = referee_pb2_grpc.RefereeStub(channel).Play()
         await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(name="pingpong",
                                                                         protocol_version=1)))

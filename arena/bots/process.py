@@ -111,12 +111,14 @@ class BotProcess:
         if self.jail is None:
             return None
         try:
-            code = await asyncio.wait_for(self.jail.proc.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                code = await self.jail.proc.wait()
         except TimeoutError:
             return None
         if self._reader is not None:
             try:
-                await asyncio.wait_for(asyncio.shield(self._reader), 0.5)
+                async with asyncio.timeout(0.5):
+                    await asyncio.shield(self._reader)
             except TimeoutError:
                 pass
         return code

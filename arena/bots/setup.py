@@ -186,7 +186,8 @@ async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
                 written += len(chunk)
 
         try:
-            await asyncio.wait_for(asyncio.gather(pump(), jail.proc.wait()), timeout)
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(pump(), jail.proc.wait())
         except TimeoutError:
             jail.signal(signal.SIGKILL)
             await jail.proc.wait()

@@ -129,7 +129,8 @@ async def server_stream(channel: grpc.aio.Channel, path: str, request: bytes,
     try:
         while len(replies) < limit:
             try:
-                reply = await asyncio.wait_for(call.read(), wait)
+                async with asyncio.timeout(wait):
+                    reply = await call.read()
             except TimeoutError:
                 break
             if reply is grpc.aio.EOF:

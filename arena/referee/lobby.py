@@ -158,7 +158,8 @@ class Lobby:
         waiter = asyncio.get_running_loop().create_future()
         reg._waiters.append(waiter)
         try:
-            return await asyncio.wait_for(waiter, timeout)
+            async with asyncio.timeout(timeout):
+                return await waiter
         finally:
             if waiter in reg._waiters:
                 reg._waiters.remove(waiter)

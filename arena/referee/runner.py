@@ -369,6 +369,7 @@ class MatchRunner:
                     pass
                 continue
             try:  # aborting: the task was cancelled once already; do not hang on a bot
-                await asyncio.wait_for(asyncio.shield(session.send(msg)), timeout)
+                async with asyncio.timeout(timeout):
+                    await asyncio.shield(session.send(msg))
             except (SessionClosed, TimeoutError, asyncio.CancelledError):
                 pass

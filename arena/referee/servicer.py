@@ -66,7 +66,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             return
         self._unauthenticated += 1
         try:
-            first = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
+            async with asyncio.timeout(HELLO_TIMEOUT_S):
+                first = await context.read()
         except TimeoutError:
             first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, f"no hello within {HELLO_TIMEOUT_S:g} s")
         except DecodeError as exc:
@@ -152,7 +153,8 @@ async def _goodbye(session: BotSession, context) -> None:
     session.farewell = True
     await session.stop_writer()
     try:   # a stream that is gone must not hold the referee up
-        await asyncio.wait_for(context.write(wire.goodbye(session.close_reason)), 1.0)
+        async with asyncio.timeout(1.0):
+            await context.write(wire.goodbye(session.close_reason))
     except Exception:
         pass
 
@@ -172,7 +174,8 @@ async def _read_hello(context) -> None:
     moment at most: a client that writes its hello after the stream had already ended
     would see a broken stream, not the refusal."""
     try:
-        await asyncio.wait_for(context.read(), REFUSE_READ_S)
+        async with asyncio.timeout(REFUSE_READ_S):
+            await context.read()
     except Exception:
         pass
 

@@ -113,7 +113,8 @@ class BotSession:
             try:
                 self.post(wire.goodbye(reason))
                 self.farewell = True
-                await asyncio.wait_for(self._written(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._written()
             except (SessionClosed, TimeoutError):
                 pass
         self.close(reason)

@@ -97,7 +97,8 @@ class Ladder:
                     task.add_done_callback(tasks.discard)
                 self._wake.clear()
                 try:
-                    await asyncio.wait_for(self._wake.wait(), 0.5)
+                    async with asyncio.timeout(0.5):
+                        await self._wake.wait()
                 except TimeoutError:
                     pass
         finally:

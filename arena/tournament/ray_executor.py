@@ -301,7 +301,8 @@ class RayExecutor(Executor):
             async with changed:
                 while len(reported) < len(plans) and not failure:
                     try:
-                        await asyncio.wait_for(changed.wait(), 1.0)
+                        async with asyncio.timeout(1.0):
+                            await changed.wait()
                     except TimeoutError:
                         pass
                     if ready & actors.keys():
@@ -326,7 +327,8 @@ class RayExecutor(Executor):
         """Each actor says goodbye to its bots, then ends."""
         async def stop(handle) -> None:
             try:
-                await asyncio.wait_for(handle.stop.remote(), STOP_TIMEOUT_S)
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await handle.stop.remote()
             except BaseException:   # noqa: BLE001 - lost or slow: killed below either way
                 pass
             ray.kill(handle)

@@ -367,7 +367,8 @@ class SpectatorHub:
             self._arrivals.add(waiter)
             try:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                await asyncio.wait_for(waiter, left)
+                async with asyncio.timeout(left):
+                    await waiter
             except TimeoutError:
                 return None
             finally:

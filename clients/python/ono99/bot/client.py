@@ -149,7 +149,8 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
     called once the referee has admitted the bot."""
     async with link.channel() as channel:
         try:
-            await asyncio.wait_for(channel.channel_ready(), connect_timeout)
+            async with asyncio.timeout(connect_timeout):
+                await channel.channel_ready()
         except TimeoutError:
             raise _Unreachable from None
         call = referee_pb2_grpc.RefereeStub(channel).Play()
