@@ -12,14 +12,11 @@ from ono99.transport import grpc
 from ono99.v1 import referee_pb2_grpc
 
 from arena.referee.lobby import Lobby
-from arena.referee.servicer import RefereeServicer
+from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
 from arena.rpc import RejectUnparsable
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
-#: The largest message received: a bot's messages are at most 4 KiB (the session refuses
-#: larger ones); an organiser's upload chunk 32 KiB. Larger ones end their call.
-MAX_RECEIVE = 64 * 1024
 #: A connection that has not finished its TLS and HTTP/2 handshakes by then is closed
 #: (500 raw sockets that never spoke HTTP/2 stayed open for good before).
 HANDSHAKE_TIMEOUT_MS = 5000

@@ -18,6 +18,13 @@ from arena.referee.session import BotSession
 from arena.rpc import details
 
 HELLO_TIMEOUT_S = 10.0
+#: The largest message the referee's port receives: a bot's messages are at most 4 KiB (the
+#: session refuses larger ones); an organiser's upload chunk 32 KiB. Larger ones end their
+#: call in gRPC, before a servicer reads them.
+MAX_RECEIVE = 64 * 1024
+#: why a session ended when its stream did
+CLOSED = (f"the bot's stream ended: it closed it, or sent a message over "
+          f"{MAX_RECEIVE // 1024} KiB, which gRPC refuses")
 REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
 MAX_UNAUTHENTICATED = 64      # streams that have not said hello yet, at once
 MAX_FAILED_HELLOS = 10        # refused hellos from one peer within FAILED_WINDOW_S ...
@@ -163,7 +170,9 @@ async def _read(session: BotSession, context) -> None:
     while True:
         msg = await context.read()
         if msg is grpc.aio.EOF:
-            session.close("the bot closed its stream")
+            # gRPC ends a stream whose message is over MAX_RECEIVE as if the bot had
+            # closed it (the bot gets RESOURCE_EXHAUSTED): the referee cannot tell which
+            session.close(CLOSED)
             return
         if not session.take(msg):
             await session.on_message(msg)

@@ -209,3 +209,35 @@ def test_raw_connections_that_never_speak_http2_are_capped_and_closed(monkeypatc
             await server.stop()
 
     asyncio.run(go())
+
+
+def test_a_session_whose_bot_sends_over_64_kib_ends_saying_it_may_have():
+    """gRPC ends such a stream before the referee reads the message, and shows the referee
+    a plain end of stream: the reason the session gives (and the verdict that quotes it)
+    names both causes, not only "the bot closed its stream"."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            reg = server.lobby.register("big")
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = channel.stream_stream(
+                    "/ono99.v1.Referee/Play", request_serializer=lambda b: b,
+                    response_deserializer=referee_pb2.RefereeMessage.FromString)()
+                await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                    name="big", token=reg.token, protocol_version=1)).SerializeToString())
+                assert (await call.read()).HasField("welcome")
+                session = await server.lobby.wait_session(reg.token, 5)
+                action = referee_pb2.BotMessage(action=referee_pb2.Action(turn_id=1))
+                await call.write(action.SerializeToString() + b"\x7a" + _varint(100_000)
+                                 + b"p" * 100_000)
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await call.read()
+                assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                async with asyncio.timeout(5):
+                    reason = await session.wait_closed()
+                assert reason == ("the bot's stream ended: it closed it, or sent a message "
+                                  "over 64 KiB, which gRPC refuses")
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
