@@ -574,11 +574,14 @@ class Game:
                 total = 0
         self.total = total
         plays = self.plays = self.plays + 1
+        # two appends (specialized by the interpreter), not += of a pair: 1.7% fewer
+        # instructions a decision
         events = self.events
+        events.append((PLAY, seat, card, total))
 
         # draw one card: a seeded game's common case inlined (a random card of the
-        # unordered pile, as _pick; the play and draw events added in one go); an empty
-        # pile (a reshuffle event goes between them) or explicit cards go to _draw_one
+        # unordered pile, as _pick); an empty pile (a reshuffle event goes before the
+        # draw's) or explicit cards go to _draw_one
         draw = self.draw
         getrandbits = self._getrandbits
         if draw and getrandbits is not None:
@@ -589,11 +592,9 @@ class Game:
             drawn = draw[i]
             draw[i] = draw[-1]
             draw.pop()
-            events += ((PLAY, seat, card, total), _DRAW_ONE[seat])
         else:
-            events.append((PLAY, seat, card, total))
             drawn = self._draw_one()
-            events.append(_DRAW_ONE[seat])
+        events.append(_DRAW_ONE[seat])
         insort(hand, drawn)
 
         if plays >= self.max_plays:
