@@ -238,6 +238,7 @@ class Game:
         "events", "_cards", "_legal", "_over_limit", "_active", "_out_blocks", "_table",
         "_floor", "_forcing", "_no_opening", "_deflectors", "_ninety_nine", "_on_zero", "_points",
         "_rounds", "_getrandbits", "_legal_table", "_four_99", "_acting_hand",
+        "_orders", "_next_seat",
     )
 
     def __init__(self, config: GameConfig, cards: _SeededCards | _ScriptedCards,
@@ -293,6 +294,8 @@ class Game:
         self._active = n                       # seats in the round (points) or in the game
         self._out_blocks: list[list[tuple[int, ...]]] = []  # seats that left, in order, as ranked groups
         self._table: Table | None = None
+        self._orders: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # see _order_seats
+        self._next_seat: tuple[int, ...] = ()
         self._start_round(first=True)
         self._settle()
 
@@ -405,6 +408,7 @@ class Game:
         game.in_game = in_game
         game.in_round = in_round
         game._active = sum(in_round)
+        game._order_seats()
         if tokens is not None:
             game.tokens = list(tokens)
         if scores is not None:
@@ -602,15 +606,16 @@ class Game:
         if owed == 2 and card not in self._deflectors:
             self.owed = owed = 1               # the second card of the pair
         else:
-            # the turn passes: a deflector passes the pair on, the forcing card starts one
+            # the turn passes, to the next seat read from a table (_order_seats); owed
+            # stays as it is (1, or 2 where a deflector passes the pair on) unless the
+            # forcing card starts a pair
             if card == REVERSE and self._active > 2:
-                self.direction = -self.direction
+                self.direction = direction = -self.direction
+                self._next_seat = self._orders[direction < 0]
             if card == self._forcing:
-                owed = 2
-            self.owed = owed
+                self.owed = owed = 2
             self.played_99 = False
-            nxt = (seat + self.direction) % self.seats    # _next, inlined for its common case
-            self.to_act = seat = nxt if self.in_round[nxt] else self._next(nxt)
+            self.to_act = seat = self._next_seat[seat]
 
         # _settle's common case, inlined (the same lookup and state packing: keep the two
         # in step): the seat to act has legal cards found in the table. Anything else (a
@@ -753,6 +758,30 @@ class Game:
             seat = (seat + step) % n
         return seat
 
+    def _order_seats(self) -> None:
+        """After a change of the seats in the round: the next seat still playing after
+        each seat (in the round or not), clockwise and counter-clockwise, for play's
+        turn passing (one tuple read instead of _next's arithmetic and loop). The pair
+        for each set of seats in the round is made once in a process (_ORDERS)."""
+        key = tuple(self.in_round)
+        orders = _ORDERS.get(key)
+        if orders is None:
+            n = len(key)
+            orders = []
+            for step in (1, -1):
+                after = []
+                for seat in range(n):
+                    nxt = (seat + step) % n
+                    for _ in range(n):
+                        if key[nxt]:
+                            break
+                        nxt = (nxt + step) % n
+                    after.append(nxt)
+                orders.append(tuple(after))
+            orders = _ORDERS[key] = (orders[0], orders[1])
+        self._orders = orders
+        self._next_seat = orders[self.direction < 0]
+
     def _pass_turn(self, seat: int) -> None:
         """The turn passes to the next seat owing nothing (after a loss or a forfeit)."""
         self.to_act = self._next(seat)
@@ -832,6 +861,7 @@ class Game:
                 return
         self.in_round[seat] = False
         self._active -= 1
+        self._order_seats()
         self._table = None
         if self._active == 1:
             self._end_points_round()
@@ -883,6 +913,7 @@ class Game:
         if self.in_round[seat]:
             self.in_round[seat] = False
             self._active -= 1
+            self._order_seats()
         if block:
             self._out_blocks.append([(seat,)])
         self._table = None
@@ -939,6 +970,7 @@ class Game:
         self.plays = 0
         self.in_round = list(self.in_game)
         self._active = sum(self.in_game)
+        self._order_seats()
         self._table = None
         first_seat = (self.dealer + 1) % self.seats
         while not self.in_game[first_seat]:
@@ -999,6 +1031,10 @@ _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= 
 
 #: The ("draw", seat, 1) event of each seat, made once: events are immutable, so shared.
 _DRAW_ONE = tuple((DRAW, s, 1) for s in range(MAX_SEATS))
+
+#: in_round (as a tuple) -> the next seat in the round after each seat, clockwise and
+#: counter-clockwise (see Game._order_seats): at most 2**8 patterns of 2-8 seats.
+_ORDERS: dict[tuple[bool, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
 
 class _LegalTable:
