@@ -191,7 +191,7 @@ def view_from_wire(view: game_pb2.SeatView, legal: Iterable[int], over_limit: bo
         scores=tuple(s.score for s in seats),
         revealed={i: cards_from_wire(s.revealed) for i, s in enumerate(seats) if s.revealed},
         round=view.round, dealer=view.dealer)
-    return SeatView(
+    return SeatView.of(
         view.seat, cards_from_wire(view.hand), cards_from_wire(legal), over_limit, view.total,
         view.direction, None if view.to_act < 0 else view.to_act, view.owed, view.draw_size,
         view.discard_size, table, list(events), len(events), None)

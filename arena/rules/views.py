@@ -150,28 +150,38 @@ class _PublicView:
 
 
 class SeatView(_PublicView):
-    """What one seat may know now: its hand, its legal cards when it acts, the public state."""
+    """What one seat may know now: its hand, its legal cards when it acts, the public state.
+
+    Made by :meth:`Game.view <arena.rules.game.Game.view>`, or from its fields with
+    :meth:`of`. It has no ``__init__`` of its own: the engine makes one per decision as
+    ``SeatView()`` and fills its slots, and calling the class with nothing to initialize
+    costs a quarter less than ``object.__new__(SeatView)`` (1.6% of a decision).
+    """
 
     __slots__ = ("seat", "hand", "legal", "over_limit")
 
-    def __init__(self, seat: int, hand: tuple[int, ...], legal: tuple[int, ...],
-                 over_limit: bool, total: int, direction: int, to_act: int | None, owed: int,
-                 draw_size: int, discard_size: int, table: Table, events: list, n_events: int,
-                 outcome: Outcome | None) -> None:
-        self.seat = seat
-        self.hand = hand
-        self.legal = legal
-        self.over_limit = over_limit
-        self.total = total
-        self.direction = direction
-        self.to_act = to_act
-        self.owed = owed
-        self.draw_size = draw_size
-        self.discard_size = discard_size
-        self.table = table
-        self._events = events
-        self._n_events = n_events
-        self.outcome = outcome
+    @classmethod
+    def of(cls, seat: int, hand: tuple[int, ...], legal: tuple[int, ...],
+           over_limit: bool, total: int, direction: int, to_act: int | None, owed: int,
+           draw_size: int, discard_size: int, table: Table, events: list, n_events: int,
+           outcome: Outcome | None) -> SeatView:
+        """A view with these fields (``events[:n_events]`` is the record it covers)."""
+        view = cls()
+        view.seat = seat
+        view.hand = hand
+        view.legal = legal
+        view.over_limit = over_limit
+        view.total = total
+        view.direction = direction
+        view.to_act = to_act
+        view.owed = owed
+        view.draw_size = draw_size
+        view.discard_size = discard_size
+        view.table = table
+        view._events = events
+        view._n_events = n_events
+        view.outcome = outcome
+        return view
 
     def __repr__(self) -> str:
         from arena.rules.cards import TOKENS
