@@ -147,7 +147,7 @@ class MatchRunner:
             _, start, deadline = resume
         try:
             await session.send(msg)
-            await self._flush_events(skip=seat)
+            self._flush_events(skip=seat)
             while True:
                 remaining = (deadline - _perf_ns()) / 1e9
                 if remaining <= 0:
@@ -295,7 +295,7 @@ class MatchRunner:
             game = self.game
             frame = Frame(self.spec.match_id, self._frames, tuple(events[self._reported:]),
                           game.spectator_view(), seat, latency_us,
-                          tuple(b // 1_000_000 for b in self._bank_ns),
+                          tuple([b // 1_000_000 for b in self._bank_ns]),
                           time.perf_counter() - self._t0, time=time.time())
             private = None
             if self.listeners.hands:
@@ -318,7 +318,7 @@ class MatchRunner:
         return tuple(tuple(game.hands[s]) if game.hands[s] is not None
                      else tuple(game.revealed.get(s, ())) for s in range(game.seats))
 
-    async def _flush_events(self, skip: int) -> None:
+    def _flush_events(self, skip: int) -> None:
         """Send each live seat (but ``skip``, about to act) the events it has not seen yet.
 
         A seat is not sent the bare echo of its own accepted action (its play and draw):
