@@ -44,11 +44,6 @@ STUCK_S = 1.0
 HARD_CAP = 4096
 
 
-def _expire(waiter: asyncio.Future) -> None:
-    if not waiter.done():
-        waiter.set_result(_TIMEOUT)
-
-
 class SessionClosed(Exception):
     """The bot's stream has ended; the message says how."""
 
@@ -80,6 +75,8 @@ class BotSession:
         self._issued: set[int] = set()
         self._inbox: deque = deque()            # actions (or nudges) not yet taken
         self._waiter: asyncio.Future | None = None
+        self._timer: asyncio.TimerHandle | None = None  # rings for the waiting runner
+        self._deadline = 0.0                     # ... when its time is out (loop time)
         self._loop = asyncio.get_running_loop()
         self._done = self._loop.create_future()
 
@@ -98,6 +95,9 @@ class BotSession:
         self.close_reason = reason
         self._deliver(_CLOSED)
         self._wake_writer()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if not self._done.done():
             self._done.set_result(reason)
 
@@ -248,19 +248,18 @@ class BotSession:
     async def next_action(self, timeout: float) -> referee_pb2.Action | None:
         """The next action for the open turn, waiting up to ``timeout`` s; None when a
         refusal was counted here. Raises :class:`SessionClosed` when the stream ends and
-        ``TimeoutError`` when the time runs out. (A bare future and a timer handle, not
-        ``asyncio.wait_for``: no task per turn.)"""
+        ``TimeoutError`` when the time runs out. (A bare future and the session's timer,
+        not ``asyncio.wait_for``: no task per turn.)"""
         if self._closed:
             raise SessionClosed(self.close_reason)
         if self._inbox:
             item = self._inbox.popleft()
         else:
             waiter = self._waiter = self._loop.create_future()
-            timer = self._loop.call_later(timeout, _expire, waiter)
+            self._arm(self._loop.time() + timeout)
             try:
                 item = await waiter
             finally:
-                timer.cancel()
                 self._waiter = None
             if item is _TIMEOUT:
                 raise TimeoutError
@@ -269,6 +268,31 @@ class BotSession:
         if item is _NUDGE:
             return None
         return item
+
+    def _arm(self, deadline: float) -> None:
+        """Have the timer ring by ``deadline`` (loop time) for the runner waiting now.
+        One timer per session, moved only when it would ring too late: a turn ends long
+        before its clock runs out, so most turns neither push a timer onto the loop's
+        heap nor leave a cancelled one there for the loop to sweep out."""
+        self._deadline = deadline
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self._loop.call_at(deadline, self._ring)
+
+    def _ring(self) -> None:
+        """The timer rang: the waiting runner's time is out if its deadline has come,
+        else the timer is set again for it (it was set for an earlier turn)."""
+        rang_at = self._timer.when()
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        if self._deadline <= rang_at:
+            waiter.set_result(_TIMEOUT)
+        else:
+            self._timer = self._loop.call_at(self._deadline, self._ring)
 
     # ---------------------------------------------------------------- reads
 
