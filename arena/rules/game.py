@@ -754,21 +754,11 @@ class Game:
             return None
         return total
 
-    def _next(self, seat: int) -> int:
-        """The next seat still playing after ``seat`` in the current direction."""
-        n = self.seats
-        step = self.direction
-        in_round = self.in_round
-        seat = (seat + step) % n
-        while not in_round[seat]:
-            seat = (seat + step) % n
-        return seat
-
     def _order_seats(self) -> None:
         """After a change of the seats in the round: the next seat still playing after
         each seat (in the round or not), clockwise and counter-clockwise, for play's
-        turn passing (one tuple read instead of _next's arithmetic and loop). The pair
-        for each set of seats in the round is made once in a process (_ORDERS)."""
+        turn passing (one tuple read instead of arithmetic and a loop). The pair for each
+        set of seats in the round is made once in a process (_ORDERS)."""
         key = tuple(self.in_round)
         orders = _ORDERS.get(key)
         if orders is None:
@@ -790,7 +780,7 @@ class Game:
 
     def _pass_turn(self, seat: int) -> None:
         """The turn passes to the next seat owing nothing (after a loss or a forfeit)."""
-        self.to_act = self._next(seat)
+        self.to_act = self._next_seat[seat]
         self.owed = 1
         self.played_99 = False
 
@@ -978,10 +968,8 @@ class Game:
         self._active = sum(self.in_game)
         self._order_seats()
         self._table = None
-        first_seat = (self.dealer + 1) % self.seats
-        while not self.in_game[first_seat]:
-            first_seat = (first_seat + 1) % self.seats
-        self.to_act = first_seat
+        # the dealer's left among the seats in (clockwise: the direction was just reset)
+        first_seat = self.to_act = self._next_seat[self.dealer]
         self.events.append((DEAL, self.round, self.dealer, first_seat, self.total))
 
     # ----------------------------------------------------------------- errors
