@@ -292,7 +292,7 @@ class BotSession:
         if self._deadline <= rang_at:
             waiter.set_result(_TIMEOUT)
         else:
-            self._timer = self._loop.call_at(self._deadline, self._ring)
+            self._arm(self._deadline)
 
     # ---------------------------------------------------------------- reads
 
