@@ -700,7 +700,10 @@ class Game:
                 row = _new_row(self._legal_table, key)
             legal = row[state]
             if legal is None:
-                legal = row[state] = self._compute_legal(hand)
+                legal = self._compute_legal(hand)
+                # one tuple for all entries with the same cards: the table's entries grow
+                # with the (hand, state) pairs play visits, its distinct answers do not
+                legal = row[state] = self._legal_table.answers.setdefault(legal, legal)
             if legal:
                 self._legal = legal
                 self._over_limit = False
@@ -1036,11 +1039,13 @@ class _LegalTable:
     changes no result, only how soon one is found. (``rows`` is a plain dict, not this
     class's base: the interpreter specializes a plain dict's subscript.)"""
 
-    __slots__ = ("facts", "rows")
+    __slots__ = ("facts", "rows", "answers")
 
     def __init__(self, facts: tuple) -> None:
         self.facts = facts                     # _legal_table's arguments
         self.rows: dict[tuple[int, ...], list[tuple[int, ...] | None]] = {}
+        #: each distinct legal-cards tuple once, shared by every entry that holds it
+        self.answers: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def __copy__(self) -> _LegalTable:
         return self
@@ -1083,6 +1088,7 @@ def _new_row(table: _LegalTable, hand: tuple[int, ...]) -> list[tuple[int, ...] 
     rows = table.rows
     if len(rows) >= _LEGAL_TABLE_HANDS:
         rows.clear()
+        table.answers.clear()
     row = rows[hand] = [None] * 44
     return row
 

@@ -40,3 +40,19 @@ def test_clones_and_pickles_share_the_memo():
         assert twin.view(twin.to_act).legal == game.view(game.to_act).legal
         while not twin.finished:
             twin.play(twin.to_act, twin.legal_cards()[-1])
+
+
+def test_the_memo_holds_each_distinct_answer_once():
+    # a long-running server plays millions of decisions: the memo's entries grow with the
+    # (hand, state) pairs visited (50,000 after 100,000 2-seat games), so they must share
+    # their tuples (about 1,500 distinct), or the memo grows by megabytes for nothing
+    for seed in range(200):
+        game = Game.new("modern", None, 2, seed=seed)
+        rng = random.Random(seed)
+        while not game.finished:
+            game.play(game.to_act, rng.choice(game.legal_cards()))
+    table = game._legal_table
+    entries = [x for row in table.rows.values() for x in row if x is not None]
+    assert len(entries) > 2 * len(table.answers)       # many entries share an answer
+    assert len({id(x) for x in entries}) == len(table.answers)
+    assert all(table.answers[x] is x for x in entries)
