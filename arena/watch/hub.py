@@ -189,7 +189,6 @@ class SpectatorHub:
         self.tournaments: dict[str, TournamentLog] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()   # finished tournaments, oldest first
         self._current: str | None = None           # the tournament started last
-        self._tournament_of: dict[str, str] = {}
         self._arrivals: set[asyncio.Future] = set()   # TV waiting for a live match
 
     # ---------------------------------------------------------------- feeding the hub
