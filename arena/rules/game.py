@@ -1063,8 +1063,10 @@ class _LegalTable:
 _LEGAL_TABLES: dict[tuple, _LegalTable] = {}
 
 #: Hands a table holds before it is emptied: 4-card hands are 4,845 multisets, and
-#: random play visits about 3,000 with some 30,000 (hand, state) pairs; the bound only
-#: keeps scripted games with odd hand sizes from growing it without end.
+#: random play visits about 3,000, with (hand, state) pairs still filling in slowly (50,000
+#: after 100,000 2-seat games) but only about 1,500 distinct answers, which the entries
+#: share (``answers``); the bound only keeps scripted games with odd hand sizes from
+#: growing it without end.
 _LEGAL_TABLE_HANDS = 16_384
 
 
