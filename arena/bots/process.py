@@ -50,7 +50,7 @@ class BotProcess:
         try:
             self.jail, _ = await self.factory.start(self.manifest.command, self.manifest.folder,
                                                     env, self.referee_socket)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:   # ValueError: a NUL in its arguments
             raise OSError(f"cannot start bot {self.label}: {' '.join(self.manifest.command)}: "
                           f"{exc}") from None
         self._reader = asyncio.create_task(self._read_output())
@@ -171,7 +171,7 @@ class BotProcess:
         self.close()
 
     def close(self) -> None:
-        """Everything the process left: its other processes, cgroups, scratch folder."""
+        """Everything the process left: its other processes and cgroups."""
         if self.jail is not None and not self._closed:
             self._closed = True
             self.jail.close()

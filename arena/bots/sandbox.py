@@ -2,8 +2,10 @@
 
 The arena runs strangers' programs, so by default every bot runs in a bubblewrap sandbox
 (Debian's ``bubblewrap``, the sandbox Flatpak is built on): new user, PID, network, IPC,
-UTS and mount namespaces; the system read-only; its own folder read-only; a fresh
-writable scratch folder (its ``HOME``) and a private ``/tmp``; the Python, Node.js and
+UTS and mount namespaces, no capabilities (bwrap run by root keeps them unless told: with
+CAP_SYS_ADMIN a bot could remount its read-only mounts writable) and no further user
+namespaces; the system read-only; its own folder read-only; a fresh scratch ``HOME`` and a
+private ``/tmp``, both size-capped in-memory file systems; the Python, Node.js and
 C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing else of
 the host (no database, no other bots, no organiser files, no network, no other process).
 Its environment holds only what a bot needs. Limits come from cgroups where the arena may
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import atexit
+import contextlib
 import itertools
 import os
 import shlex
@@ -28,7 +32,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
@@ -54,9 +57,11 @@ class Limits:
     open_files: int | None = 256      # file descriptors of each process
     file_size_mb: int | None = 64     # the largest file it may write
     output_mb: int | None = 16        # stdout and stderr together, kept in its log
+    scratch_mb: int | None = 256      # its /scratch, and its /tmp, each (sandboxed: in memory)
 
     NAMES = {"memory": "memory_mb", "processes": "processes", "cpu": "cpu_s",
-             "files": "open_files", "file-size": "file_size_mb", "output": "output_mb"}
+             "files": "open_files", "file-size": "file_size_mb", "output": "output_mb",
+             "scratch": "scratch_mb"}
 
     def with_args(self, pairs: Sequence[str]) -> Limits:
         """These limits changed by ``["memory=2048", "cpu=none", ...]`` (``--limit``)."""
@@ -82,7 +87,8 @@ class Limits:
 
     def describe(self) -> str:
         units = {"memory_mb": " MiB", "cpu_s": " s CPU", "file_size_mb": " MiB files",
-                 "output_mb": " MiB output", "processes": " processes", "open_files": " files open"}
+                 "output_mb": " MiB output", "processes": " processes", "open_files": " files open",
+                 "scratch_mb": " MiB scratch"}
         parts = [f"{getattr(self, f.name)}{units[f.name]}" for f in fields(self)
                  if getattr(self, f.name) is not None]
         return ", ".join(parts) or "no limits"
@@ -90,7 +96,7 @@ class Limits:
 
 #: What a setup step may use: a compiler needs more than a bot, for a while.
 SETUP_LIMITS = Limits(memory_mb=4096, processes=512, cpu_s=None, open_files=1024,
-                      file_size_mb=1024, output_mb=64)
+                      file_size_mb=1024, output_mb=64, scratch_mb=2048)
 
 
 @dataclass(frozen=True)
@@ -122,11 +128,10 @@ class Jail:
     up after it."""
 
     def __init__(self, proc: asyncio.subprocess.Process, cgroups: _Cgroups | None,
-                 limits: Limits, scratch: str | None, sandboxed: bool) -> None:
+                 limits: Limits, sandboxed: bool) -> None:
         self.proc = proc
         self.cgroups = cgroups
         self.limits = limits
-        self.scratch = scratch
         self.sandboxed = sandboxed
         self.output_exceeded = False
 
@@ -181,12 +186,11 @@ class Jail:
         return None if self.cgroups is None else self.cgroups.peak_memory_mb()
 
     def close(self) -> None:
-        """After the process ended: nothing of it left (its processes, cgroups, scratch)."""
+        """After the process ended: nothing of it left (its processes, cgroups). A
+        sandbox's file systems went with it."""
         if self.cgroups is not None:
             self.cgroups.kill_all()
             self.cgroups.remove()
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 #: What programs say when an allocation fails (Python, V8, C++, C).
@@ -241,7 +245,7 @@ class PlainFactory(ProcessFactory):
         env = bot_env(env, os.environ.get("HOME", str(folder)))
         cgroups = _Cgroups.make(limits)
         proc = await _spawn(_prelude(limits, cgroups), argv, folder, env)
-        return Jail(proc, cgroups, limits, None, sandboxed=False), env
+        return Jail(proc, cgroups, limits, sandboxed=False), env
 
 
 class SandboxFactory(ProcessFactory):
@@ -260,13 +264,17 @@ class SandboxFactory(ProcessFactory):
 
     async def start(self, argv, folder, env, referee_socket=None, setup=False):
         limits = SETUP_LIMITS if setup else self.limits
-        scratch = tempfile.mkdtemp(prefix="ono99-scratch-")
         env = bot_env(env, SCRATCH)
         if referee_socket is not None and "ONO99_REFEREE" in env:
             env["ONO99_REFEREE"] = f"unix:{SOCKET_DIR}/referee.sock"
+        # /tmp and the scratch HOME are in-memory file systems of the sandbox's own, each
+        # capped (their pages count in the memory cgroup too): nothing a bot writes
+        # reaches the host's disk or outlives the process
+        size = [] if limits.scratch_mb is None else ["--size", str(limits.scratch_mb * 2**20)]
         box = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-               "--hostname", "bot", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-               "--dir", "/run", "--clearenv"]
+               *_hardening(), "--hostname", "bot", "--proc", "/proc", "--dev", "/dev",
+               *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH, "--dir", "/run",
+               "--clearenv"]
         if setup:
             box.append("--share-net")        # a setup may download what it needs
         for name, value in env.items():
@@ -275,13 +283,12 @@ class SandboxFactory(ProcessFactory):
         for path in _runtime_paths():
             box += ["--ro-bind", path, path]
         box += ["--bind" if setup else "--ro-bind", str(folder), str(folder)]
-        box += ["--bind", scratch, SCRATCH]
         if referee_socket is not None:
             box += ["--dir", SOCKET_DIR, "--bind", referee_socket, f"{SOCKET_DIR}/referee.sock"]
         box += ["--remount-ro", "/", "--chdir", str(folder), "--", *argv]
         cgroups = _Cgroups.make(limits)
         proc = await _spawn(_prelude(limits, cgroups), box, folder, env)
-        return Jail(proc, cgroups, limits, scratch, sandboxed=True), env
+        return Jail(proc, cgroups, limits, sandboxed=True), env
 
 
 # ---------------------------------------------------------------- how a process starts
@@ -358,23 +365,72 @@ def _runtime_paths() -> list[str]:
 
 
 _bwrap_checked: list[str | None] = []
+#: No capabilities, and no user namespace the bot could make to gain some over its own
+#: mounts (--disable-userns: bubblewrap 0.8; checked by the probe). Run by root, bwrap
+#: keeps every capability unless told, CAP_SYS_ADMIN among them: a bot could then remount
+#: its read-only mounts (its folder, the arena's code, /usr) writable, as the host's root.
+_HARDENING = ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+_hardening_kept: list[list[str]] = []
+
+
+def _hardening() -> list[str]:
+    """The hardening flags this bwrap takes (the probe's finding)."""
+    _probe_bwrap()
+    return _hardening_kept[0] if _hardening_kept else ["--cap-drop", "ALL"]
 
 
 def _probe_bwrap() -> str | None:
-    """Run bwrap once with the namespaces the sandbox needs; its error, or None."""
+    """Run bwrap once with the namespaces and hardening the sandbox needs; its error, or
+    None. A bwrap older than 0.8 (no --disable-userns) still drops every capability."""
     if not _bwrap_checked:
-        try:
-            proc = subprocess.run(["bwrap", "--unshare-all", "--die-with-parent", *_system_mounts(),
-                                   "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"],
-                                  capture_output=True, text=True, timeout=10)
-            _bwrap_checked.append(None if proc.returncode == 0 else
-                                  (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1])
-        except (OSError, subprocess.SubprocessError) as exc:
-            _bwrap_checked.append(str(exc))
+        error = None
+        for flags in (_HARDENING, ["--cap-drop", "ALL"]):
+            try:
+                proc = subprocess.run(["bwrap", "--unshare-all", *flags, "--die-with-parent",
+                                       *_system_mounts(), "--proc", "/proc", "--dev", "/dev",
+                                       "--", "/bin/true"],
+                                      capture_output=True, text=True, timeout=10)
+            except (OSError, subprocess.SubprocessError) as exc:
+                error = str(exc)
+                break
+            if proc.returncode == 0:
+                _hardening_kept.append(flags)
+                error = None
+                break
+            error = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        _bwrap_checked.append(error)
     return _bwrap_checked[0]
 
 
 # ---------------------------------------------------------------- cgroups
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the cgroups of arena processes that are gone (killed, so their exit never
+    came): ``ono99-PID`` folders whose process no longer exists, with the bots' folders
+    in them, where they are empty (rmdir leaves a busy cgroup alone)."""
+    for base in parent.glob("ono99-*"):
+        try:
+            os.kill(int(base.name[6:]), 0)
+            continue                       # still running (or another user's)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        _sweep_one(base)
+
+
+def _sweep_one(base: Path) -> None:
+    try:
+        for d in base.iterdir():
+            if d.is_dir():
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+        base.rmdir()
+    except OSError:
+        pass
 
 
 class _Cgroups:
@@ -402,13 +458,22 @@ class _Cgroups:
                     for c in controllers.split(","):
                         root = Path("/sys/fs/cgroup") / c
                         if c in ("memory", "pids") and (root / path.lstrip("/")).is_dir():
+                            _sweep(root / path.lstrip("/"))
                             base = root / path.lstrip("/") / f"ono99-{os.getpid()}"
                             try:
                                 base.mkdir(exist_ok=True)
                             except OSError:
                                 continue
                             cls._base[c] = base
+            if cls._base:
+                atexit.register(cls._remove_bases)
         return cls._base
+
+    @classmethod
+    def _remove_bases(cls) -> None:
+        """At exit: this process's own cgroups (each bot's is gone with its process)."""
+        for base in (cls._base or {}).values():
+            _sweep_one(base)
 
     @classmethod
     def make(cls, limits: Limits) -> _Cgroups | None:

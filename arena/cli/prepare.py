@@ -26,7 +26,9 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
                         f"(MiB, default {defaults.memory_mb}), processes ({defaults.processes}, "
                         f"threads count), cpu (seconds, {defaults.cpu_s}), files (open, "
                         f"{defaults.open_files}), file-size (MiB, {defaults.file_size_mb}), output "
-                        f"(MiB kept in its log, {defaults.output_mb}); a bot past one is stopped")
+                        f"(MiB kept in its log, {defaults.output_mb}), scratch (MiB in its "
+                        f"/scratch and its /tmp, each, {defaults.scratch_mb}); a bot past one "
+                        "is stopped, or its writes fail")
 
 
 def sandbox_config(args: argparse.Namespace) -> SandboxConfig:

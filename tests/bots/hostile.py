@@ -20,10 +20,15 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      reads back what another process of it left there
   env                reports the names of its environment variables
   long_line          writes one 200 KiB line to stderr, then plays on
+  remount PATH...    reports its capabilities, and remounts each path writable (mount(2)
+                     with MS_REMOUNT|MS_BIND, clearing read-only, as root with
+                     CAP_SYS_ADMIN could); it writes nothing there
+  fill DIR MIB       writes one file of MIB MiB into DIR, then plays on
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -146,6 +151,31 @@ def daemon():
     return "left a detached child"
 
 
+MS_REMOUNT, MS_BIND = 32, 4096
+
+
+def capabilities() -> str:
+    return next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
+                if line.startswith("CapEff:"))
+
+
+def remount(path: str):
+    """Writes nothing: a test that fails must not have changed the host's files."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND, None) != 0:
+        raise OSError(ctypes.get_errno(), f"mount: {os.strerror(ctypes.get_errno())}")
+    return {"read_only": bool(os.statvfs(path).f_flag & os.ST_RDONLY)}
+
+
+def fill(folder: str, mib: str):
+    with open(os.path.join(folder, "fill"), "wb") as f:
+        block = b"\0" * 2**20
+        for _ in range(int(mib)):
+            f.write(block)
+            f.flush()
+    return int(mib)
+
+
 class Hostile(Bot):
     name = "hostile"
 
@@ -174,6 +204,12 @@ class Hostile(Bot):
                 attempt("daemon", daemon)
             elif MODE == "env":
                 attempt("env", lambda: sorted(os.environ))
+            elif MODE == "remount":
+                attempt("capabilities", capabilities)
+                for path in ARGS:
+                    attempt(f"remount {path}", lambda p=path: remount(p))
+            elif MODE == "fill":
+                attempt(f"fill {ARGS[0]}", lambda: fill(*ARGS))
             elif MODE == "long_line":
                 sys.stderr.write("y" * 200 * 1024 + "\n")
                 sys.stderr.flush()

@@ -101,6 +101,29 @@ def test_it_cannot_write_outside_its_scratch_folder(tmp_path, mark):
     assert [p for p in new if Path(p).exists()] == []
 
 
+def test_it_has_no_capability_and_cannot_remount_its_mounts_writable(tmp_path, mark):
+    """Run by root, bwrap keeps every capability unless told: with CAP_SYS_ADMIN over its
+    mount namespace a bot could make its folder, the arena's code or /usr writable (as the
+    host's root), and change what the arena runs next."""
+    bot = tmp_path / "bot"
+    targets = [bot, ROOT / "arena", "/usr"]
+    out = tournament(mark, tmp_path, hostile(bot, "remount", *targets))
+    caps = [r for r in out["reports"] if r["what"] == "capabilities"]
+    assert len(caps) == 2 and all(r["result"] == "0000000000000000" for r in caps), caps
+    tried = [r for r in out["reports"] if r["what"].startswith("remount ")]
+    assert len(tried) == 2 * len(targets) and not any(r["ok"] for r in tried), tried
+    assert all("Operation not permitted" in r["error"] for r in tried), tried
+
+
+@pytest.mark.parametrize("place", ["/scratch", "/tmp"])
+def test_its_scratch_and_tmp_are_capped_in_size(tmp_path, mark, place):
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fill", place, 40),
+                     "--limit", "scratch=16")
+    fills = [r for r in out["reports"] if r["what"].startswith("fill ")]
+    assert len(fills) == 2 and not any(r["ok"] for r in fills), fills
+    assert all("No space left on device" in r["error"] for r in fills), fills
+
+
 def test_it_has_no_network(tmp_path, mark):
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
