@@ -10,18 +10,25 @@ bot folder with a time limit, and a failure (non-zero exit, time out, a command 
 not start, or a bot program still missing afterwards) is a :class:`SetupError` that names
 the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs through
 the bot's process factory: in the sandbox, with its folder writable and the network.
+
+The arena writes those three files in a folder the bot's own code could write, and runs
+with more rights than the bot: each is written only as a new regular file of its own
+(whatever stands at its name, a link to anywhere or a pipe, is removed, never followed),
+and read only if it is one (:func:`_fresh`, :func:`_read_own`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import shutil
 import signal
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,11 +97,54 @@ def content_hash(manifest: BotManifest) -> str:
 
 
 def _read_state(folder: Path) -> dict | None:
+    text = _read_own(folder / STATE)
     try:
-        state = json.loads((folder / STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(text) if text is not None else None
+    except ValueError:
         return None
     return state if isinstance(state, dict) and state.get("version") == _STATE_VERSION else None
+
+
+def _read_own(path: Path, limit: int = 2**20) -> str | None:
+    """The text of ``path`` if it is a regular file (not a link, a pipe or a device);
+    else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return f.read(limit).decode("utf-8", errors="replace")
+
+
+def _fresh(path: Path, mode: str = "w+b"):
+    """``path`` opened as a new regular file of the arena's: whatever stood at that name
+    (a setup may have left a link to any file of the host there) is removed first, never
+    followed. :class:`SetupError` if a folder stands there."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise SetupError(f"cannot write {path}: {exc.strerror} (the arena keeps its own "
+                         f"file there)") from None
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+
+
+def _reclaim(path: Path, f) -> None:
+    """After a setup (which could write the folder): ``path`` is ``f``'s file again,
+    whatever the setup put in its place."""
+    own = os.fstat(f.fileno())
+    try:
+        now = os.stat(path, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) == (own.st_dev, own.st_ino):
+            return
+    except FileNotFoundError:
+        pass
+    f.seek(0)
+    data = f.read()
+    with _fresh(path) as copy:
+        copy.write(data)
 
 
 def up_to_date(manifest: BotManifest) -> bool:
@@ -108,7 +158,15 @@ def up_to_date(manifest: BotManifest) -> bool:
 
 @contextlib.contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    with open(folder / LOCK, "a+") as f:
+    path, flags = folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        path.unlink()                      # a link in its place: never followed
+        fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "r+b") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
@@ -143,11 +201,13 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
         _check_program(manifest, log)   # before recording it: a setup that built nothing
         after = snapshot(folder)         # usable is run again next time
         outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
-        (folder / STATE).write_text(json.dumps({
-            "version": _STATE_VERSION, "command": list(manifest.setup),
-            "hash": source_hash(folder, outputs), "hash_before": hash_before,
-            "outputs": sorted(outputs), "seconds": round(seconds, 3), "finished_at": time.time(),
-        }, indent=1), encoding="utf-8")
+        with _fresh(folder / STATE, "w") as f:
+            f.write(json.dumps({
+                "version": _STATE_VERSION, "command": list(manifest.setup),
+                "hash": source_hash(folder, outputs), "hash_before": hash_before,
+                "outputs": sorted(outputs), "seconds": round(seconds, 3),
+                "finished_at": time.time(),
+            }, indent=1))
         return SetupResult(manifest.name, True, seconds, log)
     finally:
         lock.__exit__(None, None, None)
@@ -168,38 +228,47 @@ def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFacto
 async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
                       factory: ProcessFactory) -> float:
     started = time.monotonic()
-    with log.open("wb") as out:
-        out.write(f"$ {' '.join(manifest.setup)}\n".encode())
-        out.flush()
+    with _fresh(log) as out:
         try:
-            jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True)
-        except OSError as exc:
-            raise SetupError(f"the setup of bot {manifest.name} cannot start: {exc}") from None
-        cap = jail.limits.output_mb * 2**20 if jail.limits.output_mb else None
+            return await _run_logged(manifest, log, out, timeout, factory, started)
+        finally:   # the setup has ended: the log's name is the arena's file again
+            _reclaim(log, out)
 
-        async def pump() -> None:   # keep reading (a full pipe would stall the setup)
-            written = 0
-            while chunk := await jail.proc.stdout.read(65536):
-                if cap is None or written < cap:
-                    out.write(chunk[:None if cap is None else cap - written])
-                    out.flush()
-                written += len(chunk)
 
-        try:
-            async with asyncio.timeout(timeout):
-                await asyncio.gather(pump(), jail.proc.wait())
-        except TimeoutError:
-            jail.signal(signal.SIGKILL)
-            await jail.proc.wait()
-            jail.close()
-            raise SetupError(f"the setup of bot {manifest.name} did not finish within "
-                             f"{timeout:g} s and was stopped; its output is in {log}"
-                             f"{_tail(log)}") from None
-        except BaseException:   # Ctrl-C: leave no setup running behind
-            jail.signal(signal.SIGKILL)
-            jail.close()
-            raise
+async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
+                      factory: ProcessFactory, started: float) -> float:
+    """The setup, its output written to ``out`` (the log's open file); its duration."""
+    out.write(f"$ {' '.join(manifest.setup)}\n".encode())
+    out.flush()
+    try:
+        jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True)
+    except OSError as exc:
+        raise SetupError(f"the setup of bot {manifest.name} cannot start: {exc}") from None
+    cap = jail.limits.output_mb * 2**20 if jail.limits.output_mb else None
+
+    async def pump() -> None:   # keep reading (a full pipe would stall the setup)
+        written = 0
+        while chunk := await jail.proc.stdout.read(65536):
+            if cap is None or written < cap:
+                out.write(chunk[:None if cap is None else cap - written])
+                out.flush()
+            written += len(chunk)
+
+    try:
+        async with asyncio.timeout(timeout):
+            await asyncio.gather(pump(), jail.proc.wait())
+    except TimeoutError:
+        jail.signal(signal.SIGKILL)
+        await jail.proc.wait()
         jail.close()
+        raise SetupError(f"the setup of bot {manifest.name} did not finish within "
+                         f"{timeout:g} s and was stopped; its output is in {log}"
+                         f"{_tail(out)}") from None
+    except BaseException:   # Ctrl-C: leave no setup running behind
+        jail.signal(signal.SIGKILL)
+        jail.close()
+        raise
+    jail.close()
     code = jail.proc.returncode
     if code != 0:
         cause = jail.cause(code)
@@ -207,15 +276,17 @@ async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
         how = (f"was stopped: {cause}" if cause else f"was killed by signal {sig}" if sig
                else f"exited with code {code}")
         raise SetupError(f"the setup of bot {manifest.name} {how}; its output is in {log}"
-                         f"{_tail(log)}")
+                         f"{_tail(out)}")
     return time.monotonic() - started
 
 
-def _tail(log: Path, lines: int = 3) -> str:
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
+def _tail(out, lines: int = 3) -> str:
+    """The last lines of the setup's log, read from the arena's own open file (not by
+    name: the setup could have put a link there)."""
+    out.flush()
+    out.seek(0)
+    text = out.read().decode("utf-8", errors="replace").strip().splitlines()
+    out.seek(0, os.SEEK_END)
     tail = " | ".join(line.strip() for line in text[1:][-lines:] if line.strip())
     return f" (last lines: {tail})" if tail else ""
 

@@ -107,6 +107,43 @@ def test_a_setup_over_its_time_is_stopped_with_everything_it_started(tmp_path, m
     assert processes_marked(mark) == []
 
 
+# A setup that puts links to the host's files where the arena writes its own (its folder is
+# writable while it runs; the arena may run as root): argv[1] is the folder of the victims.
+LINKS = textwrap.dedent("""\
+    import os, pathlib, sys
+    victims = pathlib.Path(sys.argv[1])
+    for name, victim in ((".arena-setup.json", "state"), (".arena-setup.log", "log")):
+        if os.path.lexists(name):
+            os.unlink(name)
+        os.symlink(victims / victim, name)
+    print("linked", flush=True)
+""")
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_links_in_place_of_the_arenas_files_are_never_followed(tmp_path, fails):
+    victims = tmp_path / "victims"
+    victims.mkdir()
+    for name in ("state", "log"):
+        (victims / name).write_text("SECRET of the host\n")
+    folder = built_bot(tmp_path / "bot", f'["{{python}}", "links.py", "{victims}"]')
+    (folder / "links.py").write_text(LINKS + ("raise SystemExit(1)\n" if fails else BUILD))
+    # and it arrives with a link where the lock goes (the arena would create its target)
+    (folder / ".arena-setup.lock").symlink_to(victims / "created")
+    if fails:
+        with pytest.raises(SetupError) as err:
+            ensure_setup(load_manifest(folder))
+        assert "linked" in str(err.value) and "SECRET" not in str(err.value)
+    else:
+        assert ensure_setup(load_manifest(folder)).ran
+        assert up_to_date(load_manifest(folder))
+    assert sorted(p.name for p in victims.iterdir()) == ["log", "state"]
+    assert all(p.read_text() == "SECRET of the host\n" for p in victims.iterdir())
+    for name in ([LOG, ".arena-setup.lock"] if fails else [STATE, LOG, ".arena-setup.lock"]):
+        assert (folder / name).is_file() and not (folder / name).is_symlink(), name
+    assert "linked" in (folder / LOG).read_text()
+
+
 def test_two_arenas_setting_up_one_folder_run_the_setup_once(tmp_path):
     folder = built_bot(tmp_path / "bot", '["sh", "-c", "sleep 0.5 && {python} build.py"]'
                        .replace("{python}", sys.executable))
