@@ -26,8 +26,9 @@ MAX_RECEIVE = 64 * 1024
 CLOSED = (f"the bot's stream ended: it closed it, or sent a message over "
           f"{MAX_RECEIVE // 1024} KiB, which gRPC refuses")
 REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
-MAX_UNAUTHENTICATED = 64      # streams that have not said hello yet, at once
-MAX_FAILED_HELLOS = 10        # refused hellos from one peer within FAILED_WINDOW_S ...
+MAX_UNAUTHENTICATED = 64      # streams that have not said hello yet, at once (then the
+                              # longest waiting is closed for the newest)
+MAX_FAILED_HELLOS = 10        # refused hellos from one host within FAILED_WINDOW_S ...
 FAILED_WINDOW_S = 60.0        # ... after which its hellos are refused unread until it passes
 
 # the gRPC status that ends the stream after each refusal
@@ -44,9 +45,26 @@ _REFUSAL_STATUS = {
 
 # Refusals that count against a host: guessing tokens, or not speaking the protocol. A
 # valid token still in use (a bot reconnecting before its old stream is noticed gone) or
-# a server shutting down is no sign of an attack.
+# a server shutting down is no sign of an attack. Only network hosts are counted: every
+# process on a unix socket is the same peer to gRPC ("unix:"), and on the launched bots'
+# socket one bot's bad hellos would lock every other bot out (their tokens are 256 bits:
+# there is nothing to guess).
 _COUNTED = frozenset({referee_pb2.REFUSAL_CODE_BAD_TOKEN, referee_pb2.REFUSAL_CODE_NO_HELLO,
                       referee_pb2.REFUSAL_CODE_BAD_HELLO})
+
+
+class _Waiting:
+    """A stream that has not said hello yet; it may be told to give way."""
+
+    __slots__ = ("timeout", "evicted")
+
+    def __init__(self, timeout: asyncio.Timeout) -> None:
+        self.timeout = timeout
+        self.evicted = False
+
+    def evict(self) -> None:
+        self.evicted = True
+        self.timeout.reschedule(asyncio.get_running_loop().time())   # its wait ends now
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
@@ -54,7 +72,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def __init__(self, lobby: Lobby) -> None:
         self.lobby = lobby
-        self._unauthenticated = 0
+        self._waiting: dict[_Waiting, None] = {}   # streams without a hello, oldest first
         self._failures: dict[str, deque[float]] = {}   # peer host -> times of refused hellos
 
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC's name)
@@ -65,22 +83,28 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                 referee_pb2.REFUSAL_CODE_TOO_MANY, f"too many refused hellos from {peer}; "
                 f"try again in {FAILED_WINDOW_S:g} s"), count=False)
             return
-        if self._unauthenticated >= MAX_UNAUTHENTICATED:
-            await _read_hello(context)
-            await self._refuse(context, Refused(
-                referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections waiting to say "
-                "hello; try again shortly"), count=False)
-            return
-        self._unauthenticated += 1
+        me = None
         try:
-            async with asyncio.timeout(HELLO_TIMEOUT_S):
+            async with asyncio.timeout(HELLO_TIMEOUT_S) as timeout:
+                # at the cap, the longest waiting stream gives way: silent streams, however
+                # many, cannot keep out a bot that says hello at once
+                if len(self._waiting) >= MAX_UNAUTHENTICATED:
+                    oldest = next(iter(self._waiting))
+                    del self._waiting[oldest]
+                    oldest.evict()
+                me = _Waiting(timeout)
+                self._waiting[me] = None
                 first = await context.read()
         except TimeoutError:
             first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, f"no hello within {HELLO_TIMEOUT_S:g} s")
+            if me is not None and me.evicted:
+                first = Refused(referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections "
+                                "waiting to say hello: the longest waiting (this one) was "
+                                "closed; try again shortly")
         except DecodeError as exc:
             first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, _not_a_bot_message(exc))
         finally:
-            self._unauthenticated -= 1
+            self._waiting.pop(me, None)
         try:
             if isinstance(first, Refused):
                 raise first
@@ -113,7 +137,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             session.close("the stream ended")
 
     def _blocked(self, peer: str) -> bool:
-        times = self._failures.get(peer)
+        times = self._failures.get(peer)   # (only network hosts are counted: _COUNTED)
         if not times:
             return False
         while times and times[0] < time.monotonic() - FAILED_WINDOW_S:
@@ -123,7 +147,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     async def _refuse(self, context, refusal: Refused, peer: str | None = None,
                       count: bool = True) -> None:
         self.lobby.refusals.append(refusal.reason)
-        if count and peer is not None and refusal.code in _COUNTED:
+        if count and peer is not None and refusal.code in _COUNTED \
+                and peer.startswith(("ipv4:", "ipv6:")):
             self._failures.setdefault(peer, deque(maxlen=MAX_FAILED_HELLOS)).append(time.monotonic())
             if len(self._failures) > 10_000:   # forget the oldest peers: bounded memory
                 self._failures.pop(next(iter(self._failures)))

@@ -1,5 +1,5 @@
 """The Referee service's own defences: a host whose hellos keep being refused is refused
-unread for a while, and connections that have not said hello are capped."""
+unread for a while, and streams that have not said hello are capped."""
 
 from __future__ import annotations
 
@@ -66,29 +66,59 @@ def test_a_token_in_use_does_not_count_against_its_host():
     asyncio.run(go())
 
 
-def test_connections_that_have_not_said_hello_are_capped(monkeypatch):
+def test_refused_hellos_on_a_unix_socket_block_no_one():
+    """Every process on a unix socket is the same peer to gRPC: on the launched bots'
+    socket, one bot's bad hellos must not lock the others out."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            good = server.lobby.register("good").token
+            address = f"unix:{server.socket_path}"
+            for _ in range(2 * servicer.MAX_FAILED_HELLOS):
+                msg = await hello(address, "wrong")
+                assert msg.refusal.code == referee_pb2.REFUSAL_CODE_BAD_TOKEN
+            assert (await hello(address, good)).HasField("welcome")
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("way", ["tcp", "unix"])
+def test_streams_that_have_not_said_hello_are_capped_and_give_way(monkeypatch, way):
+    """At the cap, a new stream is let in and the longest waiting one is closed, told
+    why: silent streams, however many, cannot keep out a bot that says hello at once."""
     monkeypatch.setattr(servicer, "MAX_UNAUTHENTICATED", 5)
 
     async def go():
         server = await RefereeServer.start("tcp")
+        address = server.address if way == "tcp" else f"unix:{server.socket_path}"
         good = server.lobby.register("good").token
-        channel = grpc.aio.insecure_channel(server.address)
+        channel = grpc.aio.insecure_channel(address)
         try:
             silent = [referee_pb2_grpc.RefereeStub(channel).Play() for _ in range(5)]
             for call in silent:   # open, say nothing
                 await call.write(referee_pb2.BotMessage())   # an empty message is no hello...
             await asyncio.sleep(0.3)
-            msg = await hello(server.address, good)
-            # the five silent streams were refused at once (an empty first message is no
-            # hello), so the sixth connection is welcome: the cap counts only the waiting
-            assert msg.HasField("welcome")
+            # ... so those five were refused at once: the cap counts only the waiting
+            assert (await hello(address, good)).HasField("welcome")
             waiting = [referee_pb2_grpc.RefereeStub(channel).Play() for _ in range(5)]
             for call in waiting:
                 await call.wait_for_connection()
             await asyncio.sleep(0.3)
-            msg = await hello(server.address, good)
-            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
-            assert "too many connections waiting to say hello" in msg.refusal.reason
+            reads = [asyncio.ensure_future(call.read()) for call in waiting]
+            for turn in (1, 2):   # a bot gets in; the longest waiting stream gives way
+                assert (await hello(address, good)).HasField("welcome")
+                await asyncio.wait(reads, timeout=1.0)
+                ended = [r.result() for r in reads if r.done()]
+                assert len(ended) == turn
+                for msg in ended:
+                    assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
+                    assert "the longest waiting (this one) was closed" in msg.refusal.reason
+                # back at the cap, with a newer silent stream than those of the first five
+                waiting.append(referee_pb2_grpc.RefereeStub(channel).Play())
+                await waiting[-1].wait_for_connection()
+                await asyncio.sleep(0.3)
             for call in silent + waiting:
                 call.cancel()
         finally:
