@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -23,6 +24,9 @@ from pathlib import Path
 from arena.rules.errors import ConfigError
 
 MANIFEST = "bot.toml"
+#: A bot's name: shown in tables, sent in its hello, part of its log files' names.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64"
 
 
 class ManifestError(ConfigError):
@@ -57,6 +61,8 @@ def _command(value: object, key: str, path: Path, folder: Path) -> tuple[str, ..
         raise ManifestError(f"{path}: {key} must be a string or a list of strings")
     if not parts:
         raise ManifestError(f"{path}: {key} is empty")
+    if any("\0" in p for p in parts):
+        raise ManifestError(f"{path}: {key} holds a NUL character")
     return _expand(parts, folder)
 
 
@@ -79,6 +85,8 @@ def load_manifest(folder: str | Path) -> BotManifest:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ManifestError(f"{path}: 'name' is required (a non-empty string)")
+    if not NAME.fullmatch(name.strip()):
+        raise ManifestError(f"{path}: name {name!r} is not allowed: {NAME_RULE}")
     if "command" not in data:
         raise ManifestError(f"{path}: 'command' is required (how to start the bot)")
     command = _command(data["command"], "command", path, folder)

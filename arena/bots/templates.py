@@ -15,12 +15,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from arena.bots.manifest import NAME, NAME_RULE
 from arena.rules.errors import ConfigError
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 REPO = Path(__file__).resolve().parents[2]
 LANGUAGES = {"python": None, "node": REPO / "clients" / "node", "cpp": REPO / "clients" / "cpp"}
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path]:
@@ -32,9 +32,8 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ConfigError(f"{folder} already exists and is not an empty folder; choose a new one")
     name = name if name is not None else folder.name
-    if not _NAME.fullmatch(name):
-        raise ConfigError(f"bot name {name!r} is not allowed: use letters, digits, '.', '_' "
-                          "and '-', starting with a letter or digit, at most 64 characters")
+    if not NAME.fullmatch(name):
+        raise ConfigError(f"bot name {name!r} is not allowed: {NAME_RULE}")
     sdk = LANGUAGES[lang]
     if sdk is not None and not (sdk / ("package.json" if lang == "node" else "CMakeLists.txt")).exists():
         raise ConfigError(f"the {lang} SDK is not at {sdk}: a {lang} bot needs the arena's "

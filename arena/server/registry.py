@@ -11,7 +11,6 @@ again is its next version, rated on its own.
 from __future__ import annotations
 
 import io
-import re
 import shutil
 import tarfile
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from arena.bots.check import Report, check_bot
 from arena.bots.launcher import is_log_of
-from arena.bots.manifest import ManifestError, load_manifest
+from arena.bots.manifest import NAME, NAME_RULE, ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
@@ -27,7 +26,6 @@ from arena.rules.errors import ConfigError
 from arena.store.base import RegisteredBot, Store
 from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
 
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_UPLOAD = 32 * 2**20        # a hosted bot's archive, gzipped
 MAX_UNPACKED = 256 * 2**20     # ... and unpacked
 MAX_FILES = 20_000
@@ -183,8 +181,7 @@ class Registry:
     @staticmethod
     def _check_name(name: str) -> None:
         if not NAME.fullmatch(name):
-            raise RegistryError(f"bot name {name!r} is not allowed: letters, digits, '.', '_' "
-                                "and '-', starting with a letter or digit, at most 64")
+            raise RegistryError(f"bot name {name!r} is not allowed: {NAME_RULE}")
 
 
 def _unpack(archive: bytes, folder: Path) -> None:

@@ -63,6 +63,14 @@ MANIFEST_CASES = {
                     "unknown key(s) colour"),
     "no such program": ('name = "x"\ncommand = ["nonexistent-program-xyz"]\n',
                         "'nonexistent-program-xyz' is not found on PATH"),
+    # a NUL in the name went into the bot's environment: a ValueError that stopped a
+    # whole tournament ("embedded null byte")
+    "a NUL in its name": ('name = "evil\\u0000x"\ncommand = "{python} bot.py"\n',
+                          "name 'evil\\x00x' is not allowed: letters, digits"),
+    "a path in its name": ('name = "../x"\ncommand = "{python} bot.py"\n',
+                           "name '../x' is not allowed"),
+    "a NUL in its command": ('name = "x"\ncommand = ["{python}", "bot\\u0000.py"]\n',
+                             "command holds a NUL character"),
 }
 
 
