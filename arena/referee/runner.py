@@ -313,9 +313,12 @@ class MatchRunner:
             tuple(result.verdicts), self._final_hands(), result.turns, result.duration_s))
 
     def _final_hands(self) -> tuple[tuple[int, ...], ...]:
-        """Every seat's hand at the end: held, or laid face up when it was eliminated."""
+        """Every seat's hand at the end: held, or laid face up when it was eliminated. A
+        match that did not finish (aborted) shows only the hands laid face up: it is
+        played again, and a bot (or spectator) that saw its hands would know the deal."""
         game = self.game
-        return tuple(tuple(game.hands[s]) if game.hands[s] is not None
+        shown = game.finished
+        return tuple(tuple(game.hands[s]) if shown and game.hands[s] is not None
                      else tuple(game.revealed.get(s, ())) for s in range(game.seats))
 
     def _flush_events(self, skip: int) -> None:
@@ -345,7 +348,8 @@ class MatchRunner:
                 pass  # noticed at its next turn
 
     async def _tell_end(self, timeout: float | None = None) -> None:
-        """Send every live seat the match end: ranking, verdicts, every hand revealed."""
+        """Send every live seat the match end: ranking, verdicts, every hand revealed (once
+        the game is over: see _final_hands)."""
         game = self.game
         encoded = self._encoder.update(game.events)
         result = self.result

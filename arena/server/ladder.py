@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import secrets
 from collections import Counter
 
 from arena.referee.results import MatchSpec, Status, TimeControl
@@ -52,7 +53,7 @@ class Ladder:
         self.record = self._record()
         self.seeds = Seeds(self.record.settings["seed"])
         matches = store.matches(self.record)
-        self.count = len(matches)
+        self.count = max((int(m.key[1:]) for m in matches), default=0)   # the last key's n
         self.elo = OnlineElo([])
         self.games: Counter[str] = Counter()
         self.meetings: Counter[frozenset] = Counter()
@@ -143,8 +144,12 @@ class Ladder:
         self._rng.shuffle(order)                 # who sits where
         providers = [seats_of[i] for i in order]
         seated = [names[i] for i in order]
-        spec = MatchSpec(self.seeds.match_id(NAME, key), self.config, self.seeds.deal_seed(NAME, n),
-                         tuple(seated), self.time_control,
+        # a fresh deal and id for every attempt: a match cut short (the server stopped)
+        # is never stored, so its n comes again after a restart, and a remote bot keeps
+        # what it saw of it
+        attempt = secrets.randbits(63)
+        spec = MatchSpec(self.seeds.match_id(NAME, key, attempt), self.config,
+                         self.seeds.deal_seed(NAME, n, attempt), tuple(seated), self.time_control,
                          tuple(self.seeds.bot_seed(NAME, n, s) for s in range(len(table))))
         leased = []
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -246,10 +247,19 @@ class Tournament:
         return [p for p in self.plan if p.key not in done]
 
     def spec(self, plan: PlannedMatch) -> MatchSpec:
+        """The match to play for ``plan`` now (called for each attempt at it)."""
         s = self.settings
         # the id a bot sees is opaque (the store maps it to the key): no table, deal,
         # rotation or order in it
-        return MatchSpec(self.seeds.match_id(self.name, plan.key), self.config, plan.seed,
+        match_id, seed = self.seeds.match_id(self.name, plan.key), plan.seed
+        if set(s.remote) & set(plan.table):
+            # a remote bot keeps what it saw of an attempt that did not finish (a server
+            # stopped, a worker lost): each attempt is a fresh deal, under a fresh id
+            # (these tables play plain deals: no other rotation shares the deal)
+            attempt = secrets.randbits(63)
+            match_id = self.seeds.match_id(self.name, plan.key, attempt)
+            seed = self.seeds.deal_seed(plan.key, attempt)
+        return MatchSpec(match_id, self.config, seed,
                          tuple(self.names[b] for b in plan.seats), TimeControl(s.move_ms, s.bank_ms),
                          plan.bot_seeds, s.on_fault, s.max_rejections)
 

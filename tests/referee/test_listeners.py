@@ -120,13 +120,21 @@ def test_a_failing_listener_is_dropped_and_the_match_goes_on(method, caplog):
     assert calls == {"match_started": 1, "frame": 2, "match_ended": len(rec.frames) + 2}[method]
 
 
-def test_an_aborted_match_is_reported_as_over():
+def test_an_aborted_match_is_reported_as_over_and_shows_no_hand():
+    """An aborted match is played again (a server's shutdown, a tournament resumed): the
+    bots and spectators told of its end must not see the hands it dealt."""
     rec = Recorder()
     the_spec = spec(["a", "b"], seed=4)
+    ends = []
 
     class Stuck(HouseSession):
         async def next_action(self, timeout):
             await asyncio.sleep(3600)
+
+        async def send(self, msg):
+            if msg.HasField("match_end"):
+                ends.append(msg.match_end)
+            await super().send(msg)
 
     async def go():
         runner = MatchRunner(the_spec, [Stuck(FirstLegal()), Stuck(FirstLegal())], [rec])
@@ -138,3 +146,5 @@ def test_an_aborted_match_is_reported_as_over():
 
     asyncio.run(go())
     assert rec.over is not None and rec.over.status == Status.ABORTED
+    assert rec.over.hands == ((), ())
+    assert len(ends) == 2 and all(not any(h.cards for h in end.hands) for end in ends), ends

@@ -1,0 +1,27 @@
+"""A match that does not finish is played again. Where a remote bot sits (it keeps what it
+saw: the server's shutdown cut the match short, or a worker was lost), each attempt is a
+fresh deal under a fresh id; elsewhere (fresh, sandboxed processes) the planned deal."""
+
+from __future__ import annotations
+
+from arena.store import open_store
+from arena.tournament.tournament import Settings, Tournament
+
+
+def test_a_table_with_a_remote_bot_gets_a_fresh_deal_and_id_at_each_attempt(tmp_path):
+    store = open_store(str(tmp_path / "t.db"))
+    settings = Settings(bots=("local-a", "local-b", "far"), remote=(2,), table_size=2,
+                        games=2, seed=5)
+    t = Tournament.create_registered(store, "t", settings)
+    remote = [p for p in t.plan if 2 in p.table]
+    local = [p for p in t.plan if 2 not in p.table]
+    assert remote and local
+    for plan in local:   # the planned deal, the same at every attempt
+        first, again = t.spec(plan), t.spec(plan)
+        assert first.seed == again.seed == plan.seed and first.match_id == again.match_id
+    for plan in remote:
+        attempts = [t.spec(plan) for _ in range(3)]
+        assert len({a.seed for a in attempts} | {plan.seed}) == 4
+        assert len({a.match_id for a in attempts}) == 3
+        assert len({a.bot_seeds for a in attempts}) == 1     # a bot's own seed: no deal in it
+    store.close()
