@@ -106,11 +106,14 @@ def from_file(path: Path) -> pb.MatchSnapshot:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path} is not text (UTF-8): neither an arena match event log "
+                          "nor a match record") from None
     stripped = text.lstrip()
     if stripped.startswith("{") and "\n{" not in stripped.strip():
         try:
             return json_format.Parse(stripped, pb.MatchSnapshot(), ignore_unknown_fields=True)
-        except json_format.ParseError as exc:
+        except (json_format.ParseError, ValueError, RecursionError) as exc:
             raise RecordError(f"{path} is not a match record: {exc}") from None
     try:
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -127,7 +130,9 @@ def from_file(path: Path) -> pb.MatchSnapshot:
                                "", result.get("status", Status.FINISHED), verdicts,
                                header.get("started_at", 0.0), result.get("duration_s", 0.0),
                                result.get("turns"))
-    except (ValueError, KeyError, StopIteration, TypeError) as exc:
+    # whatever the file holds (lines that are not objects, nesting too deep to parse)
+    except (ValueError, KeyError, StopIteration, TypeError, AttributeError,
+            RecursionError) as exc:
         raise RecordError(f"{path} is neither an arena match event log nor a match record "
                           f"({exc.__class__.__name__}: {exc})") from None
 

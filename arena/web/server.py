@@ -44,6 +44,8 @@ from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
+MAX_DELAY_TURNS = 100_000   # a delay beyond any match (the proto's field is an int32)
+MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
 
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
@@ -133,7 +135,9 @@ async def _record(request: web.Request) -> web.Response:
 async def _upload(request: web.Request) -> web.Response:
     """A file the page was given that is not a record already (an event log): read as
     `arena watch` reads it, replayed from its seed here, where the seed stays."""
-    name = Path(request.query.get("name", "")).name or "upload"
+    name = Path(request.query.get("name", "")).name   # a file name, never a path ...
+    if name.strip(".") == "":                          # ... nor "." or ".."
+        name = "upload"
     data = await request.read()
     with tempfile.TemporaryDirectory(prefix="ono99-web-") as folder:
         path = Path(folder) / name
@@ -165,24 +169,33 @@ async def _watch_tournament(request: web.Request) -> web.WebSocketResponse:
     return await _relay(request, spectators.watch_tournament(request.query.get("name", "")))
 
 
-def _number(request: web.Request, name: str) -> int:
+def _number(request: web.Request, name: str, most: int = MAX_DELAY_TURNS) -> int:
     try:
-        return max(0, int(request.query.get(name, "0")))
+        value = max(0, int(request.query.get(name, "0")))
     except ValueError:
         raise web.HTTPBadRequest(text=f"?{name}= takes a whole number") from None
+    if value > most:
+        raise web.HTTPBadRequest(text=f"?{name}= is at most {most}")
+    return value
 
 
 async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebSocketResponse:
     """Send ``feed`` down a WebSocket until it ends or the page leaves (the page sends
     nothing: reading only notices that it left, and answers pings)."""
+    sockets = request.app[SOCKETS]
+    if len(sockets) >= MAX_SOCKETS:
+        await feed.aclose()
+        raise web.HTTPServiceUnavailable(text=f"this viewer follows {MAX_SOCKETS} pages "
+                                              "already; try again later")
     ws = web.WebSocketResponse(heartbeat=30)
     await ws.prepare(request)
-    request.app[SOCKETS].add(ws)
+    sockets.add(ws)
     pump = asyncio.create_task(_pump(ws, feed))
     try:
         async for _ in ws:
             pass
     finally:
+        sockets.discard(ws)
         pump.cancel()
         await asyncio.gather(pump, return_exceptions=True)
     return ws

@@ -126,6 +126,28 @@ def test_an_uploaded_event_log_is_replayed_into_a_record(arena, tmp_path):
     assert error.startswith("notes.txt is neither an arena match event log nor a match record")
 
 
+@pytest.mark.parametrize("name, data", [
+    ("lists.jsonl", b"[1]\n[2]\n"),                 # lines that are not objects
+    ("deep.json", b"[" * 100_000),                  # nesting too deep to parse
+    ("deep.jsonl", b"{" + b"[" * 100_000),
+    ("bytes.bin", b"\xff\xfe\x00garbage"),           # not UTF-8
+    ("..", b"hello\n"),                             # a name that is no file name
+    ("a/..", b"hello\n"),
+])
+def test_an_upload_of_anything_is_a_400_that_says_what_it_is_not(arena, name, data):
+    status, _, body = get(arena, "/api/record", params={"name": name}, method="POST", data=data)
+    assert status == 400, body
+    assert "neither an arena match event log nor a match record" in json.loads(body)["error"] \
+        or "is not a match record" in json.loads(body)["error"]
+
+
+@pytest.mark.parametrize("path", ["/ws/tv?delay=99999999999999999999", "/ws/tv?delay=3000000000",
+                                  "/ws/match/x?delay=100001", "/ws/tv?delay=x"])
+def test_a_delay_out_of_range_is_a_400(arena, path):
+    status, _, body = get(arena, path)
+    assert status == 400 and "?delay=" in body, (status, body)
+
+
 def test_a_match_socket_sends_a_snapshot_first_then_the_match_as_it_goes(arena):
     match_id = arena.play(["a", "b", "c"], 0.02, seed=7)
     messages, closed = socket_messages(arena, f"/ws/match/{match_id}")
