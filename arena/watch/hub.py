@@ -99,12 +99,13 @@ class LiveMatch:
             snap.over.CopyFrom(self.over)
         return snap
 
-    def interest(self) -> float:
+    def interest(self, delay: int = 0) -> float:
         """TV's measure (docs/watching.md): seats still in the game, the total against the
-        limit, and how close the players' ratings are."""
+        limit, and how close the players' ratings are; as of ``delay`` frames ago (what a
+        spectator held behind by the server's delay sees)."""
         if self.over is not None or not self.frames:
             return 0.0
-        state = self.frames[-1].state
+        state = self.shown(delay).state
         seats = len(state.seats) or 1
         alive = sum(s.in_game for s in state.seats)
         limit = self.summary.rules.limit or 99
@@ -114,6 +115,10 @@ class LiveMatch:
             closeness = 1.0 / (1.0 + gap / 200.0)
         return (0.4 * alive / seats + 0.4 * min(state.total, limit) / limit + 0.2 * closeness
                 + min(len(self.frames), 1000) * 1e-6)   # a tie goes to the longer match
+
+    def shown(self, delay: int) -> pb.MatchFrame:
+        """The frame a viewer ``delay`` frames behind sees last (the first, at least)."""
+        return self.frames[max(0, len(self.frames) - 1 - delay)]
 
 
 class TournamentLog:
@@ -189,7 +194,9 @@ class SpectatorHub:
         self.tournaments: dict[str, TournamentLog] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()   # finished tournaments, oldest first
         self._current: str | None = None           # the tournament started last
-        self._arrivals: set[asyncio.Future] = set()   # TV waiting for a live match
+        # TV waiting for a live match: for each tournament waited for ("" any), one future
+        # that a match it would show resolves, and how many wait on it (none: forgotten)
+        self._arrivals: dict[str, list] = {}
 
     # ---------------------------------------------------------------- feeding the hub
 
@@ -243,9 +250,10 @@ class SpectatorHub:
             message = pb.TournamentFeed(started=summary)
             for viewer in list(log.viewers):
                 viewer.push(message)
-        for waiter in list(self._arrivals):
-            if not waiter.done():
-                waiter.set_result(None)
+        for key in ("", summary.tournament):
+            arrival = self._arrivals.pop(key, None)
+            if arrival is not None:
+                arrival[0].set_result(None)
 
     def frame(self, match_id: str, frame: pb.MatchFrame, hands: tuple | None = None) -> None:
         match = self.matches.get(match_id)
@@ -318,13 +326,18 @@ class SpectatorHub:
         """Live matches (most interesting first), then finished ones, newest first."""
         chosen = [m for m in self.matches.values()
                   if not tournament or m.summary.tournament == tournament]
-        live = sorted((m for m in chosen if m.live), key=LiveMatch.interest, reverse=True)
+        # a live match as far as anyone without the organiser token may see it (the
+        # server's spectator delay): its turns and interest from the frame they are shown
+        delay = self.min_delay
+        live = sorted((m for m in chosen if m.live), key=lambda m: m.interest(delay), reverse=True)
         done = [m for m in reversed(chosen) if not m.live][:recent]
         out = []
         for m in live:
             s = pb.MatchSummary()
             s.CopyFrom(m.summary)
-            s.interest = m.interest()
+            s.interest = m.interest(delay)
+            if delay and m.frames:
+                s.turns = m.shown(delay).seq
             out.append(s)
         return out + [m.summary for m in done]
 
@@ -356,22 +369,26 @@ class SpectatorHub:
     def best_live(self, tournament: str = "") -> LiveMatch | None:
         live = [m for m in self.matches.values() if m.live and m.frames
                 and (not tournament or m.summary.tournament == tournament)]
-        return max(live, key=LiveMatch.interest, default=None)
+        return max(live, key=lambda m: m.interest(self.min_delay), default=None)
 
     async def next_live(self, tournament: str = "", timeout: float | None = None) -> LiveMatch | None:
         """The best live match, waiting up to ``timeout`` s for one to start."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while (best := self.best_live(tournament)) is None:
-            waiter = asyncio.get_running_loop().create_future()
-            self._arrivals.add(waiter)
+            arrival = self._arrivals.get(tournament)
+            if arrival is None:
+                arrival = self._arrivals[tournament] = [asyncio.get_running_loop().create_future(), 0]
+            arrival[1] += 1
             try:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 async with asyncio.timeout(left):
-                    await waiter
+                    await asyncio.shield(arrival[0])   # shared: one leaving must not cancel it
             except TimeoutError:
                 return None
             finally:
-                self._arrivals.discard(waiter)
+                arrival[1] -= 1
+                if not arrival[1] and self._arrivals.get(tournament) is arrival:
+                    del self._arrivals[tournament]   # nobody waits for it any more
             await asyncio.sleep(0.05)   # let its first frames arrive
         return best
 

@@ -4,6 +4,7 @@ matches no longer in memory, a source of stored records."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from typing import Protocol
@@ -17,6 +18,9 @@ from arena.watch.hub import RESYNC, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
 BATCH = 256           # frames at most in one message to a viewer that lags
+#: streams open at once (WatchMatch, WatchTV, WatchTournament): each holds a queue and a
+#: gRPC call, some 35 KB; beyond this many a new one is refused RESOURCE_EXHAUSTED
+MAX_VIEWERS = 2000
 _NOTHING = object()
 
 
@@ -30,6 +34,19 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self.hub = hub
         self.records = records
         self.organizer_hash = organizer_hash
+        self.viewers = 0
+
+    @contextlib.asynccontextmanager
+    async def _viewer(self, context):
+        """One stream's seat among the viewers, or RESOURCE_EXHAUSTED when all are taken."""
+        if self.viewers >= MAX_VIEWERS:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"this arena has {MAX_VIEWERS} viewers already; try again later")
+        self.viewers += 1
+        try:
+            yield
+        finally:
+            self.viewers -= 1
 
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
         await _not_negative(context, "recent", request.recent)
@@ -40,23 +57,25 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         if request.organizer_view:
             await self._authorize(context)
         await _not_negative(context, "delay_turns", request.delay_turns)
-        got = self.hub.subscribe(request.match_id, request.delay_turns, request.organizer_view)
-        if got is None:
-            yield pb.MatchFeed(snapshot=await self._record(request.match_id, context))
-            return
-        async for message in self._follow(request.match_id, *got):
-            yield message
+        async with self._viewer(context):
+            got = self.hub.subscribe(request.match_id, request.delay_turns, request.organizer_view)
+            if got is None:
+                yield pb.MatchFeed(snapshot=await self._record(request.match_id, context))
+                return
+            async for message in self._follow(request.match_id, *got):
+                yield message
 
     async def WatchTV(self, request, context):  # noqa: N802
         await _not_negative(context, "delay_turns", request.delay_turns)
-        while True:
-            match = await self.hub.next_live(request.tournament)
-            got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
-            if got is None:
-                continue
-            async for message in self._follow(match.match_id, *got):
-                yield message
-            await asyncio.sleep(TV_PAUSE_S)
+        async with self._viewer(context):
+            while True:
+                match = await self.hub.next_live(request.tournament)
+                got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
+                if got is None:
+                    continue
+                async for message in self._follow(match.match_id, *got):
+                    yield message
+                await asyncio.sleep(TV_PAUSE_S)
 
     async def WatchTournament(self, request, context):  # noqa: N802
         log = self.hub.tournament_log(request.name)
@@ -65,15 +84,16 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.NOT_FOUND,
                                 f"no tournament {request.name!r} is followed here (known: {known})"
                                 if request.name else "no tournament is running here yet")
-        sub, snapshot = self.hub.follow_tournament(log)
-        yield pb.TournamentFeed(snapshot=snapshot)
-        try:
-            while (item := await sub.queue.get()) is not None:
-                if item is RESYNC:
-                    item = pb.TournamentFeed(snapshot=log.snapshot(self.hub.summaries(log.name)))
-                yield item
-        finally:
-            log.viewers.discard(sub)
+        async with self._viewer(context):
+            sub, snapshot = self.hub.follow_tournament(log)
+            yield pb.TournamentFeed(snapshot=snapshot)
+            try:
+                while (item := await sub.queue.get()) is not None:
+                    if item is RESYNC:
+                        item = pb.TournamentFeed(snapshot=log.snapshot(self.hub.summaries(log.name)))
+                    yield item
+            finally:
+                log.viewers.discard(sub)
 
     async def GetRecord(self, request, context):  # noqa: N802
         return await self._record(request.match_id, context)

@@ -345,3 +345,90 @@ def test_a_negative_count_is_refused():
     got = asyncio.run(go())
     assert [code for code, _ in got] == [grpc.StatusCode.INVALID_ARGUMENT] * 3
     assert [d.split(" is")[0] for _, d in got] == ["recent=-5", "delay_turns=-1", "delay_turns=-2147483648"]
+
+
+def test_the_match_list_shows_a_live_match_as_far_as_the_delay_lets_anyone_see():
+    """With a spectator delay, ListMatches gave the current turn and interest: what the
+    delay holds back (found by a red-team review)."""
+    the_spec = spec(["a", "b"], seed=5)
+
+    async def go():
+        hub, server = await serve(min_delay=4)
+        try:
+            _, task = start_match(hub, the_spec)
+            match = None
+            while match is None or len(match.frames) < 8:
+                await asyncio.sleep(0.005)
+                match = hub.matches.get(the_spec.match_id)
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                listed = await spectator_pb2_grpc.SpectatorStub(channel).ListMatches(
+                    pb.ListMatchesRequest())
+                frames = list(match.frames)
+            await task
+            return listed.matches[0], frames, match
+        finally:
+            await server.stop()
+
+    listed, frames, match = asyncio.run(go())
+    # frames may have come between the listing and the copy: never more than the delay lets
+    assert listed.turns <= frames[-1].seq - 4 and listed.turns in [f.seq for f in frames]
+
+
+def test_tv_waiting_for_one_tournament_is_woken_only_by_its_matches_and_leaves_nothing():
+    """Every TV waiter woke at every match start and scanned every match: 5,000 waiters
+    for a tournament that never plays made each start stall the loop for half a second."""
+    async def go():
+        hub = SpectatorHub()
+        waiting = [asyncio.create_task(hub.next_live("nope", timeout=0.6)) for _ in range(50)]
+        anyone = asyncio.create_task(hub.next_live("", timeout=5))
+        await asyncio.sleep(0.05)
+        assert set(hub._arrivals) == {"nope", ""} and hub._arrivals["nope"][1] == 50
+        runner, task = start_match(hub, spec(["a", "b"], seed=3), tournament="cup")
+        shown = await anyone
+        assert shown is not None and shown.summary.match_id == runner.spec.match_id
+        assert not hub._arrivals["nope"][0].done()          # not woken by the cup's match
+        assert await asyncio.gather(*waiting) == [None] * 50
+        await task
+        assert hub._arrivals == {}                          # no one waits: nothing kept
+
+    asyncio.run(go())
+
+
+def test_viewers_beyond_the_cap_are_refused_and_the_others_go_on(monkeypatch):
+    from arena.watch import servicer
+    monkeypatch.setattr(servicer, "MAX_VIEWERS", 3)
+
+    class Stalled(HouseSession):   # a match that stays live: TV has it to show at once
+        async def next_action(self, timeout):
+            await asyncio.sleep(3600)
+
+    async def go():
+        hub, server = await serve()
+        the_spec = spec(["a", "b"], seed=2)
+        task = asyncio.create_task(MatchRunner(the_spec, [Stalled(FirstLegal()) for _ in "ab"],
+                                               [hub.listener("")]).run())
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                held = [stub.WatchTV(pb.WatchTVRequest()) for _ in range(3)]
+                for call in held:   # each is a viewer once its snapshot came
+                    assert (await call.read()).HasField("snapshot")
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await stub.WatchTV(pb.WatchTVRequest()).read()
+                listed = await stub.ListMatches(pb.ListMatchesRequest())   # not a viewer
+                held[0].cancel()
+                await asyncio.sleep(0.3)
+                again = stub.WatchTV(pb.WatchTVRequest())
+                first = await again.read()                   # a seat was free again
+                for call in held + [again]:
+                    call.cancel()
+                return exc.value, listed, first
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await server.stop()
+
+    refused, listed, first = asyncio.run(go())
+    assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "3 viewers already" in refused.details()
+    assert len(listed.matches) == 1 and first.HasField("snapshot")
