@@ -167,7 +167,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             tournament = Tournament.resume(store, args.resume)
             set_up(tournament.manifests, args, bot_factory(args))
         else:
-            if any(t.name == name for t in store.tournaments()):
+            if store.has_tournament(name):
                 # before Tournament.create stores the bots' versions for nothing
                 raise ConfigError(f"a tournament called {name!r} already exists in {shown(args.db)} "
                                   f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")

@@ -139,9 +139,8 @@ class ArenaServer:
         """A name from the time, numbered when it is taken (two tournaments started in one
         second: "t-20250301-120000", then "t-20250301-120000-2")."""
         base = time.strftime("t-%Y%m%d-%H%M%S")
-        taken = {t.name for t in self.store.tournaments()} | set(self.runs.runs)
         name, n = base, 1
-        while name in taken:
+        while name in self.runs.runs or self.store.has_tournament(name):
             n += 1
             name = f"{base}-{n}"
         return name
@@ -150,7 +149,7 @@ class ArenaServer:
         return self.standings(ladder_module.NAME)[1] if self._has_ladder() else standings([], [])
 
     def _has_ladder(self) -> bool:
-        return any(t.name == ladder_module.NAME for t in self.store.tournaments())
+        return self.store.has_tournament(ladder_module.NAME)
 
     def standings(self, name: str | None) -> tuple[str, Standings, int]:
         """A tournament's (the latest, without a name) or the ladder's standings."""

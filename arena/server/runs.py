@@ -143,8 +143,7 @@ class Runs:
         if name == LADDER:
             raise ConfigError("'ladder' is the ladder, not a tournament: follow it with arena "
                               "watch, or read its standings")
-        known = {t.name for t in self.store.tournaments()}
-        if name in known:
+        if self.store.has_tournament(name):   # one row read: a server keeps thousands
             stored = Settings.from_dict(self.store.tournament(name).settings)
             plan = await asyncio.to_thread(stored.schedule)
             # the same name was followed meanwhile, or it goes on with what is left

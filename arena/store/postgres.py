@@ -39,6 +39,7 @@ from arena.store.base import (
     Store,
     StoreError,
     TournamentRecord,
+    not_found,
 )
 from arena.store.location import redact, scrub
 from arena.store.migrations import migrations, refuse_newer, schema_version
@@ -168,15 +169,23 @@ class PostgresStore(Store):
                 row = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments "
                                       "WHERE name = %s", (name,)).fetchone()
                 if row is None:
-                    known = [t.name for t in self.tournaments()]
-                    raise NotFoundError(f"no tournament called {name!r} in {self.describe()}"
-                                        + (f"; known: {', '.join(known)}" if known else ""))
+                    raise not_found(name, self.describe(), self)
             return self._tournament(row)
 
     def tournaments(self) -> list[TournamentRecord]:
         with self._errors("read the tournaments"):
             rows = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id")
             return [self._tournament(r) for r in rows.fetchall()]
+
+    def has_tournament(self, name: str) -> bool:
+        with self._errors("read a tournament"):
+            return self.db.execute("SELECT 1 FROM tournaments WHERE name = %s",
+                                   (name,)).fetchone() is not None
+
+    def tournament_names(self, limit: int) -> list[str]:
+        with self._errors("read the tournaments"):
+            rows = self.db.execute("SELECT name FROM tournaments ORDER BY id DESC LIMIT %s", (limit,))
+            return [r[0] for r in rows.fetchall()]
 
     # ---------------------------------------------------------------- bots
 

@@ -32,6 +32,7 @@ from arena.store.base import (
     Store,
     StoreError,
     TournamentRecord,
+    not_found,
 )
 from arena.store.migrations import migrations, refuse_newer, schema_version
 
@@ -198,14 +199,19 @@ class SQLiteStore(Store):
             row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
                                   "WHERE name = ?", (name,)).fetchone()
             if row is None:
-                known = [t.name for t in self.tournaments()]
-                raise NotFoundError(f"no tournament called {name!r} in {self.path}"
-                                 + (f"; known: {', '.join(known)}" if known else ""))
+                raise not_found(name, str(self.path), self)
         return self._tournament(row)
 
     def tournaments(self) -> list[TournamentRecord]:
         rows = self.db.execute("SELECT id, name, created_at, settings FROM tournaments ORDER BY id")
         return [self._tournament(r) for r in rows.fetchall()]
+
+    def has_tournament(self, name: str) -> bool:
+        return self.db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone() is not None
+
+    def tournament_names(self, limit: int) -> list[str]:
+        rows = self.db.execute("SELECT name FROM tournaments ORDER BY id DESC LIMIT ?", (limit,))
+        return [r[0] for r in rows.fetchall()]
 
     # ---------------------------------------------------------------- bots
 

@@ -186,6 +186,19 @@ def test_an_unknown_tournament_name_is_refused_with_the_known_names(store):
     assert "spring" in message and "autumn" in message
 
 
+def test_names_are_looked_up_one_at_a_time_and_a_miss_lists_only_the_latest(store):
+    """A server keeps thousands of tournaments: starting one read all of them (settings
+    and all) to check its name, and a missing name's error listed every one."""
+    for n in range(15):
+        tournament(store, f"t{n}")
+    assert store.has_tournament("t3") and not store.has_tournament("t15")
+    assert store.tournament_names(3) == ["t14", "t13", "t12"]
+    with pytest.raises(StoreError) as err:
+        store.tournament("nope")
+    assert str(err.value).endswith("; known: " + ", ".join(f"t{n}" for n in range(14, 4, -1))
+                                   + ", ...")
+
+
 # ------------------------------------------------------------------------ bots
 
 

@@ -268,8 +268,8 @@ REFUSALS = {
     "resume with bot folders": ([BOTS / "random", BOTS / "greedy", "--resume", "known"], True,
                                 "--resume takes the bots and settings stored with the "
                                 "tournament; give no bot folders"),
-    "resume an unknown name": (["--resume", "nope"], True,
-                               "no tournament called 'nope' in {db}; known: known"),
+    "resume an unknown name": (["--resume", "nope"], True,   # the latest first
+                               "no tournament called 'nope' in {db}; known: old, known"),
     "resume without a database": (["--resume", "known"], False, "no database at {db}"),
     "resume with another --games": (["--resume", "known", "--games", 5], True,
                                     "--resume keeps the stored settings; drop --games"),
