@@ -252,10 +252,11 @@ class Tournament:
         # the id a bot sees is opaque (the store maps it to the key): no table, deal,
         # rotation or order in it
         match_id, seed = self.seeds.match_id(self.name, plan.key), plan.seed
-        if set(s.remote) & set(plan.table):
+        if s.secret and set(s.remote) & set(plan.table):
             # a remote bot keeps what it saw of an attempt that did not finish (a server
             # stopped, a worker lost): each attempt is a fresh deal, under a fresh id
-            # (these tables play plain deals: no other rotation shares the deal)
+            # (these tables play plain deals: no other rotation shares the deal). A seed
+            # the organiser gave asks for reproducible deals: those stay as planned.
             attempt = secrets.randbits(63)
             match_id = self.seeds.match_id(self.name, plan.key, attempt)
             seed = self.seeds.deal_seed(plan.key, attempt)
