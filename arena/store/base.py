@@ -147,19 +147,6 @@ class Store(abc.ABC):
     def tournament_names(self, limit: int) -> list[str]:
         """The names of the last ``limit`` tournaments, newest first."""
 
-
-#: How many tournament names an error about a missing one lists (newest first).
-KNOWN_SHOWN = 10
-
-
-def not_found(name: str, where: str, store: Store) -> NotFoundError:
-    """The error for a tournament ``name`` that is not in ``store`` (at ``where``),
-    naming the last few that are (a server has thousands: never all of them)."""
-    known = store.tournament_names(KNOWN_SHOWN + 1)
-    listed = ", ".join(known[:KNOWN_SHOWN]) + (", ..." if len(known) > KNOWN_SHOWN else "")
-    return NotFoundError(f"no tournament called {name!r} in {where}"
-                         + (f"; known: {listed}" if known else ""))
-
     @abc.abstractmethod
     def tournament_bots(self, tournament: TournamentRecord) -> list[BotRecord]:
         """The bot versions a tournament was created with, in schedule order."""
@@ -222,3 +209,16 @@ def not_found(name: str, where: str, store: Store) -> NotFoundError:
     @abc.abstractmethod
     def close(self) -> None:
         """Release the database."""
+
+
+#: How many tournament names an error about a missing one lists (newest first).
+KNOWN_SHOWN = 10
+
+
+def not_found(name: str, where: str, store: Store) -> NotFoundError:
+    """The error for a tournament ``name`` that is not in ``store`` (at ``where``),
+    naming the last few that are (a server has thousands: never all of them)."""
+    known = store.tournament_names(KNOWN_SHOWN + 1)
+    listed = ", ".join(known[:KNOWN_SHOWN]) + (", ..." if len(known) > KNOWN_SHOWN else "")
+    return NotFoundError(f"no tournament called {name!r} in {where}"
+                         + (f"; known: {listed}" if known else ""))
