@@ -70,3 +70,10 @@ class Seeds:
     def match_id(self, *parts: object) -> str:
         """An opaque match id for ``parts``: 16 hex digits that name nothing."""
         return f"{_seed(self._id, b'ono99/match-id', parts):016x}"
+
+    def fresh_attempt(self, *parts: object) -> tuple[str, int]:
+        """A match id and a deal seed for one attempt at the match named by ``parts``,
+        new at every call (a random attempt number): where a bot that saw an attempt cut
+        short could remember it (a remote bot), the next is another deal."""
+        attempt = secrets.randbits(63)
+        return self.match_id(*parts, attempt), self.deal_seed(*parts, attempt)

@@ -364,42 +364,42 @@ def _runtime_paths() -> list[str]:
         p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
 
 
-_bwrap_checked: list[str | None] = []
-#: No capabilities, and no user namespace the bot could make to gain some over its own
-#: mounts (--disable-userns: bubblewrap 0.8; checked by the probe). Run by root, bwrap
-#: keeps every capability unless told, CAP_SYS_ADMIN among them: a bot could then remount
-#: its read-only mounts (its folder, the arena's code, /usr) writable, as the host's root.
-_HARDENING = ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
-_hardening_kept: list[list[str]] = []
+#: Run by root, bwrap keeps every capability unless told, CAP_SYS_ADMIN among them: a bot
+#: could then remount its read-only mounts (its folder, the arena's code, /usr) writable,
+#: as the host's root. So: no capabilities, and (bubblewrap 0.8, checked by the probe) no
+#: user namespace the bot could make to gain some over its own mounts.
+_CAP_DROP = ["--cap-drop", "ALL"]
+_HARDENING = ["--unshare-user", "--disable-userns", *_CAP_DROP]
+#: the probe's finding, once: (bwrap's error or None, the hardening flags it takes)
+_bwrap_checked: list[tuple[str | None, list[str]]] = []
 
 
 def _hardening() -> list[str]:
-    """The hardening flags this bwrap takes (the probe's finding)."""
+    """The hardening flags this bwrap takes."""
     _probe_bwrap()
-    return _hardening_kept[0] if _hardening_kept else ["--cap-drop", "ALL"]
+    return _bwrap_checked[0][1]
 
 
 def _probe_bwrap() -> str | None:
     """Run bwrap once with the namespaces and hardening the sandbox needs; its error, or
     None. A bwrap older than 0.8 (no --disable-userns) still drops every capability."""
     if not _bwrap_checked:
-        error = None
-        for flags in (_HARDENING, ["--cap-drop", "ALL"]):
+        for flags in (_HARDENING, _CAP_DROP):
             try:
                 proc = subprocess.run(["bwrap", "--unshare-all", *flags, "--die-with-parent",
                                        *_system_mounts(), "--proc", "/proc", "--dev", "/dev",
                                        "--", "/bin/true"],
                                       capture_output=True, text=True, timeout=10)
             except (OSError, subprocess.SubprocessError) as exc:
-                error = str(exc)
+                found = (str(exc), _CAP_DROP)
                 break
             if proc.returncode == 0:
-                _hardening_kept.append(flags)
-                error = None
+                found = (None, flags)
                 break
-            error = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        _bwrap_checked.append(error)
-    return _bwrap_checked[0]
+            found = ((proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1],
+                     _CAP_DROP)
+        _bwrap_checked.append(found)
+    return _bwrap_checked[0][0]
 
 
 # ---------------------------------------------------------------- cgroups
@@ -411,15 +411,11 @@ def _sweep(parent: Path) -> None:
     in them, where they are empty (rmdir leaves a busy cgroup alone)."""
     for base in parent.glob("ono99-*"):
         try:
-            os.kill(int(base.name[6:]), 0)
-            continue                       # still running (or another user's)
-        except ValueError:
-            continue
+            os.kill(int(base.name[6:]), 0)   # (its process still runs: kept)
         except ProcessLookupError:
+            _sweep_one(base)
+        except (ValueError, PermissionError):   # not ours to judge
             pass
-        except PermissionError:
-            continue
-        _sweep_one(base)
 
 
 def _sweep_one(base: Path) -> None:
@@ -457,9 +453,10 @@ class _Cgroups:
                     _, controllers, path = line.split(":", 2)
                     for c in controllers.split(","):
                         root = Path("/sys/fs/cgroup") / c
-                        if c in ("memory", "pids") and (root / path.lstrip("/")).is_dir():
-                            _sweep(root / path.lstrip("/"))
-                            base = root / path.lstrip("/") / f"ono99-{os.getpid()}"
+                        parent = root / path.lstrip("/")
+                        if c in ("memory", "pids") and parent.is_dir():
+                            _sweep(parent)
+                            base = parent / f"ono99-{os.getpid()}"
                             try:
                                 base.mkdir(exist_ok=True)
                             except OSError:

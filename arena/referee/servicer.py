@@ -96,11 +96,11 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                 self._waiting[me] = None
                 first = await context.read()
         except TimeoutError:
-            first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, f"no hello within {HELLO_TIMEOUT_S:g} s")
-            if me is not None and me.evicted:
-                first = Refused(referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections "
-                                "waiting to say hello: the longest waiting (this one) was "
-                                "closed; try again shortly")
+            first = (Refused(referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections waiting "
+                             "to say hello: the longest waiting (this one) was closed; try "
+                             "again shortly") if me is not None and me.evicted
+                     else Refused(referee_pb2.REFUSAL_CODE_NO_HELLO,
+                                  f"no hello within {HELLO_TIMEOUT_S:g} s"))
         except DecodeError as exc:
             first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, _not_a_bot_message(exc))
         finally:
@@ -136,8 +136,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         finally:
             session.close("the stream ended")
 
-    def _blocked(self, peer: str) -> bool:
-        times = self._failures.get(peer)   # (only network hosts are counted: _COUNTED)
+    def _blocked(self, peer: str | None) -> bool:
+        times = self._failures.get(peer)
         if not times:
             return False
         while times and times[0] < time.monotonic() - FAILED_WINDOW_S:
@@ -147,8 +147,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     async def _refuse(self, context, refusal: Refused, peer: str | None = None,
                       count: bool = True) -> None:
         self.lobby.refusals.append(refusal.reason)
-        if count and peer is not None and refusal.code in _COUNTED \
-                and peer.startswith(("ipv4:", "ipv6:")):
+        if count and peer is not None and refusal.code in _COUNTED:
             self._failures.setdefault(peer, deque(maxlen=MAX_FAILED_HELLOS)).append(time.monotonic())
             if len(self._failures) > 10_000:   # forget the oldest peers: bounded memory
                 self._failures.pop(next(iter(self._failures)))
@@ -218,7 +217,9 @@ def _not_a_bot_message(exc: DecodeError) -> str:
     return f"a message is not a BotMessage: protobuf cannot parse it ({exc})"
 
 
-def _host(peer: str) -> str:
+def _host(peer: str) -> str | None:
     """The host part of a gRPC peer (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``): failures
-    count per host, whatever port a client dials from."""
-    return peer.rsplit(":", 1)[0] if peer.startswith(("ipv4:", "ipv6:")) else peer
+    count per host, whatever port a client dials from. None for a peer that is no network
+    host (a unix socket's: every process on it is the same peer, "unix:"), which is never
+    counted or blocked (see _COUNTED)."""
+    return peer.rsplit(":", 1)[0] if peer.startswith(("ipv4:", "ipv6:")) else None

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-import secrets
 from collections import Counter
 
 from arena.referee.results import MatchSpec, Status, TimeControl
@@ -147,9 +146,8 @@ class Ladder:
         # a fresh deal and id for every attempt: a match cut short (the server stopped)
         # is never stored, so its n comes again after a restart, and a remote bot keeps
         # what it saw of it
-        attempt = secrets.randbits(63)
-        spec = MatchSpec(self.seeds.match_id(NAME, key, attempt), self.config,
-                         self.seeds.deal_seed(NAME, n, attempt), tuple(seated), self.time_control,
+        match_id, deal_seed = self.seeds.fresh_attempt(NAME, key)
+        spec = MatchSpec(match_id, self.config, deal_seed, tuple(seated), self.time_control,
                          tuple(self.seeds.bot_seed(NAME, n, s) for s in range(len(table))))
         leased = []
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -257,9 +256,7 @@ class Tournament:
             # stopped, a worker lost): each attempt is a fresh deal, under a fresh id
             # (these tables play plain deals: no other rotation shares the deal). A seed
             # the organiser gave asks for reproducible deals: those stay as planned.
-            attempt = secrets.randbits(63)
-            match_id = self.seeds.match_id(self.name, plan.key, attempt)
-            seed = self.seeds.deal_seed(plan.key, attempt)
+            match_id, seed = self.seeds.fresh_attempt(self.name, plan.key)
         return MatchSpec(match_id, self.config, seed,
                          tuple(self.names[b] for b in plan.seats), TimeControl(s.move_ms, s.bank_ms),
                          plan.bot_seeds, s.on_fault, s.max_rejections)

@@ -169,13 +169,13 @@ async def _watch_tournament(request: web.Request) -> web.WebSocketResponse:
     return await _relay(request, spectators.watch_tournament(request.query.get("name", "")))
 
 
-def _number(request: web.Request, name: str, most: int = MAX_DELAY_TURNS) -> int:
+def _number(request: web.Request, name: str) -> int:
     try:
         value = max(0, int(request.query.get(name, "0")))
     except ValueError:
         raise web.HTTPBadRequest(text=f"?{name}= takes a whole number") from None
-    if value > most:
-        raise web.HTTPBadRequest(text=f"?{name}= is at most {most}")
+    if value > MAX_DELAY_TURNS:
+        raise web.HTTPBadRequest(text=f"?{name}= is at most {MAX_DELAY_TURNS}")
     return value
 
 
