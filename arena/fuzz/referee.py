@@ -583,9 +583,13 @@ class RefereeMachine(FuzzMachine):
         if blocked and host == self.t.player_host and self.t.player_host != self.t.hostile_host:
             raise Broken("the players' host is blocked")
         counted = len(self.t.refused_hellos.get(host, []))
-        if self.t.player_host == self.t.hostile_host and code in _COUNTED \
+        if self.t.player_host == self.t.hostile_host and code in (*_COUNTED, _TOO_BIG) \
                 and counted >= servicer.MAX_FAILED_HELLOS - 2:
             return   # one host only (no IPv6): keep it usable for our own bots
+        if code == _TOO_BIG and blocked is None:
+            # the referee counts it unless the host is blocked, and the client cannot tell
+            # which (gRPC ends the stream before any refusal): only when the model knows
+            return
         stream = self._stream(address, "stranger")
         self.hostile.append(stream)
         self.t.messages += 1
@@ -607,6 +611,8 @@ class RefereeMachine(FuzzMachine):
                     or stream.code != grpc.StatusCode.RESOURCE_EXHAUSTED:
                 raise Broken(f"a first message of {len(first)} bytes got {list(stream.received)!r:.300} "
                              f"and {stream.code}: {stream.details!r}")
+            if blocked is False:   # the referee read the end of a stream without a hello
+                self.t.note_refused(host)
             self.hostile.remove(stream)
             return
         got = [m.refusal.code for m in stream.received if m.HasField("refusal")]

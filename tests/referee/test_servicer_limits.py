@@ -42,6 +42,37 @@ def test_a_host_with_too_many_refused_hellos_is_refused_for_a_while():
     asyncio.run(go())
 
 
+def test_first_messages_over_the_limit_count_against_their_host():
+    """gRPC ends a stream whose first message is over the limit before the referee reads
+    it (RESOURCE_EXHAUSTED, no refusal): the referee sees a stream without a hello, which
+    counts (the fuzzer's model of the host's block relies on this)."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                play = channel.stream_stream("/ono99.v1.Referee/Play",
+                                             request_serializer=lambda b: b,
+                                             response_deserializer=lambda b: b)
+                for n in range(1, servicer.MAX_FAILED_HELLOS + 1):
+                    call = play()
+                    await call.write(b"\x0a" + b"x" * servicer.MAX_RECEIVE)
+                    await call.done_writing()
+                    with pytest.raises(grpc.aio.AioRpcError) as raised:
+                        async for _ in call:
+                            pass
+                    assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                    async with asyncio.timeout(5):   # the referee's handler ends after the call
+                        while len(server.lobby.refusals) < n:
+                            await asyncio.sleep(0.01)
+                    assert "ended before a hello" in server.lobby.refusals[-1]
+            msg = await hello(server.address, server.lobby.register("good").token)
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
 def test_a_token_in_use_does_not_count_against_its_host():
     """A bot reconnecting before the referee noticed its old stream die is refused (token
     in use) again and again: that is no attack, and its host is not blocked."""
