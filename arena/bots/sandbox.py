@@ -4,7 +4,9 @@ The arena runs strangers' programs, so by default every bot runs in a bubblewrap
 (Debian's ``bubblewrap``, the sandbox Flatpak is built on): new user, PID, network, IPC,
 UTS and mount namespaces, no capabilities (bwrap run by root keeps them unless told: with
 CAP_SYS_ADMIN a bot could remount its read-only mounts writable) and no further user
-namespaces; the system read-only; its own folder read-only; a fresh scratch ``HOME`` and a
+namespaces; no kernel keyring (a seccomp filter: the keyrings are shared beyond every
+namespace, so a key one process adds, a later or a concurrent one could read); the system
+read-only; its own folder read-only; a fresh scratch ``HOME`` and a
 private ``/tmp``, both size-capped in-memory file systems; the Python, Node.js and
 C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing else of
 the host (no database, no other bots, no organiser files, no network, no other process).
@@ -25,6 +27,9 @@ import abc
 import asyncio
 import atexit
 import contextlib
+import ctypes
+import ctypes.util
+import errno
 import itertools
 import os
 import shlex
@@ -254,6 +259,13 @@ class SandboxFactory(ProcessFactory):
 
     name = "bwrap sandbox"
 
+    def __init__(self, limits: Limits) -> None:
+        super().__init__(limits)
+        if _seccomp_program() is None:
+            self.notice = ("the sandbox leaves the kernel keyring open to bots (a channel "
+                           "between their processes): libseccomp is not installed "
+                           "(Debian: libseccomp2)")
+
     @staticmethod
     def unavailable() -> str | None:
         """Why bwrap cannot be used here, or None."""
@@ -272,8 +284,8 @@ class SandboxFactory(ProcessFactory):
         # reaches the host's disk or outlives the process
         size = [] if limits.scratch_mb is None else ["--size", str(limits.scratch_mb * 2**20)]
         box = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-               *_hardening(), "--hostname", "bot", "--proc", "/proc", "--dev", "/dev",
-               *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH, "--dir", "/run",
+               *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_MASKS,
+               "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH, "--dir", "/run",
                "--clearenv"]
         if setup:
             box.append("--share-net")        # a setup may download what it needs
@@ -285,9 +297,12 @@ class SandboxFactory(ProcessFactory):
         box += ["--bind" if setup else "--ro-bind", str(folder), str(folder)]
         if referee_socket is not None:
             box += ["--dir", SOCKET_DIR, "--bind", referee_socket, f"{SOCKET_DIR}/referee.sock"]
-        box += ["--remount-ro", "/", "--chdir", str(folder), "--", *argv]
+        box += ["--remount-ro", "/", "--chdir", str(folder)]
         cgroups = _Cgroups.make(limits)
-        proc = await _spawn(_prelude(limits, cgroups), box, folder, env)
+        with _seccomp_fd() as fds:
+            box += [arg for fd in fds for arg in ("--seccomp", str(fd))]
+            proc = await _spawn(_prelude(limits, cgroups), [*box, "--", *argv], folder, env,
+                                fds)
         return Jail(proc, cgroups, limits, sandboxed=True), env
 
 
@@ -295,15 +310,16 @@ class SandboxFactory(ProcessFactory):
 
 
 async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
-                 env: dict[str, str]) -> asyncio.subprocess.Process:
+                 env: dict[str, str], pass_fds: Sequence[int] = ()) -> asyncio.subprocess.Process:
     """``sh -c`` joins the cgroups and sets the rlimits, then execs ``command``: no Python
-    code runs between fork and exec in this (threaded) process."""
+    code runs between fork and exec in this (threaded) process. ``pass_fds`` stay open
+    for ``command``."""
     script = "; ".join([*prelude, "exec " + shlex.join(command)])
     try:
         return await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", script, cwd=folder, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
         raise OSError(f"cannot start {shlex.join(command)}: {exc}") from None
 
@@ -381,15 +397,19 @@ def _hardening() -> list[str]:
 
 
 def _probe_bwrap() -> str | None:
-    """Run bwrap once with the namespaces and hardening the sandbox needs; its error, or
-    None. A bwrap older than 0.8 (no --disable-userns) still drops every capability."""
+    """Run bwrap once with the namespaces, hardening and seccomp filter the sandbox
+    needs; its error, or None. A bwrap older than 0.8 (no --disable-userns) still drops
+    every capability."""
     if not _bwrap_checked:
         for flags in (_HARDENING, _CAP_DROP):
             try:
-                proc = subprocess.run(["bwrap", "--unshare-all", *flags, "--die-with-parent",
-                                       *_system_mounts(), "--proc", "/proc", "--dev", "/dev",
-                                       "--", "/bin/true"],
-                                      capture_output=True, text=True, timeout=10)
+                with _seccomp_fd() as fds:
+                    seccomp = [arg for fd in fds for arg in ("--seccomp", str(fd))]
+                    proc = subprocess.run(["bwrap", "--unshare-all", *flags, *seccomp,
+                                           "--die-with-parent", *_system_mounts(),
+                                           "--proc", "/proc", "--dev", "/dev", "--",
+                                           "/bin/true"], pass_fds=fds,
+                                          capture_output=True, text=True, timeout=10)
             except (OSError, subprocess.SubprocessError) as exc:
                 found = (str(exc), _CAP_DROP)
                 break
@@ -400,6 +420,83 @@ def _probe_bwrap() -> str | None:
                      _CAP_DROP)
         _bwrap_checked.append(found)
     return _bwrap_checked[0][0]
+
+
+#: Files of /proc that show the whole host whatever the namespace (the keyrings' keys with
+#: their descriptions, every CPU's timers with their processes' names), covered with
+#: /dev/null (read empty), as Docker does.
+_PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list")
+               if os.path.exists(f"/proc/{name}")
+               for arg in ("--dev-bind", "/dev/null", f"/proc/{name}")]
+
+#: System calls that reach what the kernel shares beyond every namespace, refused in the
+#: sandbox (EPERM): the keyrings. A key one process adds to its user's keyring, another
+#: process of the same user reads, sandboxed or not: memory across phases (a fresh process
+#: recognising the deal it played before) or a channel between two bots at one table.
+#: No bot needs them (Docker's and Flatpak's default filters refuse them too).
+_REFUSED_CALLS = (b"add_key", b"request_key", b"keyctl")
+_SCMP_ACT_ALLOW = 0x7FFF0000
+_SCMP_ACT_ERRNO = 0x00050000
+#: libseccomp's program, once: [bytes], or [None] where libseccomp is missing
+_seccomp_made: list[bytes | None] = []
+
+
+@contextlib.contextmanager
+def _seccomp_fd():
+    """The filter in a file for bwrap's ``--seccomp FD`` (bwrap reads it before it runs
+    anything): a tuple of that one descriptor, or empty without libseccomp. Closed after."""
+    program = _seccomp_program()
+    if program is None:
+        yield ()
+        return
+    fd = os.memfd_create("ono99-seccomp")
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield (fd,)
+    finally:
+        os.close(fd)
+
+
+def _seccomp_program() -> bytes | None:
+    """The seccomp filter bwrap loads for every sandboxed process (``--seccomp``): a
+    classic BPF program made by libseccomp (Debian's ``libseccomp2``, through ctypes)
+    that refuses _REFUSED_CALLS and allows the rest; calls of another ABI (32-bit, x32)
+    kill the process, libseccomp's default. None where libseccomp is not installed."""
+    if not _seccomp_made:
+        _seccomp_made.append(_make_seccomp_program())
+    return _seccomp_made[0]
+
+
+def _make_seccomp_program() -> bytes | None:
+    name = ctypes.util.find_library("seccomp")
+    if name is None:
+        return None
+    lib = ctypes.CDLL(name)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    # the array form of seccomp_rule_add: no C varargs through ctypes
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int,
+                                           ctypes.c_uint, ctypes.c_void_p]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(_SCMP_ACT_ALLOW)
+    if not ctx:
+        return None
+    fd = os.memfd_create("ono99-seccomp-build")
+    try:
+        for call in _REFUSED_CALLS:
+            number = lib.seccomp_syscall_resolve_name(call)
+            if number < 0 or lib.seccomp_rule_add_array(
+                    ctx, _SCMP_ACT_ERRNO | errno.EPERM, number, 0, None) != 0:
+                raise OSError(f"libseccomp cannot refuse {call.decode()}")
+        if lib.seccomp_export_bpf(ctx, fd) != 0:
+            raise OSError("libseccomp cannot export its filter")
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+    finally:
+        os.close(fd)
+        lib.seccomp_release(ctx)
 
 
 # ---------------------------------------------------------------- cgroups

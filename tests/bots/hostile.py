@@ -24,6 +24,9 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      with MS_REMOUNT|MS_BIND, clearing read-only, as root with
                      CAP_SYS_ADMIN could); it writes nothing there
   fill DIR MIB       writes one file of MIB MiB into DIR, then plays on
+  keyring PREFIX     at every turn, adds a key named PREFIX + its process id, holding its
+                     hand, to its user's kernel keyring, and looks for keys named so by
+                     another process (/proc/keys)
 """
 
 from __future__ import annotations
@@ -167,6 +170,26 @@ def remount(path: str):
     return {"read_only": bool(os.statvfs(path).f_flag & os.ST_RDONLY)}
 
 
+#: add_key(2) by machine (glibc has no wrapper)
+ADD_KEY = {"x86_64": 248, "aarch64": 217}[os.uname().machine] if MODE == "keyring" else None
+KEY_SPEC_USER_KEYRING = -4
+
+
+def keyring(prefix: str, hand: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    data = hand.encode()
+    serial = libc.syscall(ADD_KEY, b"user", (prefix + ME).encode(), data, len(data),
+                          ctypes.c_int(KEY_SPEC_USER_KEYRING))
+    error = None if serial >= 0 else os.strerror(ctypes.get_errno())
+    try:
+        keys = Path("/proc/keys").read_text()
+    except OSError:
+        keys = ""
+    found = {word.rstrip(":") for word in keys.split()
+             if word.startswith(prefix) and ME not in word}
+    report(what="keyring", added=serial >= 0, error=error, found_from_others=sorted(found))
+
+
 def fill(folder: str, mib: str):
     with open(os.path.join(folder, "fill"), "wb") as f:
         block = b"\0" * 2**20
@@ -186,6 +209,8 @@ class Hostile(Bot):
     def choose(self, view):
         if MODE == "persist":
             self.persist(view)
+        elif MODE == "keyring":
+            keyring(ARGS[0], " ".join(view.hand))
         elif not self.done:
             self.done = True
             if MODE == "read":

@@ -4,7 +4,9 @@ the tournament finishes for the others, and nothing the bot started is left."""
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -218,3 +220,34 @@ def test_nothing_written_in_one_phase_is_found_in_the_next(tmp_path, mark):
     for place in ("/tmp", str(Path.home())):
         for leftover in Path(place).glob("hands-*.txt"):
             leftover.unlink()
+
+
+def test_nothing_put_in_the_kernel_keyring_is_found_by_another_process(tmp_path, mark):
+    """The kernel's keyrings are shared beyond every namespace: without the sandbox's
+    seccomp filter a bot's process added a key holding its hand to its user's keyring, and
+    its next phase's process (or another bot) read it back (/proc/keys, keyctl)."""
+    if os.uname().machine not in KEYCTL:
+        missing(f"the keyring test on {os.uname().machine}")
+    prefix = f"ono99-hostile-{mark}-"
+    try:
+        out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "keyring", prefix), games=3)
+        tried = [r for r in out["reports"] if r["what"] == "keyring"]
+        assert len({r["process"] for r in tried}) == 2                  # two phases
+        assert not any(r["added"] for r in tried), tried
+        assert all(r["error"] == "Operation not permitted" for r in tried), tried
+        assert [r["found_from_others"] for r in tried if r["found_from_others"]] == []
+    finally:
+        remove_keys(prefix)
+
+
+#: keyctl(2) by machine (glibc has no wrapper)
+KEYCTL = {"x86_64": 250, "aarch64": 219}
+
+
+def remove_keys(prefix: str) -> None:
+    """Invalidate every key named from ``prefix`` (a failing test leaves none behind)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for line in Path("/proc/keys").read_text().splitlines():
+        if prefix in line:
+            libc.syscall(KEYCTL[os.uname().machine], 21,   # KEYCTL_INVALIDATE
+                         ctypes.c_int(int(line.split()[0], 16)))
