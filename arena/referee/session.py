@@ -42,6 +42,10 @@ MAX_QUEUED = 256
 STUCK_S = 1.0
 #: ... and in any case (in-process house seats may play many turns without a pause).
 HARD_CAP = 4096
+#: Refused messages a bot may send while no turn of its is open, from its match's start
+#: (a late answer after a timeout is one); past that it is cut off: each costs the
+#: referee a read and a write, and a flood between its matches slowed everyone else's.
+MAX_REFUSED_OUTSIDE = 16
 
 
 class SessionClosed(Exception):
@@ -64,6 +68,7 @@ class BotSession:
         self.closed_by_referee = False          # the referee ended the stream (bad bytes)
         self.farewell = False                   # it was sent a goodbye, or must get none
         self.rejections = 0                     # refused actions in the current match
+        self._refused_outside = 0               # ... of them sent while no turn was open
         self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
         self._closed = False
         self._queue: deque = deque()             # messages not yet written, in order
@@ -225,6 +230,7 @@ class BotSession:
 
     def begin_match(self) -> None:
         self.rejections = 0
+        self._refused_outside = 0
         self._issued.clear()
 
     def end_match(self) -> None:
@@ -331,3 +337,8 @@ class BotSession:
             await self.reject(0, "malformed", "a BotMessage with no action")
         if self._open_turn is not None:
             self._deliver(_NUDGE)
+            return
+        self._refused_outside += 1
+        if self._refused_outside > MAX_REFUSED_OUTSIDE:
+            self.close(f"cut off: {self._refused_outside} refused messages while no turn of "
+                       f"its was open (at most {MAX_REFUSED_OUTSIDE} a match)", by_referee=True)

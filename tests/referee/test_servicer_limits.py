@@ -12,6 +12,7 @@ from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 from arena.referee import servicer
 from arena.referee.server import RefereeServer
+from arena.referee.session import MAX_REFUSED_OUTSIDE
 
 
 async def hello(address: str, token: str) -> referee_pb2.RefereeMessage:
@@ -67,6 +68,42 @@ def test_first_messages_over_the_limit_count_against_their_host():
                     assert "ended before a hello" in server.lobby.refusals[-1]
             msg = await hello(server.address, server.lobby.register("good").token)
             assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+def test_a_bot_that_floods_refused_messages_outside_its_turns_is_cut_off():
+    """Between its matches (or while others play) a bot's actions are all refused, and
+    each refusal costs the referee a write: past MAX_REFUSED_OUTSIDE it is cut off, and
+    another bot's session goes on."""
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            lobby = server.lobby
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                calm = referee_pb2_grpc.RefereeStub(channel).Play()
+                await calm.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                    name="calm", token=lobby.register("calm").token, protocol_version=1)))
+                assert (await calm.read()).HasField("welcome")
+                flood = referee_pb2_grpc.RefereeStub(channel).Play()
+                await flood.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                    name="flood", token=lobby.register("flood").token, protocol_version=1)))
+                assert (await flood.read()).HasField("welcome")
+                for n in range(1, MAX_REFUSED_OUTSIDE + 2):
+                    await flood.write(referee_pb2.BotMessage(action=referee_pb2.Action(
+                        turn_id=n, card=1)))
+                got = []
+                async with asyncio.timeout(10):
+                    while (msg := await flood.read()) is not grpc.aio.EOF:
+                        got.append(msg)
+                kinds = [m.WhichOneof("kind") for m in got]
+                # the refusals still queued when it is cut off are not written: the goodbye is
+                assert kinds[-1] == "goodbye" and set(kinds[:-1]) == {"rejected"}, kinds
+                assert "cut off: 17 refused messages while no turn" in got[-1].goodbye.reason
+                assert [s.name for s in lobby.sessions()] == ["calm"]
+                calm.cancel()
         finally:
             await server.stop()
 
