@@ -11,6 +11,7 @@ from pathlib import Path
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import Jail, ProcessFactory, SandboxConfig
+from arena.text import printable
 
 ENV_REFEREE = "ONO99_REFEREE"
 ENV_TOKEN = "ONO99_TOKEN"
@@ -87,7 +88,7 @@ class BotProcess:
                 partial = lines.pop()[-_LINE_CAP:]
                 for line in lines:
                     if line.strip():
-                        self.stderr_tail.append(line[-_LINE_CAP:].decode(errors="replace").rstrip())
+                        self.stderr_tail.append(_line(line[-_LINE_CAP:]))
                 if jail.output_exceeded:
                     if log:
                         try:
@@ -98,7 +99,7 @@ class BotProcess:
                     jail.signal(signal.SIGKILL)
                     break
             if partial.strip():
-                self.stderr_tail.append(partial.decode(errors="replace").rstrip())
+                self.stderr_tail.append(_line(partial))
         finally:
             _close_quietly(log)
 
@@ -184,3 +185,9 @@ def _close_quietly(log) -> None:
             log.close()
         except OSError:
             pass
+
+
+def _line(raw: bytes) -> str:
+    """One line of a bot's output as verdicts and notes quote it: decoded, with no escape
+    sequence or other control character left to act on a terminal (see arena.text)."""
+    return printable(raw.decode(errors="replace").rstrip())

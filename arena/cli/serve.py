@@ -18,6 +18,7 @@ from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
 from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.client import OrganizerClient
+from arena.text import printable
 from arena.web import WebServeError
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -252,5 +253,5 @@ def run_bots_remove(args: argparse.Namespace) -> int:
 def run_bots_logs(args: argparse.Namespace) -> int:
     with client(args) as c:
         answer = c.logs(args.name)
-    sys.stdout.write(answer.text)
+    sys.stdout.write(printable(answer.text, keep="\n\t"))   # the bot's output: no escape acts
     return 0

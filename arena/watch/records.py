@@ -26,6 +26,7 @@ from arena.rules.events import FORFEIT, PLAY, decisions, event_from_dict
 from arena.rules.game import Game
 from arena.rules.rulesets import GameConfig, played_config
 from arena.store.base import MatchRecord, Store
+from arena.text import printable_strings
 from arena.watch import wire
 
 
@@ -101,7 +102,14 @@ class StoreRecords:
 def from_file(path: Path) -> pb.MatchSnapshot:
     """A record from a file: an `arena match` event log (JSON lines: a header with the
     seed, the events, the result), or a record saved from the spectator service (one
-    JSON object, a MatchSnapshot)."""
+    JSON object, a MatchSnapshot). Its texts (names, details) are made safe to show: a
+    file may come from anyone."""
+    snapshot = _from_file(path)
+    printable_strings(snapshot)
+    return snapshot
+
+
+def _from_file(path: Path) -> pb.MatchSnapshot:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

@@ -90,6 +90,22 @@ def test_a_missing_bot_folder_is_one_line_naming_it(tmp_path, mark):
     assert error_line(proc) == f"arena match: error: bot folder {tmp_path / 'nowhere'} does not exist"
 
 
+def test_escape_sequences_a_bot_writes_reach_no_terminal_and_no_verdict(tmp_path, mark):
+    """A bot's output is quoted in verdicts and warnings: an escape sequence in it would
+    set the organiser's terminal title, write their clipboard or clear their screen, and
+    a bidi override would turn the rest of the line around. They are written as escapes."""
+    folder = bot_folder(tmp_path, 'name = "painter"\ncommand = ["{python}", "-c", '
+                                  '"import sys; sys.stderr.write(\'\\\\x1b]52;c;Y3VybA==\\\\x07'
+                                  '\\\\x1b[2J\\\\u202eok\\\\n\'); sys.exit(7)"]\n')
+    proc = arena_match(mark, BOTS / "random", folder, "--games", 1, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr and "\u202e" not in proc.stderr
+    assert "stderr: \\x1b]52;c;Y3VybA==\\x07\\x1b[2J\\u202eok" in proc.stderr, proc.stderr
+    result = next(json.loads(line) for line in (tmp_path / "out" / "game-1.jsonl").read_text()
+                  .splitlines() if json.loads(line).get("type") == "result")
+    assert "\\x1b]52;c;" in result["verdicts"][0]["detail"]
+
+
 def test_a_bot_that_exits_at_once_gets_a_verdict_naming_its_exit_code_and_the_others_play(
         tmp_path, mark):
     folder = bot_folder(tmp_path, 'name = "quitter"\ncommand = ["{python}", "-c", '

@@ -91,6 +91,21 @@ def test_a_record_saved_from_the_spectator_service_replays_the_same(played, mark
     assert proc.stdout == arena(mark, "replay", log).stdout
 
 
+def test_names_in_a_file_from_anyone_act_on_no_terminal(played, mark, tmp_path):
+    """A record or an event log can come from anyone: a seat name holding escape
+    sequences (a terminal title, a clipboard write, a link) is shown as escapes."""
+    _, log = played
+    lines = log.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["seats"] = ["\x1b]0;PWNED\x07greedy", "random\u202e"]
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    proc = arena(mark, "replay", hostile)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout
+    assert "\\x1b]0;PWNED\\x07greedy vs random\\u202e" in proc.stdout.splitlines()[0]
+
+
 def test_a_tournament_match_replays_by_number_or_by_id(tmp_path, mark):
     db = tmp_path / "arena.db"
     proc = arena(mark, "tournament", BOTS / "greedy", BOTS / "random", BOTS / "lowest",
