@@ -99,17 +99,24 @@ class StoreRecords:
         return None if match is None else from_store(self.store, match)
 
 
-def from_file(path: Path) -> pb.MatchSnapshot:
+def from_file(path: Path, max_frames: int | None = None) -> pb.MatchSnapshot:
     """A record from a file: an `arena match` event log (JSON lines: a header with the
     seed, the events, the result), or a record saved from the spectator service (one
     JSON object, a MatchSnapshot). Its texts (names, details) are made safe to show: a
-    file may come from anyone."""
-    snapshot = _from_file(path)
+    file may come from anyone. With ``max_frames``, a longer match is refused (before an
+    event log is replayed)."""
+    snapshot = _from_file(path, max_frames)
     printable_strings(snapshot)
     return snapshot
 
 
-def _from_file(path: Path) -> pb.MatchSnapshot:
+def _too_long(path: Path, frames: int, max_frames: int | None) -> None:
+    if max_frames is not None and frames > max_frames:
+        raise RecordError(f"{path} holds a match of {frames:,} turns, more than the "
+                          f"{max_frames:,} replayed here: replay it with `arena replay`")
+
+
+def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -120,15 +127,18 @@ def _from_file(path: Path) -> pb.MatchSnapshot:
     stripped = text.lstrip()
     if stripped.startswith("{") and "\n{" not in stripped.strip():
         try:
-            return json_format.Parse(stripped, pb.MatchSnapshot(), ignore_unknown_fields=True)
+            record = json_format.Parse(stripped, pb.MatchSnapshot(), ignore_unknown_fields=True)
         except (json_format.ParseError, ValueError, RecursionError) as exc:
             raise RecordError(f"{path} is not a match record: {exc}") from None
+        _too_long(path, len(record.frames) - 1, max_frames)
+        return record
     try:
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         header = next(x for x in lines if x.get("type") == "match")
         result = next((x for x in lines if x.get("type") == "result"), {})
         events = [event_from_dict({k: v for k, v in x.items() if k != "type"})
                   for x in lines if x.get("type") == "event"]
+        _too_long(path, sum(1 for e in events if e[0] in (PLAY, FORFEIT)), max_frames)
         names = header["seats"]            # the bot at each seat
         config = played_config(header["ruleset"], header.get("options"), len(names))
         tc = TimeControl(**header.get("time_control", {}))

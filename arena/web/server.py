@@ -11,6 +11,7 @@ beside the referee, in one process), with no separate ASGI server to run.
 ``GET /api/matches``       ListMatches (``?tournament=T`` for one tournament's)
 ``GET /api/record/ID``     GetRecord, as the JSON a download saves (``records.to_json``)
 ``POST /api/record``       an uploaded `arena match` event log (or record), as a record
+                           (the page's own request: it carries ``X-Ono99-Upload``)
 ``GET /ws/match/ID``       WatchMatch (``?delay=N``)
 ``GET /ws/tv``             WatchTV (``?tournament=T``)
 ``GET /ws/tournament``     WatchTournament (``?name=N``; none: the one running)
@@ -46,9 +47,16 @@ STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
 MAX_DELAY_TURNS = 100_000   # a delay beyond any match (the proto's field is an int32)
 MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
+MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)
+#: The header the page's upload carries. A request with a header of its own is not one a
+#: page of another site can send without this server's consent (a CORS preflight, which
+#: it never grants): no other site can make a visitor's browser post uploads here.
+UPLOAD_HEADER = "X-Ono99-Upload"
 
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
+#: one upload replayed at a time (in a thread): a second one meanwhile gets a 503
+UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 
 def make_app(spectators: AsyncSpectatorClient) -> web.Application:
@@ -56,6 +64,7 @@ def make_app(spectators: AsyncSpectatorClient) -> web.Application:
     app = web.Application(client_max_size=MAX_UPLOAD)
     app[SPECTATORS] = spectators
     app[SOCKETS] = weakref.WeakSet()
+    app[UPLOADING] = asyncio.Lock()
     app.router.add_get("/", _page)
     app.router.add_static("/static", STATIC)
     app.router.add_get("/api/matches", _matches)
@@ -134,19 +143,37 @@ async def _record(request: web.Request) -> web.Response:
 
 async def _upload(request: web.Request) -> web.Response:
     """A file the page was given that is not a record already (an event log): read as
-    `arena watch` reads it, replayed from its seed here, where the seed stays."""
+    `arena watch` reads it, replayed from its seed here, where the seed stays. The replay
+    and its JSON are made in a thread, one upload at a time, of a match of at most
+    MAX_UPLOAD_TURNS turns: an upload never holds up the matches this process plays."""
+    if request.headers.get(UPLOAD_HEADER) != "1":
+        return web.json_response({"error": f"an upload is the viewer page's own request "
+                                           f"(header {UPLOAD_HEADER}: 1)"}, status=403)
     name = Path(request.query.get("name", "")).name   # a file name, never a path ...
-    if name.strip(".") == "":                          # ... nor "." or ".."
-        name = "upload"
-    data = await request.read()
+    if name.strip(".") == "" or not name.isprintable() or len(name.encode()) > 200:
+        name = "upload"                                # ... nor "." or "..", nor odd bytes
+    lock = request.app[UPLOADING]
+    if lock.locked():
+        return web.json_response({"error": "another upload is being replayed: try again "
+                                           "in a moment"}, status=503)
+    async with lock:
+        data = await request.read()
+        try:
+            text = await asyncio.to_thread(_replayed, data, name)
+        except records.RecordError as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+    return web.Response(text=text, content_type="application/json")
+
+
+def _replayed(data: bytes, name: str) -> str:
+    """An uploaded file's record, as JSON (in a worker thread)."""
     with tempfile.TemporaryDirectory(prefix="ono99-web-") as folder:
         path = Path(folder) / name
         path.write_bytes(data)
         try:
-            snapshot = await asyncio.to_thread(records.from_file, path)
+            return records.to_json(records.from_file(path, MAX_UPLOAD_TURNS))
         except records.RecordError as exc:
-            return web.json_response({"error": str(exc).replace(str(path), name)}, status=400)
-    return web.Response(text=records.to_json(snapshot), content_type="application/json")
+            raise records.RecordError(str(exc).replace(str(path), name)) from None
 
 
 # ---------------------------------------------------------------- streams

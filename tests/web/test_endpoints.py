@@ -34,6 +34,10 @@ def arena():
     live.close()
 
 
+#: what the page's upload carries (arena.web.server.UPLOAD_HEADER)
+PAGE = {"X-Ono99-Upload": "1"}
+
+
 def get(arena: LiveArena, path: str, **kw):
     """(status, headers, body text) of a request to the viewer."""
     async def go():
@@ -114,13 +118,15 @@ def test_an_uploaded_event_log_is_replayed_into_a_record(arena, tmp_path):
     result = arena.wait(match_id)
     log = tmp_path / "game-1.jsonl"
     write_log(log, result)
-    status, _, body = get(arena, "/api/record?name=game-1.jsonl", method="POST", data=log.read_bytes())
+    status, _, body = get(arena, "/api/record?name=game-1.jsonl", method="POST",
+                          data=log.read_bytes(), headers=PAGE)
     assert status == 200
     uploaded = json_format.Parse(body, pb.MatchSnapshot())
     live = grpc_record(arena.spectators_at, match_id)
     assert [(f.events, f.state) for f in uploaded.frames] == [(f.events, f.state) for f in live.frames]
     assert uploaded.over.ranking == live.over.ranking and uploaded.over.hands == live.over.hands
-    status, _, body = get(arena, "/api/record?name=notes.txt", method="POST", data=b"hello\n")
+    status, _, body = get(arena, "/api/record?name=notes.txt", method="POST", data=b"hello\n",
+                          headers=PAGE)
     assert status == 400
     error = json.loads(body)["error"]
     assert error.startswith("notes.txt is neither an arena match event log nor a match record")
@@ -135,10 +141,44 @@ def test_an_uploaded_event_log_is_replayed_into_a_record(arena, tmp_path):
     ("a/..", b"hello\n"),
 ])
 def test_an_upload_of_anything_is_a_400_that_says_what_it_is_not(arena, name, data):
-    status, _, body = get(arena, "/api/record", params={"name": name}, method="POST", data=data)
+    status, _, body = get(arena, "/api/record", params={"name": name}, method="POST", data=data,
+                          headers=PAGE)
     assert status == 400, body
     assert "neither an arena match event log nor a match record" in json.loads(body)["error"] \
         or "is not a match record" in json.loads(body)["error"]
+
+
+def test_an_upload_is_only_the_pages_own_request(arena, tmp_path):
+    """A page of another site can make a visitor's browser post a file here, but not with
+    a header of ours (that needs a CORS preflight, never granted): such a post is a 403,
+    before anything is read or replayed."""
+    status, _, body = get(arena, "/api/record?name=x.jsonl", method="POST", data=b"{}\n",
+                          headers={"Content-Type": "text/plain", "Origin": "http://evil.example"})
+    assert status == 403 and "X-Ono99-Upload" in json.loads(body)["error"]
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "x" * 300])
+def test_an_upload_under_an_odd_name_is_read_under_a_plain_one(arena, name):
+    status, _, body = get(arena, "/api/record", params={"name": name}, method="POST",
+                          data=b"hello\n", headers=PAGE)
+    assert status == 400 and json.loads(body)["error"].startswith("upload is neither"), body
+
+
+def test_an_uploaded_match_too_long_to_replay_here_is_a_400_before_its_replay(
+        arena, tmp_path, monkeypatch):
+    """One upload of a valid but endless event log (118,000 turns) held the server's loop
+    for 23 s, and the matches it played timed out: a match past MAX_UPLOAD_TURNS is
+    refused before its replay (and what is replayed is replayed in a thread)."""
+    from arena.web import server
+    monkeypatch.setattr(server, "MAX_UPLOAD_TURNS", 10)
+    match_id = arena.play(["a", "b"], 0.0, seed=6)
+    log = tmp_path / "game-1.jsonl"
+    write_log(log, arena.wait(match_id))
+    status, _, body = get(arena, "/api/record?name=game-1.jsonl", method="POST",
+                          data=log.read_bytes(), headers=PAGE)
+    assert status == 400, body
+    assert re.search(r"game-1.jsonl holds a match of \d+ turns, more than the 10 replayed "
+                     r"here: replay it with `arena replay`", json.loads(body)["error"]), body
 
 
 @pytest.mark.parametrize("path", ["/ws/tv?delay=99999999999999999999", "/ws/tv?delay=3000000000",

@@ -207,7 +207,8 @@ async function readFile(file) {
     // not one JSON object: an event log, which the viewer replays from its seed
   }
   if (!snapshot) {
-    const answer = await fetch(`/api/record?name=${encodeURIComponent(file.name)}`, { method: "POST", body: text });
+    const answer = await fetch(`/api/record?name=${encodeURIComponent(file.name)}`,
+                               { method: "POST", body: text, headers: { "X-Ono99-Upload": "1" } });
     snapshot = await answer.json();
     if (!answer.ok) throw new Error(snapshot.error ?? answer.statusText);
   }
