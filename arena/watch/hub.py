@@ -91,8 +91,10 @@ class LiveMatch:
         if hands and self.hands is not None:
             shown = [wire.with_hands(f, h) for f, h in zip(shown, self.hands)]
         snap = pb.MatchSnapshot(match=self.summary, frames=shown, reason=reason, delayed=held,
-                                open_turn_ms=0 if self.over else
+                                open_turn_ms=0 if self.over or held else
                                 int((time.monotonic() - self.last_frame) * 1000))
+        if held:   # the turn count (and the clock: unknown then) of the frame last shown
+            snap.match.turns = shown[-1].seq if shown else 0
         if self.over is not None or not delay:
             snap.verdicts.extend(self.verdicts)
         if self.over is not None:
@@ -114,7 +116,7 @@ class LiveMatch:
             gap = max(self.ratings) - min(self.ratings)
             closeness = 1.0 / (1.0 + gap / 200.0)
         return (0.4 * alive / seats + 0.4 * min(state.total, limit) / limit + 0.2 * closeness
-                + min(len(self.frames), 1000) * 1e-6)   # a tie goes to the longer match
+                + max(0, min(len(self.frames) - delay, 1000)) * 1e-6)   # a tie: the longer one
 
     def shown(self, delay: int) -> pb.MatchFrame:
         """The frame a viewer ``delay`` frames behind sees last (the first, at least)."""
@@ -136,6 +138,7 @@ class TournamentLog:
         for p in self.played:
             self.elo.update(Placing(p.bots, p.places, p.sample))
         self._standings: pb.Standings | None = None
+        self._fitted = 0                       # matches in the last fit
         self._standings_at = 0.0
         self._every = STANDINGS_EVERY_S
         self._standings_task: asyncio.TimerHandle | None = None
@@ -144,17 +147,25 @@ class TournamentLog:
     def done(self) -> int:
         return len(self.played)
 
-    def standings(self) -> pb.Standings:
+    def standings(self, fresh: bool = False) -> pb.Standings:
         """The batch fit over every match so far, refitted at most every ``_every``
         seconds: at least STANDINGS_EVERY_S, and 20 times as long as the last fit took
-        (a ladder's thousands of matches then cost the loop at most a twentieth)."""
-        if self._standings is None:
+        (a ladder's thousands of matches then cost the loop at most a twentieth). Between
+        refits the last fit is given (to a viewer that joins, however often it joins),
+        and the next is sent to every viewer when it is made; ``fresh``: refit now (the
+        tournament's end)."""
+        stale = self._standings is None or self._fitted < len(self.played)
+        if stale and (fresh or self._standings is None
+                      or time.monotonic() >= self._standings_at + self._every):
             t0 = time.monotonic()
             bots = sorted(set(self.bots) | {b for p in self.played for b in p.bots})
             board = standings_of(self.played, bots)
             self._standings = wire.standings(board, crosstable(self.played, bots), len(self.played))
+            self._fitted = len(self.played)
             self._standings_at = time.monotonic()
             self._every = max(STANDINGS_EVERY_S, 20 * (self._standings_at - t0))
+        elif stale:
+            self._refit_later()
         return self._standings
 
     def result(self, played: Played) -> None:
@@ -162,8 +173,12 @@ class TournamentLog:
             self.elo.ratings.setdefault(bot, 1500.0)
         self.played.append(played)
         self.elo.update(Placing(played.bots, played.places, played.sample))
-        self._standings = None
-        if self.viewers and self._standings_task is None:
+        if self.viewers:
+            self._refit_later()
+
+    def _refit_later(self) -> None:
+        """Refit when the limit allows, and send the standings to the viewers then."""
+        if self._standings_task is None:
             wait = max(0.0, self._standings_at + self._every - time.monotonic())
             self._standings_task = asyncio.get_running_loop().call_later(wait, self._send_standings)
 
@@ -176,7 +191,7 @@ class TournamentLog:
 
     def snapshot(self, matches: Sequence[pb.MatchSummary]) -> pb.TournamentSnapshot:
         return pb.TournamentSnapshot(name=self.name, bots=self.bots, total=self.total,
-                                     done=self.done, standings=self.standings(),
+                                     done=self.done, standings=self.standings(self.finished),
                                      matches=matches, finished=self.finished)
 
 

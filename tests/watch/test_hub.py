@@ -1,0 +1,60 @@
+"""What the hub gives spectators: a live match held behind a delay shows nothing of the
+frames it holds back; a tournament's standings are refitted at most every so often,
+however often viewers join, and sent to every viewer when refitted."""
+
+from __future__ import annotations
+
+import asyncio
+
+import time
+
+from ono99.v1 import spectator_pb2 as pb
+
+from arena.tournament.standings import Played
+from arena.watch import hub
+from arena.watch.hub import LiveMatch, Subscription, TournamentLog
+
+
+def test_a_delayed_snapshot_tells_neither_the_live_turn_nor_its_clock():
+    match = LiveMatch(pb.MatchSummary(match_id="m", turns=19), keep_hands=False)
+    match.frames = [pb.MatchFrame(seq=i) for i in range(20)]
+    match.last_frame = time.monotonic() - 3.0          # the live seat has thought 3 s
+    held = match.snapshot("join", delay=5)
+    assert held.delayed == 5 and [f.seq for f in held.frames] == list(range(15))
+    assert held.match.turns == 14 and held.open_turn_ms == 0
+    live = match.snapshot("join")
+    assert live.match.turns == 19 and live.open_turn_ms >= 3000
+    assert match.summary.turns == 19                   # the match's own summary is untouched
+
+
+def test_viewers_joining_again_and_again_do_not_refit_the_standings(monkeypatch):
+    """A client that opened the tournament stream, read its snapshot and closed it, 115
+    times a second, had every snapshot after a new result refit the whole tournament
+    (120 ms at 5,000 matches) and halved the matches played: a snapshot between refits
+    gives the last fit; the viewers get the next one when the limit allows."""
+    fits = []
+    real = hub.standings_of
+    monkeypatch.setattr(hub, "standings_of", lambda *a: fits.append(1) or real(*a))
+    monkeypatch.setattr(hub, "STANDINGS_EVERY_S", 0.2)
+
+    async def go():
+        log = TournamentLog("cup", ["a", "b"], 1000, [])
+        viewer = Subscription()
+        log.viewers.add(viewer)
+        first = log.snapshot([]).standings
+        assert len(fits) == 1
+        for i in range(200):
+            log.result(Played(f"k{i}", ("a", "b"), (1, 2), f"s{i}"))
+            joined = log.snapshot([])
+            assert joined.done == i + 1 and joined.standings == first   # the last fit
+        assert len(fits) == 1
+        async with asyncio.timeout(5):
+            sent = await viewer.queue.get()
+        assert len(fits) == 2 and sent.standings.matches == 200
+        assert log.snapshot([]).standings == sent.standings
+        log.finished = True
+        log.result(Played("k200", ("a", "b"), (2, 1), "s200"))
+        assert log.snapshot([]).standings.matches == 201            # the end: fitted at once
+        assert len(fits) == 3
+
+    asyncio.run(go())
