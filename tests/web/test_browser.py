@@ -245,6 +245,28 @@ def test_a_downloaded_record_and_an_event_log_open_from_files(browser, arena, tm
         assert shown(browser, "#result")
 
 
+def test_a_malformed_link_and_a_record_of_absurd_tokens_still_show_a_page(browser, arena,
+                                                                          tmp_path):
+    """A link with a broken escape threw out of the router (a blank page); a shared record
+    saying a seat holds 400,000,000 tokens drew that many marks (the tab crashed)."""
+    open_page(browser, f"{arena.url}#/match/%E0%A4%A")
+    until(browser, lambda b: shown(b, "#match-view"), "the match view of a malformed link")
+    match_id = arena.play(["rich", "poor"], 0.0, ruleset="classic", seed=24)
+    arena.wait(match_id)
+    record = record_of(arena, match_id)
+    for frame in record["frames"]:
+        for seat in frame["state"].get("seats", []):
+            seat["tokens"] = 400_000_000
+    absurd = tmp_path / "absurd.json"
+    absurd.write_text(json.dumps(record))
+    open_page(browser, arena.url)
+    field = browser.find_element("id", "open-file")
+    browser.execute_script("arguments[0].style.display = 'block'", field)
+    field.send_keys(str(absurd))
+    until(browser, lambda b: shown(b, "#match-view") and text(b, ".tokens"), "the absurd record")
+    assert text(browser, ".tokens") == "● × 400000000"
+
+
 # ---------------------------------------------------------------- tournaments
 
 

@@ -30,10 +30,19 @@ let feed = null;         // the stream of the view shown
 let listTimer = null;
 let fileRecord = null;   // the record last opened from a file
 
+// a link's part as its text (a malformed escape, as in "%E0%A4%A", is left as it is)
+function decodedOrAsIs(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function parseRoute() {
   const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
   const params = new URLSearchParams(query);
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = path.split("/").filter(Boolean).map(decodedOrAsIs);
   const turn = params.get("turn");
   return {
     view: parts[0] ?? "list",

@@ -10,6 +10,13 @@ import {
 
 const MAX_BACKS = 12;   // card backs drawn for a hand; more are counted
 
+// tokens as marks, as a number past a handful (a shared record may say anything)
+const MAX_TOKEN_MARKS = 12;
+function tokenMarks(tokens) {
+  if (!(tokens > 0)) return "no tokens";
+  return tokens <= MAX_TOKEN_MARKS ? "●".repeat(tokens) : `● × ${tokens}`;
+}
+
 export function card(tokenText, small = false) {
   const kind = /^\d+$/.test(tokenText) && tokenText !== "99" ? "number" : `special-${tokenText}`;
   return el("span", { class: `card ${kind}${small ? " small" : ""}`, dataset: { card: tokenText } },
@@ -116,7 +123,7 @@ export class MatchView {
         el("div", { class: "seat-info" },
           el("span", { class: "hand-size" }, `${handSize} card${handSize === 1 ? "" : "s"}`),
           scoring === "tokens" ? el("span", { class: "tokens", title: `${num(seat.tokens)} tokens` },
-            "●".repeat(num(seat.tokens)) || "no tokens") : null,
+            tokenMarks(num(seat.tokens))) : null,
           scoring === "points" ? el("span", { class: "score" }, `score ${num(seat.score)}`) : null),
         el("div", { class: "clock" }, bankNode, thinking, took));
       if (thinking) this.clocks = { record, seat: i, bank: bank === undefined ? null : num(bank), thinking, bankNode };
