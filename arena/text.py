@@ -26,15 +26,20 @@ def printable_strings(message: Message) -> None:
     through :func:`printable`, in place."""
     for field, value in message.ListFields():
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            items = list(value.items())
-            value.clear()
-            for key, item in items:
-                key = printable(key) if isinstance(key, str) else key
+            entries = []                       # copied out, then put back: keys change too
+            for key, item in value.items():
                 if isinstance(item, Message):
+                    item = type(item).FromString(item.SerializeToString())
                     printable_strings(item)
+                elif isinstance(item, str):
+                    item = printable(item)
+                entries.append((printable(key) if isinstance(key, str) else key, item))
+            value.clear()
+            for key, item in entries:
+                if isinstance(item, Message):
                     value[key].CopyFrom(item)
                 else:
-                    value[key] = printable(item) if isinstance(item, str) else item
+                    value[key] = item
         elif field.is_repeated:
             if field.type == field.TYPE_STRING:
                 value[:] = [printable(v) for v in value]

@@ -263,8 +263,8 @@ class SandboxFactory(ProcessFactory):
         super().__init__(limits)
         if _seccomp_program() is None:
             self.notice = ("the sandbox leaves the kernel keyring open to bots (a channel "
-                           "between their processes): libseccomp is not installed "
-                           "(Debian: libseccomp2)")
+                           "between their processes): libseccomp (Debian: libseccomp2) is "
+                           "missing or failed")
 
     @staticmethod
     def unavailable() -> str | None:
@@ -285,8 +285,8 @@ class SandboxFactory(ProcessFactory):
         size = [] if limits.scratch_mb is None else ["--size", str(limits.scratch_mb * 2**20)]
         box = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
                *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_MASKS,
-               "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH, "--dir", "/run",
-               "--clearenv"]
+               "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
+               "--dir", "/run", "--clearenv"]
         if setup:
             box.append("--share-net")        # a setup may download what it needs
         for name, value in env.items():
@@ -299,10 +299,9 @@ class SandboxFactory(ProcessFactory):
             box += ["--dir", SOCKET_DIR, "--bind", referee_socket, f"{SOCKET_DIR}/referee.sock"]
         box += ["--remount-ro", "/", "--chdir", str(folder)]
         cgroups = _Cgroups.make(limits)
-        with _seccomp_fd() as fds:
-            box += [arg for fd in fds for arg in ("--seccomp", str(fd))]
-            proc = await _spawn(_prelude(limits, cgroups), [*box, "--", *argv], folder, env,
-                                fds)
+        with _seccomp() as (flags, fds):
+            proc = await _spawn(_prelude(limits, cgroups), [*box, *flags, "--", *argv], folder,
+                                env, fds)
         return Jail(proc, cgroups, limits, sandboxed=True), env
 
 
@@ -403,8 +402,7 @@ def _probe_bwrap() -> str | None:
     if not _bwrap_checked:
         for flags in (_HARDENING, _CAP_DROP):
             try:
-                with _seccomp_fd() as fds:
-                    seccomp = [arg for fd in fds for arg in ("--seccomp", str(fd))]
+                with _seccomp() as (seccomp, fds):
                     proc = subprocess.run(["bwrap", "--unshare-all", *flags, *seccomp,
                                            "--die-with-parent", *_system_mounts(),
                                            "--proc", "/proc", "--dev", "/dev", "--",
@@ -442,18 +440,19 @@ _seccomp_made: list[bytes | None] = []
 
 
 @contextlib.contextmanager
-def _seccomp_fd():
-    """The filter in a file for bwrap's ``--seccomp FD`` (bwrap reads it before it runs
-    anything): a tuple of that one descriptor, or empty without libseccomp. Closed after."""
+def _seccomp():
+    """bwrap's flags for the filter (``--seccomp FD``: bwrap reads it before it runs
+    anything) and the descriptor to pass it, in a file closed after; none without
+    libseccomp."""
     program = _seccomp_program()
     if program is None:
-        yield ()
+        yield [], ()
         return
     fd = os.memfd_create("ono99-seccomp")
     try:
         os.write(fd, program)
         os.lseek(fd, 0, os.SEEK_SET)
-        yield (fd,)
+        yield ["--seccomp", str(fd)], (fd,)
     finally:
         os.close(fd)
 
@@ -462,9 +461,13 @@ def _seccomp_program() -> bytes | None:
     """The seccomp filter bwrap loads for every sandboxed process (``--seccomp``): a
     classic BPF program made by libseccomp (Debian's ``libseccomp2``, through ctypes)
     that refuses _REFUSED_CALLS and allows the rest; calls of another ABI (32-bit, x32)
-    kill the process, libseccomp's default. None where libseccomp is not installed."""
+    kill the process, libseccomp's default. None where libseccomp is not installed (or
+    fails)."""
     if not _seccomp_made:
-        _seccomp_made.append(_make_seccomp_program())
+        try:
+            _seccomp_made.append(_make_seccomp_program())
+        except OSError:
+            _seccomp_made.append(None)
     return _seccomp_made[0]
 
 
