@@ -18,7 +18,8 @@ PID namespace dies with it: nothing it started survives.
 
 :class:`ProcessFactory` is the seam: :class:`SandboxFactory` and :class:`PlainFactory`
 start a command and return a :class:`Jail` that stops it, names the limit it broke, and
-cleans up. Setup steps run sandboxed too, with their folder writable and the network.
+cleans up. Setup steps run sandboxed too, with their folder writable (and the network where
+the organiser allows it).
 """
 
 from __future__ import annotations
@@ -106,10 +107,15 @@ SETUP_LIMITS = Limits(memory_mb=4096, processes=512, cpu_s=None, open_files=1024
 
 @dataclass(frozen=True)
 class SandboxConfig:
-    """How bots are run (``--sandbox``, ``--limit``): picklable, for worker processes."""
+    """How bots are run (``--sandbox``, ``--limit``, ``--setup-network``): picklable, for
+    worker processes."""
 
     mode: str = "auto"
     limits: Limits = Limits()
+    #: Setup steps get the host's network (to download dependencies). Off by default: with
+    #: it a setup also reaches this machine's own services on its loopback (a database, a
+    #: Ray cluster's job API) and, on a cloud machine, its metadata service.
+    setup_network: bool = False
 
     def factory(self) -> ProcessFactory:
         """The factory for this mode: ``auto`` is bwrap where it works, else plain."""
@@ -119,7 +125,7 @@ class SandboxConfig:
             return PlainFactory(self.limits)
         problem = SandboxFactory.unavailable()
         if problem is None:
-            return SandboxFactory(self.limits)
+            return SandboxFactory(self.limits, self.setup_network)
         if self.mode == "bwrap":
             raise ConfigError(f"--sandbox bwrap: {problem}")
         return PlainFactory(self.limits, notice=f"bots run without a sandbox: {problem}")
@@ -216,8 +222,8 @@ class ProcessFactory(abc.ABC):
                     referee_socket: str | None = None, setup: bool = False) -> tuple[Jail, dict[str, str]]:
         """Start ``argv`` in ``folder`` with ``env`` (stdin closed, stdout and stderr merged
         into one pipe). ``referee_socket`` is the path of the referee's unix socket, made
-        reachable; ``setup`` runs a setup step (its folder writable, the network allowed,
-        :data:`SETUP_LIMITS`). Returns the jail and the environment the process got."""
+        reachable; ``setup`` runs a setup step (its folder writable, :data:`SETUP_LIMITS`,
+        and the network where the organiser allows it). Returns the jail and the environment the process got."""
 
     def describe(self) -> str:
         return f"{self.name}: {self.limits.describe()}"
@@ -259,8 +265,9 @@ class SandboxFactory(ProcessFactory):
 
     name = "bwrap sandbox"
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, setup_network: bool = False) -> None:
         super().__init__(limits)
+        self.setup_network = setup_network
         if _seccomp_program() is None:
             self.notice = ("the sandbox leaves the kernel keyring open to bots (a channel "
                            "between their processes): libseccomp (Debian: libseccomp2) is "
@@ -287,8 +294,8 @@ class SandboxFactory(ProcessFactory):
                *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_MASKS,
                "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
                "--dir", "/run", "--clearenv"]
-        if setup:
-            box.append("--share-net")        # a setup may download what it needs
+        if setup and self.setup_network:
+            box.append("--share-net")        # the organiser lets setups download
         for name, value in env.items():
             box += ["--setenv", name, value]
         box += _system_mounts()

@@ -9,7 +9,8 @@ again. The setup's output goes to ``.arena-setup.log`` in the bot folder; it run
 bot folder with a time limit, and a failure (non-zero exit, time out, a command that does
 not start, or a bot program still missing afterwards) is a :class:`SetupError` that names
 the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs through
-the bot's process factory: in the sandbox, with its folder writable and the network.
+the bot's process factory: in the sandbox, with its folder writable (and the network where
+the organiser allows it: --setup-network).
 
 The arena writes those three files in a folder the bot's own code could write, and runs
 with more rights than the bot: each is written only as a new regular file of its own
@@ -214,8 +215,9 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
 
 
 def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFactory) -> float:
-    """Run the setup command through ``factory`` (sandboxed, with its folder writable and
-    the network), output to ``log``; its duration, or :class:`SetupError`."""
+    """Run the setup command through ``factory`` (sandboxed, with its folder writable, and
+    the network if the organiser allows it), output to ``log``; its duration, or
+    :class:`SetupError`."""
     (manifest.folder / STATE).unlink(missing_ok=True)   # a setup under way is no setup
     program = manifest.setup[0]
     if (os.sep in program and not (manifest.folder / program).exists()) or (

@@ -29,11 +29,16 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
                         f"(MiB kept in its log, {defaults.output_mb}), scratch (MiB in its "
                         f"/scratch and its /tmp, each, {defaults.scratch_mb}); a bot past one "
                         "is stopped, or its writes fail")
+    p.add_argument("--setup-network", action="store_true",
+                   help="let the sandbox give bots' setup steps this machine's network (to "
+                        "download dependencies). Off by default: a setup with it also reaches "
+                        "the services on this machine's loopback (a database, a Ray cluster's "
+                        "job API) and, on a cloud machine, its metadata service")
 
 
 def sandbox_config(args: argparse.Namespace) -> SandboxConfig:
     """The sandbox the options ask for."""
-    return SandboxConfig(args.sandbox, Limits().with_args(args.limit))
+    return SandboxConfig(args.sandbox, Limits().with_args(args.limit), args.setup_network)
 
 
 def bot_factory(args: argparse.Namespace) -> ProcessFactory:

@@ -4,6 +4,7 @@ where, a time limit that leaves nothing running, and the CLI's use of it."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -203,3 +204,41 @@ def test_a_failed_setup_stops_a_tournament_before_anything_is_stored(tmp_path, m
     [line] = proc.stderr.splitlines()[-1:]
     assert line.startswith("arena tournament: error: the setup of bot built exited with code 4; "
                            f"its output is in {folder / LOG}")
+
+
+PROBE = textwrap.dedent("""\
+    import pathlib, socket, sys
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close()
+        seen = "reached"
+    except OSError as exc:
+        seen = f"unreachable: {exc}"
+    pathlib.Path("seen.txt").write_text(seen)
+""")
+
+
+def test_a_setup_reaches_this_machine_s_network_only_when_the_organiser_allows_it(
+        tmp_path, mark):
+    """With the host's network a setup also reaches the services on its loopback (a
+    database, a Ray cluster's job API that runs any code) and a cloud machine's metadata
+    service: a stranger's setup gets no network unless --setup-network says so."""
+    from arena.bots.sandbox import SandboxFactory
+    from support.requirements import missing
+
+    if SandboxFactory.unavailable():
+        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        seen = {}
+        for allowed in (False, True):
+            folder = built_bot(tmp_path / f"bot-{allowed}",
+                               f'["sh", "-c", "{{python}} probe.py {port} && {{python}} build.py"]')
+            (folder / "probe.py").write_text(PROBE)
+            proc = arena(mark, "match", folder, ROOT / "bots" / "random", "-q", "--sandbox",
+                         "bwrap", "--out", tmp_path / f"out-{allowed}",
+                         *(["--setup-network"] if allowed else []))
+            assert proc.returncode == 0, proc.stderr
+            seen[allowed] = (folder / "seen.txt").read_text()
+    assert seen[True] == "reached"
+    # its own loopback, where nothing listens: the host's port, open all along, is not there
+    assert seen[False] == "unreachable: [Errno 111] Connection refused", seen
