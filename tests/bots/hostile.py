@@ -50,7 +50,10 @@ ME = uuid.uuid4().hex          # this process (pids repeat inside PID namespaces
 
 
 def report(**fields) -> None:
-    print("HOSTILE " + json.dumps({"mode": MODE, "process": ME, **fields}), flush=True)
+    # one write (atomic on a pipe up to 4 KiB): a forked child and its parent share the
+    # output, where print's text and newline, two writes, could be split by the other's
+    line = "HOSTILE " + json.dumps({"mode": MODE, "process": ME, **fields}) + "\n"
+    os.write(1, line.encode())
 
 
 def attempt(what, fn) -> None:
@@ -107,8 +110,9 @@ try:
     result = {"forked": made}
 except OSError as exc:
     result = {"forked": made, "stopped_by": str(exc)}
-print("HOSTILE " + json.dumps({"mode": "fork_bomb", "process": "bomber", "what": "fork_bomb",
-                               "ok": True, "result": result}), flush=True)
+os.write(1, ("HOSTILE " + json.dumps({"mode": "fork_bomb", "process": "bomber",
+                                      "what": "fork_bomb", "ok": True, "result": result})
+             + "\\n").encode())   # one write, as report()
 time.sleep(600)
 """
 

@@ -67,7 +67,11 @@ def tournament(mark: str, tmp_path: Path, bot: Path, *flags, games: int = 2,
     verdicts = [v for m in matches for v in m["verdicts"] if m["bots"][v["seat"]] == "hostile"]
     logs = sorted((tmp_path / "logs").glob("hostile*.stderr.log"))
     text = "".join(p.read_text(errors="replace") for p in logs)
-    reports = [json.loads(l[8:]) for l in text.splitlines() if l.startswith("HOSTILE ")]
+    # a report is one line of its own, but the SDK's own lines (on stderr, the same pipe)
+    # are two writes: one may end in front of a report, on its line
+    decode = json.JSONDecoder().raw_decode
+    reports = [decode(line[line.index("HOSTILE {") + 8:])[0] for line in text.splitlines()
+               if "HOSTILE {" in line]
     return {"reports": reports, "faults": line["faults"], "verdicts": verdicts, "logs": logs,
             "db": db}
 
