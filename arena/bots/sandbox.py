@@ -223,7 +223,8 @@ class ProcessFactory(abc.ABC):
         """Start ``argv`` in ``folder`` with ``env`` (stdin closed, stdout and stderr merged
         into one pipe). ``referee_socket`` is the path of the referee's unix socket, made
         reachable; ``setup`` runs a setup step (its folder writable, :data:`SETUP_LIMITS`,
-        and the network where the organiser allows it). Returns the jail and the environment the process got."""
+        and the network where the organiser allows it). Returns the jail and the
+        environment the process got."""
 
     def describe(self) -> str:
         return f"{self.name}: {self.limits.describe()}"

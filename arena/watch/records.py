@@ -138,7 +138,7 @@ def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
         result = next((x for x in lines if x.get("type") == "result"), {})
         events = [event_from_dict({k: v for k, v in x.items() if k != "type"})
                   for x in lines if x.get("type") == "event"]
-        _too_long(path, sum(1 for e in events if e[0] in (PLAY, FORFEIT)), max_frames)
+        _too_long(path, len(decisions(events)), max_frames)
         names = header["seats"]            # the bot at each seat
         config = played_config(header["ruleset"], header.get("options"), len(names))
         tc = TimeControl(**header.get("time_control", {}))
