@@ -27,7 +27,7 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.reconnect import one_match
+from support.reconnect import one_match, welcomed
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
@@ -305,8 +305,8 @@ def test_a_referee_that_vanishes_exits_5(cpp_bot, reconnect, message):
         server = await RefereeServer.start("unix")
         token = server.lobby.register("orphan").token
         proc = await start_bot(cpp_bot, "--referee", server.address, "--token", token,
-                               "--reconnect-timeout", reconnect)
-        await server.lobby.wait_session(token, 10)
+                               "--reconnect-timeout", reconnect, "-v")
+        await welcomed(proc)            # only a welcomed bot has a session to get back
         await server.server.stop(None)  # no goodbye: the stream is cut
         started = time.monotonic()
         try:

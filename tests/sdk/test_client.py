@@ -19,6 +19,7 @@ from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
+from support.reconnect import welcomed
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOT = ROOT / "bots" / "random" / "bot.py"
@@ -178,6 +179,35 @@ def test_subprocess_bots_play_a_match_and_exit_0_after_goodbye():
     assert [rc for rc, _ in exits] == [EXIT_OK, EXIT_OK], exits
 
 
+def test_verbose_logs_every_message_with_its_secrets_hidden():
+    async def scenario():
+        server = await RefereeServer.start("unix")
+        try:
+            regs = [server.lobby.register(n) for n in ("random", "greedy")]
+            procs = [await start_script(script, "--referee", server.address, "--token", reg.token,
+                                        *(["-v"] if script is RANDOM_BOT else []), env=bot_env())
+                     for script, reg in zip((RANDOM_BOT, GREEDY_BOT), regs)]
+            sessions = [await server.lobby.wait_session(r.token, 5) for r in regs]
+            result = await one_match(sessions).run()
+        finally:
+            await server.stop("all done")
+        return regs[0].token, sessions[0].resume_key, result, await finish(procs[0]), \
+            await finish(procs[1])
+
+    token, resume_key, result, (rc, err), (_, quiet) = asyncio.run(scenario())
+    assert rc == EXIT_OK, err
+    lines = err.splitlines()
+    said = [line.split(" DEBUG ", 1)[1].split(" {", 1)[0] for line in lines if " DEBUG " in line]
+    assert said[:3] == ["-> hello", "<- welcome", "<- match_start"]
+    assert said.count("-> action") == result.stats[0].moves > 0
+    assert said.count("<- turn") >= result.stats[0].moves
+    assert said[-1] == "<- goodbye" and "<- match_end" in said
+    assert all(" random DEBUG " in line for line in lines if " DEBUG " in line)
+    assert 'token: "<hidden>"' in err and 'resume_key: "<hidden>"' in err
+    assert token not in err and resume_key not in err
+    assert " DEBUG " not in quiet
+
+
 class Recorder(Bot):
     """Plays its first legal card; records what it sees."""
 
@@ -244,8 +274,8 @@ def test_a_referee_that_vanishes_without_goodbye_exits_5(reconnect, message):
         server = await RefereeServer.start("unix")
         token = server.lobby.register("orphan").token
         proc = await start_script(RANDOM_BOT, "--referee", server.address, "--token", token,
-                                  "--reconnect-timeout", reconnect, env=bot_env())
-        await server.lobby.wait_session(token, 5)
+                                  "--reconnect-timeout", reconnect, "-v", env=bot_env())
+        await welcomed(proc)              # only a welcomed bot has a session to get back
         await server.server.stop(None)    # no goodbye: the stream is cut
         started = time.monotonic()
         try:

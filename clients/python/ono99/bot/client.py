@@ -12,6 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from google.protobuf import text_format
+from google.protobuf.message import Message
+
 from ono99.transport import grpc
 from ono99.bot import __version__
 from ono99.bot.base import Bot
@@ -90,8 +93,10 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
     5 the connection broke (and could not be restored).
     """
     args = parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+    logging.basicConfig(level=logging.WARNING,
                         format=f"%(asctime)s {bot.name} %(levelname)s %(message)s")
+    if args.verbose:    # our messages, not asyncio's and grpc's chatter
+        log.setLevel(logging.DEBUG)
     if not args.referee or args.token is None:
         print(f"error: give the referee address and token (--referee/--token or "
               f"${ENV_REFEREE}/${ENV_TOKEN})", file=sys.stderr)
@@ -154,13 +159,21 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
         except TimeoutError:
             raise _Unreachable from None
         call = referee_pb2_grpc.RefereeStub(channel).Play()
+        verbose = log.isEnabledFor(logging.DEBUG)
         try:
-            await call.write(driver.hello(link.token, link.name, SDK, resume_key))
+            hello = driver.hello(link.token, link.name, SDK, resume_key)
+            if verbose:
+                log.debug("-> %s", shown(hello))
+            await call.write(hello)
             while not driver.finished:
                 msg = await call.read()
                 if msg is grpc.aio.EOF:
                     raise _Broken("the referee closed the stream without a goodbye")
+                if verbose:
+                    log.debug("<- %s", shown(msg))
                 for answer in driver.handle(msg):
+                    if verbose:
+                        log.debug("-> %s", shown(answer))
                     await call.write(answer)
                 if welcomed is not None and driver.welcome is not None:
                     welcomed()
@@ -170,6 +183,21 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
                 raise _Broken(f"{exc.code().name}: {exc.details()}") from None
         finally:
             call.cancel()
+
+
+def shown(msg: Message) -> str:
+    """A message on one line for ``--verbose``, with the token and resume key hidden: a
+    bot's log may be shown to others."""
+    kind = msg.WhichOneof("kind")
+    if kind in ("hello", "welcome"):
+        copy = type(msg)()
+        copy.CopyFrom(msg)
+        inner = getattr(copy, kind)
+        for secret in ("token", "resume_key"):
+            if inner.DESCRIPTOR.fields_by_name.get(secret) and getattr(inner, secret):
+                setattr(inner, secret, "<hidden>")
+        msg = copy
+    return text_format.MessageToString(msg, as_one_line=True)
 
 
 async def _play(driver: Driver, link: _Link, connect_timeout: float,
