@@ -1,5 +1,6 @@
 """Settings and fixtures for every test."""
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -31,10 +32,13 @@ def node() -> str:
     assert major >= 20, f"clients/node needs node >= 20, this is {version.strip()}"
     installed = NODE_SDK / "node_modules" / ".package-lock.json"
     lock = NODE_SDK / "package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        npm = shutil.which("npm")
-        assert npm is not None, "npm is needed to install clients/node's dependencies (npm ci)"
-        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_SDK,
-                              capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, f"npm ci in {NODE_SDK} failed:\n{proc.stdout}\n{proc.stderr}"
+    # the suite's workers (pytest-xdist) each ask: one installs while the others wait
+    with open(NODE_SDK / ".npm-ci.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+            npm = shutil.which("npm")
+            assert npm is not None, "npm is needed to install clients/node's dependencies (npm ci)"
+            proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_SDK,
+                                  capture_output=True, text=True, timeout=600)
+            assert proc.returncode == 0, f"npm ci in {NODE_SDK} failed:\n{proc.stdout}\n{proc.stderr}"
     return program
