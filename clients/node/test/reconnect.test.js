@@ -100,8 +100,8 @@ test('a referee that dies and comes back on its address is found again', async (
     s.send(msgs.matchStart('m1'));
   }, { address });
   const playing = play(bot, { referee: address, token: 'tok', stderr });
-  while (!first.sessions.length) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 200));
+  // welcomed, and in its match: only then has it a session to get back
+  while (!bot.starts.length) await new Promise((r) => setTimeout(r, 20));
   first.kill();
   await new Promise((r) => setTimeout(r, 700));  // the bot retries meanwhile
   await withSessions([async (s) => {
@@ -140,11 +140,13 @@ test('a referee gone for good: exit 5 once the window is over, naming it unreach
   const server = await startServer(async (s) => {
     await s.recv();
     s.send(msgs.welcome());
+    s.send(msgs.matchStart('m1'));
   });
   const stderr = capture();
-  const playing = play(new Recorder(), { referee: server.address, token: 'tok', reconnectTimeout: 0.6, stderr });
-  while (!server.sessions.length) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 100));
+  const bot = new Recorder();
+  const playing = play(bot, { referee: server.address, token: 'tok', reconnectTimeout: 0.6, stderr });
+  // welcomed, and in its match: only then has it a session to get back
+  while (!bot.starts.length) await new Promise((r) => setTimeout(r, 20));
   server.kill();
   assert.equal(await playing, EXIT.BROKEN);
   assert.match(stderr.text, /error: could not reconnect to the referee within 0.6 s \(last: no referee reachable at unix:.*\)\n$/);
