@@ -95,12 +95,11 @@ async def _stop(procs) -> list[str]:
     return [(await p.communicate())[1].decode() for p in procs]
 
 
-async def welcomed(proc: asyncio.subprocess.Process, timeout: float = 10) -> list[str]:
-    """The lines a bot started with ``-v`` (any SDK) logs up to the welcome it received:
+async def welcomed(proc: asyncio.subprocess.Process, timeout: float = 10) -> None:
+    """Read the log of a bot started with ``-v`` (any SDK) up to the welcome it received:
     only then has it a session to get back."""
     lines = []
     async with asyncio.timeout(timeout):
         while "<- welcome {" not in (line := (await proc.stderr.readline()).decode()):
             assert line, f"the bot ended before its welcome: {lines}"
             lines.append(line)
-    return [*lines, line]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import io
-import threading
 import time
 from collections.abc import Callable
 
 from rich.console import Console
 
 from arena.cli.match import LiveLog
+from arena.fuzz.client import Loop
 from arena.referee.house import FirstLegal, HouseSession
 from arena.referee.lobby import token_hash
 from arena.referee.runner import MatchRunner
@@ -88,13 +88,11 @@ class PlayedMatch:
         return self.log.getvalue().splitlines()
 
 
-class BackgroundService:
+class BackgroundService(Loop):
     """The hub and its server, in a thread's event loop; :meth:`close` stops them."""
 
     def __init__(self, organiser: bool = False, min_delay: int = 0) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__()
         self.organiser = organiser
         self.hub: SpectatorHub = self.call(lambda: SpectatorHub(organiser, min_delay))
         self.server: SpectatorServer | None = None
@@ -106,7 +104,7 @@ class BackgroundService:
 
     def run(self, coro, timeout: float = 60):
         """Run a coroutine in the service's loop; its result."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        return super().run(coro, timeout)
 
     def call(self, fn: Callable):
         """Call ``fn`` in the service's loop (the hub is not for other threads); its result."""
@@ -127,7 +125,7 @@ class BackgroundService:
         console = Console(file=log, highlight=False, soft_wrap=True)   # arena match's, to a string
         sessions = [ScriptedSeat(s, script) for s in range(len(spec.names))]
         runner = MatchRunner(spec, sessions, [LiveLog(console), self.hub.listener(tournament)])
-        future = asyncio.run_coroutine_threadsafe(runner.run(), self.loop)
+        future = self.spawn(runner.run())
         return PlayedMatch(runner, log, future)
 
     def viewers(self, match_id: str) -> int:
@@ -143,15 +141,5 @@ class BackgroundService:
     def close(self) -> None:
         if self.server is not None:
             self.run(self.server.stop(0))
-        self.run(_cancel_the_rest())   # a match a test left held: not a pending task at exit
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+        super().close()     # cancels what is left (a match a test left held), then stops
         self.loop.close()
-
-
-async def _cancel_the_rest() -> None:
-    """Cancel the running loop's other tasks and wait for them to end."""
-    rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in rest:
-        task.cancel()
-    await asyncio.gather(*rest, return_exceptions=True)

@@ -189,14 +189,13 @@ def shown(msg: Message) -> str:
     """A message on one line for ``--verbose``, with the token and resume key hidden: a
     bot's log may be shown to others."""
     kind = msg.WhichOneof("kind")
-    if kind in ("hello", "welcome"):
-        copy = type(msg)()
-        copy.CopyFrom(msg)
-        inner = getattr(copy, kind)
-        for secret in ("token", "resume_key"):
-            if inner.DESCRIPTOR.fields_by_name.get(secret) and getattr(inner, secret):
-                setattr(inner, secret, "<hidden>")
-        msg = copy
+    if kind in ("hello", "welcome"):      # both carry a resume key; a hello, the token
+        msg = type(msg).FromString(msg.SerializeToString())
+        inner = getattr(msg, kind)
+        if kind == "hello" and inner.token:
+            inner.token = "<hidden>"
+        if inner.resume_key:
+            inner.resume_key = "<hidden>"
     return text_format.MessageToString(msg, as_one_line=True)
 
 
