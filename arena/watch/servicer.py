@@ -14,6 +14,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.referee.lobby import token_hash
 from arena.rpc import abort
+from arena.watch import hosts
 from arena.watch.hub import RESYNC, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
@@ -21,6 +22,10 @@ BATCH = 256           # frames at most in one message to a viewer that lags
 #: streams open at once (WatchMatch, WatchTV, WatchTournament): each holds a queue and a
 #: gRPC call, some 35 KB; beyond this many a new one is refused RESOURCE_EXHAUSTED
 MAX_VIEWERS = 2000
+#: ... and from one network host (local peers are not counted: arena.watch.hosts). Half of
+#: them: a web viewer on another machine relays up to its 1,000 pages from its one host
+#: (arena.web.server.MAX_SOCKETS), and no one host can hold every seat
+MAX_VIEWERS_PER_HOST = 1000
 _NOTHING = object()
 
 
@@ -35,18 +40,27 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self.records = records
         self.organizer_hash = organizer_hash
         self.viewers = 0
+        self.per_host = hosts.PerHost(MAX_VIEWERS_PER_HOST)
 
     @contextlib.asynccontextmanager
     async def _viewer(self, context):
-        """One stream's seat among the viewers, or RESOURCE_EXHAUSTED when all are taken."""
+        """One stream's seat among the viewers, or RESOURCE_EXHAUSTED when all are taken,
+        or when its network host holds its share of them."""
         if self.viewers >= MAX_VIEWERS:
             await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"this arena has {MAX_VIEWERS} viewers already; try again later")
+        host = hosts.network_host(context.peer())
+        if self.per_host.full(host):
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{host} has {self.per_host.cap} streams open already, the most "
+                        "one host may; close one first")
         self.viewers += 1
+        self.per_host.add(host)
         try:
             yield
         finally:
             self.viewers -= 1
+            self.per_host.remove(host)
 
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
         await _not_negative(context, "recent", request.recent)

@@ -39,7 +39,7 @@ from pathlib import Path
 from aiohttp import web
 from google.protobuf.message import Message
 
-from arena.watch import records
+from arena.watch import hosts, records
 from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
 
@@ -47,6 +47,7 @@ STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
 MAX_DELAY_TURNS = 100_000   # a delay beyond any match (the proto's field is an int32)
 MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
+MAX_SOCKETS_PER_HOST = 100  # ... from one network address (local ones are not counted): then 429
 MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)
 #: The header the page's upload carries. A request with a header of its own is not one a
 #: page of another site can send without this server's consent (a CORS preflight, which
@@ -55,6 +56,7 @@ UPLOAD_HEADER = "X-Ono99-Upload"
 
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
+PER_HOST = web.AppKey("per_host", hosts.PerHost)
 #: one upload replayed at a time (in a thread): a second one meanwhile gets a 503
 UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
@@ -64,6 +66,7 @@ def make_app(spectators: AsyncSpectatorClient) -> web.Application:
     app = web.Application(client_max_size=MAX_UPLOAD)
     app[SPECTATORS] = spectators
     app[SOCKETS] = weakref.WeakSet()
+    app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
     app[UPLOADING] = asyncio.Lock()
     app.router.add_get("/", _page)
     app.router.add_static("/static", STATIC)
@@ -209,13 +212,24 @@ def _number(request: web.Request, name: str) -> int:
 async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebSocketResponse:
     """Send ``feed`` down a WebSocket until it ends or the page leaves (the page sends
     nothing: reading only notices that it left, and answers pings)."""
-    sockets = request.app[SOCKETS]
+    sockets, per_host = request.app[SOCKETS], request.app[PER_HOST]
+    host = hosts.network_host(request.remote)
     if len(sockets) >= MAX_SOCKETS:
         await feed.aclose()
         raise web.HTTPServiceUnavailable(text=f"this viewer follows {MAX_SOCKETS} pages "
                                               "already; try again later")
+    if per_host.full(host):
+        await feed.aclose()
+        raise web.HTTPTooManyRequests(text=f"{host} follows {per_host.cap} pages here already, "
+                                           "the most one address may; close one first")
     ws = web.WebSocketResponse(heartbeat=30)
-    await ws.prepare(request)
+    per_host.add(host)
+    try:
+        await ws.prepare(request)
+    except BaseException:
+        per_host.remove(host)
+        await feed.aclose()
+        raise
     sockets.add(ws)
     pump = asyncio.create_task(_pump(ws, feed))
     try:
@@ -223,6 +237,7 @@ async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebS
             pass
     finally:
         sockets.discard(ws)
+        per_host.remove(host)
         pump.cancel()
         await asyncio.gather(pump, return_exceptions=True)
     return ws

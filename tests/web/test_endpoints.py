@@ -4,6 +4,7 @@ client of a real spectator service fed by real matches; then the commands that s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import signal
@@ -20,6 +21,9 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.cli.match import write_log
 from arena.watch import records
+from arena.web import server
+from arena.web.server import WebViewer
+from support.network import own_network_ip
 from support.processes import env_for
 from support.serve import BOTS, ROOT, Served, command
 from support.web import LiveArena
@@ -169,7 +173,6 @@ def test_an_uploaded_match_too_long_to_replay_here_is_a_400_before_its_replay(
     """One upload of a valid but endless event log (118,000 turns) held the server's loop
     for 23 s, and the matches it played timed out: a match past MAX_UPLOAD_TURNS is
     refused before its replay (and what is replayed is replayed in a thread)."""
-    from arena.web import server
     monkeypatch.setattr(server, "MAX_UPLOAD_TURNS", 10)
     match_id = arena.play(["a", "b"], 0.0, seed=6)
     log = tmp_path / "game-1.jsonl"
@@ -319,3 +322,37 @@ def test_arena_serve_web_serves_the_viewer_on_the_server_s_spectators(tmp_path, 
         assert status == 200 and json.loads(body) == {}
     finally:
         assert served.stop() == 0
+
+
+def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeypatch):
+    """A script holding 1,000 WebSockets locked every page out: one network address now
+    holds at most MAX_SOCKETS_PER_HOST (a 429 beyond); loopback (the organiser's own
+    machine, a reverse proxy on it) is not counted."""
+    monkeypatch.setattr(server, "MAX_SOCKETS_PER_HOST", 2)
+    ip = own_network_ip()
+    live = LiveArena()
+    try:
+        live.serve_spectators()
+
+        async def go():
+            viewer = await WebViewer.start(live.spectators_at, host="0.0.0.0", port=0)
+            port = viewer.url.rstrip("/").rsplit(":", 1)[1]
+            far, near = f"ws://{ip}:{port}/ws/tv", f"ws://127.0.0.1:{port}/ws/tv"
+            try:
+                async with aiohttp.ClientSession() as session:
+                    held = [await session.ws_connect(far) for _ in range(2)]
+                    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                        await session.ws_connect(far)
+                    mine = [await session.ws_connect(near) for _ in range(3)]
+                    await held[0].close()
+                    await asyncio.sleep(0.3)
+                    again = await session.ws_connect(far)   # its seat is free again
+                    for ws in held + mine + [again]:
+                        await ws.close()
+                    return refused.value.status
+            finally:
+                await viewer.stop()
+
+        assert live.run(go()) == 429
+    finally:
+        live.close()
