@@ -203,12 +203,24 @@ class BotSession:
             if not wake.done():
                 wake.set_result(None)
 
-    async def stop_writer(self) -> None:
-        """Stop the writer (the stream is closing): whoever writes next writes alone."""
+    async def stop_writer(self, timeout: float = 1.0) -> None:
+        """Stop the writer (the stream is closing): whoever writes next writes alone.
+
+        A closed session's writer ends by itself after the write under way, dropping the
+        rest of its queue; it is waited for up to ``timeout`` s and only then cancelled.
+        (Cancelled in the middle of a write, it left gRPC's write pending, and the
+        goodbye written next failed: a bot cut off under load got no goodbye.)"""
         writer = self._writer
-        if writer is not None and not writer.done():
-            writer.cancel()
-            await asyncio.gather(writer, return_exceptions=True)
+        if writer is None or writer.done():
+            return
+        if self._closed:
+            self._wake_writer()
+            done, _ = await asyncio.wait((writer,), timeout=timeout)
+            if done:
+                return
+            # else a bot that does not read: the write waits on it
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
 
     async def _written(self) -> None:
         """Until the queue is written (or the writer is gone)."""
