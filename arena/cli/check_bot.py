@@ -11,6 +11,7 @@ from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import DEFAULT_TIMEOUT_S
 from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
+from arena.referee.results import MAX_CLOCK_S
 from arena.rules.errors import ConfigError
 
 
@@ -49,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("move_time", "connect_timeout", "setup_timeout"):
         if not 0 < getattr(args, flag) < math.inf:
             raise ConfigError(f"--{flag.replace('_', '-')} must be positive (finite seconds)")
+    if not 0.001 <= args.move_time <= MAX_CLOCK_S:
+        raise ConfigError(f"--move-time must be from 0.001 to {MAX_CLOCK_S:,} seconds (a day)")
     manifest = load_manifest(args.bot)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
     report = asyncio.run(check_bot(

@@ -24,7 +24,9 @@ from arena.cli.prepare import (
     add_sandbox_options, add_setup_options, bot_factory, sandbox_config, set_up,
 )
 from arena.local import LocalArena
-from arena.referee.results import FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict
+from arena.referee.results import (
+    MAX_CLOCK_S, FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict,
+)
 from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.listeners import Frame, MatchInfo, MatchListener
 from arena.rules.errors import ConfigError
@@ -97,8 +99,9 @@ def game_spec(args: argparse.Namespace, i: int, config, names: Sequence[str],
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
-    if not (0 < args.move_time < math.inf and 0 <= args.bank < math.inf):
-        raise ConfigError("--move-time must be positive and --bank at least 0 (finite seconds)")
+    if not (0.001 <= args.move_time <= MAX_CLOCK_S and 0 <= args.bank <= MAX_CLOCK_S):
+        raise ConfigError(f"--move-time must be from 0.001 to {MAX_CLOCK_S:,} seconds and "
+                          f"--bank from 0 to {MAX_CLOCK_S:,} (a day)")
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
 
 

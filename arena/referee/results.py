@@ -40,9 +40,15 @@ class Status(StrEnum):
     ABORTED = "aborted"
 
 
+#: the longest move allowance, and the largest bank, a command accepts: a day (the
+#: protocol's uint32 of milliseconds ends at 49 days, and a longer clock is a typo)
+MAX_CLOCK_S = 86_400
+
+
 @dataclass(frozen=True)
 class TimeControl:
-    """A seat's clock: each move may take ``move_ms``; beyond it, time comes from the bank."""
+    """A seat's clock: each move may take ``move_ms``; beyond it, time comes from the bank.
+    Each is at most :data:`MAX_CLOCK_S` seconds (the protocol carries them as 32-bit ms)."""
 
     move_ms: int = 1000
     bank_ms: int = 10_000

@@ -130,6 +130,10 @@ def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
             record = json_format.Parse(stripped, pb.MatchSnapshot(), ignore_unknown_fields=True)
         except (json_format.ParseError, ValueError, RecursionError) as exc:
             raise RecordError(f"{path} is not a match record: {exc}") from None
+        if not record.HasField("match") or not record.frames:
+            # a JSON object of other fields parses, as a record of nothing
+            raise RecordError(f"{path} is not a match record: it holds no match and no "
+                              "frames (neither an arena match event log nor a match record)")
         _too_long(path, len(record.frames) - 1, max_frames)
         return record
     try:

@@ -141,6 +141,8 @@ def test_an_uploaded_event_log_is_replayed_into_a_record(arena, tmp_path):
     ("deep.json", b"[" * 100_000),                  # nesting too deep to parse
     ("deep.jsonl", b"{" + b"[" * 100_000),
     ("bytes.bin", b"\xff\xfe\x00garbage"),           # not UTF-8
+    ("other.json", b'{"x": 1}'),                 # JSON, but of nothing a record holds
+    ("empty.json", b"{}"),
     ("..", b"hello\n"),                             # a name that is no file name
     ("a/..", b"hello\n"),
 ])
