@@ -84,6 +84,11 @@ class SQLiteStore(Store):
         opened it (one thread at a time), as :meth:`reopen`'s is."""
         self.path = str(path)
         self.durable = durable
+        if self.path in ("", ":memory:") or self.path.startswith("file:"):
+            # SQLite's own names for a database of no file, which every connection (a
+            # worker's, a resume's) sees empty: a tournament's results would be lost
+            raise StoreError(f"{self.path!r} is no database file: give the path of one "
+                             "(it is made if missing)")
         try:
             self.timeout = busy_timeout()
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout,

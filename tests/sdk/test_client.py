@@ -111,6 +111,16 @@ def test_nothing_listening_on_tcp_exits_4(unused_tcp_port):
     assert time.monotonic() - started < 3
 
 
+def test_unreachable_over_tcp_without_tls_says_a_tls_referee_needs_it(unused_tcp_port):
+    # a plaintext bot never connects to a TLS referee: it waits its connect timeout, and
+    # then says what to check (it said only "no referee reachable", unlike Node and C++)
+    address = f"127.0.0.1:{unused_tcp_port}"
+    proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t", "--connect-timeout", "0.3")
+    assert proc.returncode == EXIT_UNREACHABLE
+    assert (f"no referee reachable at {address} within 0.3 s (a referee that speaks TLS needs "
+            "--tls-ca FILE or --tls)") in proc.stderr
+
+
 # ---------------------------------------------------------------- a real referee
 
 

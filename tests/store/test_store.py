@@ -851,3 +851,12 @@ def test_postgresql_writer_processes_at_once_store_every_match_once_while_a_read
             assert store.events(m.id) == expected_events(played(m.seed))
     assert all(count > 0 for count in seen.values())
     store.close()
+
+
+@pytest.mark.parametrize("location", ["", ":memory:", "file:x?mode=memory"])
+def test_a_database_of_no_file_is_refused(location):
+    """`arena tournament --db ''` played its matches into SQLite's temporary database,
+    which the store's next connection sees empty: every result was lost, and the resume
+    hint could never work. Such a location is refused before anything is played."""
+    with pytest.raises(StoreError, match="is no database file: give the path of one"):
+        open_store(location)

@@ -205,7 +205,10 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
         await _session(driver, link, connect_timeout)
         return _done(driver)
     except _Unreachable:
-        hint = "" if link.tls is None else " (does it speak TLS, with that certificate?)"
+        # a plaintext bot and a TLS referee (or the reverse) never connect: say what to check
+        hint = ("" if link.referee.startswith("unix:")
+                else " (does it speak TLS, with that certificate?)" if link.tls is not None
+                else " (a referee that speaks TLS needs --tls-ca FILE or --tls)")
         print(f"error: no referee reachable at {link.referee} within {connect_timeout:g} s{hint}",
               file=sys.stderr)
         return EXIT_UNREACHABLE
