@@ -68,9 +68,15 @@ def _command(value: object, key: str, path: Path, folder: Path) -> tuple[str, ..
 
 def load_manifest(folder: str | Path) -> BotManifest:
     """Read and check ``folder/bot.toml``; :class:`ManifestError` says what is wrong."""
-    folder = Path(folder).resolve()
-    if not folder.is_dir():
-        raise ManifestError(f"bot folder {folder} does not exist")
+    try:
+        folder = Path(folder).resolve(strict=False)
+        is_dir = folder.is_dir()
+    except (OSError, RuntimeError) as exc:   # a name too long, a loop of links
+        raise ManifestError(f"bot folder {folder} cannot be read: "
+                            f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not is_dir:
+        raise ManifestError(f"bot folder {folder} "
+                            f"{'is a file, not a folder' if folder.exists() else 'does not exist'}")
     path = folder / MANIFEST
     if not path.is_file():
         raise ManifestError(f"{folder} has no {MANIFEST} (a bot folder needs one: name and command)")
@@ -78,6 +84,10 @@ def load_manifest(folder: str | Path) -> BotManifest:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ManifestError(f"{path} is not valid TOML: its values nest too deeply") from None
+    except OSError as exc:
+        raise ManifestError(f"cannot read {path}: {exc.strerror}") from None
     unknown = set(data) - {"name", "command", "setup", "description"}
     if unknown:
         raise ManifestError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; "

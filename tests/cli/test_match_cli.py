@@ -71,6 +71,10 @@ MANIFEST_CASES = {
                            "name '../x' is not allowed"),
     "a NUL in its command": ('name = "x"\ncommand = ["{python}", "bot\\u0000.py"]\n',
                              "command holds a NUL character"),
+    # tomllib recurses into nested arrays: a RecursionError traceback
+    "values nested 5,000 deep": ('name = "x"\ncommand = "{python} bot.py"\ndescription = '
+                                 + "[" * 5000 + "]" * 5000 + "\n",
+                                 "bot.toml is not valid TOML: its values nest too deeply"),
 }
 
 
@@ -88,6 +92,23 @@ def test_a_missing_bot_folder_is_one_line_naming_it(tmp_path, mark):
     proc = arena_match(mark, BOTS / "random", tmp_path / "nowhere", "--out", tmp_path / "out")
     assert proc.returncode == 2
     assert error_line(proc) == f"arena match: error: bot folder {tmp_path / 'nowhere'} does not exist"
+
+
+@pytest.mark.parametrize("case", ["a file", "a loop of links", "a name too long"])
+def test_a_bot_folder_that_is_no_folder_is_one_line_naming_it(tmp_path, mark, case):
+    # a loop of links and a name too long were tracebacks (RuntimeError, OSError)
+    if case == "a file":
+        folder, expected = BOTS / "random" / "bot.toml", "is a file, not a folder"
+    elif case == "a loop of links":
+        (tmp_path / "a").symlink_to(tmp_path / "b")
+        (tmp_path / "b").symlink_to(tmp_path / "a")
+        folder, expected = tmp_path / "a", "cannot be read: Symlink loop"
+    else:
+        folder, expected = tmp_path / ("x" * 300), "cannot be read: File name too long"
+    proc = arena_match(mark, BOTS / "random", folder, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    line = error_line(proc)
+    assert line.startswith("arena match: error: bot folder ") and expected in line
 
 
 def test_escape_sequences_a_bot_writes_reach_no_terminal_and_no_verdict(tmp_path, mark):
