@@ -101,6 +101,12 @@ class StoreError(Exception):
     """A storage request cannot be met (unknown tournament, name taken, newer schema...)."""
 
 
+def is_row_id(value: int) -> bool:
+    """Whether ``value`` fits a row id (a 64-bit signed integer in SQLite and PostgreSQL):
+    a larger one is no match, where the database would refuse the query."""
+    return -2**63 <= value < 2**63
+
+
 class NotFoundError(StoreError):
     """The store has no such tournament or match."""
 

@@ -35,6 +35,7 @@ from arena.store.base import (
     BotVersion,
     MatchRecord,
     NotFoundError,
+    is_row_id,
     RegisteredBot,
     Store,
     StoreError,
@@ -248,6 +249,8 @@ class PostgresStore(Store):
             return [match_record(r) for r in rows.fetchall()]
 
     def match(self, match_id: int) -> MatchRecord:
+        if not is_row_id(match_id):
+            raise NotFoundError(f"no match {match_id} in {self.describe()}")
         with self._errors(f"read match {match_id}"):
             row = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} WHERE m.id = %s",
                                   (match_id,)).fetchone()

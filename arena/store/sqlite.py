@@ -28,6 +28,7 @@ from arena.store.base import (
     BotVersion,
     MatchRecord,
     NotFoundError,
+    is_row_id,
     RegisteredBot,
     Store,
     StoreError,
@@ -286,6 +287,8 @@ class SQLiteStore(Store):
         return [match_record(r) for r in rows.fetchall()]
 
     def match(self, match_id: int) -> MatchRecord:
+        if not is_row_id(match_id):
+            raise NotFoundError(f"no match {match_id} in {self.path}")
         row = self.db.execute(
             f"SELECT {MATCH_SELECT} {MATCH_FROM} "
             "WHERE m.id = ?", (match_id,)).fetchone()

@@ -860,3 +860,12 @@ def test_a_database_of_no_file_is_refused(location):
     hint could never work. Such a location is refused before anything is played."""
     with pytest.raises(StoreError, match="is no database file: give the path of one"):
         open_store(location)
+
+
+@pytest.mark.parametrize("match_id", [2**63, -2**63 - 1, 10**27])
+def test_a_match_number_past_a_row_id_is_no_match(store, match_id):
+    """`arena show 999999999999999999999999999` was an OverflowError traceback (SQLite
+    binds 64-bit integers at most): it is no match, as any other number no match has."""
+    from arena.store.base import NotFoundError
+    with pytest.raises(NotFoundError, match=f"no match {match_id} in "):
+        store.match(match_id)
