@@ -3,8 +3,39 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from arena.cli.output import console
+from arena.rules.rulesets import MAX_SEATS
+
+
+def seconds(text: str) -> float:
+    """A benchmark's time: a positive, finite number of seconds (nan ran for ever)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text} must be a positive, finite number of seconds")
+    return value
+
+
+def at_least_one(text: str) -> int:
+    """A count a benchmark divides by or takes a median over: a whole number, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def table_size(text: str) -> int:
+    value = at_least_one(text)
+    if not 2 <= value <= MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"{text} is not a table size: 2 to {MAX_SEATS} seats")
+    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "building the acting seat's view at every decision, and print decisions/s "
                     "and games/s. Ends with 'engine: N decisions/s (modern, 4 seats)'.",
     )
-    engine.add_argument("--seconds", type=float, default=2.0,
+    engine.add_argument("--seconds", type=seconds, default=2.0,
                         help="time per ruleset and seat count (default: 2)")
     engine.add_argument("--rlcard", action="store_true",
                         help="also measure RLCard's bare UNO engine (pip install rlcard), "
@@ -38,9 +69,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "flight. Ends with 'referee: turn p50 X us = R x bare p50 Y us; 8 in flight: "
                     "P% of bare throughput'.",
     )
-    referee.add_argument("--seconds", type=float, default=5.0,
+    referee.add_argument("--seconds", type=seconds, default=5.0,
                          help="measuring time of each of the four runs (default: 5)")
-    referee.add_argument("--rounds", type=int, default=4,
+    referee.add_argument("--rounds", type=at_least_one, default=4,
                          help="slices each run is cut into, interleaved with the others (default: 4)")
     referee.add_argument("--listen", choices=["unix", "tcp"], default="unix",
                          help="transport: unix socket (default) or loopback TCP")
@@ -52,9 +83,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "at concurrency 1 then 2. Ends with 'tournament: concurrency 2 = R x "
                     "concurrency 1; storage S% of match time'.",
     )
-    tournament.add_argument("--games", type=int, default=40,
+    tournament.add_argument("--games", type=at_least_one, default=40,
                             help="deals per table (default: 40, i.e. 480 matches per run)")
-    tournament.add_argument("--repeats", type=int, default=3,
+    tournament.add_argument("--repeats", type=at_least_one, default=3,
                             help="runs at each concurrency, alternated (default: 3)")
     tournament.set_defaults(run=run_tournament)
     scale = what.add_parser(
@@ -73,9 +104,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "'scale: ray = R x multiprocess on the same cores; overhead O ms per "
                     "match'.",
     )
-    scale.add_argument("--games", type=int, default=20,
+    scale.add_argument("--games", type=at_least_one, default=20,
                        help="deals per table (default: 20, i.e. 240 matches per run)")
-    scale.add_argument("--repeats", type=int, default=3,
+    scale.add_argument("--repeats", type=at_least_one, default=3,
                        help="runs on each executor, alternated (default: 3)")
     scale.add_argument("--ray-address", metavar="ADDR", default=None,
                        help="join the Ray cluster at ADDR (HOST:PORT of 'ray start --head', or "
@@ -96,13 +127,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "'ratings coverage: C% overall, K/N cells in 93%-97%, farthest F% (...); fit "
                     "of 20 bots x 5,000 matches T s'.",
     )
-    ratings.add_argument("--seeds", type=int, default=4, help="master seeds per design (default: 4)")
-    ratings.add_argument("--table-size", type=int, default=2, help="seats per table (default: 2)")
-    ratings.add_argument("--budget", type=int, default=8000,
+    ratings.add_argument("--seeds", type=at_least_one, default=4, help="master seeds per design (default: 4)")
+    ratings.add_argument("--table-size", type=table_size, default=2, help="seats per table (default: 2)")
+    ratings.add_argument("--budget", type=at_least_one, default=8000,
                          help="matches per run (default: 8000)")
     ratings.add_argument("--coverage", action="store_true",
                          help="measure the coverage of the 95%% intervals by simulation instead")
-    ratings.add_argument("--fields", type=int, default=1000,
+    ratings.add_argument("--fields", type=at_least_one, default=1000,
                          help="with --coverage: simulated fields per row (default: 1000, a few "
                               "minutes)")
     ratings.set_defaults(run=run_ratings)
@@ -114,9 +145,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "10 on TV, 10 following live matches). Ends with 'watch: 20 spectators keep "
                     "P% of unwatched throughput; event latency p50 A ms, p99 B ms'.",
     )
-    watch.add_argument("--games", type=int, default=60,
+    watch.add_argument("--games", type=at_least_one, default=60,
                        help="deals per table (default: 60, i.e. 720 matches per run)")
-    watch.add_argument("--repeats", type=int, default=3,
+    watch.add_argument("--repeats", type=at_least_one, default=3,
                        help="runs of each kind, alternated (default: 3)")
     watch.set_defaults(run=run_watch)
     load = what.add_parser(
@@ -130,7 +161,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "matches, L lost, D duplicated; memory +G% from first to last fifth; turn "
                     "p99 X ms'.",
     )
-    load.add_argument("--matches", type=int, default=20_000,
+    load.add_argument("--matches", type=at_least_one, default=20_000,
                       help="at least this many matches (default: 20000; rounded up to whole "
                            "rounds of the tables)")
     load.add_argument("--bots", type=int, default=8, help="bots (default: 8, i.e. 70 tables)")
@@ -148,9 +179,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "messages, E server errors, W wrong answers, M sessions disturbed; server "
                     "RSS +G%'; exits 1 if anything was found.",
     )
-    fuzz.add_argument("--seconds", type=float, default=60.0,
+    fuzz.add_argument("--seconds", type=seconds, default=60.0,
                       help="how long to fuzz (default: 60; a round is never cut short)")
-    fuzz.add_argument("--examples", type=int, default=20,
+    fuzz.add_argument("--examples", type=at_least_one, default=20,
                       help="examples of each state machine per round (default: 20)")
     fuzz.add_argument("--no-healthy", action="store_true",
                       help="no healthy bots beside the fuzz")
@@ -184,10 +215,7 @@ def run_tournament(args: argparse.Namespace) -> int:
 
 def run_scale(args: argparse.Namespace) -> int:
     from arena.bench import scale
-    from arena.rules.errors import ConfigError
 
-    if args.games < 1 or args.repeats < 1:
-        raise ConfigError("--games and --repeats must be at least 1")
     figures = scale.run(console(), args.games, args.repeats, args.ray_address)
     return 0 if all(r.stored == r.planned for r in figures.runs) else 1
 
