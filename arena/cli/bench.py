@@ -20,6 +20,11 @@ def seconds(text: str) -> float:
     return value
 
 
+def seconds_or_none(text: str) -> float:
+    """As :func:`seconds`, or 0."""
+    return 0.0 if text.strip() in ("0", "0.0") else seconds(text)
+
+
 def at_least_one(text: str) -> int:
     """A count a benchmark divides by or takes a median over: a whole number, 1 or more."""
     try:
@@ -179,8 +184,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "messages, E server errors, W wrong answers, M sessions disturbed; server "
                     "RSS +G%'; exits 1 if anything was found.",
     )
-    fuzz.add_argument("--seconds", type=seconds, default=60.0,
-                      help="how long to fuzz (default: 60; a round is never cut short)")
+    fuzz.add_argument("--seconds", type=seconds_or_none, default=60.0,
+                      help="how long to fuzz (default: 60; a round is never cut short, and 0 "
+                           "runs one)")
     fuzz.add_argument("--examples", type=at_least_one, default=20,
                       help="examples of each state machine per round (default: 20)")
     fuzz.add_argument("--no-healthy", action="store_true",

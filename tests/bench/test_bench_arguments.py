@@ -22,6 +22,7 @@ from arena.cli.main import main
     (["load", "--matches", "x"], "argument --matches: 'x' is not a whole number"),
     (["fuzz", "--examples", "0"], "argument --examples: 0 must be at least 1"),
     (["fuzz", "--seconds", "inf"], "argument --seconds: inf must be a positive, finite number"),
+    (["fuzz", "--seconds", "-1"], "argument --seconds: -1 must be a positive, finite number"),
 ])
 def test_a_bad_number_is_one_line_and_exit_2_before_anything_runs(capsys, args, message):
     with pytest.raises(SystemExit) as exit:
