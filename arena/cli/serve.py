@@ -19,6 +19,7 @@ from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.client import OrganizerClient
 from arena.text import printable
+from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import WebServeError
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -134,8 +135,8 @@ def run_serve(args: argparse.Namespace) -> int:
     tc = time_control(args)
     if not 2 <= args.table_size <= 8:
         raise ConfigError(f"--table-size {args.table_size} is not allowed; tables seat 2 to 8")
-    if args.spectator_delay < 0:
-        raise ConfigError("--spectator-delay must be at least 0 (turns)")
+    if not 0 <= args.spectator_delay <= MAX_DELAY_TURNS:
+        raise ConfigError(f"--spectator-delay must be from 0 to {MAX_DELAY_TURNS:,} (turns)")
     for flag in ("absent_after", "reconnect_grace"):
         if not 0 <= getattr(args, flag) < math.inf:
             raise ConfigError(f"--{flag.replace('_', '-')} must be at least 0 (finite seconds)")

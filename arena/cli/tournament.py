@@ -249,6 +249,13 @@ def run_on_server(args: argparse.Namespace) -> int:
         raise ConfigError(f"a tournament needs at least 2 bots, got {len(args.bots)}")
     parser = args.parser
     tc = time_control(args)
+    # the request's fields (int32 games, uint64 seed): out of range was a traceback here,
+    # and --games 0 a default the server filled in
+    if not 1 <= args.games < 2**31:
+        raise ConfigError(f"--games {args.games} is not allowed on a server: 1 to {2**31 - 1:,}")
+    if args.seed is not None and not 0 <= args.seed < 2**64:
+        raise ConfigError(f"--seed {args.seed} is not allowed on a server: 0 to 2**64 - 1 "
+                          "(0: a secret one)")
     changed = {f: getattr(args, f) != parser.get_default(f) for f in ("move_time", "bank")}
     request = pb.TournamentRequest(
         name=args.resume or args.name or "", bots=args.bots, games=args.games,

@@ -28,6 +28,7 @@ from arena.server.client import ENV_TOKEN
 from arena.watch.client import (
     DEFAULT_ADDRESS, ENV_ADDRESS, Feed, Reconnecting, SpectatorClient, WatchError, spectator_address,
 )
+from arena.watch.hub import MAX_DELAY_TURNS
 from arena.watch.viewer import WatchedMatch, WatchedTournament
 
 TICK_S = 0.25                             # the live table's redraws
@@ -68,8 +69,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     address = spectator_address(args.address)
-    if args.delay < 0:
-        raise ConfigError("--delay must be at least 0 (turns)")
+    if not 0 <= args.delay <= MAX_DELAY_TURNS:
+        raise ConfigError(f"--delay must be from 0 to {MAX_DELAY_TURNS:,} (turns)")
     if args.delay and args.match is None and not args.tv:
         raise ConfigError("--delay is for --match and --tv")
     token = (args.token or os.environ.get(ENV_TOKEN) or None) if args.match is not None else None

@@ -34,6 +34,7 @@ QUEUE = 512                 # messages a viewer may have waiting before it is re
 RECENT = 100                # finished matches kept in memory for replays and lists
 RECENT_TOURNAMENTS = 100    # finished tournaments kept in memory (the ladder never finishes)
 STANDINGS_EVERY_S = 0.5     # a tournament's standings are sent at most this often
+MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's field is an int32)
 
 
 class Resync:

@@ -41,11 +41,11 @@ from google.protobuf.message import Message
 
 from arena.watch import hosts, records
 from arena.watch.client import AsyncSpectatorClient, WatchError
+from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
-MAX_DELAY_TURNS = 100_000   # a delay beyond any match (the proto's field is an int32)
 MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
 MAX_SOCKETS_PER_HOST = 100  # ... from one network address (local ones are not counted): then 429
 MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)

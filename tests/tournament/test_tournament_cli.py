@@ -704,3 +704,16 @@ def test_a_tournament_in_postgresql_killed_with_sigkill_resumes_to_the_same_resu
                  "--logs", tmp_path / "logs")
     assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
     same_results(postgres_url, "killed", reference, mark)   # every match once, as uninterrupted
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "-1"], "--seed -1 is not allowed on a server: 0 to 2**64 - 1 (0: a secret one)"),
+    (["--seed", str(2**64)], f"--seed {2**64} is not allowed on a server"),
+    (["--games", "3000000000"], "--games 3000000000 is not allowed on a server: 1 to 2,147,483,647"),
+    (["--games", "0"], "--games 0 is not allowed on a server"),   # the server played 10
+])
+def test_a_server_tournament_s_numbers_are_checked_before_it_is_asked(mark, args, message):
+    # out of the request's range they were a traceback; nothing listens at port 1
+    proc = arena(mark, "tournament", "a", "b", "--server", "127.0.0.1:1", *args)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"arena tournament: error: {message}")

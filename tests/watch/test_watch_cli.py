@@ -196,7 +196,9 @@ def test_the_servers_refusals_are_its_own_one_line(service, mark):
 
 @pytest.mark.parametrize("args, message", [
     (["localhost"], "'localhost' is not HOST:PORT"),
-    (["127.0.0.1:1", "--tv", "--delay", "-1"], "--delay must be at least 0"),
+    (["127.0.0.1:1", "--tv", "--delay", "-1"], "--delay must be from 0 to 100,000 (turns)"),
+    # past the protocol's int32: a traceback once connected
+    (["127.0.0.1:1", "--tv", "--delay", "99999999999"], "--delay must be from 0 to 100,000"),
     (["127.0.0.1:1", "--tournament", "--delay", "2"], "--delay is for --match and --tv"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(mark, args, message):
