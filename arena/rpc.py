@@ -25,6 +25,17 @@ from ono99.transport import grpc
 MAX_DETAILS = 1000
 
 
+def port_out_of_range(address: str) -> bool:
+    """Whether ``address`` (HOST:PORT; a ``unix:`` one never is) names a port past 65535
+    or below 0, which gRPC wraps around (99999 is 34463) where it should refuse it."""
+    if address.startswith("unix"):
+        return False
+    try:
+        return not 0 <= int(address.rpartition(":")[2]) <= 65535
+    except ValueError:
+        return False     # not a number: gRPC itself refuses it
+
+
 def details(text: str) -> str:
     """``text``, cut to :data:`MAX_DETAILS` bytes (on a character boundary) with an ellipsis."""
     data = text.encode()

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import pytest
 from ono99.transport import grpc
 from ono99.v1 import organizer_pb2, organizer_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
-from arena.rpc import MAX_DETAILS, details
+from arena.rpc import MAX_DETAILS, details, port_out_of_range
 from arena.server.app import ArenaServer, ServeOptions
 
 NOT_PROTOBUF = b"\x0a\xff\xff\xff\x0f"
@@ -110,3 +111,12 @@ def test_an_error_that_quotes_an_enormous_name_arrives_cut_short(tmp_path):
     assert [code for code, _ in got] == [grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
                                          grpc.StatusCode.NOT_FOUND, grpc.StatusCode.NOT_FOUND], got
     assert all(text.endswith("…") and len(text.encode()) <= MAX_DETAILS for _, text in got)
+
+
+@pytest.mark.parametrize("address, out", [
+    ("127.0.0.1:99999", True), ("[::1]:65536", True), ("host:-1", True),
+    ("127.0.0.1:65535", False), ("127.0.0.1:0", False), ("unix:/tmp/x:99999", False),
+    ("no-such-host:x", False),   # not a number: gRPC refuses it itself
+])
+def test_a_port_past_65535_is_out_of_range(address, out):
+    assert port_out_of_range(address) is out

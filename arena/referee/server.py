@@ -13,7 +13,7 @@ from ono99.v1 import referee_pb2_grpc
 
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena.rpc import RejectUnparsable
+from arena.rpc import RejectUnparsable, port_out_of_range
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -70,8 +70,9 @@ class RefereeServer:
         else:
             where = "127.0.0.1:0" if listen == "tcp" else listen
             try:
-                port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
-                        if tls is not None else server.add_insecure_port(where))
+                port = 0 if port_out_of_range(where) else (
+                    server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
+                    if tls is not None else server.add_insecure_port(where))
             except RuntimeError:
                 port = 0
             if port == 0:

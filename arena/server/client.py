@@ -16,6 +16,7 @@ from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
 
+from arena.rpc import port_out_of_range
 from arena.rules.errors import ConfigError
 
 ENV_TOKEN = "ONO99_ORGANIZER_TOKEN"
@@ -44,6 +45,9 @@ class OrganizerClient:
             raise ConfigError(f"organiser commands need the organiser token: give --token, or "
                               f"set {ENV_TOKEN} (arena serve printed it when it created its "
                               "database)")
+        if port_out_of_range(address):
+            raise ConfigError(f"{address!r} is not HOST:PORT with a port from 0 to 65535 (the "
+                              "address arena serve printed)")
         self.address = address
         creds = channel_credentials(tls, tls_ca)
         options = [("grpc.max_receive_message_length", 4 * 2**20)]

@@ -49,7 +49,7 @@ def spectator_address(given: str | None) -> str:
     :data:`DEFAULT_ADDRESS`. ConfigError if it is not HOST:PORT."""
     address = given or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"{address!r} is not HOST:PORT (the address arena match --watch, arena "
                           "tournament --watch or arena serve printed)")
     return address

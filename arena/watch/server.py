@@ -5,7 +5,7 @@ from __future__ import annotations
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2_grpc
 
-from arena.rpc import RejectUnparsable
+from arena.rpc import RejectUnparsable, port_out_of_range
 from arena.rules.errors import ConfigError
 from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
 from arena.watch.hub import SpectatorHub
@@ -41,8 +41,9 @@ class SpectatorServer:
         spectator_pb2_grpc.add_SpectatorServicer_to_server(
             SpectatorServicer(hub, records, organizer_hash), server)
         try:
-            port = (server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
-                    if tls is not None else server.add_insecure_port(listen))
+            port = 0 if port_out_of_range(listen) else (
+                server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
+                if tls is not None else server.add_insecure_port(listen))
         except RuntimeError:
             port = 0
         if port == 0:
