@@ -94,6 +94,11 @@ class WebViewer:
         """Serve on ``host:port`` (port 0: any free one) the spectator service at
         ``connect`` (with TLS: ``tls``, ``tls_ca``, as :class:`AsyncSpectatorClient`).
         :class:`WebServeError` if the port cannot be had."""
+        if not host.strip():
+            # aiohttp reads an empty host as every interface, IPv4 and IPv6: a typo would
+            # show the viewer to every network
+            raise WebServeError("the web viewer needs a host to listen on (--host): give "
+                                "0.0.0.0 to serve every network")
         spectators = AsyncSpectatorClient(connect, tls, tls_ca)
         runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0)
         await runner.setup()

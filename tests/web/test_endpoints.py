@@ -286,6 +286,16 @@ def fetch(url: str) -> tuple[int, bytes]:
         return answer.status, answer.read()
 
 
+@pytest.mark.parametrize("host", ["", " "])
+def test_an_empty_host_is_one_line_and_exit_1_not_every_network(host):
+    # aiohttp listened on every interface, IPv4 and IPv6, for an empty host
+    proc = subprocess.run(command("web", "--host", host, "--port", 0, "--connect", "127.0.0.1:1"),
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == ("arena web: error: the web viewer needs a host to listen on (--host): "
+                           "give 0.0.0.0 to serve every network\n")
+
+
 def test_a_port_in_use_is_one_line_and_exit_1(tmp_path, mark):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
