@@ -94,11 +94,17 @@ class ArenaServer:
         """Open (or create) the database (a SQLite file or a PostgreSQL URL) and serve.
         :class:`ConfigError` if it cannot."""
         location = str(db)
+        data_dir = options.data_dir or data_dir_for(location)
+        try:   # made now: a file there made every hosted upload fail with a traceback
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"the data folder {data_dir} cannot be made: "
+                              f"{exc.strerror or exc}") from None
         try:
             store = open_store(location)
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
-        app = cls(store, options.data_dir or data_dir_for(location), options)
+        app = cls(store, data_dir, options)
         token = new_token()
         if store.set_server_value("organizer_token_hash", token_hash(token)):
             app.new_token = token

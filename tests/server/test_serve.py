@@ -355,3 +355,15 @@ def test_a_tournament_of_hosted_bots_plays_on_ray_and_a_remote_bot_s_on_the_serv
         assert served.stop() == 0
         if remote is not None:
             remote.wait(30)
+
+
+def test_a_data_folder_that_is_a_file_is_one_line_before_serving(tmp_path):
+    # it served, and every hosted upload then failed with NotADirectoryError
+    (tmp_path / "afile").write_text("")
+    proc = subprocess.run(command("serve", "--db", tmp_path / "x.db", "--data", tmp_path / "afile",
+                                  "--listen", "127.0.0.1:0"),
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines()[-1] == (f"arena serve: error: the data folder "
+                                            f"{tmp_path / 'afile'} cannot be made: File exists")
+    assert not (tmp_path / "x.db").exists()
