@@ -117,6 +117,7 @@ class SQLiteStore(Store):
         while True:
             try:
                 # sqlite3.connect opens lazily: a file that is not a database fails here
+                self._refuse_foreign()
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
                 self.db.execute("PRAGMA foreign_keys=ON")
@@ -138,6 +139,21 @@ class SQLiteStore(Store):
             raise StoreError(f"database {self.path} is locked by another process (waited "
                              f"{self.timeout:g} s; ${TIMEOUT_ENV} sets how long): nothing was "
                              f"written ({exc})") from None
+
+    def _refuse_foreign(self) -> None:
+        """A StoreError for a SQLite database of something else (tables, and no arena
+        schema version), before anything is written to it: the arena's tables went into
+        it, even from a command that only reads."""
+        # one statement, one snapshot: another process may be creating the arena's tables
+        # in this new file, and commits them with their schema version
+        rows = self.db.execute(
+            "SELECT name, (SELECT user_version FROM pragma_user_version) FROM sqlite_master "
+            "WHERE type = 'table' ORDER BY name LIMIT 6").fetchall()
+        if rows and not rows[0][1]:
+            tables = [name for name, _ in rows]
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise StoreError(f"{self.path} is a SQLite database of something else (tables: "
+                             f"{shown}), not an arena database; give another --db")
 
     def _migrate(self) -> None:
         """Bring the file to :data:`SCHEMA_VERSION` (see :mod:`arena.store.migrations`)."""

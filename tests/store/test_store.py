@@ -869,3 +869,21 @@ def test_a_match_number_past_a_row_id_is_no_match(store, match_id):
     from arena.store.base import NotFoundError
     with pytest.raises(NotFoundError, match=f"no match {match_id} in "):
         store.match(match_id)
+
+
+def test_a_sqlite_database_of_something_else_is_refused_and_left_as_it_was(tmp_path):
+    """`arena standings --db notes.db` wrote the arena's tables (and WAL mode) into a
+    database of something else; one with its own `tournaments` table failed with "table
+    tournaments already exists". Now it is refused before anything is written."""
+    path = tmp_path / "notes.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE tournaments (x)")
+    db.execute("CREATE TABLE notes (y)")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"notes.db is a SQLite database of something else "
+                                         r"\(tables: notes, tournaments\), not an arena database"):
+        open_store(str(path))
+    assert path.read_bytes() == before
+    assert not (tmp_path / "notes.db-wal").exists()
