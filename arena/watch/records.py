@@ -110,6 +110,33 @@ def from_file(path: Path, max_frames: int | None = None) -> pb.MatchSnapshot:
     return snapshot
 
 
+#: the fields that name a seat (repeated ``seats``: a ranking's group of tied seats)
+_SEAT_FIELDS = frozenset({"seat", "to_act", "dealer", "first", "seats"})
+
+
+def _out_of_range(message: Message, seats: int) -> str | None:
+    """What in a record read from a file names a seat the match does not have, or holds
+    a value its enum does not know (a card 999): shown, they were tracebacks. None if
+    nothing."""
+    for field, value in message.ListFields():
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            items = [v for v in value.values() if isinstance(v, Message)]
+        else:
+            items = list(value) if field.is_repeated else [value]
+        for item in items:
+            if isinstance(item, Message):
+                problem = _out_of_range(item, seats)
+                if problem:
+                    return problem
+            elif (field.name in _SEAT_FIELDS and field.type in (field.TYPE_INT32, field.TYPE_UINT32)
+                  and (field.is_repeated or field.name != "seats")):   # Rules.seats: a count
+                if not -1 <= item < seats:
+                    return f"{field.name} {item} is not a seat of its {seats}"
+            elif field.enum_type is not None and field.enum_type.values_by_number.get(item) is None:
+                return f"{field.name} {item} is not a value of {field.enum_type.name}"
+    return None
+
+
 def _too_long(path: Path, frames: int, max_frames: int | None) -> None:
     if max_frames is not None and frames > max_frames:
         raise RecordError(f"{path} holds a match of {frames:,} turns, more than the "
@@ -135,6 +162,9 @@ def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
             raise RecordError(f"{path} is not a match record: it holds no match and no "
                               "frames (neither an arena match event log nor a match record)")
         _too_long(path, len(record.frames) - 1, max_frames)
+        problem = _out_of_range(record, len(record.match.names))
+        if problem:
+            raise RecordError(f"{path} is not a match record: {problem}")
         return record
     try:
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -134,18 +134,27 @@ def test_a_tournament_match_replays_by_number_or_by_id(tmp_path, mark):
 
 
 @pytest.mark.parametrize("case", ["no file", "not a record", "JSON of something else",
+                                  "a seat it does not have", "a card no deck has",
                                   "unknown match", "no database"])
 def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
     db = tmp_path / "empty.db"
     open_store(str(db)).close()
     (tmp_path / "notes.txt").write_text("hello\n")
     (tmp_path / "other.json").write_text('{"x": 1}')   # parsed as a record of nothing, once
+    # records may come from anyone: these were IndexError and ValueError tracebacks
+    match = '{"match": {"matchId": "m1", "names": ["a", "b"]}, "frames": [{"events": [%s]}]}'
+    (tmp_path / "seat.json").write_text(match % '{"seatForfeited": {"seat": 42}}')
+    (tmp_path / "card.json").write_text(match % '{"cardPlayed": {"seat": 1, "card": 999}}')
     args, message = {
         "no file": ([tmp_path / "gone.jsonl"], f"cannot read {tmp_path / 'gone.jsonl'}: No such file"),
         "not a record": ([tmp_path / "notes.txt"], "is neither an arena match event log nor a "
                                                    "match record"),
         "JSON of something else": ([tmp_path / "other.json"], "is not a match record: it "
                                                              "holds no match and no frames"),
+        "a seat it does not have": ([tmp_path / "seat.json"], "is not a match record: seat 42 "
+                                                              "is not a seat of its 2"),
+        "a card no deck has": ([tmp_path / "card.json"], "is not a match record: card 999 is "
+                                                         "not a value of Card"),
         "unknown match": (["123", "--db", db], f"no match '123' in {db}"),
         "no database": (["123", "--db", tmp_path / "none.db"], "123 is not a file, and there is "
                                                                "no database at"),
