@@ -69,6 +69,8 @@ def run_file(path: Path) -> VectorResult:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return VectorResult(str(path), MALFORMED, f"cannot read it: {exc}")
+    except RecursionError:   # it stopped the run: the other vectors' results were lost
+        return VectorResult(str(path), MALFORMED, "cannot read it: its JSON nests too deeply")
     name = data.get("name") if isinstance(data, dict) else None
     return run_vector(data, default_name=name if isinstance(name, str) else str(path))
 

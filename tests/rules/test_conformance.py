@@ -105,12 +105,14 @@ def test_cli_exits_non_zero_on_a_failing_or_malformed_vector(tmp_path):
     (tmp_path / "wrong.json").write_text(json.dumps(
         variant(name="t/wrong", steps=[{"seat": 0, "play": "1", "expect": {"to_act": 0}}])))
     (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "deep.json").write_text("[" * 100_000)   # a RecursionError that ended the run
     out = arena("conformance", str(tmp_path), str(VECTORS / "modern__deck.json"))
     assert out.returncode == 1
     lines = out.stdout.strip().splitlines()
-    assert lines[-1] == "1 passed, 3 failed"
+    assert lines[-1] == "1 passed, 4 failed"
     assert any(line.startswith("FAIL t/wrong: step 1: to_act is 1, expected 0") for line in lines)
-    assert sum("malformed" in line for line in lines) == 2
+    assert sum("malformed" in line for line in lines) == 3
+    assert any("deep.json" in line and "nests too deeply" in line for line in lines)
 
 
 def test_find_vectors_walks_folders_in_order(tmp_path):
