@@ -35,11 +35,11 @@ from arena.store.base import (
     BotVersion,
     MatchRecord,
     NotFoundError,
-    is_row_id,
     RegisteredBot,
     Store,
     StoreError,
     TournamentRecord,
+    is_row_id,
     not_found,
 )
 from arena.store.location import redact, scrub

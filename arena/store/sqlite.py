@@ -28,11 +28,11 @@ from arena.store.base import (
     BotVersion,
     MatchRecord,
     NotFoundError,
-    is_row_id,
     RegisteredBot,
     Store,
     StoreError,
     TournamentRecord,
+    is_row_id,
     not_found,
 )
 from arena.store.migrations import migrations, refuse_newer, schema_version

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import unquote
 
+
 def network_host(address: str | None) -> str | None:
     """The IP a viewer connects from (an IPv6 one's /64), or None for a local peer (not
     counted).
