@@ -4,11 +4,14 @@ processes, and the check that a result's event record is a real game."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from pathlib import Path
 
 from arena.local import LocalArena
+from arena.referee.house import FirstLegal, HouseSession
 from arena.referee.results import MatchSpec, TimeControl
+from arena.referee.runner import MatchRunner
 from arena.rules.events import decisions
 from arena.rules.game import replay
 from arena.rules.rulesets import make_config
@@ -48,3 +51,24 @@ def replays(result) -> bool:
     """Whether the referee's event record is a real game: it replays from the seed with
     the decisions it records."""
     return replay(result.spec.config, result.spec.seed, decisions(result.events)).events == result.events
+
+
+class _Stalled(HouseSession):
+    """A house seat that never answers: its match stays live."""
+
+    async def next_action(self, timeout):
+        await asyncio.sleep(3600)
+
+
+@contextlib.asynccontextmanager
+async def live_match(hub, seed: int = 2):
+    """A 2-seat match on ``hub`` that stays live (TV has it to show at once) until the
+    block ends."""
+    task = asyncio.create_task(MatchRunner(spec(["a", "b"], seed=seed),
+                                           [_Stalled(FirstLegal()) for _ in "ab"],
+                                           [hub.listener("")]).run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -10,13 +10,11 @@ import grpc
 import pytest
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
-from arena.referee.house import FirstLegal, HouseSession
-from arena.referee.runner import MatchRunner
 from arena.watch import servicer
 from arena.watch.hosts import network_host
 from arena.watch.hub import SpectatorHub
 from arena.watch.server import SpectatorServer
-from support.matches import spec
+from support.matches import live_match
 from support.network import own_network_ip
 
 
@@ -40,11 +38,6 @@ def test_a_peer_s_network_host(peer, host):
     assert network_host(peer) == host
 
 
-class Stalled(HouseSession):   # a match that stays live: TV has it to show at once
-    async def next_action(self, timeout):
-        await asyncio.sleep(3600)
-
-
 def test_one_host_s_streams_are_capped_and_local_ones_are_not_counted(monkeypatch):
     monkeypatch.setattr(servicer, "MAX_VIEWERS_PER_HOST", 2)
     ip = own_network_ip()
@@ -53,11 +46,8 @@ def test_one_host_s_streams_are_capped_and_local_ones_are_not_counted(monkeypatc
         hub = SpectatorHub()
         server = await SpectatorServer.start(hub, "0.0.0.0:0")
         port = server.address.rsplit(":", 1)[1]
-        task = asyncio.create_task(MatchRunner(spec(["a", "b"], seed=2),
-                                               [Stalled(FirstLegal()) for _ in "ab"],
-                                               [hub.listener("")]).run())
         try:
-            async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
+            async with live_match(hub), grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
                     grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
                 far = spectator_pb2_grpc.SpectatorStub(remote)
                 near = spectator_pb2_grpc.SpectatorStub(local)
@@ -77,8 +67,6 @@ def test_one_host_s_streams_are_capped_and_local_ones_are_not_counted(monkeypatc
                     call.cancel()
                 return refused.value, local_ok, freed
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
             await server.stop()
 
     refused, local_ok, freed = asyncio.run(go())

@@ -24,7 +24,7 @@ from arena.rules.game import Game
 from arena.watch import wire
 from arena.watch.hub import QUEUE, RESYNC, SpectatorHub
 from arena.watch.server import SpectatorServer
-from support.matches import RULESETS, spec
+from support.matches import RULESETS, live_match, spec
 
 TOKEN = "the-organiser-token"
 
@@ -398,17 +398,10 @@ def test_viewers_beyond_the_cap_are_refused_and_the_others_go_on(monkeypatch):
     from arena.watch import servicer
     monkeypatch.setattr(servicer, "MAX_VIEWERS", 3)
 
-    class Stalled(HouseSession):   # a match that stays live: TV has it to show at once
-        async def next_action(self, timeout):
-            await asyncio.sleep(3600)
-
     async def go():
         hub, server = await serve()
-        the_spec = spec(["a", "b"], seed=2)
-        task = asyncio.create_task(MatchRunner(the_spec, [Stalled(FirstLegal()) for _ in "ab"],
-                                               [hub.listener("")]).run())
         try:
-            async with grpc.aio.insecure_channel(server.address) as channel:
+            async with live_match(hub), grpc.aio.insecure_channel(server.address) as channel:
                 stub = spectator_pb2_grpc.SpectatorStub(channel)
                 held = [stub.WatchTV(pb.WatchTVRequest()) for _ in range(3)]
                 for call in held:   # each is a viewer once its snapshot came
@@ -424,8 +417,6 @@ def test_viewers_beyond_the_cap_are_refused_and_the_others_go_on(monkeypatch):
                     call.cancel()
                 return exc.value, listed, first
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
             await server.stop()
 
     refused, listed, first = asyncio.run(go())
