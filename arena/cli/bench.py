@@ -20,9 +20,14 @@ def seconds(text: str) -> float:
     return value
 
 
-def seconds_or_none(text: str) -> float:
+def seconds_or_zero(text: str) -> float:
     """As :func:`seconds`, or 0."""
-    return 0.0 if text.strip() in ("0", "0.0") else seconds(text)
+    try:
+        if float(text) == 0:
+            return 0.0
+    except ValueError:
+        pass                    # seconds() says why
+    return seconds(text)
 
 
 def at_least_one(text: str) -> int:
@@ -184,7 +189,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "messages, E server errors, W wrong answers, M sessions disturbed; server "
                     "RSS +G%'; exits 1 if anything was found.",
     )
-    fuzz.add_argument("--seconds", type=seconds_or_none, default=60.0,
+    fuzz.add_argument("--seconds", type=seconds_or_zero, default=60.0,
                       help="how long to fuzz (default: 60; a round is never cut short, and 0 "
                            "runs one)")
     fuzz.add_argument("--examples", type=at_least_one, default=20,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
+from arena.rpc import port_out_of_range
 from arena.rules.errors import ConfigError
 from arena.server.client import channel_credentials
 from arena.watch.server import MAX_MESSAGE
@@ -49,7 +50,7 @@ def spectator_address(given: str | None) -> str:
     :data:`DEFAULT_ADDRESS`. ConfigError if it is not HOST:PORT."""
     address = given or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or int(port) > 65535:
+    if not host or not port.isdigit() or port_out_of_range(address):
         raise ConfigError(f"{address!r} is not HOST:PORT (the address arena match --watch, arena "
                           "tournament --watch or arena serve printed)")
     return address
