@@ -130,7 +130,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from arena.server.app import ServeOptions
-    from arena.tournament.executors import check_address
+    from arena.tournament.executors import check_address, joined
 
     tc = time_control(args)
     if not 2 <= args.table_size <= 8:
@@ -161,7 +161,8 @@ def run_serve(args: argparse.Namespace) -> int:
                            watch=args.watch, spectator_delay=args.spectator_delay,
                            executor=args.executor, executor_address=args.ray_address,
                            data_dir=args.data)
-    return asyncio.run(_serve(args.db, options, args.web))
+    with joined(args.executor, args.ray_address):   # before the server's threads start
+        return asyncio.run(_serve(args.db, options, args.web))
 
 
 def log_errors() -> None:

@@ -29,7 +29,7 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
-from arena.tournament.executors import EXECUTORS, check_address
+from arena.tournament.executors import EXECUTORS, check_address, joined
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, Played, count_match, standings
@@ -198,7 +198,8 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     view = LiveView(t.names, total, done_before, console, args.quiet)
     logs = args.logs or Path("runs") / t.name.replace("/", "_")
     try:
-        with view:
+        # the executor's cluster first: the live view and the listener bus start threads
+        with joined(args.executor if pending else "local", args.ray_address), view:
             asyncio.run(_play(t, args, view, logs, console))
     except KeyboardInterrupt:
         stored = len(t.store.finished_keys(t.record))

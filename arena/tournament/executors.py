@@ -15,8 +15,9 @@ never know which entry plays; ``arena tournament --executor NAME`` picks one.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,8 @@ class ExecutorSetup:
 
 
 Make = Callable[[ExecutorSetup], Executor]
+#: Holds what an executor's runs share (a cluster joined) while its context is open.
+Join = Callable[[str | None], contextlib.AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -69,17 +72,35 @@ class Entry:
     name: str
     make: Make
     help: str
+    join: Join | None = None
 
 
 EXECUTORS: dict[str, Entry] = {}
 
 
-def register(name: str, help: str) -> Callable[[Make], Make]:
-    """Add an executor to the registry under ``name``."""
+def register(name: str, help: str, join: Join | None = None) -> Callable[[Make], Make]:
+    """Add an executor to the registry under ``name``; ``join(address)``, if any, holds
+    what its runs share (see :func:`joined`)."""
     def add(make: Make) -> Make:
-        EXECUTORS[name] = Entry(name, make, help)
+        EXECUTORS[name] = Entry(name, make, help, join)
         return make
     return add
+
+
+@contextlib.contextmanager
+def joined(name: str, address: str | None) -> Iterator[None]:
+    """Hold the cluster of executor ``name`` (joined at ``address``, or a local one
+    started) while the context is open: a server or a tournament opens it first, while its
+    process has a single thread, and its runs then share it. Starting a cluster forks its
+    processes, and a fork taken while gRPC's threads run can leave a child stuck before it
+    execs: Ray's raylet never started inside a busy server, and Ray gave up after its 30 s.
+    Executors with nothing to share hold nothing."""
+    entry = EXECUTORS.get(name)
+    if entry is None or entry.join is None:
+        yield
+        return
+    with entry.join(address):
+        yield
 
 
 def check_address(name: str, address: str | None) -> None:
@@ -126,7 +147,18 @@ def _multiprocess(setup: ExecutorSetup) -> Executor:
     return MultiProcessExecutor(_elsewhere(setup))
 
 
-@register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)")
+@contextlib.contextmanager
+def _join_ray(address: str | None) -> Iterator[None]:
+    from arena.tournament.ray_executor import connect, disconnect
+    connect(address)
+    try:
+        yield
+    finally:
+        disconnect()
+
+
+@register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)",
+          join=_join_ray)
 def _ray(setup: ExecutorSetup) -> Executor:
     from arena.tournament.ray_executor import RayExecutor  # ray is only needed here
     return RayExecutor(_elsewhere(setup))

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import new_mark, kill_marked
+from support.processes import kill_marked, new_mark, process_names, processes_marked
 from support.serve import BOTS, ROOT, Served, command
 
 STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "elo_low", "elo_high", "matches", "wins",
@@ -331,6 +331,9 @@ def test_a_tournament_of_hosted_bots_plays_on_ray_and_a_remote_bot_s_on_the_serv
     served = Served(tmp_path / "ray.db", mark, "--executor", "ray")
     remote = None
     try:
+        # its local cluster started with the server, before the server's threads: forked
+        # later, from among gRPC's threads, Ray's raylet once hung before it could exec
+        assert "raylet" in process_names(processes_marked(mark))
         for name in ("random", "greedy"):
             served.ok("bots", "add", name, "--dir", BOTS / name)
         goodbyes = served.ok("bots", "logs", "random").stdout.count("the referee said goodbye")

@@ -51,6 +51,17 @@ def processes_marked(value: str) -> list[int]:
     return pids
 
 
+def process_names(pids: list[int]) -> list[str]:
+    """The command names (``comm``) of the processes ``pids`` still running."""
+    names = []
+    for pid in pids:
+        try:
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+        except OSError:  # gone
+            pass
+    return names
+
+
 def kill_marked(value: str) -> None:
     for pid in processes_marked(value):
         try:
