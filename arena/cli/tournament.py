@@ -102,16 +102,25 @@ _SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset
                   "move_time", "bank", "on_fault", "max_rejections", "retire_after")
 
 
+#: what a tournament on a server takes from the command line (its TournamentRequest, and
+#: how to reach and follow it); every other flag is for one played here
+_SERVER_FLAGS = ("help", "table_size", "games", "duplicate", "seed", "name", "resume",
+                 "ruleset", "option", "move_time", "bank", "quiet", "web", "server", "token",
+                 "tls", "tls_ca")
+
+
 def given_options(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
     """The options among ``dests`` given on the command line, whatever their value (one
     equal to its default too): the subcommand's arguments parsed again with a marker for
     their defaults."""
-    marker = object()
-    saved = {}
+    saved, markers = {}, {}
     for action in args.parser._actions:
         if action.dest in dests:
             saved[action] = action.default
-            action.default = marker
+            # a repeatable option appends to a copy of its default, so its marker is a
+            # list (an object() was a traceback: --resume NAME --option K=V)
+            action.default = markers[action.dest] = (
+                [] if isinstance(action, argparse._AppendAction) else object())
     try:
         tokens = args.argv[args.argv.index(args.command) + 1:]
         again, _ = args.parser.parse_known_args(tokens)
@@ -119,7 +128,7 @@ def given_options(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
         for action, default in saved.items():
             action.default = default
     flag = {a.dest: a.option_strings[0] for a in args.parser._actions if a.option_strings}
-    return [flag[d] for d in dests if getattr(again, d) is not marker]
+    return [flag[d] for d in dests if getattr(again, d) is not markers[d]]
 
 
 def run_tournament(args: argparse.Namespace) -> int:
@@ -246,6 +255,17 @@ def run_on_server(args: argparse.Namespace) -> int:
     if args.web is not None:
         raise ConfigError("--web shows a tournament played here; watch the server's with arena "
                           "web --connect HOST:PORT (its spectators' address)")
+    # the server plays with its own database, referee, sandbox and limits: a flag of those
+    # was ignored without a word
+    here = given_options(args, [a.dest for a in args.parser._actions
+                                if a.option_strings and a.dest not in _SERVER_FLAGS])
+    if here:
+        raise ConfigError(f"{', '.join(here)} {'is' if len(here) == 1 else 'are'} for a "
+                          "tournament played here; the server plays with its own: drop "
+                          f"{'it' if len(here) == 1 else 'them'}")
+    if args.resume and (changed := given_options(args, _SETTING_FLAGS)):
+        raise ConfigError(f"--resume follows the server's tournament with its stored settings; "
+                          f"drop {', '.join(changed)}")
     if not args.resume and len(args.bots) < 2:
         raise ConfigError(f"a tournament needs at least 2 bots, got {len(args.bots)}")
     parser = args.parser

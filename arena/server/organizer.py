@@ -114,7 +114,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         r = request
         try:
             run = await self.app.runs.start(
-                r.name or self.app.new_tournament_name(), list(r.bots),
+                r.name or self.app.new_tournament_name(), list(r.bots), follow=bool(r.name),
                 games=r.games or None, table_size=r.table_size or None,
                 ruleset=r.ruleset or None, options=dict(r.options) or None,
                 move_ms=r.move_ms or None, bank_ms=r.bank_ms or None,

@@ -20,7 +20,7 @@ from arena.referee.results import MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import Registry
-from arena.store.base import Store, StoreError
+from arena.store.base import NotFoundError, Store, StoreError
 from arena.bots.manifest import load_manifest
 from arena.tournament.executor import Executor, LocalExecutor
 from arena.tournament.executors import ExecutorSetup, make_executor
@@ -135,9 +135,11 @@ class Runs:
         self.concurrency = concurrency or max(1, os.cpu_count() or 1)
         self.runs: dict[str, Run] = {}
 
-    async def start(self, name: str, bots: list[str], **settings) -> Run:
+    async def start(self, name: str, bots: list[str], follow: bool = True, **settings) -> Run:
         """Start a tournament of the registered ``bots`` (or follow the one called ``name``;
-        one that stopped on an error goes on with what is left)."""
+        one that stopped on an error goes on with what is left). With no bots, ``name`` is
+        one to follow (:class:`NotFoundError` if there is none) unless ``follow`` is False
+        (a name the server made)."""
         if (run := self._followable(name)) is not None:
             return run
         if name == LADDER:
@@ -149,6 +151,9 @@ class Runs:
             # the same name was followed meanwhile, or it goes on with what is left
             return self._followable(name) or self._begin(Tournament.resume(self.store, name,
                                                                             plan))
+        if not bots and follow:   # following one by name, and there is none
+            raise NotFoundError(f"no tournament called {name!r} on this server (a new one names "
+                                "its bots)")
         if not TOURNAMENT_NAME.fullmatch(name):
             raise ConfigError(f"tournament name {name!r} is not allowed: 1 to 64 characters, "
                               "no control characters")

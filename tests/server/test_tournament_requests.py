@@ -67,6 +67,20 @@ def test_unnamed_tournaments_get_names_of_their_own(tmp_path):
     assert refused[0] == grpc.StatusCode.INVALID_ARGUMENT and "at least 2 bots" in refused[1]
 
 
+def test_following_a_tournament_that_is_not_there_is_not_found(tmp_path):
+    """A name and no bots follows that tournament (arena tournament --resume NAME
+    --server): one that is not there was taken for a new one and refused for having no
+    bots ("at least 2 bots"). Without a name, no bots is still too few."""
+    async def scenario(stub, auth):
+        return (await _started(stub, auth, pb.TournamentRequest(name="nowhere")),
+                await _started(stub, auth, pb.TournamentRequest()))
+
+    missing, unnamed = run(tmp_path, scenario)
+    assert missing == (grpc.StatusCode.NOT_FOUND, "no tournament called 'nowhere' on this server "
+                                                  "(a new one names its bots)")
+    assert unnamed[0] == grpc.StatusCode.INVALID_ARGUMENT and "at least 2 bots" in unnamed[1]
+
+
 @pytest.mark.parametrize("change, words", [
     ({"move_ms": -1}, "move_ms=-1 is not allowed"),
     ({"bank_ms": -(2**31)}, "bank_ms=-2147483648 is not allowed"),

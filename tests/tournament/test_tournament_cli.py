@@ -284,6 +284,9 @@ REFUSALS = {
     "resume without duplicates or phases": (
         ["--resume", "known", "--no-duplicate", "--no-phases"], True,
         "--resume keeps the stored settings; drop --no-duplicate, --no-phases"),
+    # a repeatable option: its check was a traceback
+    "resume with an --option": (["--resume", "known", "--option", "max_total=99"], True,
+                                "--resume keeps the stored settings; drop --option"),
     "resume a tournament of an older arena": (["--resume", "old"], True,
                                               "tournament 'old' was stored by an older arena, "
                                               "whose deals came from public seeds"),
@@ -715,5 +718,23 @@ def test_a_tournament_in_postgresql_killed_with_sigkill_resumes_to_the_same_resu
 def test_a_server_tournament_s_numbers_are_checked_before_it_is_asked(mark, args, message):
     # out of the request's range they were a traceback; nothing listens at port 1
     proc = arena(mark, "tournament", "a", "b", "--server", "127.0.0.1:1", *args)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"arena tournament: error: {message}")
+
+
+@pytest.mark.parametrize("args, message", [
+    # the server plays with its own database, referee, sandbox and limits: these were
+    # ignored without a word
+    (["a", "b", "--db", "x.db", "--concurrency", "1"],
+     "--concurrency, --db are for a tournament played here; the server plays with its own: "
+     "drop them"),
+    (["a", "b", "--limit", "memory=100"], "--limit is for a tournament played here"),
+    (["--resume", "t", "--logs", "here"], "--logs is for a tournament played here"),
+    # as a local --resume: the stored settings are kept, so a changed one is refused
+    (["--resume", "t", "--games", "3"],
+     "--resume follows the server's tournament with its stored settings; drop --games"),
+])
+def test_a_server_tournament_refuses_what_only_a_local_one_uses(mark, args, message):
+    proc = arena(mark, "tournament", *args, "--server", "127.0.0.1:1")   # nothing listens there
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith(f"arena tournament: error: {message}")
