@@ -37,10 +37,14 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         given = dict(context.invocation_metadata()).get("authorization", "")
         token = given.removeprefix("Bearer ").strip()
         expected = self.app.organizer_hash
-        if not token or not secrets.compare_digest(token_hash(token), expected):
+        if not token:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
-                                "the organiser token is missing or wrong (give --token, or set "
-                                "ONO99_ORGANIZER_TOKEN to the token arena serve printed)")
+                        "the organiser token is missing (give --token, or set "
+                        "ONO99_ORGANIZER_TOKEN to the token arena serve printed)")
+        if not secrets.compare_digest(token_hash(token), expected):
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
+                        "the organiser token given is not this server's (the one arena serve "
+                        "printed when it made its database)")
 
     async def _fail(self, context, exc: Exception) -> None:
         """End the call with the code of a domain error (organizer.proto): by its type."""

@@ -180,10 +180,14 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         if self.organizer_hash is None:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED,
                                 "this arena offers no organiser view")
-        if not token or not secrets.compare_digest(token_hash(token), self.organizer_hash):
+        if not token:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser view needs the organiser token (--token, or "
                                 "ONO99_ORGANIZER_TOKEN)")
+        if not secrets.compare_digest(token_hash(token), self.organizer_hash):
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
+                                "the organiser token given is not this arena's (the one arena "
+                                "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
 
 
 async def _not_negative(context, field: str, value: int) -> None:

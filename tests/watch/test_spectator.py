@@ -203,7 +203,7 @@ def test_the_organiser_view_needs_the_token_and_shows_every_hand():
             for token in (None, "wrong"):
                 with pytest.raises(grpc.aio.AioRpcError) as exc:
                     await watch(server.address, request, token)
-                errors.append(exc.value.code())
+                errors.append((exc.value.code(), exc.value.details()))
             feed = await watch(server.address, request, TOKEN)
             public = await watch(server.address, pb.WatchMatchRequest(match_id=the_spec.match_id))
             return errors, feed, public, await task
@@ -211,7 +211,9 @@ def test_the_organiser_view_needs_the_token_and_shows_every_hand():
             await server.stop()
 
     errors, feed, public, result = asyncio.run(go())
-    assert errors == [grpc.StatusCode.UNAUTHENTICATED] * 2
+    assert [code for code, _ in errors] == [grpc.StatusCode.UNAUTHENTICATED] * 2
+    assert "needs the organiser token" in errors[0][1]
+    assert "the organiser token given is not this arena's" in errors[1][1]
     _, hands = replayed_frames(the_spec, result.events)
     seen = frames_of(feed)
     assert [[tuple(c - 1 for c in h.cards) for h in f.hands] for f in seen] == [list(h) for h in hands]

@@ -190,8 +190,10 @@ def test_the_servers_refusals_are_its_own_one_line(service, mark):
     assert unknown.returncode == 1 and unknown.stdout == ""
     assert unknown.stderr == "arena watch: error: no match 'nope' here\n"
     assert no_token.returncode == 1 and no_token.stdout == ""
-    assert no_token.stderr == ("arena watch: error: the organiser view needs the organiser "
-                               "token (--token, or ONO99_ORGANIZER_TOKEN)\n")
+    # a wrong token is named as wrong (it was reported as a missing one)
+    assert no_token.stderr == ("arena watch: error: the organiser token given is not this "
+                               "arena's (the one arena serve printed, or $ONO99_ORGANIZER_TOKEN "
+                               "of the arena playing)\n")
 
 
 @pytest.mark.parametrize("args, message", [
