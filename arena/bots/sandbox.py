@@ -78,7 +78,7 @@ class Limits:
                 raise ConfigError(f"--limit {pair!r} is not NAME=VALUE with NAME one of "
                                   f"{', '.join(self.NAMES)}")
             value = value.strip().lower()
-            if value in ("none", "off", "0"):
+            if value in ("none", "off"):   # "0" lifted it too, where 1 is the least
                 changes[self.NAMES[name.strip()]] = None
                 continue
             try:
@@ -87,7 +87,8 @@ class Limits:
                 raise ConfigError(f"--limit {pair!r}: the value must be a whole number "
                                   "(or none)") from None
             if number < 1:
-                raise ConfigError(f"--limit {pair!r}: the value must be at least 1")
+                raise ConfigError(f"--limit {pair!r}: the value must be at least 1 (none "
+                                  "lifts the limit)")
             changes[self.NAMES[name.strip()]] = number
         return replace(self, **changes)
 

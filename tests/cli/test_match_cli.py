@@ -189,6 +189,10 @@ ARGUMENT_CASES = {
     "one bot": (RANDOM, "a match needs 2 to 8 bot folders, got 1"),
     "nine bots": (RANDOM * 9, "a match needs 2 to 8 bot folders, got 9"),
     "no games": (RANDOM * 2 + ["--games", "0"], "--games must be at least 1"),
+    # 0 lifted the limit, where -1 was refused
+    "a limit of 0": (RANDOM * 2 + ["--limit", "memory=0"],
+                     "--limit 'memory=0': the value must be at least 1 (none lifts the limit)"),
+    "a limit below 0": (RANDOM * 2 + ["--limit", "cpu=-1"], "--limit 'cpu=-1': the value must"),
     "no move time": (RANDOM * 2 + ["--move-time", "0"], CLOCK),
     "move time nan": (RANDOM * 2 + ["--move-time", "nan"], CLOCK),
     "infinite bank": (RANDOM * 2 + ["--bank", "inf"], CLOCK),
