@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import time
 from collections import Counter
@@ -167,6 +168,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
         set_up(Tournament.check(settings), args, bot_factory(args))
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
+    logs_folder(args.logs or default_logs(args.resume or name))
     try:
         store = open_store(args.db, durable=args.durable)
     except StoreError as exc:
@@ -193,6 +195,25 @@ def run_tournament(args: argparse.Namespace) -> int:
         store.close()
 
 
+def default_logs(name: str) -> Path:
+    """Where a tournament's bots write their stderr without --logs."""
+    return Path("runs") / name.replace("/", "_")
+
+
+def logs_folder(path: Path) -> None:
+    """Refuse, before anything is stored, a logs folder that cannot be made: a file there
+    stopped the tournament once its bots started, its row already stored."""
+    there = path
+    while not there.exists() and not there.is_symlink() and there != there.parent:
+        there = there.parent
+    if not there.is_dir():
+        raise ConfigError(f"the bots' logs cannot go in {path}: {there} is not a folder "
+                          "(give --logs DIR)")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise ConfigError(f"the bots' logs cannot go in {path}: {there} is not writable "
+                          "(give --logs DIR)")
+
+
 def _run(t: Tournament, args, console: Console, err: Console) -> int:
     for warning in t.warnings:
         err.print(f"warning: {escape(warning)}", soft_wrap=True)
@@ -205,7 +226,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     console.print(f"{clock}; concurrency {args.concurrency}; {integrity}"
                   + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
     view = LiveView(t.names, total, done_before, console, args.quiet)
-    logs = args.logs or Path("runs") / t.name.replace("/", "_")
+    logs = args.logs or default_logs(t.name)
     try:
         # the executor's cluster first: the live view and the listener bus start threads
         with joined(args.executor if pending else "local", args.ray_address), view:

@@ -738,3 +738,18 @@ def test_a_server_tournament_refuses_what_only_a_local_one_uses(mark, args, mess
     proc = arena(mark, "tournament", *args, "--server", "127.0.0.1:1")   # nothing listens there
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith(f"arena tournament: error: {message}")
+
+
+def test_a_logs_folder_that_cannot_be_made_is_refused_before_anything_is_stored(tmp_path, mark):
+    """A file where the bots' logs go stopped the tournament once its first referee
+    started, its row already stored (and with a stray traceback of gRPC's)."""
+    taken = tmp_path / "taken"
+    taken.write_text("a file\n")
+    db = tmp_path / "new.db"
+    for logs in (taken, taken / "under"):
+        proc = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--games", 1, "--db",
+                     db, "--logs", logs)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert error_line(proc) == (f"arena tournament: error: the bots' logs cannot go in {logs}: "
+                                    f"{taken} is not a folder (give --logs DIR)")
+        assert not db.exists()
