@@ -5,6 +5,7 @@ record saved from the spectator service, and on a tournament's database; off a t
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -66,6 +67,23 @@ def test_an_event_log_replays_as_arena_match_printed_it(played, mark):
     assert proc.stderr == ""
     assert proc.stdout.splitlines() == ([f"match {match_id}: greedy vs random"] + events
                                         + [f"match {match_id}: {result}"])
+
+
+def test_a_log_read_from_a_pipe_replays_the_same(played, mark):
+    """``arena replay <(zcat game.jsonl.gz)``: a pipe is read as a file is (a FIFO waits
+    for its writer, as any reader does)."""
+    _, log = played
+    read, write = os.pipe()
+    feeder = subprocess.Popen(["cat", str(log)], stdout=write)
+    os.close(write)
+    try:
+        proc = subprocess.run(command("replay", f"/dev/fd/{read}"), cwd=ROOT, env=env_for(mark),
+                              capture_output=True, text=True, timeout=120, pass_fds=(read,))
+    finally:
+        os.close(read)
+        feeder.wait(10)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == arena(mark, "replay", log).stdout
 
 
 def test_turn_starts_at_that_frame(played, mark):
