@@ -12,9 +12,11 @@ C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing
 the host (no database, no other bots, no organiser files, no network, no other process).
 Its environment holds only what a bot needs. Limits come from cgroups where the arena may
 write them (memory, processes and threads: root ignores RLIMIT_NPROC, so a count of
-processes needs the pids controller), and from rlimits (CPU time, open files, file size);
-the arena caps its output. When the sandbox's first process ends, or the arena dies, the
-PID namespace dies with it: nothing it started survives.
+processes needs the pids controller; and a share of the cores: each bot's own cpu group
+weighs as one thread, however many processes it spins, so it cannot starve the bot whose
+turn it is), and from rlimits (CPU time, open files, file size); the arena caps its
+output. When the sandbox's first process ends, or the arena dies, the PID namespace dies
+with it: nothing it started survives.
 
 :class:`ProcessFactory` is the seam: :class:`SandboxFactory` and :class:`PlainFactory`
 start a command and return a :class:`Jail` that stops it, names the limit it broke, and
@@ -519,8 +521,8 @@ def _sweep(parent: Path) -> None:
     came): ``ono99-PID`` folders whose process no longer exists, with the bots' folders
     in them, where they are empty (rmdir leaves a busy cgroup alone)."""
     for base in parent.glob("ono99-*"):
-        try:
-            os.kill(int(base.name[6:]), 0)   # (its process still runs: kept)
+        try:   # ono99-PID (a base of bots' groups), or ono99-PID-pN (a bot's cpu group)
+            os.kill(int(base.name[6:].split("-")[0]), 0)   # (its process still runs: kept)
         except ProcessLookupError:
             _sweep_one(base)
         except (ValueError, PermissionError):   # not ours to judge
@@ -539,8 +541,14 @@ def _sweep_one(base: Path) -> None:
 
 
 class _Cgroups:
-    """A process's own memory and pids cgroups (v1, as on this kind of host), where the
-    arena may create them; None elsewhere (rlimits and the sandbox still apply)."""
+    """A process's own memory, pids and cpu cgroups (v1, as on this kind of host), where
+    the arena may create them; None elsewhere (rlimits and the sandbox still apply).
+
+    Memory and pids groups are made in a base of this arena process's own
+    (``ono99-PID/pN``). A cpu group is made beside the arena's own threads instead
+    (``ono99-PID-pN``): the scheduler shares the cores among the entities of a level by
+    weight, and a group at the arena's level weighs what one of its threads does. In a
+    common base, all bots together would weigh one thread against the referee's."""
 
     _ids = itertools.count(1)
     _base: dict[str, Path] | None = None
@@ -563,7 +571,10 @@ class _Cgroups:
                     for c in controllers.split(","):
                         root = Path("/sys/fs/cgroup") / c
                         parent = root / path.lstrip("/")
-                        if c in ("memory", "pids") and parent.is_dir():
+                        if c == "cpu" and parent.is_dir() and os.access(parent, os.W_OK):
+                            _sweep(parent)
+                            cls._base[c] = parent   # bots' groups beside the arena's threads
+                        elif c in ("memory", "pids") and parent.is_dir():
                             _sweep(parent)
                             base = parent / f"ono99-{os.getpid()}"
                             try:
@@ -578,19 +589,25 @@ class _Cgroups:
     @classmethod
     def _remove_bases(cls) -> None:
         """At exit: this process's own cgroups (each bot's is gone with its process)."""
-        for base in (cls._base or {}).values():
-            _sweep_one(base)
+        for c, base in (cls._base or {}).items():
+            if c == "cpu":   # the arena's own level: only its bots' groups left there
+                for group in base.glob(f"ono99-{os.getpid()}-p*"):
+                    with contextlib.suppress(OSError):
+                        group.rmdir()
+            else:
+                _sweep_one(base)
 
     @classmethod
     def make(cls, limits: Limits) -> _Cgroups | None:
         bases = cls.available()
-        wanted = {"memory": limits.memory_mb, "pids": limits.processes}
+        # a cpu group for every bot: its share is its weight, the default (one thread's)
+        wanted = {"memory": limits.memory_mb, "pids": limits.processes, "cpu": 0}
         dirs = {}
         n = next(cls._ids)
         for c, value in wanted.items():
             if value is None or c not in bases:
                 continue
-            d = bases[c] / f"p{n}"
+            d = bases[c] / (f"ono99-{os.getpid()}-p{n}" if c == "cpu" else f"p{n}")
             try:
                 d.mkdir()
                 if c == "memory":
@@ -599,7 +616,7 @@ class _Cgroups:
                         (d / "memory.memsw.limit_in_bytes").write_text(str(value * 2**20))
                     except OSError:
                         pass
-                else:
+                elif c == "pids":
                     (d / "pids.max").write_text(str(value))
             except OSError:
                 continue

@@ -13,6 +13,9 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
   alloc              allocates memory until it is stopped
   flood              writes to stdout without end
   burn_cpu           spins until it is stopped
+  hog N              starts N processes that spin until the sandbox ends, then plays on
+  work N             at every turn, spins N loop iterations first and reports the wall time
+                     they took (its share of the cores while the others run)
   big_file           writes one file to /tmp until it is stopped
   ignore_term        ignores SIGTERM, and keeps running after the goodbye
   daemon             leaves a detached child (new session) that sleeps for ten minutes
@@ -141,6 +144,20 @@ def burn_cpu():
         pass
 
 
+def hog(count: str):
+    # fresh interpreters (forking this one, full of gRPC's threads, could stall it)
+    for _ in range(int(count)):
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    return int(count)
+
+
+def work(iterations: int) -> None:
+    start = time.perf_counter()
+    for _ in range(iterations):
+        pass
+    report(what="work", ms=(time.perf_counter() - start) * 1000)
+
+
 def big_file():
     with open("/tmp/big", "wb") as f:
         block = b"\0" * 2**20
@@ -213,6 +230,8 @@ class Hostile(Bot):
     def choose(self, view):
         if MODE == "persist":
             self.persist(view)
+        elif MODE == "work":
+            work(int(ARGS[0]))
         elif MODE == "keyring":
             keyring(ARGS[0], " ".join(view.hand))
         elif not self.done:
@@ -237,6 +256,8 @@ class Hostile(Bot):
                 attempt("capabilities", capabilities)
                 for path in ARGS:
                     attempt(f"remount {path}", lambda p=path: remount(p))
+            elif MODE == "hog":
+                attempt("hog", lambda: hog(ARGS[0]))
             elif MODE == "fill":
                 attempt(f"fill {ARGS[0]}", lambda: fill(*ARGS))
             elif MODE == "long_line":
