@@ -1,6 +1,7 @@
 """A TCP relay between a bot and the referee, to break the network on purpose: drop a
 connection (both ends see it), black-hole it (the bot's end closes, the referee's end
-stays open and hears nothing more, as when a route dies), or refuse new connections."""
+stays open and hears nothing more, as when a route dies), refuse new connections, or hold
+back the referee's replies (a welcome that never arrives)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ class Relay:
         host, port = target.rsplit(":", 1)
         self.target = (host, int(port))
         self.refusing = False
+        #: while set, what the referee sends on its streams (HTTP/2 frames of a stream id
+        #: other than 0: a call's headers and messages) is kept back, never relayed; the
+        #: connection's own frames (settings, pings) still pass, so the bot's calls go on
+        #: and its hello reaches the referee. Plaintext HTTP/2 only; a connection that had
+        #: frames held back is of no more use (its header compression is out of step):
+        #: drop it.
+        self.withholding = False
         self.links: list[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = []
         self.silent: list[asyncio.StreamWriter] = []   # referee ends left open, kept alive
         self.accepted = 0
@@ -60,8 +68,8 @@ class Relay:
         self.accepted += 1
         ref_r, ref_w = await asyncio.open_connection(*self.target)
         self.links.append((bot_w, ref_w))
-        for src, dst in ((bot_r, ref_w), (ref_r, bot_w)):
-            task = asyncio.create_task(self._pump(src, dst))
+        for pump in (self._pump(bot_r, ref_w), self._pump_replies(ref_r, bot_w)):
+            task = asyncio.create_task(pump)
             self._pumps.add(task)
             task.add_done_callback(self._pumps.discard)
 
@@ -72,4 +80,18 @@ class Relay:
                 if dst.transport.is_closing():
                     return
                 dst.write(data)
+                await dst.drain()
+
+    async def _pump_replies(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        """The referee's side, frame by frame (a server's HTTP/2 starts with a frame: no
+        preface), so that :attr:`withholding` can keep back a stream's frames."""
+        with contextlib.suppress(ConnectionError, OSError, asyncio.IncompleteReadError):
+            while True:
+                header = await src.readexactly(9)   # length (24 bits), type, flags, stream
+                frame = header + await src.readexactly(int.from_bytes(header[:3], "big"))
+                if dst.transport.is_closing():
+                    return
+                if self.withholding and int.from_bytes(header[5:9], "big") & 0x7FFFFFFF:
+                    continue
+                dst.write(frame)
                 await dst.drain()

@@ -1,6 +1,7 @@
-"""A remote bot's connection breaks mid-match, for the tests of every SDK: a real referee
-on TCP, seat 0's bot (any SDK, in its own process) behind a relay the test breaks
-(support/proxy.py), seat 1 a Python bot connected directly."""
+"""A remote bot's connection breaks, for the tests of every SDK: mid-match (a real referee
+on TCP, seat 0's bot, any SDK in its own process, behind a relay the test breaks,
+support/proxy.py; seat 1 a Python bot connected directly), between its hello and its
+welcome, or its host is refused as too many for a while."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ import asyncio
 import io
 import os
 import sys
+import time
 from collections.abc import Sequence
 
+from ono99.transport import grpc
+from ono99.v1 import referee_pb2, referee_pb2_grpc
+
+from arena.referee import servicer
 from arena.referee.listeners import MatchListener
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
@@ -103,3 +109,76 @@ async def welcomed(proc: asyncio.subprocess.Process, timeout: float = 10) -> Non
         while "<- welcome {" not in (line := (await proc.stderr.readline()).decode()):
             assert line, f"the bot ended before its welcome: {lines}"
             lines.append(line)
+
+
+async def _until_admitted(server: RefereeServer, token: str, proc, timeout: float):
+    """The session of ``token`` once the referee admits it, or None if the bot exits (or
+    ``timeout`` passes) first."""
+    admitted = asyncio.ensure_future(server.lobby.wait_session(token, timeout))
+    exited = asyncio.ensure_future(proc.wait())
+    await asyncio.wait({admitted, exited}, return_when=asyncio.FIRST_COMPLETED)
+    exited.cancel()
+    if not admitted.done():
+        admitted.cancel()
+    return admitted.result() if admitted.done() and admitted.exception() is None else None
+
+
+async def cut_before_welcome(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"):
+    """A bot whose connection is cut after its hello reached the referee and before the
+    welcome reached it (a relay holds the referee's replies back, then drops the
+    connection), as when a server restarts at that moment; the referee lets it in again
+    if it comes back. Returns the bot's exit code, its stderr, and the sessions the
+    referee admitted."""
+    server = await RefereeServer.start("tcp")
+    try:
+        async with Relay(server.address) as relay:
+            token = server.lobby.register("far").token
+            relay.withholding = True
+            proc = await launch(relay.address, token, "--reconnect-timeout", reconnect,
+                                command=command)
+            first = await _until_admitted(server, token, proc, 10)
+            assert first is not None, f"never admitted: {(await _stop([proc]))[0]}"
+            relay.withholding = False
+            relay.drop()                            # the welcome is lost with the connection
+            async with asyncio.timeout(5):
+                await first.wait_closed()
+            sessions = [first]
+            if again := await _until_admitted(server, token, proc, float(reconnect) + 5):
+                sessions.append(again)
+            await server.stop("all done")
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+            return proc.returncode, err.decode(), sessions
+    finally:
+        await server.stop()
+
+
+async def refuse_this_host(server: RefereeServer) -> None:
+    """Have the referee refuse every hello from 127.0.0.1 as REFUSAL_CODE_TOO_MANY (for
+    servicer.FAILED_WINDOW_S from now): as many hellos with a wrong token as it takes."""
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        for _ in range(servicer.MAX_FAILED_HELLOS):
+            call = referee_pb2_grpc.RefereeStub(channel).Play()
+            await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                name="guess", token="wrong", protocol_version=1)))
+            assert (await call.read()).refusal.code == referee_pb2.REFUSAL_CODE_BAD_TOKEN
+
+
+async def too_many(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"):
+    """A bot started on a TCP referee that refuses its host as too many
+    (REFUSAL_CODE_TOO_MANY, for servicer.FAILED_WINDOW_S), then says goodbye to it if it
+    gets in. Returns the bot's exit code, its stderr, the seconds it ran, and the
+    referee's TOO_MANY refusals (one a hello it refused)."""
+    server = await RefereeServer.start("tcp")
+    try:
+        token = server.lobby.register("far").token
+        await refuse_this_host(server)
+        started = time.monotonic()
+        proc = await launch(server.address, token, "--reconnect-timeout", reconnect,
+                            command=command)
+        await _until_admitted(server, token, proc, float(reconnect) + 5)
+        await server.stop("all done")
+        _, err = await asyncio.wait_for(proc.communicate(), 20)
+        refused = [r for r in server.lobby.refusals if r.startswith("too many")]
+        return proc.returncode, err.decode(), time.monotonic() - started, refused
+    finally:
+        await server.stop()
