@@ -19,7 +19,8 @@ from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
-from support.reconnect import welcomed
+from arena.referee import servicer
+from support.reconnect import cut_before_welcome, too_many, welcomed
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOT = ROOT / "bots" / "random" / "bot.py"
@@ -297,3 +298,45 @@ def test_a_referee_that_vanishes_without_goodbye_exits_5(reconnect, message):
     assert rc == EXIT_BROKEN == 5
     assert message in err
     assert float(reconnect) <= took < float(reconnect) + 3
+
+
+def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(monkeypatch):
+    """REFUSAL_CODE_TOO_MANY is the referee's load, not the bot's fault: the bot tries
+    again, backing off, within its reconnect window, and plays once let in."""
+    monkeypatch.setattr(servicer, "FAILED_WINDOW_S", 1.5)
+    rc, err, took, refused = asyncio.run(too_many())
+    assert rc == EXIT_OK, err
+    assert ("warning: referee refused the connection (REFUSAL_CODE_TOO_MANY): too many refused "
+            "hellos from ipv4:127.0.0.1; try again in 1.5 s; trying again for up to 10 s") in err
+    assert "connected to the referee after" in err
+    assert refused and took < 8   # refused at least once, and let in soon after the block
+
+
+@pytest.mark.parametrize("reconnect", ["0", "1"])
+def test_too_many_for_longer_than_the_window_exits_3(reconnect):
+    """Past its reconnect window (at once with 0) the bot gives up, as refused."""
+    rc, err, took, refused = asyncio.run(too_many(reconnect=reconnect))
+    assert rc == EXIT_REFUSED, err
+    if reconnect == "0":
+        assert len(refused) == 1 and took < 3
+        assert err.endswith("error: referee refused the connection (REFUSAL_CODE_TOO_MANY): too "
+                            "many refused hellos from ipv4:127.0.0.1; try again in 60 s\n"), err
+    else:
+        assert len(refused) >= 2 and 1 <= took < 5
+        assert ("error: could not connect to the referee within 1 s (last: referee refused the "
+                "connection (REFUSAL_CODE_TOO_MANY): too many refused hellos") in err
+
+
+@pytest.mark.parametrize("reconnect", ["10", "0"])
+def test_a_connection_cut_between_hello_and_welcome_is_tried_again(reconnect):
+    """The hello reached the referee, the welcome never reached the bot: no refusal was
+    said, so the bot tries again as after any broken stream (0: it gives up at once)."""
+    rc, err, sessions = asyncio.run(cut_before_welcome(reconnect=reconnect))
+    if reconnect == "0":
+        assert rc == EXIT_BROKEN and len(sessions) == 1, err
+        assert "error: connection to the referee broke: UNAVAILABLE" in err
+        return
+    assert rc == EXIT_OK, err
+    assert len(sessions) == 2
+    assert "warning: connection to the referee broke (UNAVAILABLE" in err
+    assert "; trying again for up to 10 s" in err and "connected to the referee after" in err

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import random
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -38,9 +39,17 @@ EXIT_REFUSED = 3
 EXIT_UNREACHABLE = 4
 EXIT_BROKEN = 5
 
-# refusals a reconnecting bot waits out: the referee has not yet noticed its old stream is
-# gone, or it is stopping (and may be back)
-_TRANSIENT = frozenset({"REFUSAL_CODE_TOKEN_IN_USE", "REFUSAL_CODE_SHUTTING_DOWN"})
+# a refusal any bot waits out, even at its first connection: the referee has too many
+# connections waiting to say hello, or has refused too many from this host for now
+_TOO_MANY = "REFUSAL_CODE_TOO_MANY"
+# refusals a reconnecting bot waits out: those, the referee has not yet noticed its old
+# stream is gone, or it is stopping (and may be back)
+_TRANSIENT = frozenset({_TOO_MANY, "REFUSAL_CODE_TOKEN_IN_USE", "REFUSAL_CODE_SHUTTING_DOWN"})
+# pauses between tries: the first soon, then doubling up to a cap, each drawn within 20%
+# (as gRPC's own connection backoff) so that bots turned away together do not come back
+# together; from a generator of the SDK's own, not the global one a bot may seed
+_FIRST_PAUSE, _MAX_PAUSE, _JITTER = 0.2, 2.0, 0.2
+_jitter = random.Random()
 
 
 def _env_float(name: str, default: float) -> float:
@@ -71,9 +80,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="seconds to keep retrying the connection (default: 30)")
     p.add_argument("--reconnect-timeout", type=float, default=_env_float(ENV_RECONNECT, 10.0),
                    metavar="SECONDS",
-                   help=f"when the connection drops, seconds to keep trying to get it back "
-                        f"and go on with the match; 0: give up at once (default: "
-                        f"${ENV_RECONNECT} or 10)")
+                   help=f"when the connection drops, or the referee refuses the bot as one "
+                        f"of too many, seconds to keep trying to get it back and go on with "
+                        f"the match; 0: give up at once (default: ${ENV_RECONNECT} or 10)")
     p.add_argument("-v", "--verbose", action="store_true", help="log every message")
     return p.parse_args(argv)
 
@@ -89,8 +98,9 @@ def credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None
 def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
     """Play ``bot`` against the referee named on the command line or in the environment.
 
-    Returns an exit code: 0 after the referee's goodbye, 3 refused, 4 unreachable,
-    5 the connection broke (and could not be restored).
+    Returns an exit code: 0 after the referee's goodbye, 3 refused (as one of too many:
+    for the whole reconnect timeout), 4 unreachable, 5 the connection broke (and could not
+    be restored).
     """
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING,
@@ -116,7 +126,8 @@ def play(bot: Bot, referee: str, token: str, name: str | None = None,
          reconnect_timeout: float = 10.0) -> int:
     """Connect to ``referee`` and play until goodbye; returns an exit code as :func:`run`.
     ``tls``: channel credentials (see :func:`credentials`), None for plaintext. When the
-    connection drops after the referee welcomed the bot, it is tried again for up to
+    connection drops (after the referee welcomed the bot, or before its welcome came), or
+    the referee refuses the bot as one of too many for now, it is tried again for up to
     ``reconnect_timeout`` seconds, and the bot goes on where it was.
 
     The stream runs on grpc.aio in this thread's event loop; the bot's ``choose`` is
@@ -213,19 +224,21 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
               file=sys.stderr)
         return EXIT_UNREACHABLE
     except RefusedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    except _Broken as exc:
-        broke = str(exc)
+        # any refusal the referee sent is final, but one of too many: that passes
+        if exc.code != _TOO_MANY or reconnect_timeout <= 0:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_REFUSED
+        failure: _Broken | RefusedError = exc
+    except _Broken as exc:   # before the welcome or after: no refusal was said
+        failure = exc
     while True:
-        welcome = driver.welcome
-        if welcome is None or reconnect_timeout <= 0:
-            print(f"error: connection to the referee broke: {broke}", file=sys.stderr)
+        if reconnect_timeout <= 0:
+            print(f"error: connection to the referee broke: {failure}", file=sys.stderr)
             return EXIT_BROKEN
-        outcome = await _reconnect(driver, link, welcome.resume_key, reconnect_timeout, broke)
+        outcome = await _reconnect(driver, link, reconnect_timeout, failure)
         if isinstance(outcome, int):
             return outcome
-        broke = outcome
+        failure = outcome
 
 
 def _done(driver: Driver) -> int:
@@ -233,36 +246,49 @@ def _done(driver: Driver) -> int:
     return EXIT_OK
 
 
-async def _reconnect(driver: Driver, link: _Link, resume_key: str, timeout: float,
-                     broke: str) -> int | str:
-    """After the connection broke (``broke`` says how): connect again, with back-off, for
-    up to ``timeout`` seconds, and play on. An exit code, or how the new connection broke
-    in its turn (it was welcomed: the caller may try again)."""
-    print(f"warning: connection to the referee broke ({broke}); reconnecting for up to "
-          f"{timeout:g} s", file=sys.stderr)
+async def _reconnect(driver: Driver, link: _Link, timeout: float,
+                     failure: _Broken | RefusedError) -> int | _Broken:
+    """After ``failure`` (the connection broke, or the referee refused the bot as one of
+    too many): connect again, with back-off, for up to ``timeout`` seconds, and play on;
+    with the resume key of the session it was welcomed to, if any. An exit code, or how
+    the new connection broke in its turn (it was welcomed: the caller may try again)."""
+    welcome = driver.welcome
+    resume_key = welcome.resume_key if welcome is not None else ""
+    again = "reconnecting" if welcome is not None else "trying again"
+    if isinstance(failure, RefusedError):
+        print(f"warning: {failure}; {again} for up to {timeout:g} s", file=sys.stderr)
+    else:
+        print(f"warning: connection to the referee broke ({failure}); {again} for up to "
+              f"{timeout:g} s", file=sys.stderr)
     started = time.monotonic()
-    delay = 0.2
+    delay = _FIRST_PAUSE
+    last = str(failure)
     while (left := timeout - (time.monotonic() - started)) > 0:
         driver.welcome = None
         driver.finished = False
         try:
             await _session(driver, link, left, resume_key, lambda: print(
-                f"reconnected to the referee after {time.monotonic() - started:.1f} s",
-                file=sys.stderr))
+                f"{'re' if welcome is not None else ''}connected to the referee after "
+                f"{time.monotonic() - started:.1f} s", file=sys.stderr))
             return _done(driver)
         except RefusedError as exc:
             if exc.code not in _TRANSIENT:
                 print(f"error: {exc}", file=sys.stderr)
                 return EXIT_REFUSED
-            broke = exc.reason
+            last = str(exc)
         except _Unreachable:
-            broke = "no referee reachable"
+            last = "no referee reachable"
         except _Broken as exc:
             if driver.welcome is not None:
-                return str(exc)
-            broke = str(exc)
-        await asyncio.sleep(min(delay, max(0.0, timeout - (time.monotonic() - started))))
-        delay = min(delay * 2, 2.0)
-    print(f"error: connection to the referee broke ({broke}) and could not be restored "
+                return exc
+            last = str(exc)
+        pause = delay * _jitter.uniform(1 - _JITTER, 1 + _JITTER)
+        await asyncio.sleep(min(pause, max(0.0, timeout - (time.monotonic() - started))))
+        delay = min(delay * 2, _MAX_PAUSE)
+    if welcome is None and isinstance(failure, RefusedError):   # never let in: refused
+        print(f"error: could not connect to the referee within {timeout:g} s (last: {last})",
+              file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"error: connection to the referee broke ({last}) and could not be restored "
           f"within {timeout:g} s", file=sys.stderr)
     return EXIT_BROKEN
