@@ -1,6 +1,6 @@
 """The Node.js SDK (clients/node) and its sample bot (bots/node-counter): its own unit
-tests, real matches against the Python sample bots on a real referee, and a connection
-broken mid-match that comes back."""
+tests, real matches against the Python sample bots on a real referee, a connection broken
+mid-match (or before its welcome) that comes back, and a host refused as too many."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 
 from support.matches import BOTS, RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.reconnect import one_match
+from support.reconnect import cut_before_welcome, one_match, too_many
+
+from arena.referee import servicer
 
 from arena.referee.results import Status
 
@@ -128,3 +130,31 @@ def test_a_broken_connection_comes_back_and_the_match_goes_on(node, break_with):
     assert "reconnected to the referee after" in err, err
     assert relay.accepted == 2  # one try was enough: no refusal of the token as in use
     assert (rc, near_rc) == (0, 0), err
+
+
+def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(node, monkeypatch):
+    """REFUSAL_CODE_TOO_MANY from a real referee: node-counter tries again within its
+    reconnect window, and plays once let in."""
+    monkeypatch.setattr(servicer, "FAILED_WINDOW_S", 1.5)
+    rc, err, took, refused = asyncio.run(too_many([node, str(NODE_COUNTER / "bot.js")]))
+    assert rc == 0, err
+    assert "warning: referee refused the connection (too_many): too many refused hellos" in err
+    assert "connected to the referee after" in err
+    assert refused and took < 8   # refused at least once, and let in soon after the block
+
+
+def test_too_many_for_longer_than_the_window_exits_3(node):
+    rc, err, took, refused = asyncio.run(too_many([node, str(NODE_COUNTER / "bot.js")], "1"))
+    assert rc == 3, err
+    assert ("error: could not connect to the referee within 1 s (last: referee refused the "
+            "connection (too_many): too many refused hellos") in err
+    assert len(refused) >= 2 and 1 <= took < 5
+
+
+def test_a_connection_cut_between_hello_and_welcome_is_tried_again(node):
+    """The hello reached the real referee, its welcome never reached node-counter: no
+    refusal was said, so it dials again, as after any broken stream."""
+    rc, err, sessions = asyncio.run(cut_before_welcome([node, str(NODE_COUNTER / "bot.js")]))
+    assert rc == 0, err
+    assert len(sessions) == 2
+    assert "; trying again for up to 10 s" in err and "connected to the referee after" in err

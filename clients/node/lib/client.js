@@ -21,7 +21,7 @@ const EXIT = Object.freeze({
   OK: 0,           // the referee said goodbye
   BOT_ERROR: 1,    // the bot's choose or a hook threw (Python: the uncaught exception's 1)
   USAGE: 2,        // no referee address or no token, or a bad argument
-  REFUSED: 3,      // the referee refused the hello
+  REFUSED: 3,      // the referee refused the hello (as too many: for the whole reconnect timeout)
   UNREACHABLE: 4,  // no referee reachable within the connect timeout
   BROKEN: 5,       // the connection broke, or the stream ended without a goodbye
 });
@@ -31,8 +31,10 @@ const DEFAULT_CONNECT_TIMEOUT = 30;
 const DEFAULT_RECONNECT_TIMEOUT = 10;
 // Seconds between attempts to reconnect: the first soon (a referee that has not yet noticed
 // the old stream died refuses the token as in use for a moment), then doubling, capped so
-// that a referee back late in the window is found quickly.
-const RECONNECT_BACKOFF = Object.freeze({ first: 0.2, max: 2 });
+// that a referee back late in the window is found quickly; each pause drawn within 20% of
+// that (as gRPC's own connection backoff), so that bots turned away together do not come
+// back together.
+const RECONNECT_BACKOFF = Object.freeze({ first: 0.2, max: 2, jitter: 0.2 });
 
 // A referee started after its bot (or restarting) is found within a second: grpc's
 // default backoff grows to minutes between attempts, longer than any connect timeout.
@@ -58,7 +60,8 @@ options:
                                self-signed referee's (default: $${ENV_TLS_CA}); a unix:
                                address is always plaintext
   --connect-timeout SECONDS    seconds to keep retrying the connection (default: ${DEFAULT_CONNECT_TIMEOUT})
-  --reconnect-timeout SECONDS  seconds to try to reconnect when the connection drops
+  --reconnect-timeout SECONDS  seconds to try to reconnect when the connection drops or
+                               the referee refuses the bot as one of too many
                                (default: $${ENV_RECONNECT_TIMEOUT} or ${DEFAULT_RECONNECT_TIMEOUT}; 0: never)
   -v, --verbose                log every message
   -h, --help                   show this help
@@ -173,7 +176,8 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
  * A stream that breaks after the referee welcomed the bot is reconnected, on a new
  * connection with the same token, for up to `reconnectTimeout` seconds: a referee keeps
  * the seat of a remote bot that comes back within its grace window, and tells it the
- * match again (the driver skips what the bot already knows).
+ * match again (the driver skips what the bot already knows). So is a first stream that
+ * breaks before its welcome, or that the referee refuses as one of too many (for now).
  *
  * @param {object|Function} bot
  * @param {object} options
@@ -184,7 +188,7 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
  * @param {string} [options.tlsCa] speak TLS, trusting the PEM certificate(s) in this file
  * @param {number} [options.connectTimeout] seconds to keep retrying the connection (30)
  * @param {number} [options.reconnectTimeout] seconds to try to reconnect after the stream
- *   breaks (10; 0: never)
+ *   breaks, or the referee refuses the bot as one of too many (10; 0: never)
  * @param {boolean} [options.verbose] log every message on stderr
  * @param {{write: Function}} [options.stderr] where errors and logs go (process.stderr)
  * @param {string} [options.protoDir] the folder holding ono99/v1/*.proto (see proto.js)
@@ -206,7 +210,8 @@ async function play(bot, {
     return EXIT.USAGE;
   }
   // While reconnecting: {since (ms), pause (s), last (the last try's failure, if it got that
-  // far), resumeKey (the broken session's, to take its place)}.
+  // far), resumeKey (the broken session's, to take its place; '' if none was welcomed),
+  // welcomed (a session was), exit (the code to give up with)}.
   let lost = null;
   for (;;) {
     let client;
@@ -226,12 +231,16 @@ async function play(bot, {
           return EXIT.UNREACHABLE;
         }
         const last = lost.last ?? `no referee reachable at ${referee}`;
-        say(`error: could not reconnect to the referee within ${reconnectTimeout} s (last: ${last})`);
-        return EXIT.BROKEN;
+        say(`error: could not ${lost.welcomed ? 'reconnect' : 'connect'} to the referee within ` +
+          `${reconnectTimeout} s (last: ${last})`);
+        return lost.exit;
       }
       const hello = driver.hello(token, name, SDK, lost ? lost.resumeKey : '');
       end = await session(client, protocol, driver, hello, () => {
-        if (lost) say(`reconnected to the referee after ${secondsSince(lost.since).toFixed(1)} s`);
+        if (lost) {
+          say(`${lost.welcomed ? 're' : ''}connected to the referee after ` +
+            `${secondsSince(lost.since).toFixed(1)} s`);
+        }
         lost = null;
       });
     } finally {
@@ -241,7 +250,15 @@ async function play(bot, {
     if (end.welcomed && reconnectTimeout > 0) {  // the stream we played on broke
       say(`warning: ${end.error}; reconnecting for up to ${reconnectTimeout} s`);
       lost = {
-        since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null, resumeKey: driver.welcome.resumeKey,
+        since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null,
+        resumeKey: driver.welcome.resumeKey, welcomed: true, exit: EXIT.BROKEN,
+      };
+    } else if (!lost && end.firstRetry && reconnectTimeout > 0) {
+      // the first stream broke before its welcome, or the referee has too many bots at once
+      say(`warning: ${end.error}; trying again for up to ${reconnectTimeout} s`);
+      lost = {
+        since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null, resumeKey: '',
+        welcomed: false, exit: end.exit,
       };
     } else if (lost && end.retry) {
       lost.last = end.error;
@@ -250,7 +267,8 @@ async function play(bot, {
       return end.exit;
     }
     const left = reconnectTimeout - secondsSince(lost.since);
-    await sleep(Math.max(0, Math.min(lost.pause, left)) * 1000);  // then a last try, or the verdict
+    const pause = lost.pause * (1 + RECONNECT_BACKOFF.jitter * (2 * Math.random() - 1));
+    await sleep(Math.max(0, Math.min(pause, left)) * 1000);  // then a last try, or the verdict
     lost.pause = Math.min(lost.pause * 2, RECONNECT_BACKOFF.max);
   }
 }
@@ -307,7 +325,10 @@ function sleep(ms) {
  * One Play stream: `hello`, then answer every message until goodbye. Calls `onWelcome` when
  * the referee accepts the hello. Resolves to how it ended: {exit: EXIT.OK} after goodbye,
  * else {exit, error (what to report), welcomed, retry (worth another try while
- * reconnecting: a broken stream, or the token still in use)}. Rejects with the bot's error.
+ * reconnecting: a broken stream, the token still in use, or too many bots at once),
+ * firstRetry (worth another try even at the first connection: a broken stream, or too
+ * many bots at once; any other refusal the referee sent is final)}. Rejects with the
+ * bot's error.
  */
 async function session(client, protocol, driver, hello, onWelcome) {
   const call = client.Play();
@@ -333,6 +354,7 @@ async function session(client, protocol, driver, hello, onWelcome) {
           error: `connection to the referee broke: ${status[err.code] || err.code}: ${err.details ?? err.message}`,
           welcomed: driver.welcome !== null,
           retry: true,
+          firstRetry: true,
         };
       }
       if (next.done) break;
@@ -343,7 +365,11 @@ async function session(client, protocol, driver, hello, onWelcome) {
     }
   } catch (err) {
     if (err instanceof RefusedError) {
-      return { exit: EXIT.REFUSED, error: err.message, welcomed: false, retry: err.code === 'token_in_use' };
+      const tooMany = err.code === 'too_many';
+      return {
+        exit: EXIT.REFUSED, error: err.message, welcomed: false,
+        retry: tooMany || err.code === 'token_in_use', firstRetry: tooMany,
+      };
     }
     throw err;  // the bot's own code failed: the caller reports it
   } finally {
@@ -352,7 +378,7 @@ async function session(client, protocol, driver, hello, onWelcome) {
   if (!driver.finished) {
     return {
       exit: EXIT.BROKEN, error: 'the referee closed the stream without a goodbye',
-      welcomed: driver.welcome !== null, retry: true,
+      welcomed: driver.welcome !== null, retry: true, firstRetry: true,
     };
   }
   return { exit: EXIT.OK };

@@ -1,7 +1,8 @@
 'use strict';
 /**
- * Reconnection: a stream that breaks after the welcome is dialled again with the same token,
- * against a real grpc-js server whose script branches on the session's number.
+ * Reconnection: a stream that breaks (after the welcome or before it), or a refusal as one
+ * of too many, is dialled again with the same token, against a real grpc-js server whose
+ * script branches on the session's number.
  */
 
 const assert = require('node:assert/strict');
@@ -169,7 +170,7 @@ test('any other refusal while reconnecting ends it: exit 3', async () => {
   });
 });
 
-test('a refusal at the first connection is never retried, even of a token in use', async () => {
+test('any other refusal at the first connection is never retried, even of a token in use', async () => {
   await withSessions([refuseInUse, async (s) => {
     await s.recv();
     s.send(msgs.goodbye());
@@ -202,18 +203,77 @@ test('while reconnecting, a stream that breaks before its welcome is tried again
   });
 });
 
-test('at the first connection, a stream that breaks before the welcome is not retried', async () => {
+test('at the first connection, a stream that breaks before the welcome is tried again', async () => {
+  // no refusal was said: the hello may never have arrived, or the referee restarted
   await withSessions([async (s) => {
     await s.recv();
     s.fail(grpc.status.UNAVAILABLE, 'not now');
   }, async (s) => {
-    await s.recv();
+    assert.equal((await s.recv()).hello.resumeKey, '');  // no session to take the place of
+    s.send(msgs.welcome());
     s.send(msgs.goodbye());
     s.end();
   }], async (server) => {
     const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.match(stderr.text, /^warning: connection to the referee broke: UNAVAILABLE: not now; trying again for up to 10 s\n/);
+    assert.match(stderr.text, /\nconnected to the referee after \d+\.\d s\n/);
+    assert.equal(server.sessions.length, 2);
+  });
+});
+
+test('with no reconnect window, a stream that breaks before the welcome exits 5 at once', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.fail(grpc.status.UNAVAILABLE, 'not now');
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.BROKEN);
     assert.match(stderr.text, /^error: connection to the referee broke: UNAVAILABLE: not now\n$/);
+    assert.equal(server.sessions.length, 1);
+  });
+});
+
+const TOO_MANY = { refusal: { code: 6, reason: 'too many connections waiting to say hello' } };
+
+async function refuseTooMany(s) {
+  await s.recv();
+  s.send(TOO_MANY);
+  s.fail(grpc.status.RESOURCE_EXHAUSTED, 'too many');
+}
+
+test('a refusal as one of too many is waited out, even at the first connection', async () => {
+  await withSessions([refuseTooMany, refuseTooMany, async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.match(stderr.text, /^warning: referee refused the connection \(too_many\): too many connections waiting to say hello; trying again for up to 10 s\n/);
+    assert.match(stderr.text, /\nconnected to the referee after \d+\.\d s\n$/);
+    assert.equal(server.sessions.length, 3);
+  });
+});
+
+test('refused as one of too many past the window: exit 3, saying so', async () => {
+  await withSessions([refuseTooMany], async (server) => {
+    const start = Date.now();
+    const { result, stderr } = playOn(server, new Recorder(), { reconnectTimeout: 0.7 });
+    assert.equal(await result, EXIT.REFUSED);
+    const took = Date.now() - start;
+    assert.ok(took >= 700 && took < 5000, `gave up after ${took} ms`);
+    assert.match(stderr.text, /error: could not connect to the referee within 0.7 s \(last: referee refused the connection \(too_many\): .*\)\n$/);
+    assert.ok(server.sessions.length >= 2 && server.sessions.length <= 4, `${server.sessions.length} sessions`);
+  });
+});
+
+test('with no reconnect window, a refusal as one of too many exits 3 at once', async () => {
+  await withSessions([refuseTooMany], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder(), { reconnectTimeout: 0 });
+    assert.equal(await result, EXIT.REFUSED);
+    assert.match(stderr.text, /^error: referee refused the connection \(too_many\): too many connections waiting to say hello\n$/);
     assert.equal(server.sessions.length, 1);
   });
 });
