@@ -4,7 +4,8 @@ A module fixture builds the bot with the `setup` command of its bot.toml, as the
 will; then the bot plays real matches on a real referee against the Python sample bots
 on every ruleset, and speaks the raw protocol to a scripted referee (64-bit turn ids,
 rejections, goodbye, refusal, an unreachable or vanishing referee, exit codes, TLS), and
-comes back to a real referee after its connection is broken mid-match.
+comes back to a real referee after its connection is broken mid-match or before its
+welcome, or its host was refused as too many for a while.
 
 Only a missing cmake, protoc or grpc_cpp_plugin skips these tests; any other build
 failure fails them, with CMake's message (which names the Debian packages to install).
@@ -27,11 +28,12 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.reconnect import one_match, welcomed
+from support.reconnect import cut_before_welcome, one_match, too_many, welcomed
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import SetupError, ensure_setup
+from arena.referee import servicer
 from arena.referee.results import Status, VerdictKind
 from arena.referee.server import RefereeServer
 
@@ -475,6 +477,47 @@ def test_past_the_grace_window_the_seat_is_disconnected_and_the_bot_exits_5(cpp_
     [verdict] = result.verdicts
     assert (verdict.seat, verdict.kind) == (0, VerdictKind.DISCONNECTED)
     assert rc == 5 and "could not reconnect to the referee within 2 s" in err, err
+
+
+def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(cpp_bot, monkeypatch):
+    """REFUSAL_CODE_TOO_MANY from a real referee: the bot tries again within its
+    reconnect window, and plays once let in."""
+    monkeypatch.setattr(servicer, "FAILED_WINDOW_S", 1.5)
+    rc, err, took, refused = asyncio.run(too_many([str(cpp_bot / BINARY_NAME)]))
+    assert rc == 0, err
+    assert ("warning: referee refused the connection (REFUSAL_CODE_TOO_MANY): too many refused "
+            "hellos from ipv4:127.0.0.1; try again in 1.5 s; trying again for up to 10 s") in err
+    assert "connected to the referee after" in err
+    assert refused and took < 8   # refused at least once, and let in soon after the block
+
+
+@pytest.mark.parametrize("reconnect", ["0", "1"])
+def test_too_many_for_longer_than_the_window_exits_3(cpp_bot, reconnect):
+    rc, err, took, refused = asyncio.run(too_many([str(cpp_bot / BINARY_NAME)], reconnect))
+    assert rc == 3, err
+    if reconnect == "0":
+        assert len(refused) == 1 and took < 3
+        assert err.endswith("error: referee refused the connection (REFUSAL_CODE_TOO_MANY): too "
+                            "many refused hellos from ipv4:127.0.0.1; try again in 60 s\n"), err
+    else:
+        assert len(refused) >= 2 and 1 <= took < 5
+        assert ("error: could not connect to the referee within 1 s (last: referee refused the "
+                "connection (REFUSAL_CODE_TOO_MANY): too many refused hellos") in err
+
+
+@pytest.mark.parametrize("reconnect", ["10", "0"])
+def test_a_connection_cut_between_hello_and_welcome_is_tried_again(cpp_bot, reconnect):
+    """The hello reached the real referee, its welcome never reached the bot: no refusal
+    was said, so it dials again, as after any broken stream (0: it gives up at once)."""
+    rc, err, sessions = asyncio.run(cut_before_welcome([str(cpp_bot / BINARY_NAME)], reconnect))
+    if reconnect == "0":
+        assert rc == 5 and len(sessions) == 1, err
+        assert "error: connection to the referee broke: UNAVAILABLE" in err
+        return
+    assert rc == 0, err
+    assert len(sessions) == 2
+    assert "warning: connection to the referee broke: UNAVAILABLE" in err
+    assert "; trying again for up to 10 s" in err and "connected to the referee after" in err
 
 
 # ---------------------------------------------------------------- TLS

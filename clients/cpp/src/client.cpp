@@ -4,7 +4,8 @@
 // the answer if there is one. A bot has nothing else to do while it waits, so there is no
 // hand-off between threads on the turn's path. A stream that breaks after the welcome is
 // dialled again (a referee keeps a remote bot's seat for a grace window), with the same
-// driver, so the bot's matches go on.
+// driver, so the bot's matches go on; so is a first stream that breaks before its welcome,
+// or that the referee refuses as one of too many (for now).
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
@@ -24,6 +25,7 @@
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -49,9 +51,20 @@ constexpr const char* kEnvReconnectTimeout = "ONO99_RECONNECT_TIMEOUT";
 
 // Seconds between attempts to reconnect: the first soon (a referee that has not yet noticed
 // the old stream died refuses the token as in use for a moment), then doubling, capped so
-// that a referee back late in the window is found quickly.
+// that a referee back late in the window is found quickly; each pause drawn within 20% of
+// that (as gRPC's own connection backoff), so that bots turned away together do not come
+// back together.
 constexpr double kFirstReconnectPause = 0.2;
 constexpr double kMaxReconnectPause = 2.0;
+constexpr double kReconnectJitter = 0.2;
+
+// `pause` seconds, give or take kReconnectJitter of it, from a generator of the SDK's own
+// (not the bot's `random`, which replays its matches).
+double jittered(double pause) {
+  static std::mt19937_64 engine{std::random_device{}()};
+  std::uniform_real_distribution<double> factor(1 - kReconnectJitter, 1 + kReconnectJitter);
+  return pause * factor(engine);
+}
 
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
@@ -190,7 +203,8 @@ const char* kUsage =
     "  --tls-ca FILE         speak TLS, trusting the PEM certificate(s) in FILE, e.g. a\n"
     "                        self-signed referee's ($ONO99_TLS_CA); unix: is always plaintext\n"
     "  --connect-timeout S   seconds to keep retrying the connection (default: 30)\n"
-    "  --reconnect-timeout S seconds to try to reconnect when the connection drops\n"
+    "  --reconnect-timeout S seconds to try to reconnect when the connection drops or the\n"
+    "                        referee refuses the bot as one of too many\n"
     "                        ($ONO99_RECONNECT_TIMEOUT, default: 10; 0: never)\n"
     "  -v, --verbose         log every message on stderr\n"
     "\n"
@@ -202,8 +216,12 @@ struct SessionEnd {
   int exit = kExitOk;     // kExitOk (goodbye), kExitBotError, kExitRefused or kExitBroken
   std::string error;      // what went wrong, for stderr
   bool welcomed = false;  // the referee had accepted the hello
-  bool retry = false;     // worth another try while reconnecting: a broken stream, or
-                          // the token still in use (the referee has not noticed the drop)
+  bool retry = false;     // worth another try while reconnecting: a broken stream, the
+                          // token still in use (the referee has not noticed the drop), or
+                          // too many bots at once
+  bool first_retry = false;  // worth another try even at the first connection: a broken
+                             // stream, or too many bots at once; any other refusal the
+                             // referee sent is final
 };
 
 // One Play stream on `channel`: hello, then answer every message until goodbye. Calls
@@ -248,10 +266,11 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
 
   if (const auto& refusal = driver.refusal()) {
     cancel();
+    const bool too_many = refusal->code() == v1::REFUSAL_CODE_TOO_MANY;
     return {kExitRefused,
             "referee refused the connection (" + v1::RefusalCode_Name(refusal->code()) +
                 "): " + refusal->reason(),
-            false, refusal->code() == v1::REFUSAL_CODE_TOKEN_IN_USE};
+            false, too_many || refusal->code() == v1::REFUSAL_CODE_TOKEN_IN_USE, too_many};
   }
   if (driver.finished()) {  // goodbye
     cancel();
@@ -267,12 +286,12 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
   const grpc::Status status = stream->Finish();
   const bool welcomed = driver.welcome().has_value();
   if (status.ok()) {
-    return {kExitBroken, "the referee closed the stream without a goodbye", welcomed, true};
+    return {kExitBroken, "the referee closed the stream without a goodbye", welcomed, true, true};
   }
   return {kExitBroken,
           std::string("connection to the referee broke: ") + status_name(status.error_code()) +
               ": " + status.error_message(),
-          welcomed, true};
+          welcomed, true, true};
 }
 
 }  // namespace
@@ -377,12 +396,15 @@ int play(Bot& bot, const Options& options) {
   detail::Driver driver(bot);
 
   // While reconnecting: since when, the next pause, the last try's failure (if it got that
-  // far), and the broken session's resume key, to take its place.
+  // far), the broken session's resume key, to take its place (empty if none was welcomed),
+  // whether a session was welcomed, and the exit code to give up with.
   struct Lost {
     std::chrono::steady_clock::time_point since;
     double pause;
     std::string last;
     std::string resume_key;
+    bool welcomed;
+    int exit;
   };
   std::optional<Lost> lost;
   for (;;) {
@@ -396,18 +418,20 @@ int play(Bot& bot, const Options& options) {
                   << unreachable_hint(options.referee, secure) << '\n';
         return kExitUnreachable;
       }
-      std::cerr << "error: could not reconnect to the referee within "
-                << seconds_text(options.reconnect_timeout) << " s (last: "
+      std::cerr << "error: could not " << (lost->welcomed ? "reconnect" : "connect")
+                << " to the referee within " << seconds_text(options.reconnect_timeout)
+                << " s (last: "
                 << (lost->last.empty() ? "no referee reachable at " + options.referee : lost->last)
                 << ")\n";
-      return kExitBroken;
+      return lost->exit;
     }
     const std::string resume_key = lost ? lost->resume_key : "";
     const SessionEnd end = run_session(channel, driver, options, resume_key, who, [&] {
       if (!lost) return;
       std::ostringstream took;
       took << std::fixed << std::setprecision(1) << seconds_since(lost->since);
-      std::cerr << "reconnected to the referee after " << took.str() << " s\n";
+      std::cerr << (lost->welcomed ? "re" : "") << "connected to the referee after " << took.str()
+                << " s\n";
       lost.reset();
     });
     if (end.exit == kExitOk) return kExitOk;
@@ -416,7 +440,12 @@ int play(Bot& bot, const Options& options) {
       std::cerr << "warning: " << end.error << "; reconnecting for up to "
                 << seconds_text(options.reconnect_timeout) << " s\n";
       lost = Lost{std::chrono::steady_clock::now(), kFirstReconnectPause, "",
-                  driver.welcome()->resume_key()};
+                  driver.welcome()->resume_key(), true, kExitBroken};
+    } else if (!lost && end.first_retry && options.reconnect_timeout > 0) {
+      // the first stream broke before its welcome, or the referee has too many bots at once
+      std::cerr << "warning: " << end.error << "; trying again for up to "
+                << seconds_text(options.reconnect_timeout) << " s\n";
+      lost = Lost{std::chrono::steady_clock::now(), kFirstReconnectPause, "", "", false, end.exit};
     } else if (lost && end.retry) {
       lost->last = end.error;
     } else {
@@ -425,7 +454,7 @@ int play(Bot& bot, const Options& options) {
     }
     const double left = options.reconnect_timeout - seconds_since(lost->since);
     std::this_thread::sleep_for(
-        std::chrono::duration<double>(std::max(0.0, std::min(lost->pause, left))));
+        std::chrono::duration<double>(std::max(0.0, std::min(jittered(lost->pause), left))));
     lost->pause = std::min(lost->pause * 2, kMaxReconnectPause);
   }
 }

@@ -88,7 +88,8 @@ struct Options {
                                    // (a "unix:" referee is always plaintext)
   double connect_timeout = 30.0;   // seconds to keep retrying the connection
   double reconnect_timeout = 10.0; // seconds to try to reconnect after the stream breaks
-                                   // mid-session; 0: never
+                                   // (before its welcome or after), or the referee refuses
+                                   // the bot as one of too many; 0: never
   bool verbose = false;            // log every message on stderr
 };
 
@@ -103,7 +104,9 @@ int run(Bot& bot, int argc, char** argv);
 // Connects to options.referee and plays until goodbye; returns an ExitCode as run(). A
 // stream that breaks after the referee's welcome is dialled again with the same token for
 // up to options.reconnect_timeout seconds: a referee keeps the seat of a remote bot that
-// comes back within its grace window, and the bot's matches go on.
+// comes back within its grace window, and the bot's matches go on. So is a first stream
+// that breaks before its welcome, or that the referee refuses as one of too many (for now;
+// past the window that is exit 3). Any other refusal is final.
 int play(Bot& bot, const Options& options);
 
 // "ono99-cpp/<version>", sent in the Hello.
