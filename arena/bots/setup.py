@@ -4,8 +4,8 @@ A version is the content of the bot's *sources*: every file of its folder except
 setup produced (a build folder, ``node_modules``) and the arena's own ``.arena*`` files.
 After a setup succeeds, the files it created or changed are recorded with the sources'
 hash in ``.arena-setup.json``; the next launch with the same sources finds that record
-and skips the setup, and a changed source file (or a changed setup command) runs it
-again. The setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the
+and skips the setup, and a changed source file (or a changed setup command, or a change
+to what the arena lends a build: its C++ SDK and the protocol) runs it again. The setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the
 bot folder with a time limit, and a failure (non-zero exit, time out, a command that does
 not start, or a bot program still missing afterwards) is a :class:`SetupError` that names
 the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs through
@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest, missing_program
-from arena.bots.sandbox import ProcessFactory, SandboxConfig
+from arena.bots.sandbox import REPO, ProcessFactory, SandboxConfig
 from arena.rules.errors import ConfigError
 
 STATE = ".arena-setup.json"
@@ -82,6 +83,26 @@ def source_hash(folder: Path, outputs: frozenset[str] = frozenset()) -> str:
             continue
         digest.update(rel.encode() + b"\0")
         digest.update((folder / rel).read_bytes())
+    return digest.hexdigest()
+
+
+#: What the arena lends a build besides the bot's folder: the C++ SDK, which a C++ bot
+#: compiles in, and the protocol its code is generated from. A bot built against other
+#: contents kept the old SDK's behaviour after the arena's changed.
+LENT = (REPO / "clients" / "cpp" / "CMakeLists.txt", REPO / "clients" / "cpp" / "include",
+        REPO / "clients" / "cpp" / "src", REPO / "proto")
+
+
+@functools.cache
+def lent_hash() -> str:
+    """SHA-256 of :data:`LENT`'s files, names and bytes (once per process: the arena's own
+    files do not change under it)."""
+    digest = hashlib.sha256()
+    for root in LENT:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -154,6 +175,7 @@ def up_to_date(manifest: BotManifest) -> bool:
         return True
     state = _read_state(manifest.folder)
     return (state is not None and state.get("command") == list(manifest.setup)
+            and state.get("lent") == lent_hash()
             and state.get("hash") == source_hash(manifest.folder, frozenset(state.get("outputs", ()))))
 
 
@@ -204,7 +226,7 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
         outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
         with _fresh(folder / STATE, "w") as f:
             f.write(json.dumps({
-                "version": _STATE_VERSION, "command": list(manifest.setup),
+                "version": _STATE_VERSION, "command": list(manifest.setup), "lent": lent_hash(),
                 "hash": source_hash(folder, outputs), "hash_before": hash_before,
                 "outputs": sorted(outputs), "seconds": round(seconds, 3),
                 "finished_at": time.time(),

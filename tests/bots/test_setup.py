@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.processes import env_for, processes_marked
 
+from arena.bots import setup as bot_setup
 from arena.bots.manifest import ManifestError, load_manifest
 from arena.bots.setup import LOG, STATE, SetupError, content_hash, ensure_setup, up_to_date
 
@@ -64,6 +65,28 @@ def test_setup_runs_once_per_version_and_again_when_a_source_changes(tmp_path):
     m2 = load_manifest(folder)
     assert content_hash(m2) != version and not up_to_date(m2)
     assert ensure_setup(m2).ran and runs(folder) == 2
+
+
+def test_a_change_to_what_the_arena_lends_a_build_runs_the_setup_again(tmp_path, monkeypatch):
+    """A C++ bot compiles the arena's C++ SDK in: built before the SDK changed, it kept the
+    old SDK's behaviour (the tests of a fixed SDK ran a stale build). What the arena lends
+    a build is here a folder of the test's own, changed between two launches."""
+    sdk = tmp_path / "sdk"
+    sdk.mkdir()
+    (sdk / "client.cpp").write_text("// v1\n")
+    monkeypatch.setattr(bot_setup, "LENT", (sdk,))
+    bot_setup.lent_hash.cache_clear()
+    try:
+        folder = built_bot(tmp_path / "bot")
+        assert ensure_setup(load_manifest(folder)).ran and runs(folder) == 1
+        assert not ensure_setup(load_manifest(folder)).ran
+
+        (sdk / "client.cpp").write_text("// v2\n")
+        bot_setup.lent_hash.cache_clear()   # (an arena reads it once, at its start)
+        assert not up_to_date(load_manifest(folder))
+        assert ensure_setup(load_manifest(folder)).ran and runs(folder) == 2
+    finally:
+        bot_setup.lent_hash.cache_clear()   # the arena's own again, for the next test
 
 
 def test_a_changed_setup_command_runs_again(tmp_path):
