@@ -54,6 +54,9 @@ class Subscription:
     resyncs: int = 0
 
     def push(self, item) -> None:
+        """Queue ``item`` (None: the end of the stream). A full queue is emptied for a
+        RESYNC; the end is never among what is dropped: after the fresh snapshot, the
+        stream must still end (else the viewer of a finished match waits for ever)."""
         try:
             self.queue.put_nowait(item)
         except asyncio.QueueFull:
@@ -61,6 +64,8 @@ class Subscription:
                 self.queue.get_nowait()
             self.queue.put_nowait(RESYNC)
             self.resyncs += 1
+            if item is None:
+                self.queue.put_nowait(None)
 
 
 class LiveMatch:

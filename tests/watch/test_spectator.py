@@ -298,6 +298,25 @@ def test_a_viewer_that_falls_behind_is_resynced_not_buffered():
     assert len(items) <= QUEUE
 
 
+@pytest.mark.parametrize("queued", [QUEUE - 1, QUEUE])
+def test_a_viewer_resynced_as_the_match_ends_still_gets_the_end(queued):
+    """The end of the stream (None) comes right after the match's over: with the queue one
+    short of full, the over filled it and the end overflowed it, and was dropped with what
+    the resync replaced; the stream then never ended (a match viewer waited for ever, TV
+    stayed on the finished match)."""
+    hub = SpectatorHub()
+    hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+    hub.frame("m", pb.MatchFrame(seq=0))
+    sub, _ = hub.subscribe("m")
+    for i in range(queued):   # frames the viewer has not read
+        hub.frame("m", pb.MatchFrame(seq=1 + i))
+    hub.match_ended("m", pb.MatchOver(turns=queued))
+    items = []
+    while not sub.queue.empty():
+        items.append(sub.queue.get_nowait())
+    assert RESYNC in items and items[-1] is None
+
+
 def test_list_matches_and_records_of_finished_ones():
     specs = [spec(["a", "b"], seed=s) for s in (1, 2, 3)]
 
