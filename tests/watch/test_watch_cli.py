@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -291,35 +292,50 @@ def slow_bot(tmp_path: Path, name: str) -> Path:
     return folder
 
 
+def wait_for_text(proc: subprocess.Popen, out: Path, pattern: str) -> re.Match:
+    """The first match of ``pattern`` in ``out`` (``proc``'s output), once it is there."""
+    deadline = time.monotonic() + 60
+    while not (found := re.search(pattern, out.read_text())):
+        assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+        time.sleep(0.05)
+    return found
+
+
 def start_serving(mark: str, out: Path, *args) -> tuple[subprocess.Popen, str]:
     """``arena ARGS --watch 127.0.0.1:0`` (output to ``out``); and its spectators' address."""
     proc = subprocess.Popen(command(*args, "--watch", "127.0.0.1:0"), cwd=ROOT,
                             env={**env_for(mark), "ROGUE_SLEEP": "0.03"},
-                            stdout=out.open("w"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while not (found := re.search(r"spectators: arena watch (\S+) --tv", out.read_text())):
-        assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-        time.sleep(0.05)
-    return proc, found.group(1)
+                            stdout=out.open("w"), stderr=subprocess.STDOUT,
+                            # Ctrl-C stops it, as at a terminal (even where this test runs
+                            # with SIGINT ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return proc, wait_for_text(proc, out, r"spectators: arena watch (\S+) --tv").group(1)
 
 
 def test_tv_prints_what_arena_match_prints(tmp_path, mark):
+    # TV shows live matches only: a viewer that comes after the last game sees none. The
+    # games go on (a second each) until the viewer has printed a whole one, then Ctrl-C
+    # stops them: a viewer slow to start (a loaded machine) still has games to join. It
+    # is started once game 2 is under way, so it surely joins in the middle of the run.
     out = tmp_path / "match.out"
     match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
-                                   slow_bot(tmp_path, "slower"), "--games", 3,
+                                   slow_bot(tmp_path, "slower"), "--games", 200,
                                    "--out", tmp_path / "logs")
-    proc = watcher(mark, address, "--tv")
     try:
-        lines = read_until(proc, lambda lines: sum(line.startswith("match ") for line in lines) >= 2
-                           and lines[-1].startswith("match ") and "[" in lines[-1])
-        proc.terminate()
-        assert match.wait(60) == 0
+        wait_for_text(match, out, r"─ game 2 of 200 ─")
+        proc = watcher(mark, address, "--tv")
+        try:
+            lines = read_until(proc, lambda lines: sum(line.startswith("match ") for line in lines) >= 2
+                               and lines[-1].startswith("match ") and "[" in lines[-1])
+        finally:
+            proc.kill()
+        match.send_signal(signal.SIGINT)
+        assert match.wait(60) == 130
     finally:
-        proc.kill()
         match.kill()
     printed = out.read_text()
-    games = {}   # game number -> (its live log, its result line)
-    for found in re.finditer(r"─+ game (\d+) of 3 ─+\n(.*?)^game \1 \(seed \d+\): (.*?)$",
+    games = {}   # a game's result line -> its live log (the finished games of arena match)
+    for found in re.finditer(r"─+ game (\d+) of 200 ─+\n(.*?)^game \1 \(seed \d+\): (.*?)$",
                              printed, re.S | re.M):
         games[found.group(3)] = found.group(2).splitlines()
     start, *log, end = lines
