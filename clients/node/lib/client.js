@@ -35,6 +35,11 @@ const DEFAULT_RECONNECT_TIMEOUT = 10;
 // that (as gRPC's own connection backoff), so that bots turned away together do not come
 // back together.
 const RECONNECT_BACKOFF = Object.freeze({ first: 0.2, max: 2, jitter: 0.2 });
+// Refusals a bot waits out once it is trying again (besides too_many, waited out even at
+// the first connection): the referee has not yet noticed the old stream is gone, or it is
+// stopping and may be back in a moment (`arena serve` restarting). As the Python SDK's
+// _TRANSIENT; any other refusal is final.
+const TRANSIENT_WHILE_RECONNECTING = new Set(['token_in_use', 'shutting_down']);
 
 // A referee started after its bot (or restarting) is found within a second: grpc's
 // default backoff grows to minutes between attempts, longer than any connect timeout.
@@ -178,6 +183,8 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
  * the seat of a remote bot that comes back within its grace window, and tells it the
  * match again (the driver skips what the bot already knows). So is a first stream that
  * breaks before its welcome, or that the referee refuses as one of too many (for now).
+ * While trying again, a refusal of the token as still in use, or by a referee shutting
+ * down (it may be restarting), is waited out too; any other refusal is final.
  *
  * @param {object|Function} bot
  * @param {object} options
@@ -325,7 +332,8 @@ function sleep(ms) {
  * One Play stream: `hello`, then answer every message until goodbye. Calls `onWelcome` when
  * the referee accepts the hello. Resolves to how it ended: {exit: EXIT.OK} after goodbye,
  * else {exit, error (what to report), welcomed, retry (worth another try while
- * reconnecting: a broken stream, the token still in use, or too many bots at once),
+ * reconnecting: a broken stream, the token still in use, the referee shutting down, or
+ * too many bots at once),
  * firstRetry (worth another try even at the first connection: a broken stream, or too
  * many bots at once; any other refusal the referee sent is final)}. Rejects with the
  * bot's error.
@@ -368,7 +376,7 @@ async function session(client, protocol, driver, hello, onWelcome) {
       const tooMany = err.code === 'too_many';
       return {
         exit: EXIT.REFUSED, error: err.message, welcomed: false,
-        retry: tooMany || err.code === 'token_in_use', firstRetry: tooMany,
+        retry: tooMany || TRANSIENT_WHILE_RECONNECTING.has(err.code), firstRetry: tooMany,
       };
     }
     throw err;  // the bot's own code failed: the caller reports it

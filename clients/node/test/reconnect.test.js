@@ -1,8 +1,9 @@
 'use strict';
 /**
  * Reconnection: a stream that breaks (after the welcome or before it), or a refusal as one
- * of too many, is dialled again with the same token, against a real grpc-js server whose
- * script branches on the session's number.
+ * of too many, is dialled again with the same token (and, once trying again, so is a token
+ * in use or a referee shutting down), against a real grpc-js server whose script branches
+ * on the session's number.
  */
 
 const assert = require('node:assert/strict');
@@ -274,6 +275,86 @@ test('with no reconnect window, a refusal as one of too many exits 3 at once', a
     const { result, stderr } = playOn(server, new Recorder(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.REFUSED);
     assert.match(stderr.text, /^error: referee refused the connection \(too_many\): too many connections waiting to say hello\n$/);
+    assert.equal(server.sessions.length, 1);
+  });
+});
+
+const SHUTTING_DOWN = { refusal: { code: 5, reason: 'the referee is shutting down' } };
+
+async function refuseShuttingDown(s) {
+  await s.recv();
+  s.send(SHUTTING_DOWN);
+  s.fail(grpc.status.UNAVAILABLE, 'shutting down');
+}
+
+test('while reconnecting, a referee shutting down is waited out (it may be back soon)', async () => {
+  // as `arena serve` restarting: the stream ends with no goodbye, the stopping referee
+  // refuses the hellos that follow, then the restarted one takes the bot back
+  const hellos = [];
+  const refuse = async (s) => {
+    hellos.push((await s.recv()).hello);
+    s.send(SHUTTING_DOWN);
+    s.fail(grpc.status.UNAVAILABLE, 'shutting down');
+  };
+  await withSessions([async (s) => {
+    hellos.push((await s.recv()).hello);
+    s.send(msgs.welcome('recorder', 'key-1'));
+    s.end();  // no goodbye
+  }, refuse, refuse, async (s) => {
+    hellos.push((await s.recv()).hello);
+    s.send(msgs.welcome('recorder', 'key-2'));
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.match(stderr.text, /^warning: the referee closed the stream without a goodbye; reconnecting for up to 10 s\n/);
+    assert.match(stderr.text, /\nreconnected to the referee after \d+\.\d s\n$/);
+    assert.doesNotMatch(stderr.text, /error:/);
+    assert.equal(server.sessions.length, 4);
+  });
+  assert.deepEqual(hellos.map((h) => h.resumeKey), ['', 'key-1', 'key-1', 'key-1']);
+});
+
+test('trying again after a first stream broke before its welcome, shutting down is waited out too', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.fail(grpc.status.UNAVAILABLE, 'not now');
+  }, refuseShuttingDown, async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.OK, stderr.text);
+    assert.match(stderr.text, /^warning: connection to the referee broke: UNAVAILABLE: not now; trying again for up to 10 s\n/);
+    assert.equal(server.sessions.length, 3);
+  });
+});
+
+test('a referee still shutting down past the reconnect window: exit 5, naming the refusal', async () => {
+  await withSessions([async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.end();  // no goodbye
+  }, refuseShuttingDown], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder(), { reconnectTimeout: 0.7 });
+    assert.equal(await result, EXIT.BROKEN);
+    assert.match(stderr.text, /error: could not reconnect to the referee within 0.7 s \(last: referee refused the connection \(shutting_down\): the referee is shutting down\)\n$/);
+    assert.ok(server.sessions.length >= 3 && server.sessions.length <= 5, `${server.sessions.length} sessions`);
+  });
+});
+
+test('at the first connection, a referee shutting down is final: exit 3 (as in Python)', async () => {
+  await withSessions([refuseShuttingDown, async (s) => {
+    await s.recv();
+    s.send(msgs.goodbye());
+    s.end();
+  }], async (server) => {
+    const { result, stderr } = playOn(server, new Recorder());
+    assert.equal(await result, EXIT.REFUSED);
+    assert.match(stderr.text, /^error: referee refused the connection \(shutting_down\): the referee is shutting down\n$/);
     assert.equal(server.sessions.length, 1);
   });
 });
