@@ -470,6 +470,103 @@ def test_dials_again_with_its_resume_key_through_a_token_in_use(cpp_bot, tmp_pat
     assert "reconnected to the referee after" in err
 
 
+async def serve_streams(scripts, address: str):
+    """A referee on ``address`` serving the n-th Play stream with ``scripts[n]`` (the last
+    one to any later stream); returns the server and the hellos received, in order."""
+    hellos = []
+
+    class Referee(referee_pb2_grpc.RefereeServicer):
+        async def Play(self, request_iterator, context):
+            stream = Stream(context)
+            n = len(hellos)
+            hellos.append((await stream.read()).hello)
+            await scripts[min(n, len(scripts) - 1)](stream)
+
+    server = grpc.aio.server()
+    referee_pb2_grpc.add_RefereeServicer_to_server(Referee(), server)
+    server.add_insecure_port(address)
+    await server.start()
+    return server, hellos
+
+
+async def welcome_then_end(stream: Stream):
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, resume_key="key-1"))
+    # returning ends the stream with status OK and no goodbye
+
+
+async def cut_before_its_welcome(stream: Stream):
+    await stream.context.abort(grpc.StatusCode.UNAVAILABLE, "not now")
+
+
+async def refuse_shutting_down(stream: Stream):
+    await stream.send(refusal=referee_pb2.Refusal(
+        code=referee_pb2.REFUSAL_CODE_SHUTTING_DOWN, reason="the referee is shutting down"))
+    await stream.context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
+
+
+async def welcome_and_goodbye(stream: Stream):
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, resume_key="key-2"))
+    await stream.send(goodbye=referee_pb2.Goodbye(reason="all done"))
+
+
+def run_against(cpp_bot, scripts, address: str, *args: str) -> tuple[int, str, list]:
+    async def scenario():
+        server, hellos = await serve_streams(scripts, address)
+        try:
+            proc = await start_bot(cpp_bot, "--referee", address, "--token", "tok", *args)
+            return (*await finish(proc, 20), hellos)
+        finally:
+            await server.stop(0.5)
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("first, warning, keys", [
+    (welcome_then_end,
+     "warning: the referee closed the stream without a goodbye; reconnecting for up to 10 s\n",
+     ["", "key-1", "key-1", "key-1"]),
+    (cut_before_its_welcome,
+     "warning: connection to the referee broke: UNAVAILABLE: not now; trying again for up to 10 s\n",
+     ["", "", "", ""]),
+], ids=["after-its-welcome", "before-its-welcome"])
+def test_a_referee_shutting_down_is_waited_out_while_reconnecting(cpp_bot, tmp_path, first,
+                                                                  warning, keys):
+    """As across an `arena serve` restart: the stream ends with no goodbye, the stopping
+    referee refuses the next hellos as REFUSAL_CODE_SHUTTING_DOWN, then the restarted one
+    lets the bot in: it waits that out as the Python SDK does, with its resume key."""
+    rc, err, hellos = run_against(
+        cpp_bot, [first, refuse_shutting_down, refuse_shutting_down, welcome_and_goodbye],
+        f"unix:{tmp_path / 'ref.sock'}")
+    assert rc == 0, err
+    assert warning in err, err
+    assert "connected to the referee after" in err and "error:" not in err, err
+    assert [h.resume_key for h in hellos] == keys
+
+
+def test_a_referee_shutting_down_past_the_reconnect_window_exits_5(cpp_bot, tmp_path):
+    rc, err, hellos = run_against(cpp_bot, [welcome_then_end, refuse_shutting_down],
+                                  f"unix:{tmp_path / 'ref.sock'}", "--reconnect-timeout", "0.7")
+    assert rc == 5, err
+    assert err.endswith("error: could not reconnect to the referee within 0.7 s (last: referee "
+                        "refused the connection (REFUSAL_CODE_SHUTTING_DOWN): the referee is "
+                        "shutting down)\n"), err
+    # tried again (0.2 s, 0.4 s, ...); no upper bound: at the window's end the SDK may
+    # squeeze in a few more tries at once (on a unix socket its WaitForConnected with a
+    # deadline already past can still succeed), whatever the refusal
+    assert len(hellos) >= 3
+
+
+def test_a_referee_shutting_down_at_the_first_connection_is_final(cpp_bot, tmp_path):
+    """As in the Python SDK: only REFUSAL_CODE_TOO_MANY is waited out at the first hello."""
+    rc, err, hellos = run_against(cpp_bot, [refuse_shutting_down, welcome_and_goodbye],
+                                  f"unix:{tmp_path / 'ref.sock'}")
+    assert rc == 3, err
+    assert err.endswith("error: referee refused the connection (REFUSAL_CODE_SHUTTING_DOWN): "
+                        "the referee is shutting down\n"), err
+    assert "warning:" not in err, err
+    assert len(hellos) == 1
+
+
 def test_past_the_grace_window_the_seat_is_disconnected_and_the_bot_exits_5(cpp_bot):
     far = [str(cpp_bot / BINARY_NAME)]
     result, [(rc, err), _], _ = asyncio.run(

@@ -217,8 +217,9 @@ struct SessionEnd {
   std::string error;      // what went wrong, for stderr
   bool welcomed = false;  // the referee had accepted the hello
   bool retry = false;     // worth another try while reconnecting: a broken stream, the
-                          // token still in use (the referee has not noticed the drop), or
-                          // too many bots at once
+                          // token still in use (the referee has not noticed the drop), the
+                          // referee shutting down (it may be restarting), or too many bots
+                          // at once
   bool first_retry = false;  // worth another try even at the first connection: a broken
                              // stream, or too many bots at once; any other refusal the
                              // referee sent is final
@@ -267,10 +268,15 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
   if (const auto& refusal = driver.refusal()) {
     cancel();
     const bool too_many = refusal->code() == v1::REFUSAL_CODE_TOO_MANY;
+    // once trying again, also wait out a referee that has not yet noticed the old stream
+    // is gone, or that is stopping and may be back in a moment (`arena serve` restarting):
+    // as the Python SDK's _TRANSIENT
+    const bool transient = too_many || refusal->code() == v1::REFUSAL_CODE_TOKEN_IN_USE ||
+                           refusal->code() == v1::REFUSAL_CODE_SHUTTING_DOWN;
     return {kExitRefused,
             "referee refused the connection (" + v1::RefusalCode_Name(refusal->code()) +
                 "): " + refusal->reason(),
-            false, too_many || refusal->code() == v1::REFUSAL_CODE_TOKEN_IN_USE, too_many};
+            false, transient, too_many};
   }
   if (driver.finished()) {  // goodbye
     cancel();

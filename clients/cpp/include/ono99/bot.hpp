@@ -106,7 +106,9 @@ int run(Bot& bot, int argc, char** argv);
 // up to options.reconnect_timeout seconds: a referee keeps the seat of a remote bot that
 // comes back within its grace window, and the bot's matches go on. So is a first stream
 // that breaks before its welcome, or that the referee refuses as one of too many (for now;
-// past the window that is exit 3). Any other refusal is final.
+// past the window that is exit 3). While trying again, a refusal of the token as still in
+// use, or by a referee shutting down (it may be restarting), is waited out too; any other
+// refusal is final.
 int play(Bot& bot, const Options& options);
 
 // "ono99-cpp/<version>", sent in the Hello.
