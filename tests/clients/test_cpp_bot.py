@@ -5,7 +5,8 @@ will; then the bot plays real matches on a real referee against the Python sampl
 on every ruleset, and speaks the raw protocol to a scripted referee (64-bit turn ids,
 rejections, goodbye, refusal, an unreachable or vanishing referee, exit codes, TLS), and
 comes back to a real referee after its connection is broken mid-match or before its
-welcome, or its host was refused as too many for a while.
+welcome, or its host was refused as too many for a while, or its server restarted (refusing
+it as shutting down meanwhile).
 
 Only a missing cmake, protoc or grpc_cpp_plugin skips these tests; any other build
 failure fails them, with CMake's message (which names the Debian packages to install).
@@ -28,7 +29,7 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.reconnect import cut_before_welcome, one_match, too_many, welcomed
+from support.reconnect import cut_before_welcome, one_match, restart, too_many, welcomed
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
@@ -574,6 +575,17 @@ def test_past_the_grace_window_the_seat_is_disconnected_and_the_bot_exits_5(cpp_
     [verdict] = result.verdicts
     assert (verdict.seat, verdict.kind) == (0, VerdictKind.DISCONNECTED)
     assert rc == 5 and "could not reconnect to the referee within 2 s" in err, err
+
+
+def test_a_server_restart_keeps_the_bot_through_shutting_down_refusals(cpp_bot):
+    """The real referee stops (as `arena serve` does: no goodbye to a remote bot) and
+    refuses the bot's hellos as REFUSAL_CODE_SHUTTING_DOWN; the bot waits that out, and a
+    new referee at the same address takes it back."""
+    rc, err, refused, admitted = asyncio.run(restart([str(cpp_bot / BINARY_NAME)]))
+    assert refused and admitted, err
+    assert rc == 0, err
+    assert "; reconnecting for up to 10 s" in err
+    assert "reconnected to the referee after" in err and "error:" not in err, err
 
 
 def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(cpp_bot, monkeypatch):

@@ -1,6 +1,7 @@
 """The Node.js SDK (clients/node) and its sample bot (bots/node-counter): its own unit
 tests, real matches against the Python sample bots on a real referee, a connection broken
-mid-match (or before its welcome) that comes back, and a host refused as too many."""
+mid-match (or before its welcome) that comes back, a host refused as too many, and a
+server restart (refusing it as shutting down meanwhile) that keeps it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from support.matches import BOTS, RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.reconnect import cut_before_welcome, one_match, too_many
+from support.reconnect import cut_before_welcome, one_match, restart, too_many
 
 from arena.referee import servicer
 
@@ -158,3 +159,14 @@ def test_a_connection_cut_between_hello_and_welcome_is_tried_again(node):
     assert rc == 0, err
     assert len(sessions) == 2
     assert "; trying again for up to 10 s" in err and "connected to the referee after" in err
+
+
+def test_a_server_restart_keeps_the_bot_through_shutting_down_refusals(node):
+    """The referee stops (as `arena serve` does: no goodbye to a remote bot) and refuses
+    node-counter's hellos as shutting_down; it waits that out, and a new referee on the
+    same address takes it back."""
+    rc, err, refused, admitted = asyncio.run(restart([node, str(NODE_COUNTER / "bot.js")]))
+    assert refused and admitted, err
+    assert rc == 0, err
+    assert "; reconnecting for up to 10 s" in err
+    assert "reconnected to the referee after" in err and "error:" not in err, err

@@ -20,7 +20,7 @@ from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
 from arena.referee import servicer
-from support.reconnect import cut_before_welcome, too_many, welcomed
+from support.reconnect import cut_before_welcome, restart, too_many, welcomed
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOT = ROOT / "bots" / "random" / "bot.py"
@@ -340,3 +340,14 @@ def test_a_connection_cut_between_hello_and_welcome_is_tried_again(reconnect):
     assert len(sessions) == 2
     assert "warning: connection to the referee broke (UNAVAILABLE" in err
     assert "; trying again for up to 10 s" in err and "connected to the referee after" in err
+
+
+def test_a_server_restart_keeps_the_bot_through_shutting_down_refusals():
+    """The referee stops (as `arena serve` does: no goodbye to a remote bot) and refuses
+    the bot's hellos as REFUSAL_CODE_SHUTTING_DOWN; the bot waits that out, and a new
+    referee at the same address takes it back."""
+    rc, err, refused, admitted = asyncio.run(restart())
+    assert refused and admitted, err
+    assert rc == EXIT_OK, err
+    assert "warning: connection to the referee broke" in err
+    assert "reconnected to the referee after" in err and "error:" not in err, err

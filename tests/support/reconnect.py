@@ -1,7 +1,8 @@
 """A remote bot's connection breaks, for the tests of every SDK: mid-match (a real referee
 on TCP, seat 0's bot, any SDK in its own process, behind a relay the test breaks,
 support/proxy.py; seat 1 a Python bot connected directly), between its hello and its
-welcome, or its host is refused as too many for a while."""
+welcome, or its host is refused as too many for a while; or its server restarts, refusing
+it as shutting down meanwhile."""
 
 from __future__ import annotations
 
@@ -106,9 +107,14 @@ async def welcomed(proc: asyncio.subprocess.Process, timeout: float = 10) -> Non
     only then has it a session to get back."""
     lines = []
     async with asyncio.timeout(timeout):
-        while "<- welcome {" not in (line := (await proc.stderr.readline()).decode()):
+        while not _welcome_logged(line := (await proc.stderr.readline()).decode()):
             assert line, f"the bot ended before its welcome: {lines}"
             lines.append(line)
+
+
+def _welcome_logged(line: str) -> bool:
+    """Python's and C++'s "<- welcome {...}", Node's 'received {"welcome":{...}'."""
+    return "<- welcome {" in line or 'received {"welcome":' in line
 
 
 async def _until_admitted(server: RefereeServer, token: str, proc, timeout: float):
@@ -182,3 +188,56 @@ async def too_many(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"
         return proc.returncode, err.decode(), time.monotonic() - started, refused
     finally:
         await server.stop()
+
+
+SHUTTING_DOWN = "the referee is shutting down"   # the reason of its refusals
+
+
+async def restart(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"):
+    """A welcomed bot's server restarts, as ``arena serve`` does (arena/server/app.py
+    ``stop``: a remote bot is told no goodbye, and is meant to come back): the referee
+    starts stopping, so that every hello from then on is refused as
+    REFUSAL_CODE_SHUTTING_DOWN, and the bot's connection (through a relay) is cut; once the
+    referee has refused the bot at least once, it stops, and a new referee, knowing the
+    token, takes the bot back at the same address and says goodbye to it. Returns the
+    bot's exit code, its stderr from its welcome on (it runs with ``-v``), the
+    SHUTTING_DOWN refusals the first referee sent, and whether the second one admitted
+    the bot.
+
+    The relay cuts the connection, rather than the referee's ``Lobby.drop`` ending the
+    stream as the server does: a stream dropped that way does not always end while the
+    referee goes on serving (it does once the server stops), which would make this flaky."""
+    first = await RefereeServer.start("tcp")
+    second = None
+    try:
+        async with Relay(first.address) as relay:
+            reg = first.lobby.register("far")
+            proc = await launch(relay.address, reg.token, "--reconnect-timeout", reconnect,
+                                "-v", command=command)
+            await welcomed(proc)         # it has a session to get back
+            first.lobby.closing = True   # from now on every hello is refused ...
+            relay.drop()                 # ... the bot's next one included
+            deadline = time.monotonic() + 10
+            while SHUTTING_DOWN not in first.lobby.refusals and proc.returncode is None:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"never refused: refusals {list(first.lobby.refusals)}, "
+                                         f"stderr {(await _stop([proc]))[0]}")
+                await asyncio.sleep(0.02)
+            refused = [r for r in first.lobby.refusals if r == SHUTTING_DOWN]
+            # while no referee is there, the bot's tries find none (not a half-open link)
+            relay.refusing = True
+            await first.stop()
+            relay.drop()
+            second = await RefereeServer.start("tcp")
+            second.lobby.register("far", reg.token)
+            host, port = second.address.rsplit(":", 1)
+            relay.target = (host, int(port))
+            relay.refusing = False
+            admitted = await _until_admitted(second, reg.token, proc, float(reconnect) + 5)
+            await second.stop("all done")
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+            return proc.returncode, err.decode(), refused, admitted is not None
+    finally:
+        await first.stop()
+        if second is not None:
+            await second.stop()
