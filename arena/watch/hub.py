@@ -271,7 +271,11 @@ class SpectatorHub:
             message = pb.TournamentFeed(started=summary)
             for viewer in list(log.viewers):
                 viewer.push(message)
-        for key in ("", summary.tournament):
+
+    def _arrived(self, tournament: str) -> None:
+        """A match of ``tournament`` can be shown (it has its first frame): wake the TV
+        viewers waiting for one of it, or for any."""
+        for key in ("", tournament):
             arrival = self._arrivals.pop(key, None)
             if arrival is not None:
                 arrival[0].set_result(None)
@@ -281,6 +285,11 @@ class SpectatorHub:
         if match is None:
             return
         match.frames.append(frame)
+        if len(match.frames) == 1:
+            # TV shows a match from its first frame on: woken at the match's start, a
+            # waiter that found no frame yet waited for the next start (for ever, when
+            # that match was the last)
+            self._arrived(match.summary.tournament)
         match.last_frame = time.monotonic()
         if match.hands is not None:
             match.hands.append(hands)
@@ -410,7 +419,7 @@ class SpectatorHub:
                 arrival[1] -= 1
                 if not arrival[1] and self._arrivals.get(tournament) is arrival:
                     del self._arrivals[tournament]   # nobody waits for it any more
-            await asyncio.sleep(0.05)   # let its first frames arrive
+            await asyncio.sleep(0.05)   # let the matches starting with it show up too
         return best
 
     def tournament_log(self, name: str) -> TournamentLog | None:

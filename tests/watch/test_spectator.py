@@ -415,6 +415,23 @@ def test_tv_waiting_for_one_tournament_is_woken_only_by_its_matches_and_leaves_n
     asyncio.run(go())
 
 
+def test_tv_waiting_shows_a_match_whose_first_frame_comes_late():
+    """Waiters were woken by a match's start, and one that found no frame yet (a referee
+    slow to send the first, on a loaded machine) waited for the next start: for ever, for
+    the last match. They are woken by the first frame."""
+    async def go():
+        hub = SpectatorHub()
+        waiting = asyncio.create_task(hub.next_live("", timeout=3))
+        await asyncio.sleep(0.05)
+        hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+        await asyncio.sleep(0.3)   # longer than a waiter's pause after it is woken
+        hub.frame("m", pb.MatchFrame(seq=0))
+        return await waiting
+
+    shown = asyncio.run(go())
+    assert shown is not None and shown.summary.match_id == "m"
+
+
 def test_viewers_beyond_the_cap_are_refused_and_the_others_go_on(monkeypatch):
     from arena.watch import servicer
     monkeypatch.setattr(servicer, "MAX_VIEWERS", 3)
