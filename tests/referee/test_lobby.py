@@ -28,8 +28,9 @@ def test_waiting_for_a_withdrawn_token_ends_at_once():
 
 def test_a_dropped_session_s_stream_ends_at_once_right_after_its_admission():
     """``Lobby.drop`` (what a stopping server does to remote bots) right after a bot was
-    admitted, its welcome on its way: the bot's stream ends at once, every time. (Streams seen staying open behind a test relay that held back the referee's
-    frames were not reproduced without it, in 40 tries.)"""
+    admitted, its welcome on its way: the bot's stream ends at once, every time. (Streams
+    seen staying open behind a test relay that held back the referee's frames were not
+    reproduced without it, in 40 tries.)"""
     from ono99.transport import grpc
     from ono99.v1 import referee_pb2, referee_pb2_grpc
 
