@@ -190,6 +190,23 @@ async def too_many(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"
         await server.stop()
 
 
+def check_too_many_past_the_window(outcome, reconnect: str, exit_refused: int = 3,
+                                   code: str = "REFUSAL_CODE_TOO_MANY") -> None:
+    """What :func:`too_many` returns for a bot still refused when its window ends: it
+    gives up as refused, at once with ``reconnect`` "0", else after trying again.
+    ``code``: how the SDK names the refusal."""
+    rc, err, took, refused = outcome
+    assert rc == exit_refused, err
+    if reconnect == "0":
+        assert len(refused) == 1 and took < 3
+        assert err.endswith(f"error: referee refused the connection ({code}): too many refused "
+                            "hellos from ipv4:127.0.0.1; try again in 60 s\n"), err
+    else:
+        assert len(refused) >= 2 and 1 <= took < 5
+        assert ("error: could not connect to the referee within 1 s (last: referee refused the "
+                f"connection ({code}): too many refused hellos") in err
+
+
 SHUTTING_DOWN = "the referee is shutting down"   # the reason of its refusals
 
 

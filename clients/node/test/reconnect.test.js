@@ -43,11 +43,24 @@ function playOn(server, bot, extra = {}) {
   return { result, stderr };
 }
 
-async function refuseInUse(s) {
-  await s.recv();
-  s.send(TOKEN_IN_USE);
-  s.fail(grpc.status.ALREADY_EXISTS, 'token in use');
+/** A session that refuses the hello with `refusal`, then ends the stream with `status`. */
+function refusing(refusal, status, details) {
+  return async (s) => {
+    await s.recv();
+    s.send(refusal);
+    s.fail(status, details);
+  };
 }
+
+/** A session that welcomes the bot and says goodbye at once. */
+async function welcomeAndGoodbye(s) {
+  await s.recv();
+  s.send(msgs.welcome());
+  s.send(msgs.goodbye());
+  s.end();
+}
+
+const refuseInUse = refusing(TOKEN_IN_USE, grpc.status.ALREADY_EXISTS, 'token in use');
 
 test('a stream that breaks mid-match is dialled again: same token, the match goes on', async () => {
   const bot = new Recorder();
@@ -192,12 +205,7 @@ test('while reconnecting, a stream that breaks before its welcome is tried again
   }, async (s) => {
     await s.recv();
     s.fail(grpc.status.INTERNAL, 'hiccup');
-  }, async (s) => {
-    await s.recv();
-    s.send(msgs.welcome());
-    s.send(msgs.goodbye());
-    s.end();
-  }], async (server) => {
+  }, welcomeAndGoodbye], async (server) => {
     const { result, stderr } = playOn(server, new Recorder());
     assert.equal(await result, EXIT.OK, stderr.text);
     assert.equal(server.sessions.length, 3);
@@ -237,19 +245,10 @@ test('with no reconnect window, a stream that breaks before the welcome exits 5 
 
 const TOO_MANY = { refusal: { code: 6, reason: 'too many connections waiting to say hello' } };
 
-async function refuseTooMany(s) {
-  await s.recv();
-  s.send(TOO_MANY);
-  s.fail(grpc.status.RESOURCE_EXHAUSTED, 'too many');
-}
+const refuseTooMany = refusing(TOO_MANY, grpc.status.RESOURCE_EXHAUSTED, 'too many');
 
 test('a refusal as one of too many is waited out, even at the first connection', async () => {
-  await withSessions([refuseTooMany, refuseTooMany, async (s) => {
-    await s.recv();
-    s.send(msgs.welcome());
-    s.send(msgs.goodbye());
-    s.end();
-  }], async (server) => {
+  await withSessions([refuseTooMany, refuseTooMany, welcomeAndGoodbye], async (server) => {
     const { result, stderr } = playOn(server, new Recorder());
     assert.equal(await result, EXIT.OK, stderr.text);
     assert.match(stderr.text, /^warning: referee refused the connection \(too_many\): too many connections waiting to say hello; trying again for up to 10 s\n/);
@@ -281,11 +280,7 @@ test('with no reconnect window, a refusal as one of too many exits 3 at once', a
 
 const SHUTTING_DOWN = { refusal: { code: 5, reason: 'the referee is shutting down' } };
 
-async function refuseShuttingDown(s) {
-  await s.recv();
-  s.send(SHUTTING_DOWN);
-  s.fail(grpc.status.UNAVAILABLE, 'shutting down');
-}
+const refuseShuttingDown = refusing(SHUTTING_DOWN, grpc.status.UNAVAILABLE, 'shutting down');
 
 test('while reconnecting, a referee shutting down is waited out (it may be back soon)', async () => {
   // as `arena serve` restarting: the stream ends with no goodbye, the stopping referee
@@ -320,12 +315,7 @@ test('trying again after a first stream broke before its welcome, shutting down 
   await withSessions([async (s) => {
     await s.recv();
     s.fail(grpc.status.UNAVAILABLE, 'not now');
-  }, refuseShuttingDown, async (s) => {
-    await s.recv();
-    s.send(msgs.welcome());
-    s.send(msgs.goodbye());
-    s.end();
-  }], async (server) => {
+  }, refuseShuttingDown, welcomeAndGoodbye], async (server) => {
     const { result, stderr } = playOn(server, new Recorder());
     assert.equal(await result, EXIT.OK, stderr.text);
     assert.match(stderr.text, /^warning: connection to the referee broke: UNAVAILABLE: not now; trying again for up to 10 s\n/);
