@@ -176,6 +176,11 @@ async def _serve(session: BotSession, context) -> None:
         reader.result()   # the stream ended: its error, if any, is raised here
     elif not session.farewell:
         await _goodbye(session, context)
+    else:
+        # dropped (no goodbye to say): the handler must not return with the writer's
+        # write under way (the welcome, right after the bot was let in): gRPC then cannot
+        # end the call (GRPC_CALL_ERROR_TOO_MANY_OPERATIONS) and the bot's stream stays open
+        await session.stop_writer()
 
 
 async def _goodbye(session: BotSession, context) -> None:
