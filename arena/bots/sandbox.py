@@ -35,6 +35,7 @@ import ctypes.util
 import errno
 import itertools
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -516,17 +517,30 @@ def _make_seccomp_program() -> bytes | None:
 # ---------------------------------------------------------------- cgroups
 
 
+#: ono99-PID (a base of bots' groups), or ono99-PID-pN (a bot's cpu group)
+_GROUP_NAME = re.compile(r"ono99-([0-9]{1,10})(?:-p[0-9]+)?")
+
+
 def _sweep(parent: Path) -> None:
     """Remove the cgroups of arena processes that are gone (killed, so their exit never
     came): ``ono99-PID`` folders whose process no longer exists, with the bots' folders
-    in them, where they are empty (rmdir leaves a busy cgroup alone)."""
+    in them, where they are empty (rmdir leaves a busy cgroup alone). Those of this
+    process's PID are gone too: this process has made none yet, and an arena killed
+    before it may have had its PID (in a container, the arena is often PID 1)."""
     for base in parent.glob("ono99-*"):
-        try:   # ono99-PID (a base of bots' groups), or ono99-PID-pN (a bot's cpu group)
-            os.kill(int(base.name[6:].split("-")[0]), 0)   # (its process still runs: kept)
+        named = _GROUP_NAME.fullmatch(base.name)
+        if named is None:   # not a name of ours
+            continue
+        pid = int(named[1])
+        try:
+            if pid != os.getpid():
+                os.kill(pid, 0)   # (its process still runs: kept)
+                continue
         except ProcessLookupError:
-            _sweep_one(base)
-        except (ValueError, PermissionError):   # not ours to judge
             pass
+        except (OverflowError, PermissionError):   # not ours to judge
+            continue
+        _sweep_one(base)
 
 
 def _sweep_one(base: Path) -> None:
@@ -558,9 +572,10 @@ class _Cgroups:
 
     @classmethod
     def available(cls) -> dict[str, Path]:
-        """The writable v1 controllers (memory, pids), each at this process's own place."""
+        """The writable v1 controllers (memory, pids, cpu), each where this process's bots'
+        groups go."""
         if cls._base is None:
-            cls._base = {}
+            bases: dict[str, Path] = {}
             if os.geteuid() == 0:
                 try:
                     lines = Path("/proc/self/cgroup").read_text().splitlines()
@@ -573,7 +588,7 @@ class _Cgroups:
                         parent = root / path.lstrip("/")
                         if c == "cpu" and parent.is_dir() and os.access(parent, os.W_OK):
                             _sweep(parent)
-                            cls._base[c] = parent   # bots' groups beside the arena's threads
+                            bases[c] = parent   # bots' groups beside the arena's threads
                         elif c in ("memory", "pids") and parent.is_dir():
                             _sweep(parent)
                             base = parent / f"ono99-{os.getpid()}"
@@ -581,8 +596,9 @@ class _Cgroups:
                                 base.mkdir(exist_ok=True)
                             except OSError:
                                 continue
-                            cls._base[c] = base
-            if cls._base:
+                            bases[c] = base
+            cls._base = bases   # whole (a sweep that failed halfway left bots a part of it)
+            if bases:
                 atexit.register(cls._remove_bases)
         return cls._base
 
@@ -609,7 +625,15 @@ class _Cgroups:
                 continue
             d = bases[c] / (f"ono99-{os.getpid()}-p{n}" if c == "cpu" else f"p{n}")
             try:
-                d.mkdir()
+                for _ in range(100):   # a busy leftover of a dead arena of this PID: the next
+                    try:
+                        d.mkdir()
+                        break
+                    except FileExistsError:
+                        n = next(cls._ids)
+                        d = d.with_name(f"ono99-{os.getpid()}-p{n}" if c == "cpu" else f"p{n}")
+                else:
+                    continue
                 if c == "memory":
                     (d / "memory.limit_in_bytes").write_text(str(value * 2**20))
                     try:   # no swap beyond the limit, where swap accounting exists

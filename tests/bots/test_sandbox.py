@@ -307,3 +307,41 @@ def test_a_bot_spinning_many_processes_gets_one_share_of_the_cores(tmp_path, mar
     hog.mkdir()
     hogged = work_ms(mark, tmp_path, cpu_cgroup, hostile(hog / "hog", "hog", 16))
     assert hogged < 4 * calm, (calm, hogged)
+
+
+LEFTOVERS = r'''
+import json, os, sys
+from pathlib import Path
+from arena.bots.sandbox import Limits, _Cgroups
+
+cpu = Path(sys.argv[1])
+me = os.getpid()
+# what an arena of this PID killed before left (in a container the arena is often PID 1)
+(cpu / f"ono99-{me}-p1").mkdir()
+odd = [cpu / "ono99-99999999999", cpu / "ono99-77777-backup"]   # not groups of ours
+for d in odd:
+    d.mkdir()
+got = _Cgroups.make(Limits())
+print(json.dumps({"got": sorted(got.dirs) if got else [],
+                  "odd_kept": [d.is_dir() for d in odd],
+                  "stale_gone": not (cpu / f"ono99-{me}-p1").is_dir()
+                                or str(got.dirs.get("cpu")) == str(cpu / f"ono99-{me}-p1")}))
+got.remove()
+for d in odd:
+    d.rmdir()
+'''
+
+
+def test_leftover_groups_of_an_arena_of_the_same_pid_do_not_leave_a_bot_without_its_own(
+        cpu_cgroup):
+    """An arena killed with kill -9 leaves its bots' groups; the next one of the same PID
+    (as PID 1 in a container) took them for its own, still running: its first bot's
+    ``mkdir`` failed and the bot ran without a cpu group. The sweep now takes groups of
+    its own PID for a dead arena's, and names that are not its own for someone else's
+    (one with a number too big for a PID crashed it)."""
+    proc = subprocess.run(["sh", "-c", f'echo $$ > {cpu_cgroup / "cgroup.procs"} && exec "$@"',
+                           "sh", sys.executable, "-c", LEFTOVERS, str(cpu_cgroup)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert "cpu" in out["got"] and out["odd_kept"] == [True, True] and out["stale_gone"], out
