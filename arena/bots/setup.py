@@ -86,11 +86,14 @@ def source_hash(folder: Path, outputs: frozenset[str] = frozenset()) -> str:
     return digest.hexdigest()
 
 
-#: What the arena lends a build besides the bot's folder: the C++ SDK, which a C++ bot
-#: compiles in, and the protocol its code is generated from. A bot built against other
-#: contents kept the old SDK's behaviour after the arena's changed.
+#: What the arena lends a C++ bot's build (a bot folder with a CMakeLists.txt) besides
+#: its folder: the C++ SDK, which it compiles in, and the two protos the SDK's code is
+#: generated from. A bot built against other contents kept the old SDK's behaviour after
+#: the arena's changed. Other bots' setups (pip, npm) do not depend on them: an arena
+#: upgrade does not run those again (one that needs --setup-network would fail offline).
 LENT = (REPO / "clients" / "cpp" / "CMakeLists.txt", REPO / "clients" / "cpp" / "include",
-        REPO / "clients" / "cpp" / "src", REPO / "proto")
+        REPO / "clients" / "cpp" / "src", REPO / "proto" / "ono99" / "v1" / "game.proto",
+        REPO / "proto" / "ono99" / "v1" / "referee.proto")
 
 
 @functools.cache
@@ -104,6 +107,17 @@ def lent_hash() -> str:
             digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def lent_to(folder: Path) -> str | None:
+    """:func:`lent_hash` for a C++ bot's folder (it has a CMakeLists.txt), None for others."""
+    if not (folder / "CMakeLists.txt").is_file():
+        return None
+    try:
+        return lent_hash()
+    except OSError as exc:
+        raise SetupError(f"cannot read the arena's C++ SDK ({exc.filename}: {exc.strerror}): "
+                         "is the arena's checkout whole?") from None
 
 
 def recorded_outputs(folder: Path) -> frozenset[str]:
@@ -175,7 +189,7 @@ def up_to_date(manifest: BotManifest) -> bool:
         return True
     state = _read_state(manifest.folder)
     return (state is not None and state.get("command") == list(manifest.setup)
-            and state.get("lent") == lent_hash()
+            and state.get("lent") == lent_to(manifest.folder)
             and state.get("hash") == source_hash(manifest.folder, frozenset(state.get("outputs", ()))))
 
 
@@ -226,7 +240,8 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
         outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
         with _fresh(folder / STATE, "w") as f:
             f.write(json.dumps({
-                "version": _STATE_VERSION, "command": list(manifest.setup), "lent": lent_hash(),
+                "version": _STATE_VERSION, "command": list(manifest.setup),
+                "lent": lent_to(folder),
                 "hash": source_hash(folder, outputs), "hash_before": hash_before,
                 "outputs": sorted(outputs), "seconds": round(seconds, 3),
                 "finished_at": time.time(),

@@ -70,21 +70,26 @@ def test_setup_runs_once_per_version_and_again_when_a_source_changes(tmp_path):
 def test_a_change_to_what_the_arena_lends_a_build_runs_the_setup_again(tmp_path, monkeypatch):
     """A C++ bot compiles the arena's C++ SDK in: built before the SDK changed, it kept the
     old SDK's behaviour (the tests of a fixed SDK ran a stale build). What the arena lends
-    a build is here a folder of the test's own, changed between two launches."""
+    a build is here a folder of the test's own, changed between two launches. A bot with
+    no CMake build (pip, npm) is not set up again for it."""
     sdk = tmp_path / "sdk"
     sdk.mkdir()
     (sdk / "client.cpp").write_text("// v1\n")
     monkeypatch.setattr(bot_setup, "LENT", (sdk,))
     bot_setup.lent_hash.cache_clear()
     try:
-        folder = built_bot(tmp_path / "bot")
-        assert ensure_setup(load_manifest(folder)).ran and runs(folder) == 1
-        assert not ensure_setup(load_manifest(folder)).ran
+        cpp = built_bot(tmp_path / "cpp")
+        (cpp / "CMakeLists.txt").write_text("# a C++ bot's build\n")
+        other = built_bot(tmp_path / "other")
+        for folder in (cpp, other):
+            assert ensure_setup(load_manifest(folder)).ran and runs(folder) == 1
+            assert not ensure_setup(load_manifest(folder)).ran
 
         (sdk / "client.cpp").write_text("// v2\n")
         bot_setup.lent_hash.cache_clear()   # (an arena reads it once, at its start)
-        assert not up_to_date(load_manifest(folder))
-        assert ensure_setup(load_manifest(folder)).ran and runs(folder) == 2
+        assert not up_to_date(load_manifest(cpp))
+        assert ensure_setup(load_manifest(cpp)).ran and runs(cpp) == 2
+        assert up_to_date(load_manifest(other)) and runs(other) == 1
     finally:
         bot_setup.lent_hash.cache_clear()   # the arena's own again, for the next test
 
