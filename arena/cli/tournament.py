@@ -166,9 +166,12 @@ def run_tournament(args: argparse.Namespace) -> int:
             retire_after=args.retire_after)
         if len(settings.bot_dirs) < 2:
             raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
-        set_up(Tournament.check(settings), args, bot_factory(args))
+        manifests = Tournament.check(settings)
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
-    logs_folder(args.logs or default_logs(args.resume or name))
+        logs_folder(args.logs or default_logs(name))   # before any setup runs
+        set_up(manifests, args, bot_factory(args))
+    if args.resume:
+        logs_folder(args.logs or default_logs(args.resume))
     try:
         store = open_store(args.db, durable=args.durable)
     except StoreError as exc:
@@ -241,9 +244,10 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
-    except (StoreError, RuntimeError) as exc:
+    except (StoreError, RuntimeError, ConfigError) as exc:
         # a result could not be stored (a lock held too long), or the executor could not go
-        # on (a Ray cluster with no CPU for a referee, actors lost again and again)
+        # on (a Ray cluster with no CPU for a referee, actors lost again and again, or none
+        # at the address 'auto' once the tournament was stored)
         try:
             stored = f"{len(t.store.finished_keys(t.record))} of {total} matches are stored"
         except StoreError:
@@ -273,6 +277,8 @@ def run_on_server(args: argparse.Namespace) -> int:
 
     if args.resume and args.bots:
         raise ConfigError("--resume NAME follows the server's tournament; give no bot names")
+    if args.resume and args.name is not None:
+        raise ConfigError("--resume NAME names the tournament; drop --name")
     if args.web is not None:
         raise ConfigError("--web shows a tournament played here; watch the server's with arena "
                           "web --connect HOST:PORT (its spectators' address)")

@@ -733,6 +733,7 @@ def test_a_server_tournament_s_numbers_are_checked_before_it_is_asked(mark, args
     # as a local --resume: the stored settings are kept, so a changed one is refused
     (["--resume", "t", "--games", "3"],
      "--resume follows the server's tournament with its stored settings; drop --games"),
+    (["--resume", "t", "--name", "u"], "--resume NAME names the tournament; drop --name"),
 ])
 def test_a_server_tournament_refuses_what_only_a_local_one_uses(mark, args, message):
     proc = arena(mark, "tournament", *args, "--server", "127.0.0.1:1")   # nothing listens there
@@ -746,10 +747,13 @@ def test_a_logs_folder_that_cannot_be_made_is_refused_before_anything_is_stored(
     taken = tmp_path / "taken"
     taken.write_text("a file\n")
     db = tmp_path / "new.db"
+    built = tmp_path / "built"   # a bot with a setup: refused before the setup runs
+    built.mkdir()
+    (built / "bot.toml").write_text('name = "built"\nsetup = "touch ran"\ncommand = "true"\n')
     for logs in (taken, taken / "under"):
-        proc = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--games", 1, "--db",
+        proc = arena(mark, "tournament", BOTS / "random", built, "--games", 1, "--db",
                      db, "--logs", logs)
         assert proc.returncode == 2, proc.stdout + proc.stderr
         assert error_line(proc) == (f"arena tournament: error: the bots' logs cannot go in {logs}: "
                                     f"{taken} is not a folder (give --logs DIR)")
-        assert not db.exists()
+        assert not db.exists() and not (built / "ran").exists()
