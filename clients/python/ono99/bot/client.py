@@ -285,10 +285,10 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
         pause = delay * _jitter.uniform(1 - _JITTER, 1 + _JITTER)
         await asyncio.sleep(min(pause, max(0.0, timeout - (time.monotonic() - started))))
         delay = min(delay * 2, _MAX_PAUSE)
-    if welcome is None and isinstance(failure, RefusedError):   # never let in: refused
+    if welcome is None:   # never let in: as the Node.js and C++ SDKs say it
         print(f"error: could not connect to the referee within {timeout:g} s (last: {last})",
               file=sys.stderr)
-        return EXIT_REFUSED
+        return EXIT_REFUSED if isinstance(failure, RefusedError) else EXIT_BROKEN
     print(f"error: connection to the referee broke ({last}) and could not be restored "
           f"within {timeout:g} s", file=sys.stderr)
     return EXIT_BROKEN
