@@ -623,15 +623,14 @@ class _Cgroups:
         for c, value in wanted.items():
             if value is None or c not in bases:
                 continue
-            d = bases[c] / (f"ono99-{os.getpid()}-p{n}" if c == "cpu" else f"p{n}")
             try:
                 for _ in range(100):   # a busy leftover of a dead arena of this PID: the next
+                    d = bases[c] / (f"ono99-{os.getpid()}-p{n}" if c == "cpu" else f"p{n}")
                     try:
                         d.mkdir()
                         break
                     except FileExistsError:
                         n = next(cls._ids)
-                        d = d.with_name(f"ono99-{os.getpid()}-p{n}" if c == "cpu" else f"p{n}")
                 else:
                     continue
                 if c == "memory":

@@ -4,13 +4,14 @@ A version is the content of the bot's *sources*: every file of its folder except
 setup produced (a build folder, ``node_modules``) and the arena's own ``.arena*`` files.
 After a setup succeeds, the files it created or changed are recorded with the sources'
 hash in ``.arena-setup.json``; the next launch with the same sources finds that record
-and skips the setup, and a changed source file (or a changed setup command, or a change
-to what the arena lends a build: its C++ SDK and the protocol) runs it again. The setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the
-bot folder with a time limit, and a failure (non-zero exit, time out, a command that does
-not start, or a bot program still missing afterwards) is a :class:`SetupError` that names
-the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs through
-the bot's process factory: in the sandbox, with its folder writable (and the network where
-the organiser allows it: --setup-network).
+and skips the setup, and a changed source file (or a changed setup command, or, for a
+C++ bot, a change to what the arena lends its build: :data:`LENT`) runs it again. The
+setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the bot folder
+with a time limit, and a failure (non-zero exit, time out, a command that does not start,
+or a bot program still missing afterwards) is a :class:`SetupError` that names the bot and
+the log. A lock file keeps two arenas from setting up one folder at once. The setup runs
+through the bot's process factory: in the sandbox, with its folder writable (and the
+network where the organiser allows it: --setup-network).
 
 The arena writes those three files in a folder the bot's own code could write, and runs
 with more rights than the bot: each is written only as a new regular file of its own

@@ -155,6 +155,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             raise ConfigError(f"--resume keeps the stored settings; drop {', '.join(changed)}")
         if missing_file(args.db):
             raise ConfigError(f"no database at {args.db} (give the --db of the tournament to resume)")
+        logs_folder(args.logs or default_logs(args.resume))
     else:
         tc = time_control(args)
         settings = Settings(
@@ -170,8 +171,6 @@ def run_tournament(args: argparse.Namespace) -> int:
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
         logs_folder(args.logs or default_logs(name))   # before any setup runs
         set_up(manifests, args, bot_factory(args))
-    if args.resume:
-        logs_folder(args.logs or default_logs(args.resume))
     try:
         store = open_store(args.db, durable=args.durable)
     except StoreError as exc:

@@ -87,8 +87,7 @@ def register(name: str, help: str, join: Join | None = None) -> Callable[[Make],
     return add
 
 
-@contextlib.contextmanager
-def joined(name: str, address: str | None) -> Iterator[None]:
+def joined(name: str, address: str | None) -> contextlib.AbstractContextManager[None]:
     """Hold the cluster of executor ``name`` (joined at ``address``, or a local one
     started) while the context is open: a server or a tournament opens it first, while its
     process has a single thread, and its runs then share it. Starting a cluster forks its
@@ -96,11 +95,7 @@ def joined(name: str, address: str | None) -> Iterator[None]:
     execs: Ray's raylet never started inside a busy server, and Ray gave up after its 30 s.
     Executors with nothing to share hold nothing."""
     entry = EXECUTORS.get(name)
-    if entry is None or entry.join is None:
-        yield
-        return
-    with entry.join(address):
-        yield
+    return contextlib.nullcontext() if entry is None or entry.join is None else entry.join(address)
 
 
 def check_address(name: str, address: str | None) -> None:
