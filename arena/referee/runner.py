@@ -61,6 +61,7 @@ class MatchRunner:
         self.result: MatchResult | None = None
         self._autoplay = [False] * n
         self._faulted = [False] * n
+        self._starting: list[int] | None = None   # seats failed during _start, while it runs
         self._sent = [0] * n                   # events each seat has been sent
         self._encoder = EventEncoder()         # game.events encoded once, shared by all seats
         self._bank_ns = [spec.time_control.bank_ms * 1_000_000] * n
@@ -112,6 +113,9 @@ class MatchRunner:
             self.listeners.match_started(MatchInfo(spec.match_id, spec.names, spec.config,
                                                    spec.time_control, started_at))
         rules = rules_to_wire(spec.config)
+        # seats that fail before the first turn fail at the same moment: they leave the
+        # game together, sharing one place, not ranked by their seat numbers
+        self._starting = []
         for seat, session in enumerate(self.sessions):
             if session is None or session.closed:
                 kind, detail = self._absent.get(seat, (VerdictKind.DISCONNECTED, "no bot connected for this seat"))
@@ -124,6 +128,9 @@ class MatchRunner:
                 await session.send(match_start(spec, seat, rules))
             except SessionClosed:
                 await self._lost(seat, session, 0)
+        gone, self._starting = self._starting, None
+        if gone:
+            self.game.forfeit(*gone)
         self._report(None, None)
 
     async def _turn(self, seat: int, resume: tuple[int, int, int] | None = None) -> None:
@@ -273,6 +280,8 @@ class MatchRunner:
         game = self.game
         if self.spec.on_fault == FaultPolicy.AUTOPLAY:
             self._autoplay[seat] = True
+        elif self._starting is not None:
+            self._starting.append(seat)        # _start forfeits them together
         elif not game.finished and game.in_game[seat]:
             game.forfeit(seat)
             self._report(None, None)

@@ -103,7 +103,7 @@ def event_to_wire(e: tuple) -> game_pb2.Event:
         return _Event(seat_eliminated=game_pb2.SeatEliminated(
             seat=e[1], hand=[] if e[2] is None else cards_to_wire(e[2])))
     if kind == FORFEIT:
-        return _Event(seat_forfeited=game_pb2.SeatForfeited(seat=e[1]))
+        return _Event(seat_forfeited=game_pb2.SeatForfeited(seat=e[1], together=len(e) > 2))
     if kind == END:
         return _Event(game_ended=game_pb2.GameEnded(ranking=places_to_wire(e[1]), termination=e[2]))
     raise ValueError(f"unknown event {e!r}")
@@ -138,7 +138,7 @@ def event_from_wire(e: game_pb2.Event) -> tuple:
     if kind == "seat_eliminated":
         return (ELIMINATE, m.seat, cards_from_wire(m.hand) or None)
     if kind == "seat_forfeited":
-        return (FORFEIT, m.seat)
+        return (FORFEIT, m.seat, True) if m.together else (FORFEIT, m.seat)
     if kind == "game_ended":
         return (END, places_from_wire(m.ranking), m.termination)
     raise ValueError(f"an Event of no known kind: {e!r}")

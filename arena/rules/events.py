@@ -19,9 +19,13 @@ kind           fields after the kind                           when
 ``out``        seat, card or None                              points: out of the round
 ``scores``     tuple of every seat's score                     points: a round is scored
 ``eliminate``  seat, hand laid face up (tuple) or None         a seat leaves the game
-``forfeit``    seat                                            the referee removes a seat
+``forfeit``    seat[, together]                                the referee removes a seat
 ``end``        ranking (tuple of tuples of seats), reason      the game is over
 =============  ==============================================  ==========================
+
+A ``forfeit`` with ``together`` (``True``; absent otherwise) left at the same moment as
+the ``forfeit`` before it, in one :meth:`~arena.rules.game.Game.forfeit` call: the seats
+share one place.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     OUT: ("seat", "card"),
     SCORES: ("scores",),
     ELIMINATE: ("seat", "hand"),
-    FORFEIT: ("seat",),
+    FORFEIT: ("seat", "together"),      # together: only when set (True)
     END: ("ranking", "reason"),
 }
 
@@ -86,6 +90,10 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     kind = data["kind"]
     values = []
     for name in _FIELDS[kind]:
+        if name == "together":
+            if data.get(name):
+                values.append(True)
+            continue
         value = data[name]
         if name == "card":
             value = None if value is None else CODES[value]
@@ -114,15 +122,19 @@ def cards_played(events: Sequence[Event]) -> list[int]:
 
 def decisions(events: Sequence[Event]) -> list[tuple]:
     """The decisions in ``events``, in order: ``("play", seat, card)`` (a card played past
-    the limit included) and ``("forfeit", seat)``. Replayed on a game with the same cards
-    they reproduce the events (:func:`arena.rules.game.replay`)."""
-    out = []
+    the limit included) and ``("forfeit", seat, ...)`` (the seats that left together, in
+    one decision). Replayed on a game with the same cards they reproduce the events
+    (:func:`arena.rules.game.replay`)."""
+    out: list[tuple] = []
     for e in events:
         kind = e[0]
         if kind == PLAY or (kind == OUT and e[2] is not None):
             out.append((PLAY, e[1], e[2]))
         elif kind == FORFEIT:
-            out.append(e)
+            if len(e) > 2 and e[2] and out and out[-1][0] == FORFEIT:
+                out[-1] = (*out[-1], e[1])
+            else:
+                out.append((FORFEIT, e[1]))
     return out
 
 
@@ -163,7 +175,7 @@ def describe_event(event: Event, names: Sequence[str] | None = None) -> str:
         shown = "" if event[2] is None else " showing " + " ".join(TOKENS[c] for c in event[2])
         return f"{who(event[1])} is eliminated{shown}"
     if kind == FORFEIT:
-        return f"{who(event[1])} forfeits"
+        return f"{who(event[1])} forfeits" + (" at the same moment" if len(event) > 2 else "")
     if kind == END:
         return f"game over ({event[2]}): {describe_ranking(event[1], names)}"
     return repr(event)

@@ -648,25 +648,36 @@ class Game:
             return
         self._settle()
 
-    def forfeit(self, seat: int) -> None:
+    def forfeit(self, seat: int, *more: int) -> None:
         """Remove ``seat`` from the game as if it had lost (in token games outright), e.g.
-        when its bot fails. It is ranked by the order it left; play goes on."""
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.seats:
-            raise NotInGame(f"seat {seat!r} cannot forfeit: seats are 0 to {self.seats - 1}", seat)
-        if self.finished or not self.in_game[seat]:
-            raise NotInGame(f"seat {seat} cannot forfeit: "
-                            f"{'the game is over' if self.finished else 'it is out of the game'}", seat)
-        self.events.append((FORFEIT, seat))
-        was_to_act = seat == self.to_act
-        was_in_round = self.in_round[seat]
-        self._eliminate(seat, reveal=not self._rounds)
+        when its bot fails. It is ranked by the order it left; play goes on.
+
+        Seats given together (``forfeit(0, 2)``: bots that failed at the same moment, such
+        as every bot absent at the start) leave together and share one place, below every
+        seat still in; if none is left, they share the first. Each is recorded as a
+        ``forfeit`` event, those after the first with ``together`` set."""
+        seats = (seat, *more)
+        for s in seats:
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < self.seats:
+                raise NotInGame(f"seat {s!r} cannot forfeit: seats are 0 to {self.seats - 1}", s)
+            if self.finished or not self.in_game[s]:
+                raise NotInGame(f"seat {s} cannot forfeit: "
+                                f"{'the game is over' if self.finished else 'it is out of the game'}", s)
+        if len(set(seats)) < len(seats):
+            raise NotInGame(f"seats {list(seats)} cannot forfeit: a seat is given twice", seat)
+        was_to_act = self.to_act in seats
+        was_in_round = any(self.in_round[s] for s in seats)
+        for s in seats:
+            self.events.append((FORFEIT, s) if s == seat else (FORFEIT, s, True))
+            self._eliminate(s, reveal=not self._rounds, block=False)
+        self._out_blocks.append([tuple(sorted(seats))])
         if not self._end_if_one_left():
             if self._rounds and not self._points:
                 self._start_round()
-            elif self._points and was_in_round and self._active == 1:
+            elif self._points and was_in_round and self._active <= 1:
                 self._end_points_round()
             elif was_to_act:
-                self._pass_turn(seat)
+                self._pass_turn(self.to_act)
         self._settle()
 
     # ----------------------------------------------------------------- rules at work
@@ -1102,7 +1113,7 @@ def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
         if decision[0] == PLAY:
             game.play(decision[1], decision[2])
         elif decision[0] == FORFEIT:
-            game.forfeit(decision[1])
+            game.forfeit(*decision[1:])
         else:
             raise ValueError(f"not a decision: {decision!r}")
     return game

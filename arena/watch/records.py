@@ -50,7 +50,7 @@ def replay_snapshot(match_id: str, names: Sequence[str], config: GameConfig, see
             if d[0] == PLAY:
                 game.play(d[1], d[2])
             elif d[0] == FORFEIT:
-                game.forfeit(d[1])
+                game.forfeit(*d[1:])
             frames.append(wire.frame(Frame(match_id, len(frames), tuple(game.events[done:]),
                                            game.spectator_view(), d[1] if d[0] == PLAY else None,
                                            None, (), 0.0), states))

@@ -270,3 +270,30 @@ def test_bytes_that_are_not_a_bot_message_end_the_session_with_a_goodbye():
             await server.stop()
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("present, ranking", [
+    ((), ((0, 1, 2),)),          # nobody came: one tie, not a win for the last seat
+    ((1,), ((1,), (0, 2))),      # the absent seats share the last place
+    ((0, 2), None),              # one absent seat: last, and the others play on
+])
+def test_seats_that_fail_before_the_first_turn_leave_together(present, ranking):
+    """Seats judged at the start fail at the same moment: before, they forfeited one by
+    one in seat order, so the last absent seat outranked the others (and with nobody
+    there, won)."""
+    from arena.referee.house import FirstLegal, HouseSession
+    from arena.referee.runner import MatchRunner
+    from support.matches import replays
+
+    sessions = [HouseSession(FirstLegal()) if s in present else None for s in range(3)]
+    result = asyncio.run(MatchRunner(spec(["a", "b", "c"], seed=5), sessions).run())
+    assert result.status == Status.FINISHED
+    if ranking is not None:
+        assert result.ranking == ranking
+    else:
+        assert result.ranking[-1] == (1,) and len(result.ranking) == 3
+    assert verdict_kinds(result) == {s: "disconnected" for s in range(3) if s not in present}
+    forfeits = [e for e in result.events if e[0] == "forfeit"]
+    assert [e[1] for e in forfeits] == [s for s in range(3) if s not in present]
+    assert [len(e) > 2 for e in forfeits] == [i > 0 for i in range(len(forfeits))]
+    assert replays(result)

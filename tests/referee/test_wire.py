@@ -89,6 +89,8 @@ def test_every_kind_of_event_is_covered_and_reads_back():
     (ev.END, ((2,), (0, 1), (3,)), "last_standing"),     # a tie in the middle
     (ev.END, (), "aborted"),
     (ev.SCORES, (0, 41, 203)),
+    (ev.FORFEIT, 2),
+    (ev.FORFEIT, 0, True),                               # left together with the one before
 ])
 def test_edge_cases_read_back(event):
     assert round_trip(event) == event

@@ -67,6 +67,53 @@ def test_forfeit_removes_a_seat_and_play_goes_on():
     assert game.outcome.ranking[-1] == (seat,)  # the first to leave ranks last
 
 
+@pytest.mark.parametrize("ruleset, options", [
+    ("modern", None), ("classic", None), ("classic", {"scoring": "points"}),
+    ("classic-set99", None)])
+def test_seats_that_forfeit_together_share_a_place_and_replay(ruleset, options):
+    from arena.rules import replay
+    from arena.rules.events import event_from_dict, event_to_dict
+
+    game = Game.new(ruleset, options, seats=4, seed=3)
+    game.forfeit(2, 0)
+    assert game.in_game == [False, True, False, True] and not game.finished
+    assert [e for e in game.events if e[0] == "forfeit"] == [("forfeit", 2), ("forfeit", 0, True)]
+    assert game.decisions() == [("forfeit", 2, 0)]
+    while not game.finished:
+        game.play(game.to_act, game.legal_cards()[0])
+    assert game.outcome.ranking[-1] == (0, 2)       # one place, below every seat still in
+    assert game.outcome.places().count(3) == 2
+    again = replay(game.config, 3, game.decisions())
+    assert again.events == game.events and again.outcome == game.outcome
+    assert [event_from_dict(event_to_dict(e)) for e in game.events] == game.events
+
+
+@pytest.mark.parametrize("ruleset, options", [
+    ("modern", None), ("classic", None), ("classic", {"scoring": "points"})])
+def test_every_seat_forfeiting_together_ends_the_game_in_one_tie(ruleset, options):
+    game = Game.new(ruleset, options, seats=3, seed=8)
+    game.forfeit(0, 1, 2)
+    assert game.finished and game.outcome.ranking == ((0, 1, 2),)
+    assert game.outcome.places() == [1, 1, 1]
+    # before: one at a time, the last seat won, though its bot had failed as well
+    alone = Game.new(ruleset, options, seats=3, seed=8)
+    alone.forfeit(0)
+    alone.forfeit(1)
+    assert alone.finished and alone.outcome.ranking == ((2,), (1,), (0,))
+
+
+def test_forfeits_together_in_points_scoring_can_empty_the_round():
+    game = Game.new("classic", {"scoring": "points"}, seats=4, seed=2)
+    while sum(game.in_round) > 2 or not game.in_round[game.to_act]:
+        # play until two seats are out of the round (a play past the limit, or out)
+        game.play(game.to_act, game.legal_cards()[0] if game.legal_cards() else game.hand(game.to_act)[0])
+        assert not game.finished and game.round == 1
+    inside = [s for s in range(4) if game.in_round[s]]
+    game.forfeit(*inside)                     # nobody is left in the round: it is scored
+    assert game.round == 2 and not game.finished
+    assert any(e[0] == "scores" for e in game.events)
+
+
 def test_forfeit_in_a_token_game_eliminates_outright_and_redeals():
     game = Game.new("classic", seats=3, seed=5)
     game.forfeit(1)
@@ -162,6 +209,11 @@ def test_a_forfeit_the_game_cannot_take_is_a_typed_error(seat, words):
     with pytest.raises(NotInGame, match=re.escape(words)) as err:
         game.forfeit(seat)
     assert err.value.code == "not_in_game" and game.events == before
+    with pytest.raises(NotInGame, match="seat 1 cannot forfeit: it is out"):
+        game.forfeit(0, 1)                   # one bad seat: none of them leaves
+    with pytest.raises(NotInGame, match=re.escape("seats [0, 0] cannot forfeit: a seat is given twice")):
+        game.forfeit(0, 0)
+    assert game.events == before and game.in_game == [True, False, True]
     game.forfeit(0)                          # one seat left: the game is over
     with pytest.raises(NotInGame, match="the game is over"):
         game.forfeit(2)

@@ -96,8 +96,9 @@ def test_random_games_keep_every_invariant(setup, policy_seed):
         check_view(game, rng.randrange(config.seats))
         roll = rng.random()
         if roll < 0.02:
-            victim = rng.choice([s for s in range(config.seats) if game.in_game[s]])
-            game.forfeit(victim)
+            # one seat, or (now and then) several that fail together, every seat included
+            alive = [s for s in range(config.seats) if game.in_game[s]]
+            game.forfeit(*rng.sample(alive, 1 if roll < 0.015 else rng.randint(1, len(alive))))
         elif roll < 0.10:
             # a random attempt: it must be accepted exactly when it is legal for the seat to act
             who = rng.randrange(config.seats)

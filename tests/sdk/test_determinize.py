@@ -8,6 +8,7 @@ import math
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ono99.bot.determinize import Determinizer, engine_view
@@ -20,7 +21,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 
 def played_to(config, seed: int, steps: int) -> Game | None:
-    """A seeded game played by a random policy (forfeits now and then) for ``steps``
+    """A seeded game played by a random policy (forfeits now and then, alone or together) for ``steps``
     decisions; None if it ended first."""
     game = Game.from_config(config, seed)
     rng = random.Random(seed)
@@ -29,8 +30,11 @@ def played_to(config, seed: int, steps: int) -> Game | None:
     for _ in range(steps):
         if game.finished:
             return None
-        if rng.random() < 0.02:
-            game.forfeit(rng.choice([s for s in range(game.seats) if game.in_game[s]]))
+        roll = rng.random()
+        if roll < 0.02:
+            # one seat, or now and then several that fail together
+            alive = [s for s in range(game.seats) if game.in_game[s]]
+            game.forfeit(*rng.sample(alive, 1 if roll < 0.014 else rng.randint(1, len(alive) - 1)))
         else:
             game.play(game.to_act, rng.choice(game.legal_cards()))
     return None if game.finished else game
@@ -70,6 +74,22 @@ def test_every_sample_agrees_with_the_view(config, seed, steps, observer, to_act
         play = random.Random(seed + 1)
         while not sample.finished:
             sample.play(sample.to_act, play.choice(sample.legal_cards()))
+
+
+@pytest.mark.parametrize("ruleset, options", [
+    ("modern", None), ("classic", {"scoring": "points"}), ("classic", None)])
+def test_seats_that_forfeited_together_stay_tied_in_every_sample(ruleset, options):
+    config = make_config(ruleset, options, 5)
+    game = Game.from_config(config, 4)
+    rng = random.Random(4)
+    while game.round == 1 and options:         # points: let the scores differ first
+        game.play(game.to_act, rng.choice(game.legal_cards()))
+    alive = [s for s in range(5) if game.in_game[s] and s != game.to_act]
+    game.forfeit(alive[-1], alive[0])
+    seat = game.to_act
+    assert game._left_ranking()[0] == (alive[0], alive[-1])
+    for sample in Determinizer(game.view(seat), history=True).samples(3, rng):
+        assert sample._left_ranking() == game._left_ranking()
 
 
 def test_each_unseen_card_lands_in_each_hand_as_its_size_implies():

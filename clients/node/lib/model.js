@@ -83,7 +83,9 @@ function eventFromProto(msg) {
     case 'seatEliminated':
       event = { kind: 'eliminate', seat: e.seat, hand: e.hand.length ? Object.freeze(tokens(e.hand)) : null };
       break;
-    case 'seatForfeited': event = { kind: 'forfeit', seat: e.seat }; break;
+    case 'seatForfeited':  // together: it left with the seat of the forfeit before (one place)
+      event = e.together ? { kind: 'forfeit', seat: e.seat, together: true } : { kind: 'forfeit', seat: e.seat };
+      break;
     case 'gameEnded':
       event = { kind: 'end', ranking: rankingOf(e.ranking), termination: e.termination }; break;
     default: event = { kind: 'unknown' };

@@ -38,7 +38,7 @@ const EVENT_BUILDERS = {
   out: (f) => ({ outOfRound: { seat: f.seat, card: f.card ? card(f.card) : 0 } }),
   scores: (f) => ({ roundScored: { scores: f.scores } }),
   eliminate: (f) => ({ seatEliminated: { seat: f.seat, hand: (f.hand || []).map(card) } }),
-  forfeit: (f) => ({ seatForfeited: { seat: f.seat } }),
+  forfeit: (f) => ({ seatForfeited: { seat: f.seat, together: !!f.together } }),
   end: (f) => ({
     gameEnded: { ranking: (f.ranking || []).map((seats) => ({ seats })), termination: f.termination ?? '' },
   }),
@@ -126,7 +126,7 @@ class FakeReferee {
    * Kinds and fields as the SDK's events: play {seat, card, total}, draw {seat, count},
    * deal {round, dealer, first, total}, four99 {seat, total}, reshuffle {drawSize},
    * lose {seat}, token {seat, tokensLeft}, out {seat, card}, scores {scores},
-   * eliminate {seat, hand}, forfeit {seat}, end {ranking, termination}.
+   * eliminate {seat, hand}, forfeit {seat, together}, end {ranking, termination}.
    */
   event(kind, fields = {}) {
     const build = EVENT_BUILDERS[kind];

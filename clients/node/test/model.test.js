@@ -69,6 +69,7 @@ test('every event kind converts like the Python SDK\'s', () => {
     [{ seatEliminated: { seat: 1, hand: [1, 17] } }, { kind: 'eliminate', seat: 1, hand: ['-10', '99'] }],
     [{ seatEliminated: { seat: 1 } }, { kind: 'eliminate', seat: 1, hand: null }],
     [{ seatForfeited: { seat: 0 } }, { kind: 'forfeit', seat: 0 }],
+    [{ seatForfeited: { seat: 2, together: true } }, { kind: 'forfeit', seat: 2, together: true }],
     [{ gameEnded: { ranking: [{ seats: [1] }, { seats: [0, 2] }], termination: 'max_plays' } },
       { kind: 'end', ranking: [[1], [0, 2]], termination: 'max_plays' }],
     [{}, { kind: 'unknown' }],

@@ -269,10 +269,11 @@ def _played_99(events: Sequence[tuple], to_act: int, owed: int, ev: Any) -> bool
 def _left(events: Sequence[tuple], ev: Any) -> list[tuple[int, ...]]:
     """The seats that left the game, ranked as the outcome will rank them (best first):
     the latest to leave first; seats eliminated together after a scored round (points
-    scoring) by score, lower first, equal scores tied."""
+    scoring) by score, lower first, equal scores tied; seats that forfeited together
+    (``forfeit`` events with ``together``) tied whatever their scores."""
     blocks: list[tuple[list[int], tuple[int, ...]]] = []   # seats, the scores they left with
     scores: tuple[int, ...] = ()
-    last = None
+    last: tuple = ()
     together = False
     for e in events:
         kind = e[0]
@@ -280,18 +281,22 @@ def _left(events: Sequence[tuple], ev: Any) -> list[tuple[int, ...]]:
             scores = e[1]
         elif kind == ev.ELIMINATE:
             seat = e[1]
-            if last == ev.SCORES:
+            if last and last[0] == ev.FORFEIT:
+                if len(last) < 3 or not blocks:   # a forfeit alone, or the first of a group
+                    blocks.append(([], ()))       # no scores: the group is one tie
+                together = False
+            elif last and last[0] == ev.SCORES:
                 blocks.append(([], scores))
                 together = True
-            elif last != ev.ELIMINATE or not together:
+            elif not last or last[0] != ev.ELIMINATE or not together:
                 blocks.append(([], scores))
                 together = False
             blocks[-1][0].append(seat)
-        last = kind
+        last = e
     ranking: list[tuple[int, ...]] = []
     for seats, at in reversed(blocks):
         by_score: dict[int, list[int]] = {}
-        for seat in sorted(seats, key=lambda s: at[s] if at else 0):
+        for seat in sorted(seats, key=lambda s: (at[s] if at else 0, s)):   # as the engine's
             by_score.setdefault(at[seat] if at else 0, []).append(seat)
         ranking.extend(tuple(g) for g in by_score.values())
     return ranking

@@ -65,6 +65,7 @@ class Event:
     first: int | None = None
     tokens_left: int | None = None
     draw_size: int | None = None
+    together: bool | None = None   # forfeit: it left with the seat of the forfeit before
 
     @classmethod
     def from_proto(cls, msg: game_pb2.Event) -> Event:
@@ -91,7 +92,7 @@ class Event:
         if which == "seat_eliminated":
             return cls("eliminate", seat=e.seat, hand=tuple(tokens(e.hand)) or None)
         if which == "seat_forfeited":
-            return cls("forfeit", seat=e.seat)
+            return cls("forfeit", seat=e.seat, together=e.together)
         if which == "game_ended":
             return cls("end", ranking=tuple(tuple(p.seats) for p in e.ranking),
                        termination=e.termination)

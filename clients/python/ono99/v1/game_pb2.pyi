@@ -216,10 +216,12 @@ class SeatEliminated(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, str]]] = ...) -> None: ...
 
 class SeatForfeited(_message.Message):
-    __slots__ = ("seat",)
+    __slots__ = ("seat", "together")
     SEAT_FIELD_NUMBER: _ClassVar[int]
+    TOGETHER_FIELD_NUMBER: _ClassVar[int]
     seat: int
-    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+    together: bool
+    def __init__(self, seat: _Optional[int] = ..., together: _Optional[bool] = ...) -> None: ...
 
 class GameEnded(_message.Message):
     __slots__ = ("ranking", "termination")
