@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures for every test)
+from support.postgres import postgres_ascii_url, postgres_server, postgres_url  # noqa: F401 (fixtures for every test)
 from support.processes import bot_env_names, mark  # noqa: F401 (mark: a fixture for every test)
 from support.requirements import missing
 

@@ -66,7 +66,11 @@ class PostgresStore(Store):
         self._url = url
         self.durable = durable
         try:
-            self.db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            # client_encoding: text comes back as str whatever the database's encoding; a
+            # SQL_ASCII database (what a cluster made under the C locale, as in many
+            # containers, gives) otherwise hands psycopg bytes for every text column
+            self.db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+                                      client_encoding="UTF8")
         except (psycopg.Error, ValueError) as exc:
             # a bad URL is a ProgrammingError; an unreachable server an OperationalError
             raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None

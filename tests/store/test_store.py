@@ -81,6 +81,9 @@ BACKENDS = [
     # a fresh database on the session's server (tests/support/postgres.py)
     Backend("postgresql", lambda request, tmp: request.getfixturevalue("postgres_url"), open_store,
             _die_before_events),
+    # a database in SQL_ASCII, which gave bytes for every text column (names, tokens)
+    Backend("postgresql-ascii", lambda request, tmp: request.getfixturevalue("postgres_ascii_url"),
+            open_store, _die_before_events),
 ]
 BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
 

@@ -89,14 +89,19 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self) -> str:
-        """A new, empty database; its URL."""
+    def create_database(self, encoding: str | None = None) -> str:
+        """A new, empty database; its URL. ``encoding``: other than the cluster's (UTF8),
+        e.g. SQL_ASCII, what a cluster made under the C locale gives every database."""
         import psycopg  # a test dependency only where a server is used
 
         name = f"t_{uuid.uuid4().hex[:16]}"
         with psycopg.connect(self.url(), autocommit=True) as conn:
             # FILE_COPY: a plain copy of the small template, faster than WAL_LOG's page logging
-            conn.execute(f"CREATE DATABASE {name} STRATEGY FILE_COPY")
+            if encoding is None:
+                conn.execute(f"CREATE DATABASE {name} STRATEGY FILE_COPY")
+            else:                    # another encoding: copied from template0, as it must be
+                conn.execute(f"CREATE DATABASE {name} STRATEGY FILE_COPY TEMPLATE template0 "
+                             f"ENCODING '{encoding}' LC_COLLATE 'C' LC_CTYPE 'C'")
         return self.url(name)
 
     def drop_database(self, url: str) -> None:
@@ -149,5 +154,15 @@ def postgres_url(postgres_server) -> str:
     """The URL of a fresh, empty database (``postgresql://arena@127.0.0.1:PORT/t_...``),
     dropped after the test."""
     url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture
+def postgres_ascii_url(postgres_server) -> str:
+    """The same, in a database whose encoding is SQL_ASCII (a cluster made under the C or
+    POSIX locale, as in many containers, makes every database so; libpq's text then comes
+    back as bytes unless the client asks for UTF-8)."""
+    url = postgres_server.create_database("SQL_ASCII")
     yield url
     postgres_server.drop_database(url)
