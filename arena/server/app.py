@@ -12,6 +12,7 @@ folders and logs live in a data folder (:func:`data_dir_for`): beside a SQLite d
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from arena.tournament.tournament import Settings
 from arena.watch.hub import SpectatorHub
 from arena.watch.records import StoreRecords
 from arena.watch.server import SpectatorServer
+
+log = logging.getLogger("arena.server")
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class ArenaServer:
                                 options.move_ms, options.bank_ms, options.ladder_concurrency,
                                 grace=options.reconnect_grace, hub=app.hub)
             app._ladder_task = asyncio.create_task(app.ladder.run())
+            app._ladder_task.add_done_callback(_said_if_failed)
         return app
 
     @property
@@ -192,3 +196,10 @@ def spectator_address(listen: str) -> str:
 
 
 __all__ = ["ArenaServer", "ServeOptions"]
+
+
+def _said_if_failed(task: asyncio.Task) -> None:
+    """A ladder that stops on an error says so (its task's error was seen by no one)."""
+    if not task.cancelled() and task.exception() is not None:
+        exc = task.exception()
+        log.error("the ladder stopped: %s", exc, exc_info=exc)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import random
 from collections import Counter
 
@@ -29,6 +30,11 @@ from arena.tournament.executor import lease_in_order
 from arena.tournament.seats import ProcessSeats, RemoteSeats, Retirements, SeatProvider
 from arena.tournament.standings import Played
 from arena.watch.hub import SpectatorHub
+
+log = logging.getLogger("arena.server")
+
+#: How often the ladder looks for its database again while it cannot read it, in seconds.
+LOOK_AGAIN_S = 1.0
 
 NAME = "ladder"
 
@@ -86,15 +92,28 @@ class Ladder:
             self.hub.tournament(NAME, [b.display for b in self.registry.active()], 0,
                                 [Played.of(m) for m in self.store.matches(self.record)
                                  if m.status == Status.FINISHED and m.ranking])
+        away: StoreError | None = None        # the database, while it cannot be read
         try:
             while True:
-                while len(tasks) < self.concurrency:
-                    table = self.pick()
-                    if table is None:
-                        break
-                    task = asyncio.create_task(self._match(table))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
+                try:
+                    while len(tasks) < self.concurrency:
+                        table = self.pick()
+                        if table is None:
+                            break
+                        task = asyncio.create_task(self._match(table))
+                        tasks.add(task)
+                        task.add_done_callback(tasks.discard)
+                except StoreError as exc:
+                    # the bots are read from the database, which went away (a restart, a
+                    # failover): the matches in flight go on, and the ladder tries again
+                    if away is None:
+                        log.warning("the ladder waits for its database: %s", exc)
+                    away = exc
+                    await asyncio.sleep(LOOK_AGAIN_S)
+                    continue
+                if away is not None:
+                    log.warning("the ladder's database is back")
+                    away = None
                 self._wake.clear()
                 try:
                     async with asyncio.timeout(0.5):
@@ -165,7 +184,14 @@ class Ladder:
             for name, reason in self.retirements.observe(seated, result):
                 if name in self.hosted:
                     self.hosted[name].retire(reason)
-            await self.writer.record_match(self.record, key, key, seated, result)
+            try:
+                await self.writer.record_match(self.record, key, key, seated, result)
+            except StoreError as exc:
+                # the database stayed away longer than the writer waits: said, not rated
+                # (ratings follow what is stored), and the ladder goes on
+                log.error("ladder match %s (%s) was played but could not be stored: %s",
+                          key, result.match_id, exc)
+                return
             self._rate(seated, result.places(), key)
             played = Played.of_result(key, key, result)
             if self.hub is not None and played is not None:

@@ -114,6 +114,11 @@ class NotFoundError(StoreError):
 class Store(abc.ABC):
     """A database of tournaments, bots and matches."""
 
+    #: How long a call waits for a database server that went away (a restart, a
+    #: failover) to come back before it fails, in seconds; 0: one try to connect again,
+    #: at once. Only a network database loses its connection (PostgreSQL).
+    reconnect_window: float = 0.0
+
     @property
     @abc.abstractmethod
     def url(self) -> str:

@@ -8,6 +8,13 @@ other's halves, readers never wait for writers, and a ``kill -9`` of an arena in
 middle of a write leaves no trace: the server rolls back the transaction of a connection
 that went away.
 
+A connection lost (the server restarted or failed over, the network dropped it) is made
+again by the next call, which then runs again: within the store's ``reconnect_window``
+(none by default: one try at once, so a call in an event loop never waits long; the
+thread that writes results waits longer, :mod:`arena.store.writer`). A write whose commit
+may have landed just before the connection went looks for its row before writing again,
+so nothing is stored twice.
+
 Durability: ``durable=True`` sets ``synchronous_commit = on`` for the session, so every
 commit is flushed to disk before ``record_match`` returns, whatever the server's default.
 Without it the server's own setting holds (``on`` unless its administrator changed it),
@@ -16,9 +23,10 @@ which already survives a crash of the arena, of PostgreSQL and of the machine.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -58,6 +66,32 @@ MIGRATION_LOCK = 0x6F6E6F3939   # "ono99"
 #: How long to wait for the server to answer a connection, in seconds.
 CONNECT_TIMEOUT = 10
 
+#: The same, for the one try of a store with no ``reconnect_window`` (its calls are made
+#: in an event loop, which a server that does not answer, behind a network cut, would
+#: stall): libpq's shortest.
+RETRY_TIMEOUT = 2
+
+
+def _reconnecting(method: Callable) -> Callable:
+    """A call that finds its connection lost connects again (within the store's
+    ``reconnect_window``) and runs once more, with ``_again`` set for the writes that must
+    first look for what an interrupted commit may have stored. Otherwise its error stands,
+    saying that connecting again failed too."""
+    @functools.wraps(method)
+    def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError as exc:
+            if not (self.db.closed or self.db.broken):
+                raise                          # the statement's own error: no retry
+            self._reconnect(exc)
+        self._again = True
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._again = False
+    return call
+
 
 class PostgresStore(Store):
     """A :class:`Store` in a PostgreSQL database, named by its URL."""
@@ -65,23 +99,54 @@ class PostgresStore(Store):
     def __init__(self, url: str, durable: bool = False) -> None:
         self._url = url
         self.durable = durable
+        self._again = False                    # a call made again after a reconnection
         try:
-            # client_encoding: text comes back as str whatever the database's encoding; a
-            # SQL_ASCII database (what a cluster made under the C locale, as in many
-            # containers, gives) otherwise hands psycopg bytes for every text column
-            self.db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                                      client_encoding="UTF8")
+            self.db = self._connect()
         except (psycopg.Error, ValueError) as exc:
             # a bad URL is a ProgrammingError; an unreachable server an OperationalError
             raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
         try:
             with self._errors("bring the schema up to date"):
-                if durable:
-                    self.db.execute("SET synchronous_commit = on")
                 self._migrate()
         except BaseException:
             self.db.close()
             raise
+
+    def _connect(self, timeout: float = CONNECT_TIMEOUT) -> psycopg.Connection:
+        # client_encoding: text comes back as str whatever the database's encoding; a
+        # SQL_ASCII database (what a cluster made under the C locale, as in many
+        # containers, gives) otherwise hands psycopg bytes for every text column
+        db = psycopg.connect(self._url, autocommit=True, connect_timeout=timeout,
+                             client_encoding="UTF8")
+        if self.durable:
+            try:
+                db.execute("SET synchronous_commit = on")
+            except BaseException:
+                db.close()
+                raise
+        return db
+
+    def _reconnect(self, lost: StoreError) -> None:
+        """A new connection in place of the lost one: tried at once, then again (0.25 s
+        apart, doubling to 2 s) until ``reconnect_window`` seconds have passed; ``lost``,
+        with why the last try failed, when none succeeds."""
+        deadline = time.monotonic() + self.reconnect_window
+        timeout = CONNECT_TIMEOUT if self.reconnect_window else RETRY_TIMEOUT
+        pause = 0.25
+        while True:
+            try:
+                db = self._connect(timeout)
+            except psycopg.Error as exc:
+                if time.monotonic() + pause > deadline:
+                    waited = f" for {self.reconnect_window:g} s" if self.reconnect_window else ""
+                    raise StoreError(f"{lost}; connecting again{waited} failed: "
+                                     f"{self._scrub(exc)}") from None
+                time.sleep(pause)
+                pause = min(2 * pause, 2.0)
+                continue
+            self.db.close()
+            self.db = db
+            return
 
     @property
     def url(self) -> str:
@@ -135,10 +200,19 @@ class PostgresStore(Store):
 
     # ---------------------------------------------------------------- tournaments
 
+    @_reconnecting
     def create_tournament(self, name: str, settings: dict[str, Any],
                           bots: Sequence[BotVersion]) -> TournamentRecord:
         created = time.time()
         with self._errors(f"create tournament {name!r}"):
+            if self._again:
+                # the connection went during the last try: its commit may have landed
+                row = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments "
+                                      "WHERE name = %s", (name,)).fetchone()
+                if row is not None and json.loads(row[3]) == json.loads(json.dumps(settings)):
+                    made = self._tournament(row)
+                    if made.bots == [b.name for b in bots]:
+                        return made
             try:
                 with self.db.transaction():   # its bots and itself, or nothing
                     records = [self._add_bot(b) for b in bots]
@@ -163,6 +237,7 @@ class PostgresStore(Store):
             "WHERE tb.tournament_id = %s ORDER BY tb.position", (tid,))]
         return TournamentRecord(tid, name, created, json.loads(settings), bots)
 
+    @_reconnecting
     def tournament(self, name: str | None = None) -> TournamentRecord:
         with self._errors("read a tournament"):
             if name is None:
@@ -177,16 +252,19 @@ class PostgresStore(Store):
                     raise not_found(name, self.describe(), self)
             return self._tournament(row)
 
+    @_reconnecting
     def tournaments(self) -> list[TournamentRecord]:
         with self._errors("read the tournaments"):
             rows = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id")
             return [self._tournament(r) for r in rows.fetchall()]
 
+    @_reconnecting
     def has_tournament(self, name: str) -> bool:
         with self._errors("read a tournament"):
             return self.db.execute("SELECT 1 FROM tournaments WHERE name = %s",
                                    (name,)).fetchone() is not None
 
+    @_reconnecting
     def tournament_names(self, limit: int) -> list[str]:
         with self._errors("read the tournaments"):
             rows = self.db.execute("SELECT name FROM tournaments ORDER BY id DESC LIMIT %s", (limit,))
@@ -194,6 +272,7 @@ class PostgresStore(Store):
 
     # ---------------------------------------------------------------- bots
 
+    @_reconnecting
     def tournament_bots(self, tournament: TournamentRecord) -> list[BotRecord]:
         with self._errors(f"read the bots of tournament {tournament.name!r}"):
             rows = self.db.execute(
@@ -203,6 +282,7 @@ class PostgresStore(Store):
         return [BotRecord(id=i, name=n, folder=f, manifest=json.loads(m), content_hash=h)
                 for i, n, f, m, h in rows]
 
+    @_reconnecting
     def add_bot(self, name: str, folder: str, manifest: dict[str, Any], content_hash: str) -> BotRecord:
         with self._errors(f"store bot {name!r}"), self.db.transaction():
             return self._add_bot(BotVersion(name, folder, manifest, content_hash))
@@ -223,11 +303,19 @@ class PostgresStore(Store):
 
     # ---------------------------------------------------------------- matches
 
+    @_reconnecting
     def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                      bots: list[str], result: MatchResult) -> int:
         values = match_values(tournament.id, key, sample, bots, result)
         events = encode_events(result)
         with self._errors(f"store match {key!r} of tournament {tournament.name!r}"):
+            if self._again:
+                # the connection went during the last try: its commit may have landed
+                row = self.db.execute("SELECT id FROM matches WHERE tournament_id = %s AND "
+                                      "key = %s AND match_uid = %s",
+                                      (tournament.id, key, result.match_id)).fetchone()
+                if row is not None:
+                    return row[0]
             try:
                 with self.db.transaction():
                     match_id = self.db.execute(
@@ -241,17 +329,20 @@ class PostgresStore(Store):
                                  "stored") from None
         return match_id
 
+    @_reconnecting
     def finished_keys(self, tournament: TournamentRecord) -> set[str]:
         with self._errors(f"read the matches of tournament {tournament.name!r}"):
             return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = %s",
                                                   (tournament.id,))}
 
+    @_reconnecting
     def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
         with self._errors(f"read the matches of tournament {tournament.name!r}"):
             rows = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
                                    "WHERE m.tournament_id = %s ORDER BY m.id", (tournament.id,))
             return [match_record(r) for r in rows.fetchall()]
 
+    @_reconnecting
     def match(self, match_id: int) -> MatchRecord:
         if not is_row_id(match_id):
             raise NotFoundError(f"no match {match_id} in {self.describe()}")
@@ -262,6 +353,7 @@ class PostgresStore(Store):
             raise NotFoundError(f"no match {match_id} in {self.describe()}")
         return match_record(row)
 
+    @_reconnecting
     def match_by_uid(self, match_uid: str) -> MatchRecord | None:
         with self._errors(f"read match {match_uid!r}"):
             row = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
@@ -269,6 +361,7 @@ class PostgresStore(Store):
                                   (match_uid,)).fetchone()
         return None if row is None else match_record(row)
 
+    @_reconnecting
     def events(self, match_id: int) -> list[dict[str, Any]]:
         with self._errors(f"read the events of match {match_id}"):
             row = self.db.execute("SELECT encoding, data FROM match_events WHERE match_id = %s",
@@ -279,20 +372,36 @@ class PostgresStore(Store):
 
     # ---------------------------------------------------------------- a server's own
 
+    @_reconnecting
     def server_value(self, key: str) -> str | None:
         with self._errors(f"read server setting {key!r}"):
             row = self.db.execute("SELECT value FROM server WHERE key = %s", (key,)).fetchone()
         return None if row is None else row[0]
 
+    @_reconnecting
     def set_server_value(self, key: str, value: str) -> bool:
         with self._errors(f"set server setting {key!r}"):
+            if self._again and self.db.execute("SELECT value FROM server WHERE key = %s",
+                                               (key,)).fetchone() == (value,):
+                return True                    # the last try's commit landed
             cur = self.db.execute("INSERT INTO server (key, value) VALUES (%s, %s) "
                                   "ON CONFLICT (key) DO NOTHING", (key, value))
             return cur.rowcount == 1
 
+    @_reconnecting
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:
         with self._errors(f"register bot {name!r}"):
+            if self._again:
+                # the last try's commit may have landed: a registration is new, with a
+                # token or a folder of its own, so the latest version shows it
+                row = self.db.execute(
+                    f"SELECT {REGISTERED_SELECT} FROM registered_bots WHERE name = %s AND "
+                    "kind = %s AND token_hash IS NOT DISTINCT FROM %s AND folder IS NOT "
+                    "DISTINCT FROM %s AND version = (SELECT MAX(version) FROM registered_bots "
+                    "WHERE name = %s)", (name, kind, token_hash, folder, name)).fetchone()
+                if row is not None:
+                    return registered_bot(row)
             try:
                 with self.db.transaction():
                     # versions are numbered by reading the last one: registrations take turns
@@ -309,12 +418,14 @@ class PostgresStore(Store):
                 raise StoreError(f"cannot register bot {name!r}: {self._scrub(exc)}") from None
         return registered_bot(row)
 
+    @_reconnecting
     def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
         where = "" if include_removed else "WHERE status != 'removed'"
         with self._errors("read the registered bots"):
             rows = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots {where} ORDER BY id")
             return [registered_bot(r) for r in rows.fetchall()]
 
+    @_reconnecting
     def update_registered_bot(self, bot_id: int, status: str | None = None,
                               folder: str | None = None,
                               report: dict[str, Any] | None = None) -> RegisteredBot:

@@ -6,7 +6,9 @@ a move's time limit. A :class:`StoreWriter` makes the writes in one thread of it
 on its own connection (:meth:`Store.reopen`: a connection belongs to the thread that
 opened it), in the order they were asked for; the loop awaits each write without
 blocking, so matches in flight keep their clocks. It also times the writes, whatever the
-backend (the tournament benchmark reports it).
+backend (the tournament benchmark reports it). Its connection waits up to
+:data:`RECONNECT_WINDOW` for a database server that went away to come back (a restart, a
+failover), where a call in the event loop tries to connect again only once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from typing import Any, Self
 
 from arena.referee.results import MatchResult
 from arena.store.base import Store, TournamentRecord
+
+
+#: How long a write waits for a database server that went away to come back, in seconds.
+RECONNECT_WINDOW = 60.0
 
 
 class StoreWriter:
@@ -33,6 +39,7 @@ class StoreWriter:
     def _record(self, *args: Any) -> int:
         if self._db is None:   # opened in the writer's thread, which alone uses it
             self._db = self._source.reopen()
+            self._db.reconnect_window = RECONNECT_WINDOW
         t0 = time.perf_counter()
         try:
             return self._db.record_match(*args)

@@ -191,6 +191,32 @@ def test_the_ladder_plays_and_survives_a_restart(tmp_path, mark):
             remote.wait(30)
 
 
+def test_a_ladder_on_postgresql_rides_out_a_restart_of_the_database_server(
+        tmp_path, mark, postgres_server, postgres_ascii_url):
+    """On a SQL_ASCII database (what a cluster made under the C locale gives) the server
+    answered every organiser command with a TypeError; and after a restart of the database
+    server its connections stayed dead: every organiser command failed, and the ladder's
+    results were lost without a word. Now the commands work again once the server is back,
+    and the matches played meanwhile are stored, once each."""
+    import psycopg
+
+    served = Served(postgres_ascii_url, mark, "--ladder", "--data", str(tmp_path / "data"),
+                    out=tmp_path / "serve.log")
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        before = sum(r["matches"] for r in wait_ladder(served, 5)["standings"]) // 2
+        postgres_server.restart(2.0)                 # every session ended; down for 2 s
+        assert {b["name"] for b in served.json("bots", "list")} == {"random", "greedy"}
+        wait_ladder(served, before + 10)
+    finally:
+        assert served.stop() == 0
+    with psycopg.connect(postgres_ascii_url, autocommit=True) as conn:
+        keys = [r[0] for r in conn.execute("SELECT key FROM matches")]
+    assert len(keys) == len(set(keys)) >= before + 10
+    assert "Traceback" not in served.output and "could not be stored" not in served.output
+
+
 def wait_ladder(served: Served, matches: int, timeout: float = 60) -> dict:
     """The ladder's standings once it has ``matches`` matches."""
     deadline = time.monotonic() + timeout

@@ -890,3 +890,90 @@ def test_a_sqlite_database_of_something_else_is_refused_and_left_as_it_was(tmp_p
         open_store(str(path))
     assert path.read_bytes() == before
     assert not (tmp_path / "notes.db-wal").exists()
+
+
+# ------------------------------------------------------------------------ PostgreSQL: a lost server
+
+
+def _end_session(url: str, store) -> None:
+    """End ``store``'s session from another, as an administrator or a failover does."""
+    _pg(url, "SELECT pg_terminate_backend(%s)", store.db.info.backend_pid)
+
+
+def test_postgresql_a_lost_connection_is_made_again_by_the_next_call(postgres_url):
+    from arena.store.postgres import PostgresStore
+
+    store = PostgresStore(postgres_url, durable=True)
+    t = store.create_tournament("cup", {"games": 1}, [])
+    _end_session(postgres_url, store)
+    assert store.tournament("cup").id == t.id          # before: "the connection is closed"
+    _end_session(postgres_url, store)
+    store.record_match(t, "k0", "s0", list(NAMES[:3]), played(0))
+    assert store.finished_keys(t) == {"k0"}
+    assert store.db.execute("SHOW synchronous_commit").fetchone() == ("on",)  # kept
+    store.close()
+
+
+def test_postgresql_a_write_whose_commit_landed_before_the_connection_went_is_stored_once(
+        postgres_url):
+    """The commit reaches the server, and the session ends before its answer comes back:
+    made again, the write finds its own row instead of storing it twice or failing as a
+    duplicate."""
+    from contextlib import contextmanager
+
+    from arena.store.postgres import PostgresStore
+
+    store = PostgresStore(postgres_url)
+    t = store.create_tournament("cup", {"games": 1}, [])
+    real = store.db
+
+    class CutAfterCommit:
+        @contextmanager
+        def transaction(self):
+            with real.transaction():
+                yield
+            real.execute("SELECT pg_terminate_backend(pg_backend_pid())")   # ends itself
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    store.db = CutAfterCommit()
+    match_id = store.record_match(t, "k0", "s0", list(NAMES[:3]), played(0))
+    assert store.db is not real and real.closed    # connected again
+    assert _pg(postgres_url, "SELECT id, key FROM matches") == [(match_id, "k0")]
+    store.close()
+
+
+def test_postgresql_the_writer_waits_for_a_restarted_server_and_loses_nothing(
+        postgres_server, postgres_url):
+    import asyncio
+
+    from arena.store.postgres import PostgresStore
+    from arena.store.writer import StoreWriter
+
+    store = PostgresStore(postgres_url)
+    t = store.create_tournament("cup", {"games": 1}, [])
+
+    async def go() -> float:
+        with StoreWriter(store) as writer:
+            await writer.record_match(t, "k0", "s0", list(NAMES[:3]), played(0))
+            postgres_server.stop("fast")           # every session ended; down for 3 s
+            back = threading.Timer(3.0, postgres_server.start, args=(postgres_server.port,))
+            back.start()
+            try:
+                # a call in the event loop tries once, at once, and says so
+                t0 = time.monotonic()
+                with pytest.raises(StoreError, match="connecting again failed"):
+                    store.finished_keys(t)
+                assert time.monotonic() - t0 < 5
+                t0 = time.monotonic()
+                await writer.record_match(t, "k1", "s1", list(NAMES[:3]), played(1))
+                return time.monotonic() - t0
+            finally:
+                back.join()
+
+    waited = asyncio.run(go())
+    assert waited > 2.0                            # it waited for the server
+    assert store.finished_keys(t) == {"k0", "k1"}  # the event loop's connection is back too
+    assert _pg(postgres_url, "SELECT count(*) FROM matches") == [(2,)]
+    store.close()

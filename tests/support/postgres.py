@@ -22,6 +22,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -69,10 +70,10 @@ class PostgresServer:
                          "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync")
         assert proc.returncode == 0, f"initdb failed:\n{proc.stdout}\n{proc.stderr}"
 
-    def start(self) -> None:
-        """Start on a free port (another, if that one was taken meanwhile)."""
-        for _ in range(3):
-            self.port = free_port()
+    def start(self, port: int | None = None) -> None:
+        """Start on ``port``, or on a free port (another, if that one was taken meanwhile)."""
+        for _ in range(1 if port else 3):
+            self.port = port or free_port()
             options = (f"-c listen_addresses=127.0.0.1 -p {self.port} "
                        f"-c unix_socket_directories={self.folder} -c fsync=off "
                        "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=60")
@@ -83,8 +84,15 @@ class PostgresServer:
         log = self.log.read_text() if self.log.exists() else ""
         raise AssertionError(f"pg_ctl start failed:\n{proc.stdout}\n{proc.stderr}\n{log}")
 
-    def stop(self) -> None:
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+    def stop(self, mode: str = "immediate") -> None:
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def restart(self, down: float) -> None:
+        """Stop as an administrator would (``fast``: every session is ended), stay down
+        ``down`` seconds, and start again on the same port."""
+        self.stop("fast")
+        time.sleep(down)
+        self.start(self.port)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"

@@ -26,12 +26,14 @@ class Served:
     goes to a file (nothing can block on a full pipe); ``token`` is the organiser token it
     printed (None on a database it already knew)."""
 
-    def __init__(self, db: Path, mark: str, *flags: str, token: str | None = None,
-                 listen: str = "127.0.0.1:0") -> None:
+    def __init__(self, db: Path | str, mark: str, *flags: str, token: str | None = None,
+                 listen: str = "127.0.0.1:0", out: Path | None = None) -> None:
+        """``db``: a SQLite file, or a PostgreSQL URL with ``out`` (where the server's output
+        goes; beside a SQLite file by default)."""
         self.db = db
         self.mark = mark
         self.flags = flags
-        self.out = db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
+        self.out = out or db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
         self.proc = subprocess.Popen(
             command("serve", "--db", db, "--listen", listen, *flags), cwd=ROOT,
             env=env_for(mark), stdout=self.out.open("w"), stderr=subprocess.STDOUT, text=True)

@@ -682,6 +682,19 @@ def test_a_tournament_with_its_results_in_postgresql_and_its_standings_read_back
     assert "hunter2" not in line
 
 
+def test_a_postgresql_restart_mid_tournament_is_waited_out_and_nothing_is_lost(
+        tmp_path, mark, reference, postgres_server, postgres_url):
+    """A restart or failover of the database server ends every session: the tournament
+    stopped at the next write (exit 1, "terminating connection due to administrator
+    command"); it now waits for the server and goes on."""
+    proc = start_long(mark, tmp_path, "restarted", postgres_url)
+    postgres_server.restart(2.0)                  # every session ended; down for 2 s
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    same_results(postgres_url, "restarted", reference, mark)
+
+
 def test_a_reader_of_an_unreachable_postgresql_server_gets_one_error_line(mark):
     from support.postgres import free_port
 
