@@ -29,7 +29,7 @@ from arena.server.registry import Registry
 from arena.server.runs import Runs
 from arena.store import StoreError, is_url, open_store
 from arena.store.location import database_name
-from arena.store.base import Store
+from arena.store.base import Claim, Store
 from arena.tournament.standings import Standings, standings
 from arena.tournament.tournament import Settings
 from arena.watch.hub import SpectatorHub
@@ -89,6 +89,7 @@ class ArenaServer:
         self.hub = SpectatorHub(organiser_view=True, min_delay=options.spectator_delay)
         self.spectators: SpectatorServer | None = None
         self._ladder_task: asyncio.Task | None = None
+        self._claim: Claim | None = None       # the database, held while serving
         self.organizer_hash = ""
         self.new_token: str | None = None   # shown once, when the database was created
 
@@ -107,7 +108,13 @@ class ArenaServer:
             store = open_store(location)
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
+        try:
+            claim = store.claim()              # one server at a time on a database
+        except StoreError as exc:
+            store.close()
+            raise ConfigError(str(exc)) from None
         app = cls(store, data_dir, options)
+        app._claim = claim
         token = new_token()
         if store.set_server_value("organizer_token_hash", token_hash(token)):
             app.new_token = token
@@ -122,6 +129,7 @@ class ArenaServer:
             if app.referee is not None:
                 await app.referee.stop()
             store.close()
+            claim.release()
             raise ConfigError(str(exc)) from None
         defaults = Settings(table_size=options.table_size, move_ms=options.move_ms,
                             bank_ms=options.bank_ms, duplicate_remote=options.duplicate_remote)
@@ -185,6 +193,8 @@ class ArenaServer:
                 self.lobby.drop(seats.token_hash, "the server is stopping; it may be back soon")
             await self.referee.stop("the server is stopping")
         self.store.close()
+        if self._claim is not None:
+            self._claim.release()
 
 
 

@@ -111,6 +111,20 @@ class NotFoundError(StoreError):
     """The store has no such tournament or match."""
 
 
+class Claim(abc.ABC):
+    """A process's hold on a database (:meth:`Store.claim`)."""
+
+    @abc.abstractmethod
+    def release(self) -> None:
+        """Let another process claim the database (once; again does nothing)."""
+
+
+def already_claimed(where: str) -> StoreError:
+    return StoreError(f"another arena serve is already using {where}: one server at a time "
+                      "may (two would deal the same ladder matches and resume the same "
+                      "tournaments); stop it first, or serve another database")
+
+
 class Store(abc.ABC):
     """A database of tournaments, bots and matches."""
 
@@ -135,6 +149,14 @@ class Store(abc.ABC):
         (durability included), that may be handed to another thread (one thread at a
         time uses it): a thread that writes off the event loop gets its own connection
         instead of sharing this one. The caller closes it."""
+
+    @abc.abstractmethod
+    def claim(self) -> Claim:
+        """This process's hold on the database as its one server (``arena serve``): two
+        servers on one database would deal the same ladder matches and resume the same
+        tournaments, each refusing the other's results. Held until :meth:`Claim.release`
+        or the end of the process, however it ends (``kill -9`` included: a restart may
+        claim it at once). :class:`StoreError` if another process holds it."""
 
     @abc.abstractmethod
     def create_tournament(self, name: str, settings: dict[str, Any],

@@ -40,6 +40,7 @@ from arena.store.rows import (
 )
 from arena.store.base import (
     BotRecord,
+    Claim,
     BotVersion,
     MatchRecord,
     NotFoundError,
@@ -47,6 +48,7 @@ from arena.store.base import (
     Store,
     StoreError,
     TournamentRecord,
+    already_claimed,
     is_row_id,
     not_found,
 )
@@ -62,6 +64,9 @@ VERSION_TABLE = "arena_schema_migrations"
 #: The advisory lock that openers of one database take to migrate it one at a time
 #: (advisory locks are per database: two arenas on two databases do not wait on each other).
 MIGRATION_LOCK = 0x6F6E6F3939   # "ono99"
+
+#: The advisory lock that ``arena serve`` holds on its database (:meth:`PostgresStore.claim`).
+SERVE_LOCK = 0x6F6E6F3939 + 1
 
 #: How long to wait for the server to answer a connection, in seconds.
 CONNECT_TIMEOUT = 10
@@ -154,6 +159,26 @@ class PostgresStore(Store):
 
     def reopen(self) -> PostgresStore:
         return PostgresStore(self._url, durable=self.durable)
+
+    def claim(self) -> Claim:
+        # a session-level advisory lock, on a session of its own (the store's connection
+        # may be made again, which would let it go): the server ends it with the session,
+        # when the process ends however it ends. A restart of the database server ends it
+        # too; the server then serves on without it.
+        try:
+            db = self._connect()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
+        try:
+            with self._errors("claim the database for this server"):
+                held = db.execute("SELECT pg_try_advisory_lock(%s)", (SERVE_LOCK,)).fetchone()[0]
+        except BaseException:
+            db.close()
+            raise
+        if not held:
+            db.close()
+            raise already_claimed(self.describe())
+        return _SessionClaim(db)
 
     def _scrub(self, exc: BaseException) -> str:
         """The driver's message, on one line (libpq adds hints on lines of their own; a
@@ -448,3 +473,13 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self.db.close()
+
+
+class _SessionClaim(Claim):
+    def __init__(self, db: psycopg.Connection) -> None:
+        self._db: psycopg.Connection | None = db
+
+    def release(self) -> None:
+        if self._db is not None:
+            self._db.close()                   # the session ends, and its lock with it
+            self._db = None

@@ -9,6 +9,7 @@ the last commits on power loss, which a resume then plays again.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from arena.store.rows import (
 )
 from arena.store.base import (
     BotRecord,
+    Claim,
     BotVersion,
     MatchRecord,
     NotFoundError,
@@ -32,6 +34,7 @@ from arena.store.base import (
     Store,
     StoreError,
     TournamentRecord,
+    already_claimed,
     is_row_id,
     not_found,
 )
@@ -179,6 +182,24 @@ class SQLiteStore(Store):
     def reopen(self) -> SQLiteStore:
         # opened here, used by the thread it is handed to: sqlite3 would refuse that
         return SQLiteStore(self.path, durable=self.durable, any_thread=True)
+
+    def claim(self) -> Claim:
+        # an flock of a file of its own beside the database (as SQLite's -wal and -shm),
+        # not of the database: SQLite's own locks are fcntl locks, which NFS makes flock
+        # into; the kernel lets it go when the process ends, however it ends. Python's
+        # descriptors are not inherited by the processes the server starts.
+        path = f"{self.path}-serving"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot claim {self.path} for this server: cannot open {path}: "
+                             f"{exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise already_claimed(self.path) from None
+        return _FileClaim(fd)
 
     # ---------------------------------------------------------------- tournaments
 
@@ -381,3 +402,13 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.db.close()
+
+
+class _FileClaim(Claim):
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)                 # and with it the lock
+            self._fd = None

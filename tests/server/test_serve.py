@@ -217,6 +217,34 @@ def test_a_ladder_on_postgresql_rides_out_a_restart_of_the_database_server(
     assert "Traceback" not in served.output and "could not be stored" not in served.output
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_one_server_at_a_time_on_a_database_and_a_killed_one_lets_go(
+        tmp_path, mark, backend, request):
+    """Two servers on one database each dealt the ladder's matches L1, L2, ... and threw
+    away the other's results ("already stored"); now the second is refused at once."""
+    from support.processes import env_for
+
+    db = tmp_path / "arena.db" if backend == "sqlite" else request.getfixturevalue("postgres_url")
+    first = Served(db, mark, "--data", str(tmp_path / "data"), out=tmp_path / "first.log")
+    try:
+        second = subprocess.run(
+            command("serve", "--db", db, "--listen", "127.0.0.1:0", "--data", tmp_path / "data2"),
+            cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2, second.stdout + second.stderr   # as every refused start
+        assert "another arena serve is already using" in second.stderr
+        assert "Traceback" not in second.stderr
+        assert first.proc.poll() is None
+    finally:
+        first.stop(signal.SIGKILL)
+    # killed, it holds nothing: a server starts on the database at once
+    again = Served(db, mark, "--data", str(tmp_path / "data"), out=tmp_path / "again.log",
+                   token=first.token)
+    assert again.stop() == 0
+    third = Served(db, mark, "--data", str(tmp_path / "data"), out=tmp_path / "third.log",
+                   token=first.token)           # and a stopped one lets go too
+    assert third.stop() == 0
+
+
 def wait_ladder(served: Served, matches: int, timeout: float = 60) -> dict:
     """The ladder's standings once it has ``matches`` matches."""
     deadline = time.monotonic() + timeout
