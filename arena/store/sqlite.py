@@ -10,12 +10,13 @@ the last commits on power loss, which a resume then plays again.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import re
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,20 @@ def busy_timeout() -> float:
         raise StoreError(f"${TIMEOUT_ENV} must be a number of seconds above 0, not "
                          f"{os.environ.get(TIMEOUT_ENV)!r}")
     return value
+
+
+def _said(doing: str) -> Callable:
+    """A SQLite error out of the call (a full disk, an I/O error, a damaged file) as a
+    :class:`StoreError` that says what failed, and where; the store's own pass as they are."""
+    def wrap(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def call(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot {doing} in {self.path}: {exc}") from None
+        return call
+    return wrap
 
 
 class SQLiteStore(Store):
@@ -143,6 +158,13 @@ class SQLiteStore(Store):
                              f"{self.timeout:g} s; ${TIMEOUT_ENV} sets how long): nothing was "
                              f"written ({exc})") from None
 
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not already (it rolls back by
+        itself after some failures, a full disk among them, and a second ROLLBACK would
+        hide why with "no transaction is active")."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
     def _refuse_foreign(self) -> None:
         """A StoreError for a SQLite database of something else (tables, and no arena
         schema version), before anything is written to it: the arena's tables went into
@@ -172,7 +194,7 @@ class SQLiteStore(Store):
                     self.db.execute(f"PRAGMA user_version={migration.version}")
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise
 
     @property
@@ -203,6 +225,7 @@ class SQLiteStore(Store):
 
     # ---------------------------------------------------------------- tournaments
 
+    @_said("create a tournament")
     def create_tournament(self, name: str, settings: dict[str, Any],
                           bots: Sequence[BotVersion]) -> TournamentRecord:
         created = time.time()
@@ -218,10 +241,10 @@ class SQLiteStore(Store):
                 [(tid, i, b.id) for i, b in enumerate(records)])
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise StoreError(f"a tournament called {name!r} already exists in {self.path}") from None
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         return TournamentRecord(tid, name, created, settings, [b.name for b in records])
 
@@ -232,6 +255,7 @@ class SQLiteStore(Store):
             "WHERE tb.tournament_id = ? ORDER BY tb.position", (tid,))]
         return TournamentRecord(tid, name, created, json.loads(settings), bots)
 
+    @_said("read a tournament")
     def tournament(self, name: str | None = None) -> TournamentRecord:
         if name is None:
             row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
@@ -245,19 +269,23 @@ class SQLiteStore(Store):
                 raise not_found(name, str(self.path), self)
         return self._tournament(row)
 
+    @_said("read the tournaments")
     def tournaments(self) -> list[TournamentRecord]:
         rows = self.db.execute("SELECT id, name, created_at, settings FROM tournaments ORDER BY id")
         return [self._tournament(r) for r in rows.fetchall()]
 
+    @_said("read a tournament")
     def has_tournament(self, name: str) -> bool:
         return self.db.execute("SELECT 1 FROM tournaments WHERE name = ?", (name,)).fetchone() is not None
 
+    @_said("read the tournaments")
     def tournament_names(self, limit: int) -> list[str]:
         rows = self.db.execute("SELECT name FROM tournaments ORDER BY id DESC LIMIT ?", (limit,))
         return [r[0] for r in rows.fetchall()]
 
     # ---------------------------------------------------------------- bots
 
+    @_said("read a tournament's bots")
     def tournament_bots(self, tournament: TournamentRecord) -> list[BotRecord]:
         rows = self.db.execute(
             "SELECT b.id, b.name, b.folder, b.manifest, b.content_hash FROM tournament_bots tb "
@@ -266,13 +294,14 @@ class SQLiteStore(Store):
         return [BotRecord(id=i, name=n, folder=f, manifest=json.loads(m), content_hash=h)
                 for i, n, f, m, h in rows.fetchall()]
 
+    @_said("store a bot")
     def add_bot(self, name: str, folder: str, manifest: dict[str, Any], content_hash: str) -> BotRecord:
         self._begin()
         try:
             record = self._add_bot(BotVersion(name, folder, manifest, content_hash))
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         return record
 
@@ -292,6 +321,7 @@ class SQLiteStore(Store):
 
     # ---------------------------------------------------------------- matches
 
+    @_said("store a match")
     def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                      bots: list[str], result: MatchResult) -> int:
         values = match_values(tournament.id, key, sample, bots, result)
@@ -306,23 +336,26 @@ class SQLiteStore(Store):
                             (match_id, EVENTS_ENCODING, events))
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise StoreError(f"match {key!r} of tournament {tournament.name!r} is already stored") from None
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         return match_id
 
+    @_said("read the matches")
     def finished_keys(self, tournament: TournamentRecord) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM matches WHERE tournament_id = ?",
                                               (tournament.id,))}
 
+    @_said("read the matches")
     def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
         rows = self.db.execute(
             f"SELECT {MATCH_SELECT} {MATCH_FROM} "
             "WHERE m.tournament_id = ? ORDER BY m.id", (tournament.id,))
         return [match_record(r) for r in rows.fetchall()]
 
+    @_said("read a match")
     def match(self, match_id: int) -> MatchRecord:
         if not is_row_id(match_id):
             raise NotFoundError(f"no match {match_id} in {self.path}")
@@ -333,12 +366,14 @@ class SQLiteStore(Store):
             raise NotFoundError(f"no match {match_id} in {self.path}")
         return match_record(row)
 
+    @_said("read a match")
     def match_by_uid(self, match_uid: str) -> MatchRecord | None:
         row = self.db.execute(
             f"SELECT {MATCH_SELECT} {MATCH_FROM} "
             "WHERE m.match_uid = ? ORDER BY m.id DESC LIMIT 1", (match_uid,)).fetchone()
         return None if row is None else match_record(row)
 
+    @_said("read a match's events")
     def events(self, match_id: int) -> list[dict[str, Any]]:
         row = self.db.execute("SELECT encoding, data FROM match_events WHERE match_id = ?",
                               (match_id,)).fetchone()
@@ -348,14 +383,17 @@ class SQLiteStore(Store):
 
     # ---------------------------------------------------------------- a server's own
 
+    @_said("read a server setting")
     def server_value(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM server WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    @_said("set a server setting")
     def set_server_value(self, key: str, value: str) -> bool:
         cur = self.db.execute("INSERT OR IGNORE INTO server (key, value) VALUES (?, ?)", (key, value))
         return cur.rowcount == 1
 
+    @_said("register a bot")
     def register_bot(self, name: str, kind: str, token_hash: str | None = None,
                      folder: str | None = None, status: str = "active") -> RegisteredBot:
         self._begin()
@@ -370,18 +408,20 @@ class SQLiteStore(Store):
                                   (cur.lastrowid,)).fetchone()
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError as exc:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise StoreError(f"cannot register bot {name!r}: {exc}") from None
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback()
             raise
         return registered_bot(row)
 
+    @_said("read the registered bots")
     def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
         where = "" if include_removed else "WHERE status != 'removed'"
         rows = self.db.execute(f"SELECT {REGISTERED_SELECT} FROM registered_bots {where} ORDER BY id")
         return [registered_bot(r) for r in rows.fetchall()]
 
+    @_said("update a registered bot")
     def update_registered_bot(self, bot_id: int, status: str | None = None,
                               folder: str | None = None,
                               report: dict[str, Any] | None = None) -> RegisteredBot:

@@ -977,3 +977,26 @@ def test_postgresql_the_writer_waits_for_a_restarted_server_and_loses_nothing(
     assert store.finished_keys(t) == {"k0", "k1"}  # the event loop's connection is back too
     assert _pg(postgres_url, "SELECT count(*) FROM matches") == [(2,)]
     store.close()
+
+
+def test_sqlite_a_full_disk_is_a_store_error_and_the_store_goes_on(tmp_path):
+    """SQLite rolls a transaction back by itself when the disk is full; the store's own
+    ROLLBACK then failed ("no transaction is active") and a raw sqlite3 error reached
+    arena tournament as a traceback. A capped page count makes SQLite's "full" error as a
+    full disk does."""
+    store = open_store(str(tmp_path / "arena.db"))
+    t = store.create_tournament("cup", {"games": 1}, [])
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {pages + 2}")
+    stored = []
+    with pytest.raises(StoreError) as err:
+        for i in range(50):
+            store.record_match(t, f"k{i}", f"s{i}", list(NAMES[:3]), played(i))
+            stored.append(f"k{i}")
+    assert str(err.value) == f"cannot store a match in {tmp_path / 'arena.db'}: database or disk is full"
+    assert not store.db.in_transaction
+    assert store.finished_keys(t) == set(stored)          # what was stored is whole
+    store.db.execute("PRAGMA max_page_count = 1000000")   # room again: the store goes on
+    store.record_match(t, "again", "s", list(NAMES[:3]), played(99))
+    assert store.finished_keys(t) == {*stored, "again"}
+    store.close()

@@ -606,6 +606,27 @@ def test_a_full_log_disk_changes_no_result(tmp_path, mark):
         assert m["verdicts"] == [] and m["ranking"] == theirs[key]["ranking"], key
 
 
+def test_a_full_database_disk_stops_the_tournament_with_its_resume_line(tmp_path, mark):
+    """The database on a 512 KiB tmpfs (bubblewrap mounts it for the arena) fills up part
+    way: the tournament stops with one error line and its resume line, where a raw sqlite3
+    error ended it with a traceback."""
+    if shutil.which("bwrap") is None:
+        missing("bubblewrap (Debian's bubblewrap package) mounts the tiny database disk")
+    full = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--size", str(512 * 1024), "--tmpfs", "/tmp/ono99-full-db",
+         *command("tournament", *SAMPLES, "--games", "300", "--seed", "3", "-q",
+                  "--db", "/tmp/ono99-full-db/arena.db", "--name", "full",
+                  "--logs", tmp_path / "logs")],
+        cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=180)
+    assert full.returncode == 1, full.stdout + full.stderr
+    assert "Traceback" not in full.stdout + full.stderr, full.stderr
+    line = full.stderr.splitlines()[0]
+    assert line == ("arena tournament: error: cannot store a match in "
+                    "/tmp/ono99-full-db/arena.db: database or disk is full"), full.stderr
+    assert "arena tournament --resume full --db /tmp/ono99-full-db/arena.db" in full.stderr
+    assert wait_unmarked(mark, 5) == []
+
+
 def bot_pids(mark: str, name: str) -> list[int]:
     """The marked processes running ``bots/NAME/bot.py`` (not their bubblewrap parents)."""
     found = []
