@@ -40,8 +40,8 @@ from arena.store.rows import (
 )
 from arena.store.base import (
     BotRecord,
-    Claim,
     BotVersion,
+    Claim,
     MatchRecord,
     NotFoundError,
     RegisteredBot,

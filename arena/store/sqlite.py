@@ -27,8 +27,8 @@ from arena.store.rows import (
 )
 from arena.store.base import (
     BotRecord,
-    Claim,
     BotVersion,
+    Claim,
     MatchRecord,
     NotFoundError,
     RegisteredBot,
@@ -207,9 +207,10 @@ class SQLiteStore(Store):
 
     def claim(self) -> Claim:
         # an flock of a file of its own beside the database (as SQLite's -wal and -shm),
-        # not of the database: SQLite's own locks are fcntl locks, which NFS makes flock
-        # into; the kernel lets it go when the process ends, however it ends. Python's
-        # descriptors are not inherited by the processes the server starts.
+        # not of the database: on NFS, Linux makes an flock into an fcntl lock of the
+        # whole file, which SQLite's own fcntl locks would meet. The kernel lets it go
+        # when the process ends, however it ends; Python's descriptors are not inherited
+        # by the processes the server starts.
         path = f"{self.path}-serving"
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
