@@ -74,6 +74,19 @@ def cpp_bot() -> Path:
     return CPP_BOT
 
 
+def test_the_clients_unit_tests_pass(cpp_bot, tmp_path):
+    """clients/cpp/tests (the model and the driver, no network), built as the top-level
+    project, as its CMakeLists builds them; a bot's build leaves them out."""
+    sdk = ROOT / "clients" / "cpp"
+    build = tmp_path / "build"
+    for step in (["cmake", "-S", sdk, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                 ["cmake", "--build", build, "-j", "2", "--target", "ono99bot_tests"]):
+        done = subprocess.run(step, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run = subprocess.run([build / "ono99bot_tests"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "all checks passed" in run.stdout, run.stdout + run.stderr
+
+
 # ---------------------------------------------------------------- real matches
 
 def assert_complete_legal_game(result, seats: int) -> None:

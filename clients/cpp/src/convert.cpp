@@ -101,6 +101,7 @@ Event to_event(const v1::Event& msg) {
     case v1::Event::kSeatForfeited:
       e.kind = EventKind::Forfeit;
       e.seat = msg.seat_forfeited().seat();
+      e.together = msg.seat_forfeited().together();
       break;
     case v1::Event::kGameEnded:
       e.kind = EventKind::End;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "convert.hpp"
 #include "driver.hpp"
 #include "ono99/bot.hpp"
 
@@ -259,8 +260,18 @@ void test_random_helpers() {
 
 }  // namespace
 
+void test_forfeits_alone_and_together() {
+  v1::Event msg;
+  msg.mutable_seat_forfeited()->set_seat(2);
+  Event alone = detail::to_event(msg);
+  CHECK(alone.kind == EventKind::Forfeit && alone.seat == 2 && !alone.together);
+  msg.mutable_seat_forfeited()->set_together(true);   // left with the forfeit before
+  CHECK(detail::to_event(msg).together);
+}
+
 int main() {
   test_cards();
+  test_forfeits_alone_and_together();
   test_a_match_through_the_driver();
   test_refusal();
   test_a_reconnection_mid_match();

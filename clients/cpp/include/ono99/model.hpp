@@ -63,6 +63,7 @@ struct Event {
   int first = -1;
   int tokens_left = 0;
   int draw_size = 0;
+  bool together = false;  // forfeit: it left with the seat of the forfeit before (one place)
 };
 
 // Public facts about one seat.
