@@ -131,7 +131,7 @@ def decisions(events: Sequence[Event]) -> list[tuple]:
         if kind == PLAY or (kind == OUT and e[2] is not None):
             out.append((PLAY, e[1], e[2]))
         elif kind == FORFEIT:
-            if len(e) > 2 and e[2] and out and out[-1][0] == FORFEIT:
+            if len(e) > 2 and out and out[-1][0] == FORFEIT:   # together with the one before
                 out[-1] = (*out[-1], e[1])
             else:
                 out.append((FORFEIT, e[1]))

@@ -7,7 +7,7 @@ tournament code; one shared test suite runs against every backend.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,12 +111,18 @@ class NotFoundError(StoreError):
     """The store has no such tournament or match."""
 
 
-class Claim(abc.ABC):
-    """A process's hold on a database (:meth:`Store.claim`)."""
+class Claim:
+    """A process's hold on a database (:meth:`Store.claim`): ``close`` lets it go (the
+    lock's file or session)."""
 
-    @abc.abstractmethod
+    def __init__(self, close: Callable[[], None]) -> None:
+        self._close: Callable[[], None] | None = close
+
     def release(self) -> None:
         """Let another process claim the database (once; again does nothing)."""
+        if self._close is not None:
+            self._close()
+            self._close = None
 
 
 def already_claimed(where: str) -> StoreError:

@@ -105,17 +105,21 @@ class PostgresStore(Store):
         self._url = url
         self.durable = durable
         self._again = False                    # a call made again after a reconnection
-        try:
-            self.db = self._connect()
-        except (psycopg.Error, ValueError) as exc:
-            # a bad URL is a ProgrammingError; an unreachable server an OperationalError
-            raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
+        self.db = self._open()
         try:
             with self._errors("bring the schema up to date"):
                 self._migrate()
         except BaseException:
             self.db.close()
             raise
+
+    def _open(self) -> psycopg.Connection:
+        """A new connection, or a :class:`StoreError` that says why not."""
+        try:
+            return self._connect()
+        except (psycopg.Error, ValueError) as exc:
+            # a bad URL is a ProgrammingError; an unreachable server an OperationalError
+            raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
 
     def _connect(self, timeout: float = CONNECT_TIMEOUT) -> psycopg.Connection:
         # client_encoding: text comes back as str whatever the database's encoding; a
@@ -165,10 +169,7 @@ class PostgresStore(Store):
         # may be made again, which would let it go): the server ends it with the session,
         # when the process ends however it ends. A restart of the database server ends it
         # too; the server then serves on without it.
-        try:
-            db = self._connect()
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
+        db = self._open()
         try:
             with self._errors("claim the database for this server"):
                 held = db.execute("SELECT pg_try_advisory_lock(%s)", (SERVE_LOCK,)).fetchone()[0]
@@ -178,7 +179,7 @@ class PostgresStore(Store):
         if not held:
             db.close()
             raise already_claimed(self.describe())
-        return _SessionClaim(db)
+        return Claim(db.close)                 # the session ends, and its lock with it
 
     def _scrub(self, exc: BaseException) -> str:
         """The driver's message, on one line (libpq adds hints on lines of their own; a
@@ -474,12 +475,3 @@ class PostgresStore(Store):
     def close(self) -> None:
         self.db.close()
 
-
-class _SessionClaim(Claim):
-    def __init__(self, db: psycopg.Connection) -> None:
-        self._db: psycopg.Connection | None = db
-
-    def release(self) -> None:
-        if self._db is not None:
-            self._db.close()                   # the session ends, and its lock with it
-            self._db = None

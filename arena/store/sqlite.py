@@ -222,7 +222,7 @@ class SQLiteStore(Store):
         except OSError:
             os.close(fd)
             raise already_claimed(self.path) from None
-        return _FileClaim(fd)
+        return Claim(lambda: os.close(fd))   # and with the descriptor, the lock
 
     # ---------------------------------------------------------------- tournaments
 
@@ -444,12 +444,3 @@ class SQLiteStore(Store):
     def close(self) -> None:
         self.db.close()
 
-
-class _FileClaim(Claim):
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)                 # and with it the lock
-            self._fd = None

@@ -281,14 +281,15 @@ def _left(events: Sequence[tuple], ev: Any) -> list[tuple[int, ...]]:
             scores = e[1]
         elif kind == ev.ELIMINATE:
             seat = e[1]
-            if last and last[0] == ev.FORFEIT:
+            before = last[0] if last else None
+            if before == ev.FORFEIT:
                 if len(last) < 3 or not blocks:   # a forfeit alone, or the first of a group
                     blocks.append(([], ()))       # no scores: the group is one tie
                 together = False
-            elif last and last[0] == ev.SCORES:
+            elif before == ev.SCORES:
                 blocks.append(([], scores))
                 together = True
-            elif not last or last[0] != ev.ELIMINATE or not together:
+            elif before != ev.ELIMINATE or not together:
                 blocks.append(([], scores))
                 together = False
             blocks[-1][0].append(seat)
