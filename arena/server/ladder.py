@@ -17,13 +17,13 @@ import logging
 import random
 from collections import Counter
 
-from arena.referee.results import MatchSpec, Status, TimeControl
+from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
 from arena.server.registry import Registry
-from arena.store.base import RegisteredBot, Store, StoreError, TournamentRecord
+from arena.store.base import AlreadyStoredError, RegisteredBot, Store, StoreError, TournamentRecord
 from arena.store.writer import StoreWriter
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.executor import lease_in_order
@@ -68,6 +68,9 @@ class Ladder:
         self.hosted: dict[str, SeatProvider] = {}       # ladder processes of hosted bots
         self.retirements = Retirements()                  # hosted bots that keep crashing
         self.writer = StoreWriter(store)                  # results stored off the loop
+        # matches played while the database could not take them (full, locked, away),
+        # oldest first: stored by run before the ladder starts anything new
+        self.kept: list[tuple[str, list[str], MatchResult]] = []
         self.playing: set[str] = set()
         self._wake = asyncio.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
@@ -96,6 +99,7 @@ class Ladder:
         try:
             while True:
                 try:
+                    await self._store_kept()
                     while len(tasks) < self.concurrency:
                         table = self.pick()
                         if table is None:
@@ -104,8 +108,9 @@ class Ladder:
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)
                 except StoreError as exc:
-                    # the bots are read from the database, which went away (a restart, a
-                    # failover): the matches in flight go on, and the ladder tries again
+                    # the database cannot be read (a restart, a failover) or cannot take the
+                    # matches played (a full disk, another process's lock): the matches in
+                    # flight go on, nothing new starts, and the ladder tries again
                     if away is None:
                         log.warning("the ladder waits for its database: %s", exc)
                     away = exc
@@ -125,6 +130,13 @@ class Ladder:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.gather(*(p.close() for p in self.hosted.values()), return_exceptions=True)
+            if self.kept:                      # a last try: the database may be back
+                try:
+                    await self._store_kept()
+                except StoreError as exc:
+                    log.error("the ladder stops with %d played matches it could not store "
+                              "(%s): %s", len(self.kept), ", ".join(k for k, _, _ in self.kept),
+                              exc)
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
 
     def available(self) -> list[RegisteredBot]:
@@ -186,21 +198,47 @@ class Ladder:
                     self.hosted[name].retire(reason)
             try:
                 await self.writer.record_match(self.record, key, key, seated, result)
-            except StoreError as exc:
-                # the database stayed away longer than the writer waits: said, not rated
-                # (ratings follow what is stored), and the ladder goes on
-                log.error("ladder match %s (%s) was played but could not be stored: %s",
-                          key, result.match_id, exc)
+            except AlreadyStoredError as exc:
+                log.error("ladder match %s (%s) was played but not stored: %s", key,
+                          result.match_id, exc)
                 return
-            self._rate(seated, result.places(), key)
-            played = Played.of_result(key, key, result)
-            if self.hub is not None and played is not None:
-                self.hub.tournament_result(NAME, played, result.match_id)
+            except StoreError as exc:
+                # the database cannot take it now (away longer than the writer waits, a
+                # full disk, a lock held longer than the busy timeout): kept, and stored
+                # by run once it can be, before anything new starts; rated then (ratings
+                # follow what is stored)
+                log.warning("ladder match %s (%s) is kept until the database can store it: "
+                            "%s", key, result.match_id, exc)
+                self.kept.append((key, seated, result))
+                return
+            self._stored(key, seated, result)
         finally:
             for p, s in leased:
                 p.release(s, None)
             self.playing.difference_update(names)
             self._wake.set()
+
+    async def _store_kept(self) -> None:
+        """Store the matches kept while the database could not take them, oldest first; a
+        :class:`StoreError` while it still cannot."""
+        while self.kept:
+            key, seated, result = self.kept[0]
+            try:
+                await self.writer.record_match(self.record, key, key, seated, result)
+            except AlreadyStoredError as exc:
+                log.error("ladder match %s (%s) was played but not stored: %s", key,
+                          result.match_id, exc)
+            else:
+                log.warning("ladder match %s (%s), kept, is stored", key, result.match_id)
+                self._stored(key, seated, result)
+            del self.kept[0]
+
+    def _stored(self, key: str, seated: list[str], result: MatchResult) -> None:
+        """A match is stored: rate it, and tell the spectators."""
+        self._rate(seated, result.places(), key)
+        played = Played.of_result(key, key, result)
+        if self.hub is not None and played is not None:
+            self.hub.tournament_result(NAME, played, result.match_id)
 
     def _provider(self, bot: RegisteredBot) -> SeatProvider:
         if bot.kind == "remote":

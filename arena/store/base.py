@@ -111,6 +111,11 @@ class NotFoundError(StoreError):
     """The store has no such tournament or match."""
 
 
+class AlreadyStoredError(StoreError):
+    """A match of that key is already stored in its tournament: storing it again cannot
+    help, where other store errors (a full disk, a lock, a server away) may pass."""
+
+
 class Claim:
     """A process's hold on a database (:meth:`Store.claim`): ``close`` lets it go (the
     lock's file or session)."""

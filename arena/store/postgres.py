@@ -39,6 +39,7 @@ from arena.store.rows import (
     encode_events, match_record, match_values, registered_bot,
 )
 from arena.store.base import (
+    AlreadyStoredError,
     BotRecord,
     BotVersion,
     Claim,
@@ -351,8 +352,8 @@ class PostgresStore(Store):
                     self.db.execute("INSERT INTO match_events (match_id, encoding, data) "
                                     "VALUES (%s, %s, %s)", (match_id, EVENTS_ENCODING, events))
             except errors.UniqueViolation:
-                raise StoreError(f"match {key!r} of tournament {tournament.name!r} is already "
-                                 "stored") from None
+                raise AlreadyStoredError(f"match {key!r} of tournament {tournament.name!r} is "
+                                         "already stored") from None
         return match_id
 
     @_reconnecting

@@ -26,6 +26,7 @@ from arena.store.rows import (
     encode_events, match_record, match_values, registered_bot,
 )
 from arena.store.base import (
+    AlreadyStoredError,
     BotRecord,
     BotVersion,
     Claim,
@@ -338,7 +339,8 @@ class SQLiteStore(Store):
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError:
             self._rollback()
-            raise StoreError(f"match {key!r} of tournament {tournament.name!r} is already stored") from None
+            raise AlreadyStoredError(f"match {key!r} of tournament {tournament.name!r} is "
+                                     "already stored") from None
         except BaseException:
             self._rollback()
             raise

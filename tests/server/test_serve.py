@@ -214,7 +214,49 @@ def test_a_ladder_on_postgresql_rides_out_a_restart_of_the_database_server(
     with psycopg.connect(postgres_ascii_url, autocommit=True) as conn:
         keys = [r[0] for r in conn.execute("SELECT key FROM matches")]
     assert len(keys) == len(set(keys)) >= before + 10
-    assert "Traceback" not in served.output and "could not be stored" not in served.output
+    assert "Traceback" not in served.output and "is kept until" not in served.output
+
+
+def test_the_ladder_keeps_what_it_plays_while_its_database_cannot_take_it(tmp_path, mark):
+    """Another process holds a write lock on the SQLite file past the busy timeout (a
+    backup, a shell left in a transaction; a full disk is alike). The ladder's matches
+    played meanwhile were lost ("could not be stored"), and it went on dealing matches it
+    could not store. Now it keeps the one it played, starts nothing new until that is
+    stored, and stores it once it can: every ladder match is stored, L1 to Ln."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", env={"ONO99_DB_TIMEOUT": "1"})
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        wait_ladder(served, 5)
+        holder = sqlite3.connect(db, isolation_level=None)
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+            wait_logged(served, "the ladder waits for its database: database")
+            time.sleep(3)                         # a match takes well under a second
+            kept = served.output.count("is kept until the database can store it")
+            assert kept == 1, served.output       # one table: one match played, kept
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        wait_logged(served, "the ladder's database is back")
+        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        wait_ladder(served, played + 5)           # and it plays on
+    finally:
+        assert served.stop() == 0
+    with sqlite3.connect(db) as conn:
+        keys = sorted(int(k[1:]) for (k,) in conn.execute("SELECT key FROM matches"))
+    assert keys == list(range(1, len(keys) + 1)), keys
+    assert served.output.count(", kept, is stored") == 1, served.output
+    assert "not stored" not in served.output and "Traceback" not in served.output
+
+
+def wait_logged(served: Served, text: str, timeout: float = 30) -> None:
+    """Until the server's output holds ``text``."""
+    deadline = time.monotonic() + timeout
+    while text not in served.output:
+        assert time.monotonic() < deadline, f"the server did not log {text!r}:\n{served.output}"
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

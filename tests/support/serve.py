@@ -27,16 +27,18 @@ class Served:
     printed (None on a database it already knew)."""
 
     def __init__(self, db: Path | str, mark: str, *flags: str, token: str | None = None,
-                 listen: str = "127.0.0.1:0", out: Path | None = None) -> None:
+                 listen: str = "127.0.0.1:0", out: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
         """``db``: a SQLite file, or a PostgreSQL URL with ``out`` (where the server's output
-        goes; beside a SQLite file by default)."""
+        goes; beside a SQLite file by default). ``env``: more of the server's environment."""
         self.db = db
         self.mark = mark
         self.flags = flags
         self.out = out or db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
         self.proc = subprocess.Popen(
             command("serve", "--db", db, "--listen", listen, *flags), cwd=ROOT,
-            env=env_for(mark), stdout=self.out.open("w"), stderr=subprocess.STDOUT, text=True)
+            env=env_for(mark) | (env or {}), stdout=self.out.open("w"), stderr=subprocess.STDOUT,
+            text=True)
         text = self._wait_for(r"arena server at ([^\s,]+)")
         self.address = re.search(r"arena server at ([^\s,]+)", text).group(1)
         found = re.search(r"organizer token: (\S+)", text)
