@@ -19,6 +19,7 @@ from arena.referee.listeners import Broadcast, Frame, MatchInfo, MatchListener, 
 from arena.referee.results import (
     FaultPolicy, MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
 )
+from arena.referee.liveclock import live_clock
 from arena.referee.session import BotSession, SessionClosed
 from arena.referee import wire
 from arena.referee.wire import (
@@ -29,7 +30,6 @@ from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
 from arena.rules.game import Termination
 
-_perf_ns = time.perf_counter_ns
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
 
 
@@ -76,6 +76,7 @@ class MatchRunner:
         self._absent = absent or {}
         self._reconnect = reconnect or {}
         self._grace = grace
+        self._now_ns = time.perf_counter_ns     # the bots' clock: the loop's live clock, in run
 
     # ---------------------------------------------------------------- the match
 
@@ -84,6 +85,8 @@ class MatchRunner:
         Cancelled (shutdown), it records ``aborted`` verdicts, tells the bots, and re-raises."""
         started_at = time.time()
         t0 = self._t0 = time.perf_counter()
+        # bots are timed on live time: a pause of this process is not charged to them
+        self._now_ns = live_clock().now_ns
         try:
             await self._start(started_at)
             game = self.game
@@ -147,8 +150,9 @@ class MatchRunner:
                            self._last_latency[seat])
         self._sent[seat] = len(encoded)
         session.open_turn(turn_id)
+        now = self._now_ns
         if resume is None:
-            start = _perf_ns()
+            start = now()
             deadline = start + self._move_ns + self._bank_ns[seat]
         else:
             _, start, deadline = resume
@@ -156,10 +160,13 @@ class MatchRunner:
             await session.send(msg)
             self._flush_events(skip=seat)
             while True:
-                remaining = (deadline - _perf_ns()) / 1e9
+                remaining = (deadline - now()) / 1e9
                 if remaining <= 0:
                     raise TimeoutError
-                action = await session.next_action(remaining)
+                try:
+                    action = await session.next_action(remaining)
+                except TimeoutError:
+                    continue    # rang on real time; live time rules (this process paused?)
                 if action is not None:
                     card = card_from_wire(action.card)
                     if card is None:
@@ -175,11 +182,11 @@ class MatchRunner:
                 if session.rejections > spec.max_rejections:
                     session.close_turn()
                     self._fault(seat, VerdictKind.ILLEGAL, f"{session.rejections} refused actions in this match "
-                                f"(the limit is {spec.max_rejections})", (_perf_ns() - start) // 1000)
+                                f"(the limit is {spec.max_rejections})", (now() - start) // 1000)
                     return
         except TimeoutError:
             session.close_turn()
-            elapsed = (_perf_ns() - start) // 1000
+            elapsed = (now() - start) // 1000
             self._fault(seat, VerdictKind.TIMEOUT, f"no valid answer within {spec.time_control.move_ms} ms "
                         f"+ {self._bank_ns[seat] // 1_000_000} ms of bank", elapsed)
             self._bank_ns[seat] = 0
@@ -188,13 +195,15 @@ class MatchRunner:
             session.close_turn()
             if await self._came_back(seat, deadline):
                 return await self._turn(seat, (turn_id, start, deadline))
-            await self._lost(seat, session, (_perf_ns() - start) // 1000)
+            await self._lost(seat, session, (now() - start) // 1000)
             return
-        latency_ns = _perf_ns() - start
+        latency_ns = now() - start
         session.close_turn()
         over = latency_ns - self._move_ns
         if over > 0:
-            self._bank_ns[seat] -= over
+            # never below 0: an answer read just past the deadline (the timer not yet
+            # run) leaves an empty bank, not a debt the next turn's deadline would carry
+            self._bank_ns[seat] = max(0, self._bank_ns[seat] - over)
         latency_us = latency_ns // 1000
         self._last_latency[seat] = latency_us
         stats = self.stats[seat]
@@ -215,7 +224,7 @@ class MatchRunner:
         wait = self._reconnect.get(seat)
         if wait is None:
             return False
-        timeout = min(self._grace, (deadline - _perf_ns()) / 1e9)
+        timeout = min(self._grace, (deadline - self._now_ns()) / 1e9)
         if timeout <= 0:
             return False
         try:

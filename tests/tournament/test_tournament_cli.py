@@ -661,6 +661,46 @@ def test_a_stalled_bot_process_times_out_and_the_tournament_goes_on(tmp_path, ma
     assert len(verdicts) == 1, "the stopped process played on after its timeout"
 
 
+def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
+    """SIGSTOP, then SIGCONT, to the arena and its referee workers (Ctrl-Z then fg, a paused
+    virtual machine), three times for 2 s, on a 0.2 s + 0.5 s clock: the bots, waiting on
+    the referee, answered in time. The referee charged them the pause: timeout verdicts
+    ("200 ms + -1305 ms of bank", with a bank run below zero), 5 in 600 matches. Now it
+    times bots on its live clock, which leaves a pause of its own out."""
+    db = tmp_path / "arena.db"
+    proc = subprocess.Popen(
+        command("tournament", BOTS / "random", BOTS / "greedy", "--games", "150",
+                "--move-time", "0.2", "--bank", "0.5", "--seed", "7", "--concurrency", "2",
+                "-q", "--name", "paused", "--db", db, "--logs", tmp_path / "logs"),
+        cwd=ROOT, env=env_for(mark), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while stored_matches(db) < 20 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the tournament stored nothing in 60 s"
+            time.sleep(0.05)
+        referees = [proc.pid, *procs.workers(proc.pid)]
+        assert len(referees) == 3, referees          # the arena and its two workers
+        for _ in range(3):
+            for pid in referees:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(2.0)
+            paused_at = stored_matches(db)
+            for pid in referees:
+                os.kill(pid, signal.SIGCONT)
+            time.sleep(0.5)
+        assert paused_at < 300, "the tournament was over before its last pause"
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert stored_matches(db) == 300
+    verdicts = [v for m in read_json(mark, "matches", "paused", "--db", db) for v in m["verdicts"]]
+    assert verdicts == []
+
+
 def test_standings_read_while_a_tournament_writes_always_work(tmp_path, mark):
     """Readers beside the writer (WAL): arena standings, again and again, while the long
     tournament stores its matches; every read answers, none waits for the writer."""

@@ -1,0 +1,59 @@
+"""The referee's live clock: real time while its event loop runs, a pause left out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from arena.referee.liveclock import MOST_BETWEEN_BEATS_NS, live_clock
+
+
+def test_live_time_is_real_time_while_the_loop_runs():
+    async def go() -> tuple[int, int]:
+        clock = live_clock()
+        assert live_clock() is clock               # one per loop
+        live0, real0 = clock.now_ns(), time.perf_counter_ns()
+        await asyncio.sleep(0.6)
+        return clock.now_ns() - live0, time.perf_counter_ns() - real0
+
+    live, real = asyncio.run(go())
+    assert 0.8 * real <= live <= real
+
+
+def test_a_pause_of_the_loop_counts_as_a_quarter_second_at_most():
+    """The loop kept from running for 1 s (here by a blocking call; a SIGSTOP is alike):
+    read before its next beat, and after it, live time moved on by the cap at most."""
+    async def go() -> tuple[int, int, int]:
+        clock = live_clock()
+        await asyncio.sleep(0.1)
+        live0 = clock.now_ns()
+        time.sleep(1.0)
+        during = clock.now_ns() - live0            # no beat yet: capped all the same
+        await asyncio.sleep(0.2)                   # beats again
+        return during, clock.now_ns() - live0, clock.paused_ns
+
+    during, after, paused = asyncio.run(go())
+    assert during <= MOST_BETWEEN_BEATS_NS
+    assert MOST_BETWEEN_BEATS_NS <= after <= MOST_BETWEEN_BEATS_NS + 400_000_000
+    assert paused >= 700_000_000
+
+
+def test_each_loop_has_its_own_clock():
+    clocks = [asyncio.run(_clock()) for _ in range(2)]
+    assert clocks[0] is not clocks[1]
+
+
+async def _clock():
+    return live_clock()
+
+
+def test_a_loop_dropped_takes_its_clock_along():
+    import gc
+    import weakref
+
+    async def go():
+        return weakref.ref(asyncio.get_running_loop()), weakref.ref(live_clock())
+
+    loop, clock = asyncio.run(go())
+    gc.collect()
+    assert loop() is None and clock() is None
