@@ -335,8 +335,18 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
         raise OSError(f"cannot start {shlex.join(command)}: {exc}") from None
 
 
+#: The kernel's out-of-memory killer takes a bot, or its setup, before anything else:
+#: never the referee or the server, whatever the bots' limits add up to on the machine.
+#: (Raising one's own score needs no privilege; lowering it below 0 does, so a bot cannot
+#: make itself the one spared.)
+OOM_SCORE_ADJ = 1000
+
+
 def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
     out = [] if cgroups is None else cgroups.join_commands()
+    # sh's own score, which the command it execs keeps (and its children); silent where
+    # /proc cannot be written
+    out.append(f"echo {OOM_SCORE_ADJ} 2>/dev/null >/proc/self/oom_score_adj")
     held = set() if cgroups is None else set(cgroups.dirs)
     # without cgroups: the data segment for memory (private writable memory since Linux
     # 4.7; not the address space, which runtimes such as V8 reserve by gigabytes), and the

@@ -27,6 +27,8 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      with MS_REMOUNT|MS_BIND, clearing read-only, as root with
                      CAP_SYS_ADMIN could); it writes nothing there
   fill DIR MIB       writes one file of MIB MiB into DIR, then plays on
+  oom                reports its out-of-memory score adjustment, then tries to lower it to
+                     -1000 (the one the kernel's out-of-memory killer would spare)
   keyring PREFIX     at every turn, adds a key named PREFIX + its process id, holding its
                      hand, to its user's kernel keyring, and looks for keys named so by
                      another process (/proc/keys)
@@ -178,6 +180,10 @@ def daemon():
 MS_REMOUNT, MS_BIND = 32, 4096
 
 
+def oom_score() -> int:
+    return int(Path("/proc/self/oom_score_adj").read_text())
+
+
 def capabilities() -> str:
     return next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
                 if line.startswith("CapEff:"))
@@ -250,6 +256,9 @@ class Hostile(Bot):
                 attempt("fork_bomb", fork_bomb)
             elif MODE == "daemon":
                 attempt("daemon", daemon)
+            elif MODE == "oom":
+                attempt("oom score", oom_score)
+                attempt("oom spare me", lambda: Path("/proc/self/oom_score_adj").write_text("-1000"))
             elif MODE == "env":
                 attempt("env", lambda: sorted(os.environ))
             elif MODE == "remount":

@@ -153,6 +153,22 @@ def test_it_sees_no_other_process_and_no_token(tmp_path, mark):
         assert s["pids_seen"] <= 3            # its sandbox's init and itself
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_the_out_of_memory_killer_takes_a_bot_first(tmp_path, mark, sandbox):
+    """Bots' limits may add up to more than the machine has: when it runs out, the kernel
+    kills the process it scores highest, which could be the referee. Every bot process
+    runs with the highest score; sandboxed (no capabilities), it cannot ask to be spared.
+    (Unsandboxed, a bot run by root with CAP_SYS_RESOURCE could: trusted bots only.)"""
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "oom"), "--sandbox", sandbox)
+    scores = [r for r in out["reports"] if r["what"] == "oom score"]
+    assert len(scores) == 2 and all(r["result"] == 1000 for r in scores), scores
+    spared = [r for r in out["reports"] if r["what"] == "oom spare me"]
+    assert len(spared) == 2
+    if sandbox == "bwrap":
+        assert not any(r["ok"] for r in spared), spared
+    assert int(Path("/proc/self/oom_score_adj").read_text()) < 1000     # not the arena's
+
+
 def test_its_environment_holds_nothing_of_the_arena(tmp_path, mark, monkeypatch):
     monkeypatch.setenv("ORGANISER_SECRET", "not for bots")
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "env"))
