@@ -19,8 +19,10 @@ the bot waiting on it is not charged for it either.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import weakref
+from collections.abc import AsyncIterator
 
 #: How often the loop beats, in seconds.
 BEAT_S = 0.05
@@ -72,3 +74,28 @@ def live_clock() -> LiveClock:
     if clock is None:
         clock = _clocks[loop] = LiveClock(loop)
     return clock
+
+
+@contextlib.asynccontextmanager
+async def live_timeout(seconds: float) -> AsyncIterator[asyncio.Timeout]:
+    """As ``asyncio.timeout(seconds)``, on live time: a wait for a bot (its connection,
+    its hello) that a pause of this process outlasted goes on for what is left of it. The
+    timeout it yields may be moved (``reschedule``) as asyncio's may."""
+    loop = asyncio.get_running_loop()
+    clock = live_clock()
+    deadline = clock.now_ns() + int(seconds * 1e9)
+    async with asyncio.timeout(None) as timeout:
+        def ring() -> None:
+            nonlocal handle
+            left = deadline - clock.now_ns()
+            if left <= 0:
+                if timeout.when() is None:     # not moved (reschedule) meanwhile
+                    timeout.reschedule(loop.time())
+            else:
+                handle = loop.call_later(left / 1e9, ring)
+
+        handle = loop.call_later(seconds, ring)
+        try:
+            yield timeout
+        finally:
+            handle.cancel()

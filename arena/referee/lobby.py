@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ono99.v1 import referee_pb2
 
+from arena.referee.liveclock import live_timeout
 from arena.referee.session import MAX_BOT_MESSAGE, BotSession
 
 PROTOCOL_VERSION = 1
@@ -158,7 +159,7 @@ class Lobby:
         waiter = asyncio.get_running_loop().create_future()
         reg._waiters.append(waiter)
         try:
-            async with asyncio.timeout(timeout):
+            async with live_timeout(timeout):       # a pause of this process not counted
                 return await waiter
         finally:
             if waiter in reg._waiters:

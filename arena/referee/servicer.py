@@ -13,6 +13,7 @@ from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 from arena import __version__
 from arena.referee import wire
+from arena.referee.liveclock import live_timeout
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 from arena.referee.session import BotSession
 from arena.rpc import details
@@ -85,7 +86,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             return
         me = None
         try:
-            async with asyncio.timeout(HELLO_TIMEOUT_S) as timeout:
+            async with live_timeout(HELLO_TIMEOUT_S) as timeout:
                 # at the cap, the longest waiting stream gives way: silent streams, however
                 # many, cannot keep out a bot that says hello at once
                 if len(self._waiting) >= MAX_UNAUTHENTICATED:

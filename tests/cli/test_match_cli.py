@@ -164,6 +164,35 @@ def test_a_bot_that_never_connects_is_stopped_after_the_connect_timeout_and_the_
     assert "game 1 (seed" in proc.stdout
 
 
+def test_a_pause_of_the_arena_as_its_bots_connect_is_not_charged_to_them(tmp_path, mark):
+    """SIGSTOP to arena match as its bots start, SIGCONT 4 s later, on a 2 s connect
+    timeout (Ctrl-Z then fg): the bots connected at once, but the paused referee had read
+    nothing. It stopped them for not connecting in time, and the match failed with no
+    game. Its waits for bots run on its live clock now, which leaves its own pause out."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli.main", "match", str(BOTS / "random"),
+         str(BOTS / "greedy"), "--games", "2", "--connect-timeout", "2", "-q",
+         "--out", str(tmp_path / "out")],
+        cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not set(processes_marked(mark)) - {proc.pid}:      # a bot is starting
+            assert proc.poll() is None and time.monotonic() < deadline, "no bot started"
+            time.sleep(0.005)
+        time.sleep(0.05)         # its wait has begun; the bot takes longer than this to start
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(4)
+        proc.send_signal(signal.SIGCONT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert "did not connect" not in stderr and "Traceback" not in stdout + stderr
+    assert len(game_logs(tmp_path / "out")) == 2
+
+
 def test_when_no_bot_starts_the_match_is_one_error_line(tmp_path, mark):
     folder = bot_folder(tmp_path, 'name = "quitter"\ncommand = ["{python}", "-c", '
                                   '"import sys; sys.exit(7)"]\n')

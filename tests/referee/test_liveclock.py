@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from arena.referee.liveclock import MOST_BETWEEN_BEATS_NS, live_clock
+from arena.referee.liveclock import MOST_BETWEEN_BEATS_NS, live_clock, live_timeout
 
 
 def test_live_time_is_real_time_while_the_loop_runs():
@@ -57,3 +57,53 @@ def test_a_loop_dropped_takes_its_clock_along():
     loop, clock = asyncio.run(go())
     gc.collect()
     assert loop() is None and clock() is None
+
+
+def test_a_live_timeout_rings_on_time_while_the_loop_runs():
+    async def go() -> float:
+        start = time.monotonic()
+        try:
+            async with live_timeout(0.3):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return time.monotonic() - start
+        raise AssertionError("no timeout")
+
+    assert 0.3 <= asyncio.run(go()) < 1.0
+
+
+def test_a_live_timeout_leaves_a_pause_of_the_loop_out():
+    """A 0.5 s wait whose answer comes 1.15 s later, 1 s of it a pause of the loop: in
+    time on live time (0.4 s at most), where asyncio.timeout gives up."""
+    async def wait(timeout) -> str:
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+
+        def pause() -> None:
+            time.sleep(1.0)
+            loop.call_later(0.1, answer.set_result, "answered")
+
+        loop.call_later(0.05, pause)
+        try:
+            async with timeout(0.5):
+                return await answer
+        except TimeoutError:
+            return "timed out"
+
+    assert asyncio.run(wait(asyncio.timeout)) == "timed out"
+    assert asyncio.run(wait(live_timeout)) == "answered"
+
+
+def test_a_live_timeout_moved_to_now_rings_at_once():
+    async def go() -> float:
+        start = time.monotonic()
+        try:
+            async with live_timeout(5) as timeout:
+                asyncio.get_running_loop().call_later(
+                    0.1, lambda: timeout.reschedule(asyncio.get_running_loop().time()))
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return time.monotonic() - start
+        raise AssertionError("no timeout")
+
+    assert asyncio.run(go()) < 1.0

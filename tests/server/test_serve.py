@@ -24,10 +24,12 @@ STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "elo_low", "elo_high", "matches"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """One server for the tests of this module that only add to it. A remote bot due at a
-    match is waited for 2 s."""
+    """One server for the tests of this module that only add to it, with the hosted bot
+    ``counter`` entered (its upload's output in ``counter_upload``: each test may run
+    alone, or on its own worker). A remote bot due at a match is waited for 2 s."""
     value = new_mark()
     served = Served(tmp_path_factory.mktemp("serve") / "arena.db", value, "--absent-after", "2")
+    served.counter_upload = served.ok("bots", "add", "counter", "--dir", BOTS / "counter").stdout
     yield served
     served.stop()
     kill_marked(value)
@@ -48,7 +50,7 @@ def test_the_organizer_token_is_printed_once_and_required(server, tmp_path):
 def test_remote_and_hosted_bots_play_a_tournament_on_the_server(server, node):
     py_token = server.add_remote("pyrandom")
     node_token = server.add_remote("nodecounter")
-    hosted = server.ok("bots", "add", "counter", "--dir", BOTS / "counter").stdout
+    hosted = server.counter_upload
     assert re.search(r"^check-bot: counter: \d+ passed, 0 failed", hosted, re.M), hosted
     assert "bot counter (version 1) entered" in hosted
     bots = [server.remote_bot("random/bot.py", py_token),
