@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
-from arena.bots.process import BotProcess
+from arena.bots.process import ArenaStartError, BotProcess
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
 from arena.referee.session import BotSession
@@ -80,6 +80,8 @@ class LocalBot:
                                   self.label, self.factory, self.referee_socket)
         try:
             await self.process.start()
+        except ArenaStartError:
+            raise                               # not the bot's doing: no verdict against it
         except OSError as exc:
             raise BotStartError(str(exc)) from None
         connect = asyncio.ensure_future(self.lobby.wait_session(self.registration.token,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
+import resource
 import signal
 from pathlib import Path
 
@@ -21,6 +23,24 @@ ENV_NAME = "ONO99_BOT_NAME"
 ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
+
+
+class ArenaStartError(OSError):
+    """The arena itself could not start a process for a bot (or its setup): it ran out of
+    open files, processes or memory of its own. Not the bot's doing, so never a verdict
+    against it: whatever plays the match stops and says so (a tournament with its resume
+    line), where a bot charged with it would have been retired and its matches forfeited."""
+
+
+def _arena_start_error(label: str, exc: OSError) -> ArenaStartError:
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        reason += (f" (the arena's open-files limit, ulimit -n, is {soft}: raise it, or play "
+                   "fewer matches at once)")
+    elif exc.errno in (errno.EAGAIN, errno.ENOMEM):
+        reason += " (the machine or the arena's limits are out of processes or memory)"
+    return ArenaStartError(f"the arena cannot start a process for bot {label}: {reason}")
 
 
 class BotProcess:
@@ -51,9 +71,11 @@ class BotProcess:
         try:
             self.jail, _ = await self.factory.start(self.manifest.command, self.manifest.folder,
                                                     env, self.referee_socket)
-        except (OSError, ValueError) as exc:   # ValueError: a NUL in its arguments
+        except ValueError as exc:   # a NUL in its arguments: its manifest's doing
             raise OSError(f"cannot start bot {self.label}: {' '.join(self.manifest.command)}: "
                           f"{exc}") from None
+        except OSError as exc:      # the pipe, the fork of sh, the sandbox's files: the arena's
+            raise _arena_start_error(self.label, exc) from None
         self._reader = asyncio.create_task(self._read_output())
 
     async def _read_output(self) -> None:

@@ -332,7 +332,9 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
-        raise OSError(f"cannot start {shlex.join(command)}: {exc}") from None
+        # the program only: its arguments hold the bot's token (bwrap's --setenv)
+        message = f"cannot start {Path(command[0]).name}: {exc.strerror or exc}"
+        raise (OSError(exc.errno, message) if exc.errno else OSError(message)) from None
 
 
 #: The kernel's out-of-memory killer takes a bot, or its setup, before anything else:

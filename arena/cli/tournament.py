@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.bots.launcher import BotStartError
+from arena.bots.process import ArenaStartError
 from arena.cli import output
 from arena.cli.database import add_db_option, missing_file, shown
 from arena.cli.match import add_match_options, time_control
@@ -240,13 +241,11 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
                   f"  arena tournament --resume {escape(shlex.quote(t.name))} "
                   f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
         return 130
-    except (BotStartError, OSError) as exc:
-        err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
-        return 1
-    except (StoreError, RuntimeError, ConfigError) as exc:
+    except (StoreError, RuntimeError, ConfigError, ArenaStartError) as exc:
         # a result could not be stored (a lock held too long), or the executor could not go
         # on (a Ray cluster with no CPU for a referee, actors lost again and again, or none
-        # at the address 'auto' once the tournament was stored)
+        # at the address 'auto' once the tournament was stored), or this process could not
+        # start a bot's (out of open files): no bot is charged with it
         try:
             stored = f"{len(t.store.finished_keys(t.record))} of {total} matches are stored"
         except StoreError:
@@ -255,6 +254,9 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
                   f"played again from their seeds. Resume with:\n"
                   f"  arena tournament --resume {escape(shlex.quote(t.name))} "
                   f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
+        return 1
+    except (BotStartError, OSError) as exc:
+        err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1
     elapsed = time.perf_counter() - view.started
     if view.played:

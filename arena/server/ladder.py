@@ -17,6 +17,7 @@ import logging
 import random
 from collections import Counter
 
+from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
@@ -182,7 +183,15 @@ class Ladder:
                          tuple(self.seeds.bot_seed(NAME, n, s) for s in range(len(table))))
         leased = []
         try:
-            leased = await lease_in_order(providers, seated)
+            try:
+                leased = await lease_in_order(providers, seated)
+            except ArenaStartError as exc:
+                # this server cannot start a bot's process now (out of open files, processes
+                # or memory): not the bots' doing, so no match and no verdict; these bots
+                # wait a moment before the ladder tries them again
+                log.warning("ladder match %s is not played: %s", key, exc)
+                await asyncio.sleep(LOOK_AGAIN_S)
+                return
             absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
             again = {i: s.reconnect for i, (_, s) in enumerate(leased) if s.reconnect}
             listeners = [] if self.hub is None else [self.hub.listener(NAME)]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from arena.bots.check import Report, check_bot
 from arena.bots.launcher import is_log_of
+from arena.bots.process import ArenaStartError
 from arena.bots.manifest import NAME, NAME_RULE, ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.referee.lobby import Lobby, new_token, token_hash
@@ -94,8 +95,18 @@ class Registry:
             self.store.update_registered_bot(bot.id, status="failed",
                                              report={"error": str(exc)})
             raise RegistryError(f"{bot.display}: {exc}") from None
-        report = await check_bot(manifest, setup_timeout=setup_timeout, sandbox=self.sandbox,
-                                 log_dir=self.logs_dir(bot.display) / "check")
+        try:
+            report = await check_bot(manifest, setup_timeout=setup_timeout,
+                                     sandbox=self.sandbox,
+                                     log_dir=self.logs_dir(bot.display) / "check")
+        except ArenaStartError as exc:
+            # the server ran out of open files, processes or memory of its own: the
+            # version is not entered (never left 'validating'), and the author is told the
+            # fault is not the bot's
+            self.store.update_registered_bot(bot.id, status="failed", folder=str(folder),
+                                             report={"error": str(exc)})
+            raise RegistryError(f"{bot.display} was not checked: {exc}; the fault is the "
+                                "server's, not the bot's: add it again later") from None
         status = "active" if report.failed == 0 else "failed"
         bot = self.store.update_registered_bot(bot.id, status=status, folder=str(folder),
                                                report=report.to_dict())

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
@@ -246,7 +247,7 @@ class Runs:
             # would not start, a database gone): its followers hear why
             run.error = str(exc) or type(exc).__name__
             log.error("tournament %s stopped: %s", t.name, run.error,
-                      exc_info=not isinstance(exc, (ConfigError, StoreError)))
+                      exc_info=not isinstance(exc, (ConfigError, StoreError, ArenaStartError)))
         finally:
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,

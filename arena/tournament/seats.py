@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.bots.launcher import BotStartError, LocalBot
+from arena.bots.process import ArenaStartError
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
@@ -147,6 +148,9 @@ class ProcessSeats(SeatProvider):
         except BotStartError as exc:
             self._back(bot)
             return Seat(None, (VerdictKind.CRASHED, str(exc)))
+        except ArenaStartError:
+            self._back(bot)        # tried again when the arena can start processes
+            raise
         return Seat(session, handle=bot)
 
     def release(self, seat: Seat, verdict: Verdict | None) -> None:

@@ -701,6 +701,30 @@ def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
     assert verdicts == []
 
 
+def test_an_arena_out_of_open_files_stops_with_its_resume_line_and_blames_no_bot(tmp_path, mark):
+    """The arena's own open-files limit (ulimit -n 40) too low for 8 matches at once: it
+    could not start bot processes, and charged each failure to the bot as a crash; every
+    bot was retired and the tournament "finished" (exit 0) with 60 forfeits. Now it stops
+    with one error saying why, and its resume line; no stored match holds a verdict."""
+    import resource
+
+    db = tmp_path / "arena.db"
+    proc = subprocess.run(
+        command("tournament", *SAMPLES, BOTS / "pusher", "--games", "5", "--concurrency", "8",
+                "-q", "--name", "cramped", "--db", db, "--logs", tmp_path / "logs"),
+        cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "the arena cannot start a process for bot" in proc.stderr
+    assert "Too many open files (the arena's open-files limit, ulimit -n, is 40" in proc.stderr
+    assert f"arena tournament --resume cramped --db {db}" in proc.stderr
+    assert "ONO99_TOKEN" not in proc.stderr      # the error quoted bwrap's arguments, a token too
+    assert [m["verdicts"] for m in read_json(mark, "matches", "cramped", "--db", db)
+            if m["verdicts"]] == []
+    assert wait_unmarked(mark, 5) == []
+
+
 def test_standings_read_while_a_tournament_writes_always_work(tmp_path, mark):
     """Readers beside the writer (WAL): arena standings, again and again, while the long
     tournament stores its matches; every read answers, none waits for the writer."""
