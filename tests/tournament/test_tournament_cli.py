@@ -360,6 +360,19 @@ def test_the_readers_refuse_a_missing_or_empty_database(tmp_path, mark, known_db
     assert line.endswith(f"no tournament called 'nope' in {known_db}; known: known")
 
 
+@pytest.mark.parametrize("reader", [["matches", "--json"], ["standings", "--json"], ["show", "1"]])
+def test_a_reader_whose_output_is_closed_stops_quietly(mark, known_db, reader):
+    """``arena matches --json | head``: whoever reads the output goes away. The JSON
+    readers ended with a BrokenPipeError traceback; now every reader stops quietly, exit
+    status 1 (what rich does for the tables)."""
+    proc = subprocess.Popen(command(*reader, "--db", known_db), cwd=ROOT, env=env_for(mark),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()                  # gone before a byte is written: the write fails
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1, stderr
+    assert stderr == ""
+
+
 # ---------------------------------------------------------------- retirement
 
 @pytest.mark.parametrize("executor", ["local", "multiprocess", "ray"])
