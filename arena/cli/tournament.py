@@ -179,13 +179,20 @@ def run_tournament(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             tournament = Tournament.resume(store, args.resume)
-            set_up(tournament.manifests, args, bot_factory(args))
+            # one process plays a tournament at a time: claimed before its setups run
+            claim = store.claim_tournament(tournament.record)
+            try:
+                set_up(tournament.manifests, args, bot_factory(args))
+            except BaseException:
+                claim.release()
+                raise
         else:
             if store.has_tournament(name):
                 # before Tournament.create stores the bots' versions for nothing
                 raise ConfigError(f"a tournament called {name!r} already exists in {shown(args.db)} "
                                   f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
             tournament = Tournament.create(store, name, settings)
+            claim = store.claim_tournament(tournament.record)
     except StoreError as exc:
         store.close()
         raise ConfigError(str(exc)) from None
@@ -195,6 +202,7 @@ def run_tournament(args: argparse.Namespace) -> int:
     try:
         return _run(tournament, args, console, err)
     finally:
+        claim.release()
         store.close()
 
 

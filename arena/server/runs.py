@@ -229,8 +229,12 @@ class Runs:
             if hub is not None and played is not None:
                 hub.tournament_result(t.name, played, result.match_id)
 
+        claim = None
         try:
             if t.pending():
+                # not while another process plays it (an arena tournament --resume on
+                # this database): the one process at a time that does
+                claim = self.store.claim_tournament(t.record)
                 if self.executor != "local" and not t.settings.remote:
                     executor = self._elsewhere(t, on_retire)
                 else:
@@ -249,6 +253,8 @@ class Runs:
             log.error("tournament %s stopped: %s", t.name, run.error,
                       exc_info=not isinstance(exc, (ConfigError, StoreError, ArenaStartError)))
         finally:
+            if claim is not None:
+                claim.release()
             run.finished = True
             run.publish(Event("finished", {"name": t.name, "played": run.played,
                                            "seconds": time.monotonic() - run.started,

@@ -130,6 +130,17 @@ class Claim:
             self._close = None
 
 
+class TournamentInPlayError(StoreError):
+    """Another process is playing that tournament on this database."""
+
+
+def tournament_in_play(name: str, where: str) -> TournamentInPlayError:
+    return TournamentInPlayError(
+        f"tournament {name!r} is being played by another process on {where} (an arena "
+        "tournament, or an arena serve); two would play the same matches and refuse each "
+        "other's results: wait for it to end, or stop it (what it stored is kept)")
+
+
 def already_claimed(where: str) -> StoreError:
     return StoreError(f"another arena serve is already using {where}: one server at a time "
                       "may (two would deal the same ladder matches and resume the same "
@@ -160,6 +171,12 @@ class Store(abc.ABC):
         (durability included), that may be handed to another thread (one thread at a
         time uses it): a thread that writes off the event loop gets its own connection
         instead of sharing this one. The caller closes it."""
+
+    @abc.abstractmethod
+    def claim_tournament(self, tournament: TournamentRecord) -> Claim:
+        """This process's hold on ``tournament`` while it plays it (``arena tournament``,
+        and ``arena serve`` for each it plays), released as :meth:`claim`'s is.
+        :class:`TournamentInPlayError` if another process holds it."""
 
     @abc.abstractmethod
     def claim(self) -> Claim:

@@ -52,6 +52,7 @@ from arena.store.base import (
     already_claimed,
     is_row_id,
     not_found,
+    tournament_in_play,
 )
 from arena.store.location import redact, scrub
 from arena.store.migrations import migrations, refuse_newer, schema_version
@@ -68,6 +69,8 @@ MIGRATION_LOCK = 0x6F6E6F3939   # "ono99"
 
 #: The advisory lock that ``arena serve`` holds on its database (:meth:`PostgresStore.claim`).
 SERVE_LOCK = 0x6F6E6F3939 + 1
+#: The class of a tournament's advisory lock (pg_try_advisory_lock(class, tournament id)).
+PLAY_LOCK_CLASS = 0x6F6E6F39   # "ono9"
 
 #: How long to wait for the server to answer a connection, in seconds.
 CONNECT_TIMEOUT = 10
@@ -181,6 +184,22 @@ class PostgresStore(Store):
             db.close()
             raise already_claimed(self.describe())
         return Claim(db.close)                 # the session ends, and its lock with it
+
+    def claim_tournament(self, tournament: TournamentRecord) -> Claim:
+        # as claim: a session of its own, holding an advisory lock keyed by the tournament
+        db = self._open()
+        try:
+            with self._errors(f"claim tournament {tournament.name!r}"):
+                # two int4 keys (ids past 2^31, were there ever so many, share one)
+                held = db.execute("SELECT pg_try_advisory_lock(%s::int4, %s::int4)",
+                                  (PLAY_LOCK_CLASS, tournament.id % 2**31)).fetchone()[0]
+        except BaseException:
+            db.close()
+            raise
+        if not held:
+            db.close()
+            raise tournament_in_play(tournament.name, self.describe())
+        return Claim(db.close)
 
     def _scrub(self, exc: BaseException) -> str:
         """The driver's message, on one line (libpq adds hints on lines of their own; a

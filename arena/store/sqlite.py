@@ -39,6 +39,7 @@ from arena.store.base import (
     already_claimed,
     is_row_id,
     not_found,
+    tournament_in_play,
 )
 from arena.store.migrations import migrations, refuse_newer, schema_version
 
@@ -224,6 +225,23 @@ class SQLiteStore(Store):
             os.close(fd)
             raise already_claimed(self.path) from None
         return Claim(lambda: os.close(fd))   # and with the descriptor, the lock
+
+    def claim_tournament(self, tournament: TournamentRecord) -> Claim:
+        # as claim, a file of its own for each tournament, in a folder beside the database
+        folder = f"{self.path}-playing"
+        path = os.path.join(folder, str(tournament.id))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot claim tournament {tournament.name!r} in {self.path}: "
+                             f"cannot open {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise tournament_in_play(tournament.name, self.path) from None
+        return Claim(lambda: os.close(fd))
 
     # ---------------------------------------------------------------- tournaments
 

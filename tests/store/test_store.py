@@ -167,6 +167,29 @@ def test_tournaments_are_found_by_name_the_latest_by_none_and_listed_oldest_firs
     assert second.bots == ["cy", "ada"]
 
 
+def test_one_holder_plays_a_tournament_at_a_time(store, backend, location):
+    """Two processes resuming one tournament played the same matches, and the second
+    stopped on the first's results ("already stored"). A claim, held by whatever plays
+    it (here a second store: another file description, another session), is refused to
+    another until released; other tournaments are free."""
+    from arena.store.base import TournamentInPlayError
+
+    cup = store.create_tournament("cup", {"games": 1}, [])
+    other = store.create_tournament("other", {"games": 1}, [])
+    second = backend.open(location)
+    try:
+        held = store.claim_tournament(cup)
+        with pytest.raises(TournamentInPlayError) as err:
+            second.claim_tournament(cup)
+        assert str(err.value).startswith("tournament 'cup' is being played by another process")
+        second.claim_tournament(other).release()        # another tournament: free
+        held.release()
+        held.release()                                  # once; again does nothing
+        second.claim_tournament(cup).release()          # let go: claimed at once
+    finally:
+        second.close()
+
+
 def test_a_taken_tournament_name_is_refused_and_nothing_is_stored(store):
     original = tournament(store, "cup", bots=("ada", "bob"))
     with pytest.raises(StoreError, match="'cup'"):

@@ -674,6 +674,31 @@ def test_a_stalled_bot_process_times_out_and_the_tournament_goes_on(tmp_path, ma
     assert len(verdicts) == 1, "the stopped process played on after its timeout"
 
 
+def test_a_tournament_is_played_by_one_process_at_a_time(tmp_path, mark, reference):
+    """A second arena tournament --resume while the first still plays (two terminals, a
+    cron job): both played the same matches and the second stopped on "already stored",
+    saying to resume what the first was playing. Now it is refused at once."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "busy", db)
+    try:
+        second = arena(new_mark(), "tournament", "--resume", "busy", "--db", db, "-q")
+        assert error_line(second) == (
+            f"arena tournament: error: tournament 'busy' is being played by another process "
+            f"on {db} (an arena tournament, or an arena serve); two would play the same "
+            "matches and refuse each other's results: wait for it to end, or stop it (what "
+            "it stored is kept)")
+        assert proc.poll() is None                 # the first plays on
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    same_results(db, "busy", reference, mark)
+    again = ok(mark, "tournament", "--resume", "busy", "--db", db, "-q")   # let go at its end
+    assert "already played" in again.stdout
+
+
 def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
     """SIGSTOP, then SIGCONT, to the arena and its referee workers (Ctrl-Z then fg, a paused
     virtual machine), three times for 2 s, on a 0.2 s + 0.5 s clock: the bots, waiting on
