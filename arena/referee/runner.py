@@ -163,10 +163,7 @@ class MatchRunner:
                 remaining = (deadline - now()) / 1e9
                 if remaining <= 0:
                     raise TimeoutError
-                try:
-                    action = await session.next_action(remaining)
-                except TimeoutError:
-                    continue    # rang on real time; live time rules (this process paused?)
+                action = await session.next_action(remaining)
                 if action is not None:
                     card = card_from_wire(action.card)
                     if card is None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ono99.v1 import referee_pb2
 
 from arena.referee import wire
+from arena.referee.liveclock import live_clock
 
 #: The largest message a bot may send (the proto's BotMessage comment): a turn's answer
 #: is a few bytes; anything near this is padding.
@@ -82,7 +83,9 @@ class BotSession:
         self._waiter: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None  # rings for the waiting runner
         self._deadline = 0.0                     # ... when its time is out (loop time)
+        self._live_deadline = 0                  # ... and on the live clock (ns)
         self._loop = asyncio.get_running_loop()
+        self._now_ns = live_clock().now_ns       # a pause of this process is not the bot's
         self._done = self._loop.create_future()
 
     # ---------------------------------------------------------------- state
@@ -274,6 +277,7 @@ class BotSession:
             item = self._inbox.popleft()
         else:
             waiter = self._waiter = self._loop.create_future()
+            self._live_deadline = self._now_ns() + int(timeout * 1e9)
             self._arm(self._loop.time() + timeout)
             try:
                 item = await waiter
@@ -300,17 +304,22 @@ class BotSession:
             self._timer = self._loop.call_at(deadline, self._ring)
 
     def _ring(self) -> None:
-        """The timer rang: the waiting runner's time is out if its deadline has come,
-        else the timer is set again for it (it was set for an earlier turn)."""
+        """The timer rang: the waiting runner's time is out if its deadline has come, on
+        the live clock too, else the timer is set again for it (it was set for an earlier
+        turn, or this process was paused: what the pause took is not the bot's)."""
         rang_at = self._timer.when()
         self._timer = None
         waiter = self._waiter
         if waiter is None or waiter.done():
             return
-        if self._deadline <= rang_at:
-            waiter.set_result(_TIMEOUT)
-        else:
+        if self._deadline > rang_at:
             self._arm(self._deadline)
+            return
+        left = self._live_deadline - self._now_ns()
+        if left > 0:
+            self._arm(self._loop.time() + left / 1e9)
+        else:
+            waiter.set_result(_TIMEOUT)
 
     # ---------------------------------------------------------------- reads
 
