@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -76,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
     token = (args.token or os.environ.get(ENV_TOKEN) or None) if args.match is not None else None
     console = output.console()
     client = SpectatorClient(address, token, args.tls, args.tls_ca)
+    # Ctrl-C and SIGTERM ask the client to stop (see SpectatorClient.stop), until the
+    # channel is closed: watching ends as it always did, exit status 0
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, lambda *_: client.stop())
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         client.connect()
         if args.match is not None:
@@ -96,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         client.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 # ---------------------------------------------------------------- matches

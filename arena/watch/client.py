@@ -35,6 +35,7 @@ DEFAULT_ADDRESS = "127.0.0.1:50052"      # arena serve's default: its port + 1
 CONNECT_TIMEOUT_S = 5.0
 RECONNECT_S = 10.0
 CALL_TIMEOUT_S = 30.0
+POLL_S = 0.2          # how often a wait looks whether it was asked to stop
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE),
                    # a server that went away is looked for again soon, not after minutes
                    ("grpc.initial_reconnect_backoff_ms", 300),
@@ -100,16 +101,35 @@ class SpectatorClient:
         self.channel = (grpc.secure_channel(address, creds, CHANNEL_OPTIONS) if creds is not None
                         else grpc.insecure_channel(address, CHANNEL_OPTIONS))
         self.stub = spectator_pb2_grpc.SpectatorStub(self.channel)
+        self.stopping = False
+        self._feeds: list[Feed] = []
+
+    def stop(self) -> None:
+        """Ask the waits and streams to end soon (safe in a signal handler: it only sets
+        flags, which they look at every POLL_S). Ctrl-C raised as KeyboardInterrupt in the
+        middle of gRPC's own code left a channel half closed once, and the process then
+        hung at exit closing it again (``_ChannelCallState.__del__``)."""
+        self.stopping = True
+        for feed in self._feeds:
+            feed.stop()
 
     def connect(self, timeout: float = CONNECT_TIMEOUT_S) -> None:
-        """Wait for the connection; WatchError if nothing answers within ``timeout`` s."""
-        try:
-            grpc.channel_ready_future(self.channel).result(timeout=timeout)
-        except grpc.FutureTimeoutError:
-            raise WatchError(f"no spectator service at {self.address} (nothing answered within "
-                             f"{timeout:g} s: is arena serve, arena tournament --watch or arena "
-                             "match --watch running there? with TLS, give --tls or --tls-ca)"
-                             ) from None
+        """Wait for the connection; WatchError if nothing answers within ``timeout`` s.
+        Returns at once, connected or not, once :meth:`stop` is asked."""
+        ready = grpc.channel_ready_future(self.channel)
+        deadline = time.monotonic() + timeout
+        while not self.stopping:
+            try:
+                ready.result(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+                return
+            except grpc.FutureTimeoutError:
+                if time.monotonic() >= deadline:
+                    raise WatchError(
+                        f"no spectator service at {self.address} (nothing answered within "
+                        f"{timeout:g} s: is arena serve, arena tournament --watch or arena "
+                        "match --watch running there? with TLS, give --tls or --tls-ca)"
+                    ) from None
+        ready.cancel()
 
     def close(self) -> None:
         self.channel.close()
@@ -168,19 +188,29 @@ class Feed:
         self._queue: queue.Queue = queue.Queue()
         self._call = None
         self._closed = False
+        self._stopping = client.stopping
+        client._feeds.append(self)
         self._thread = threading.Thread(target=self._read, name="spectator-feed", daemon=True)
         self._thread.start()
+
+    def stop(self) -> None:
+        """Have :meth:`messages` end soon (a flag: safe in a signal handler)."""
+        self._stopping = True
 
     def messages(self, tick: float | None = None) -> Iterator:
         """The stream's messages, and a :class:`Reconnecting` when the server went away;
         with ``tick``, None whenever ``tick`` seconds pass without one (time to redraw).
-        Ends with the stream; WatchError if it failed."""
-        while True:
+        Ends with the stream, or soon after :meth:`stop`; WatchError if it failed."""
+        quiet_since = time.monotonic()
+        while not self._stopping:
             try:
-                item = self._queue.get(timeout=tick)
+                item = self._queue.get(timeout=POLL_S if tick is None else min(tick, POLL_S))
             except queue.Empty:
-                yield None
+                if tick is not None and time.monotonic() - quiet_since >= tick:
+                    quiet_since = time.monotonic()
+                    yield None
                 continue
+            quiet_since = time.monotonic()
             if item is _END:
                 return
             if isinstance(item, WatchError):
@@ -204,6 +234,9 @@ class Feed:
         while not self._closed:
             try:
                 self._call = call = self._open_call()
+                if self._closed:               # closed while it was being opened
+                    call.cancel()
+                    return
                 for message in call:
                     gone_since = None
                     self._queue.put(message)

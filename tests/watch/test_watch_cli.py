@@ -245,6 +245,33 @@ def test_the_address_comes_from_the_environment(service, mark):
     assert proc.stdout.splitlines() == expected(played)
 
 
+@pytest.mark.parametrize("signals", [[signal.SIGINT], [signal.SIGTERM],
+                                     [signal.SIGINT] * 3, [signal.SIGTERM, signal.SIGINT]])
+def test_off_a_terminal_ctrl_c_or_sigterm_ends_watching_at_once(service, mark, signals):
+    """Ctrl-C (and SIGTERM, as timeout or a service manager sends it) raised as
+    KeyboardInterrupt wherever the viewer was, gRPC's own code included; once, under
+    timeout, the viewer then hung for good at exit, closing its channel again
+    (_ChannelCallState.__del__). Now they only ask it to stop: it leaves within a poll,
+    exit status 0, however many arrive (the later ones while it closes)."""
+    played, script = held_match(service, seed=43)
+    proc = subprocess.Popen(command("watch", service.address, "--tv"), cwd=ROOT,
+                            env=env_for(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline().startswith("match ")      # watching
+        for sig in signals:
+            proc.send_signal(sig)
+            time.sleep(0.05)
+        sent = time.monotonic()
+        assert proc.wait(timeout=10) == 0, proc.stderr.read()
+        assert time.monotonic() - sent < 3
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+        service.call(script.release)
+
+
 # ---------------------------------------------------------------- on a terminal
 
 def test_on_a_terminal_a_live_table_until_the_match_ends(service, mark):
