@@ -97,6 +97,21 @@ def _said(doing: str) -> Callable:
     return wrap
 
 
+def _flock(path: str, doing: str, taken: Callable[[], StoreError]) -> Claim:
+    """An exclusive flock of ``path`` (made if missing), held until the claim is released
+    or the process ends; ``taken()`` if another holds it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise StoreError(f"cannot {doing}: cannot open {path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise taken() from None
+    return Claim(lambda: os.close(fd))   # and with the descriptor, the lock
+
+
 class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file."""
 
@@ -213,35 +228,20 @@ class SQLiteStore(Store):
         # whole file, which SQLite's own fcntl locks would meet. The kernel lets it go
         # when the process ends, however it ends; Python's descriptors are not inherited
         # by the processes the server starts.
-        path = f"{self.path}-serving"
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot claim {self.path} for this server: cannot open {path}: "
-                             f"{exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise already_claimed(self.path) from None
-        return Claim(lambda: os.close(fd))   # and with the descriptor, the lock
+        return _flock(f"{self.path}-serving", f"claim {self.path} for this server",
+                      lambda: already_claimed(self.path))
 
     def claim_tournament(self, tournament: TournamentRecord) -> Claim:
         # as claim, a file of its own for each tournament, in a folder beside the database
         folder = f"{self.path}-playing"
-        path = os.path.join(folder, str(tournament.id))
+        doing = f"claim tournament {tournament.name!r} in {self.path}"
         try:
             os.makedirs(folder, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
-            raise StoreError(f"cannot claim tournament {tournament.name!r} in {self.path}: "
-                             f"cannot open {path}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise tournament_in_play(tournament.name, self.path) from None
-        return Claim(lambda: os.close(fd))
+            raise StoreError(f"cannot {doing}: cannot make {folder}: "
+                             f"{exc.strerror or exc}") from None
+        return _flock(os.path.join(folder, str(tournament.id)), doing,
+                      lambda: tournament_in_play(tournament.name, self.path))
 
     # ---------------------------------------------------------------- tournaments
 
