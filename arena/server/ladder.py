@@ -15,10 +15,11 @@ import asyncio
 import itertools
 import logging
 import random
+import time
 from collections import Counter
 
 from arena.bots.process import ArenaStartError
-from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl
+from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl, VerdictKind
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
@@ -38,6 +39,14 @@ log = logging.getLogger("arena.server")
 LOOK_AGAIN_S = 1.0
 
 NAME = "ladder"
+
+#: A bot whose last BENCH_AFTER ladder matches each gave it one of these verdicts sits out
+#: of the ladder for BENCH_S seconds: a remote bot that stays connected and never answers
+#: would otherwise cost every opponent a whole clock, match after match.
+KEEPS_OTHERS_WAITING = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED,
+                                  VerdictKind.ABSENT})
+BENCH_AFTER = 3
+BENCH_S = 300.0
 
 
 class Ladder:
@@ -73,6 +82,8 @@ class Ladder:
         # oldest first: stored by run before the ladder starts anything new
         self.kept: list[tuple[str, list[str], MatchResult]] = []
         self.playing: set[str] = set()
+        self.faults_in_a_row: Counter[str] = Counter()  # matches ending in a wait on it
+        self.benched: dict[str, float] = {}              # bot -> until when it sits out
         self._wake = asyncio.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
 
@@ -142,8 +153,9 @@ class Ladder:
 
     def available(self) -> list[RegisteredBot]:
         out = []
+        now = time.monotonic()
         for bot in self.registry.active():
-            if bot.display in self.playing:
+            if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now:
                 continue
             if bot.kind == "remote":
                 seats = self.registry.remote.get(bot.display)
@@ -205,6 +217,7 @@ class Ladder:
             for name, reason in self.retirements.observe(seated, result):
                 if name in self.hosted:
                     self.hosted[name].retire(reason)
+            self._bench(seated, result)
             try:
                 await self.writer.record_match(self.record, key, key, seated, result)
             except AlreadyStoredError as exc:
@@ -248,6 +261,22 @@ class Ladder:
         played = Played.of_result(key, key, result)
         if self.hub is not None and played is not None:
             self.hub.tournament_result(NAME, played, result.match_id)
+
+    def _bench(self, seated: list[str], result: MatchResult) -> None:
+        """Count, for each bot at the table, the matches in a row that ended with it kept
+        waiting on (:data:`KEEPS_OTHERS_WAITING`); at :data:`BENCH_AFTER`, it sits out."""
+        kinds = {seated[v.seat]: v.kind for v in result.verdicts if v.kind in KEEPS_OTHERS_WAITING}
+        for name in seated:
+            if name not in kinds:
+                self.faults_in_a_row[name] = 0
+                continue
+            self.faults_in_a_row[name] += 1
+            if self.faults_in_a_row[name] >= BENCH_AFTER:
+                self.faults_in_a_row[name] = 0
+                self.benched[name] = time.monotonic() + BENCH_S
+                log.warning("ladder: %s sits out for %g s: its last %d matches each ended in a "
+                            "fault that kept its opponents waiting (the last: %s)", name,
+                            BENCH_S, BENCH_AFTER, kinds[name])
 
     def _provider(self, bot: RegisteredBot) -> SeatProvider:
         if bot.kind == "remote":

@@ -5,6 +5,7 @@ run in the sandbox, a SQLite file that outlives the server."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -251,6 +252,33 @@ def test_the_ladder_keeps_what_it_plays_while_its_database_cannot_take_it(tmp_pa
     assert keys == list(range(1, len(keys) + 1)), keys
     assert served.output.count(", kept, is stored") == 1, served.output
     assert "not stored" not in served.output and "Traceback" not in served.output
+
+
+def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
+    """A remote bot that stays connected and never answers cost each ladder opponent a
+    whole clock, match after match, for as long as it stayed. After 3 matches in a row
+    ending in a timeout it sits out (for 5 minutes); the others play on without it."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", "--move-time", "0.1", "--bank", "0.2")
+    mute = None
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        mute = served.remote_bot("../tests/bots/rogue.py", served.add_remote("mute"), "sleep",
+                                 "1", ROGUE_SLEEP="3600")
+        wait_logged(served, "ladder: mute sits out for 300 s: its last 3 matches each ended in "
+                    "a fault that kept its opponents waiting (the last: timeout)", timeout=60)
+        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        wait_ladder(served, played + 20)          # the others play on, without it
+    finally:
+        assert served.stop() == 0
+        if mute is not None:
+            mute.kill()
+            mute.wait()
+    with sqlite3.connect(db) as conn:
+        tables = [json.loads(bots) for (bots,) in conn.execute("SELECT bots FROM matches")]
+    assert sum("mute" in t for t in tables) == 3, tables
+    assert sum("mute" not in t for t in tables) >= 20
 
 
 def wait_logged(served: Served, text: str, timeout: float = 30) -> None:
