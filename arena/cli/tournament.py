@@ -176,16 +176,12 @@ def run_tournament(args: argparse.Namespace) -> int:
         store = open_store(args.db, durable=args.durable)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
+    claim = None   # one process plays a tournament at a time
     try:
         if args.resume:
             tournament = Tournament.resume(store, args.resume)
-            # one process plays a tournament at a time: claimed before its setups run
-            claim = store.claim_tournament(tournament.record)
-            try:
-                set_up(tournament.manifests, args, bot_factory(args))
-            except BaseException:
-                claim.release()
-                raise
+            claim = store.claim_tournament(tournament.record)   # before its setups run
+            set_up(tournament.manifests, args, bot_factory(args))
         else:
             if store.has_tournament(name):
                 # before Tournament.create stores the bots' versions for nothing
@@ -193,11 +189,12 @@ def run_tournament(args: argparse.Namespace) -> int:
                                   f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
             tournament = Tournament.create(store, name, settings)
             claim = store.claim_tournament(tournament.record)
-    except StoreError as exc:
+    except BaseException as exc:
+        if claim is not None:
+            claim.release()
         store.close()
-        raise ConfigError(str(exc)) from None
-    except BaseException:
-        store.close()
+        if isinstance(exc, StoreError):
+            raise ConfigError(str(exc)) from None
         raise
     try:
         return _run(tournament, args, console, err)

@@ -210,6 +210,6 @@ __all__ = ["ArenaServer", "ServeOptions"]
 
 def _said_if_failed(task: asyncio.Task) -> None:
     """A ladder that stops on an error says so (its task's error was seen by no one)."""
-    if not task.cancelled() and task.exception() is not None:
-        exc = task.exception()
+    exc = None if task.cancelled() else task.exception()
+    if exc is not None:
         log.error("the ladder stopped: %s", exc, exc_info=exc)

@@ -219,11 +219,7 @@ class Ladder:
                     self.hosted[name].retire(reason)
             self._bench(seated, result)
             try:
-                await self.writer.record_match(self.record, key, key, seated, result)
-            except AlreadyStoredError as exc:
-                log.error("ladder match %s (%s) was played but not stored: %s", key,
-                          result.match_id, exc)
-                return
+                await self._store(key, seated, result)
             except StoreError as exc:
                 # the database cannot take it now (away longer than the writer waits, a
                 # full disk, a lock held longer than the busy timeout): kept, and stored
@@ -232,8 +228,6 @@ class Ladder:
                 log.warning("ladder match %s (%s) is kept until the database can store it: "
                             "%s", key, result.match_id, exc)
                 self.kept.append((key, seated, result))
-                return
-            self._stored(key, seated, result)
         finally:
             for p, s in leased:
                 p.release(s, None)
@@ -245,22 +239,25 @@ class Ladder:
         :class:`StoreError` while it still cannot."""
         while self.kept:
             key, seated, result = self.kept[0]
-            try:
-                await self.writer.record_match(self.record, key, key, seated, result)
-            except AlreadyStoredError as exc:
-                log.error("ladder match %s (%s) was played but not stored: %s", key,
-                          result.match_id, exc)
-            else:
+            if await self._store(key, seated, result):
                 log.warning("ladder match %s (%s), kept, is stored", key, result.match_id)
-                self._stored(key, seated, result)
             del self.kept[0]
 
-    def _stored(self, key: str, seated: list[str], result: MatchResult) -> None:
-        """A match is stored: rate it, and tell the spectators."""
+    async def _store(self, key: str, seated: list[str], result: MatchResult) -> bool:
+        """Store a played match, then rate it and tell the spectators; whether it was
+        stored (a key stored already is said, and dropped: no retry can help).
+        :class:`StoreError` while the database cannot take it."""
+        try:
+            await self.writer.record_match(self.record, key, key, seated, result)
+        except AlreadyStoredError as exc:
+            log.error("ladder match %s (%s) was played but not stored: %s", key,
+                      result.match_id, exc)
+            return False
         self._rate(seated, result.places(), key)
         played = Played.of_result(key, key, result)
         if self.hub is not None and played is not None:
             self.hub.tournament_result(NAME, played, result.match_id)
+        return True
 
     def _bench(self, seated: list[str], result: MatchResult) -> None:
         """Count, for each bot at the table, the matches in a row that ended with it kept

@@ -220,7 +220,7 @@ class Store(abc.ABC):
     def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                      bots: list[str], result: MatchResult) -> int:
         """Store a finished match with its events, in one transaction; returns its id.
-        Storing a key twice raises :class:`StoreError` and keeps the first."""
+        Storing a key twice raises :class:`AlreadyStoredError` and keeps the first."""
 
     @abc.abstractmethod
     def finished_keys(self, tournament: TournamentRecord) -> set[str]:

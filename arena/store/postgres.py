@@ -173,33 +173,33 @@ class PostgresStore(Store):
         # may be made again, which would let it go): the server ends it with the session,
         # when the process ends however it ends. A restart of the database server ends it
         # too; the server then serves on without it.
-        db = self._open()
-        try:
-            with self._errors("claim the database for this server"):
-                held = db.execute("SELECT pg_try_advisory_lock(%s)", (SERVE_LOCK,)).fetchone()[0]
-        except BaseException:
-            db.close()
-            raise
-        if not held:
-            db.close()
-            raise already_claimed(self.describe())
-        return Claim(db.close)                 # the session ends, and its lock with it
+        return self._advisory_lock("claim the database for this server", (SERVE_LOCK,),
+                                   lambda: already_claimed(self.describe()))
 
     def claim_tournament(self, tournament: TournamentRecord) -> Claim:
-        # as claim: a session of its own, holding an advisory lock keyed by the tournament
+        # as claim, keyed by the tournament: two int4 keys (ids past 2^31, were there ever
+        # so many, share one)
+        return self._advisory_lock(f"claim tournament {tournament.name!r}",
+                                   (PLAY_LOCK_CLASS, tournament.id % 2**31),
+                                   lambda: tournament_in_play(tournament.name, self.describe()))
+
+    def _advisory_lock(self, doing: str, key: tuple[int, ...],
+                       taken: Callable[[], StoreError]) -> Claim:
+        """A session-level advisory lock of ``key`` (one bigint, or two int4), on a session
+        of its own, held until the claim is released or the process ends; ``taken()`` if
+        another session holds it."""
+        args = "%s" if len(key) == 1 else "%s::int4, %s::int4"
         db = self._open()
         try:
-            with self._errors(f"claim tournament {tournament.name!r}"):
-                # two int4 keys (ids past 2^31, were there ever so many, share one)
-                held = db.execute("SELECT pg_try_advisory_lock(%s::int4, %s::int4)",
-                                  (PLAY_LOCK_CLASS, tournament.id % 2**31)).fetchone()[0]
+            with self._errors(doing):
+                held = db.execute(f"SELECT pg_try_advisory_lock({args})", key).fetchone()[0]
         except BaseException:
             db.close()
             raise
         if not held:
             db.close()
-            raise tournament_in_play(tournament.name, self.describe())
-        return Claim(db.close)
+            raise taken()
+        return Claim(db.close)                 # the session ends, and its lock with it
 
     def _scrub(self, exc: BaseException) -> str:
         """The driver's message, on one line (libpq adds hints on lines of their own; a
@@ -494,4 +494,3 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self.db.close()
-

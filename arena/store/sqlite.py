@@ -463,4 +463,3 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.db.close()
-

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, processes_marked
+from support.processes import env_for, processes_marked, reaped
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -169,12 +169,12 @@ def test_a_pause_of_the_arena_as_its_bots_connect_is_not_charged_to_them(tmp_pat
     timeout (Ctrl-Z then fg): the bots connected at once, but the paused referee had read
     nothing. It stopped them for not connecting in time, and the match failed with no
     game. Its waits for bots run on its live clock now, which leaves its own pause out."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli.main", "match", str(BOTS / "random"),
-         str(BOTS / "greedy"), "--games", "2", "--connect-timeout", "2", "-q",
-         "--out", str(tmp_path / "out")],
-        cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(subprocess.Popen(
+            [sys.executable, "-m", "arena.cli.main", "match", str(BOTS / "random"),
+             str(BOTS / "greedy"), "--games", "2", "--connect-timeout", "2", "-q",
+             "--out", str(tmp_path / "out")],
+            cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)) as proc:
         deadline = time.monotonic() + 30
         while not set(processes_marked(mark)) - {proc.pid}:      # a bot is starting
             assert proc.poll() is None and time.monotonic() < deadline, "no bot started"
@@ -184,10 +184,6 @@ def test_a_pause_of_the_arena_as_its_bots_connect_is_not_charged_to_them(tmp_pat
         time.sleep(4)
         proc.send_signal(signal.SIGCONT)
         stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, stderr
     assert "did not connect" not in stderr and "Traceback" not in stdout + stderr
     assert len(game_logs(tmp_path / "out")) == 2

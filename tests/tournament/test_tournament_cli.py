@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, kill_marked, new_mark, processes_marked, wait_unmarked
+from support.processes import env_for, kill_marked, new_mark, processes_marked, reaped, wait_unmarked
 from support.requirements import missing
 
 from arena.bench import procs
@@ -679,8 +679,7 @@ def test_a_tournament_is_played_by_one_process_at_a_time(tmp_path, mark, referen
     cron job): both played the same matches and the second stopped on "already stored",
     saying to resume what the first was playing. Now it is refused at once."""
     db = tmp_path / "arena.db"
-    proc = start_long(mark, tmp_path, "busy", db)
-    try:
+    with reaped(start_long(mark, tmp_path, "busy", db)) as proc:
         second = arena(new_mark(), "tournament", "--resume", "busy", "--db", db, "-q")
         assert error_line(second) == (
             f"arena tournament: error: tournament 'busy' is being played by another process "
@@ -689,10 +688,6 @@ def test_a_tournament_is_played_by_one_process_at_a_time(tmp_path, mark, referen
             "it stored is kept)")
         assert proc.poll() is None                 # the first plays on
         _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, stderr
     same_results(db, "busy", reference, mark)
     again = ok(mark, "tournament", "--resume", "busy", "--db", db, "-q")   # let go at its end
@@ -706,13 +701,12 @@ def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
     ("200 ms + -1305 ms of bank", with a bank run below zero), 5 in 600 matches. Now it
     times bots on its live clock, which leaves a pause of its own out."""
     db = tmp_path / "arena.db"
-    proc = subprocess.Popen(
-        command("tournament", BOTS / "random", BOTS / "greedy", "--games", "150",
-                "--move-time", "0.2", "--bank", "0.5", "--seed", "7", "--concurrency", "2",
-                "-q", "--name", "paused", "--db", db, "--logs", tmp_path / "logs"),
-        cwd=ROOT, env=env_for(mark), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True)
-    try:
+    with reaped(subprocess.Popen(
+            command("tournament", BOTS / "random", BOTS / "greedy", "--games", "150",
+                    "--move-time", "0.2", "--bank", "0.5", "--seed", "7", "--concurrency", "2",
+                    "-q", "--name", "paused", "--db", db, "--logs", tmp_path / "logs"),
+            cwd=ROOT, env=env_for(mark), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)) as proc:
         deadline = time.monotonic() + 60
         while stored_matches(db) < 20 and proc.poll() is None:
             assert time.monotonic() < deadline, "the tournament stored nothing in 60 s"
@@ -729,10 +723,6 @@ def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
             time.sleep(0.5)
         assert paused_at < 300, "the tournament was over before its last pause"
         _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, stderr
     assert stored_matches(db) == 300
     verdicts = [v for m in read_json(mark, "matches", "paused", "--db", db) for v in m["verdicts"]]
