@@ -177,6 +177,12 @@ async def _serve(db: str, options, web: int | None) -> int:
     from arena.server.app import ArenaServer
 
     app = await ArenaServer.start(db, options)
+    # the handlers first: a stop sent as soon as the address is printed (a service
+    # manager, a test) stops the server as Ctrl-C does, its bots and referee with it
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     console = output.console()
     if app.new_token:
         print(f"organizer token: {app.new_token}", flush=True)
@@ -185,10 +191,6 @@ async def _serve(db: str, options, web: int | None) -> int:
                   f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
     console.print(f"spectators at {app.spectators.address}: arena watch {app.spectators.address} "
                   f"--tv", soft_wrap=True, highlight=False)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
         async with web_viewer(web, app.spectators.address, console):
             sys.stdout.flush()
