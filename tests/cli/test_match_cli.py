@@ -148,6 +148,9 @@ def test_a_bot_that_exits_at_once_gets_a_verdict_naming_its_exit_code_and_the_ot
         # tried again before games 2 and 3; not after its third failure
         assert ("not tried again after 3 failures" in verdict["detail"]) == (game == 3)
         assert result["status"] == "finished" and result["ranking"][-1] == [2]
+    # the summary counts its faults by kind, one cell however many games were played
+    assert re.search(r"│\s+2 │ quitter\s+│\s+0 │\s+3\.00 │ disconnected x4 │\s+- │", proc.stdout), \
+        proc.stdout
 
 
 def test_a_bot_that_never_connects_is_stopped_after_the_connect_timeout_and_the_others_play(
