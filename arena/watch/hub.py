@@ -177,6 +177,8 @@ class TournamentLog:
     def result(self, played: Played) -> None:
         for bot in played.bots:
             self.elo.ratings.setdefault(bot, 1500.0)
+            if bot not in self.bots:   # a bot entered on the ladder after it started
+                self.bots.append(bot)
         self.played.append(played)
         self.elo.update(Placing(played.bots, played.places, played.sample))
         if self.viewers:
@@ -272,13 +274,13 @@ class SpectatorHub:
             for viewer in list(log.viewers):
                 viewer.push(message)
 
-    def _arrived(self, tournament: str) -> None:
-        """A match of ``tournament`` can be shown (it has its first frame): wake the TV
-        viewers waiting for one of it, or for any."""
+    def _arrived(self, tournament: str, match_id: str) -> None:
+        """Match ``match_id`` of ``tournament`` can be shown (it has its first frame):
+        wake the TV viewers waiting for one of it, or for any."""
         for key in ("", tournament):
             arrival = self._arrivals.pop(key, None)
             if arrival is not None:
-                arrival[0].set_result(None)
+                arrival[0].set_result(match_id)
 
     def frame(self, match_id: str, frame: pb.MatchFrame, hands: tuple | None = None) -> None:
         match = self.matches.get(match_id)
@@ -289,7 +291,7 @@ class SpectatorHub:
             # TV shows a match from its first frame on: woken at the match's start, a
             # waiter that found no frame yet waited for the next start (for ever, when
             # that match was the last)
-            self._arrived(match.summary.tournament)
+            self._arrived(match.summary.tournament, match_id)
         match.last_frame = time.monotonic()
         if match.hands is not None:
             match.hands.append(hands)
@@ -402,7 +404,10 @@ class SpectatorHub:
         return max(live, key=lambda m: m.interest(self.min_delay), default=None)
 
     async def next_live(self, tournament: str = "", timeout: float | None = None) -> LiveMatch | None:
-        """The best live match, waiting up to ``timeout`` s for one to start."""
+        """The best live match, waiting up to ``timeout`` s for one to start. A match that
+        started while it waited is given even if it has ended since: between fast bots a
+        match lasts a few ms, and where matches do not overlap (a ladder's, one at a time,
+        with a pause to start its bots) no match would be live by the time TV looks."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while (best := self.best_live(tournament)) is None:
             arrival = self._arrivals.get(tournament)
@@ -412,7 +417,8 @@ class SpectatorHub:
             try:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 async with asyncio.timeout(left):
-                    await asyncio.shield(arrival[0])   # shared: one leaving must not cancel it
+                    # shared: one leaving must not cancel it
+                    arrived = await asyncio.shield(arrival[0])
             except TimeoutError:
                 return None
             finally:
@@ -420,6 +426,9 @@ class SpectatorHub:
                 if not arrival[1] and self._arrivals.get(tournament) is arrival:
                     del self._arrivals[tournament]   # nobody waits for it any more
             await asyncio.sleep(0.05)   # let the matches starting with it show up too
+            best = self.best_live(tournament) or self.matches.get(arrived)
+            if best is not None:
+                return best
         return best
 
     def tournament_log(self, name: str) -> TournamentLog | None:

@@ -57,3 +57,17 @@ def test_viewers_joining_again_and_again_do_not_refit_the_standings(monkeypatch)
         assert len(fits) == 3
 
     asyncio.run(go())
+
+
+def test_a_ladder_lists_the_bots_entered_after_it_started():
+    """The ladder is followed from the server's start, with the bots entered then: one
+    entered later played and was rated, but the tournament view's bot list left it out
+    (`arena watch --tournament ladder` on a new server: "bots:" and nothing)."""
+    async def go():
+        log = TournamentLog("ladder", [], 0, [])
+        log.result(Played("L1", ("alice", "bob"), (1, 2), "s1"))
+        log.result(Played("L2", ("carol", "alice"), (1, 2), "s2"))
+        return log.snapshot([])
+
+    snapshot = asyncio.run(go())
+    assert list(snapshot.bots) == ["alice", "bob", "carol"] and snapshot.done == 2

@@ -432,6 +432,43 @@ def test_tv_waiting_shows_a_match_whose_first_frame_comes_late():
     assert shown is not None and shown.summary.match_id == "m"
 
 
+def test_tv_shows_a_match_that_ended_before_it_looked_when_matches_do_not_overlap(monkeypatch):
+    """A server's ladder plays one match at a time, with a pause to start its bots between
+    matches, and between fast bots a match lasts a few ms: TV, woken by a match's first
+    frame, looked again after its pause for the matches starting with it and found none
+    live, so `arena watch --tv` on a ladder showed nothing, for ever. It shows the match
+    that woke it, over by then, and then waits for the next."""
+    from arena.watch import servicer
+    monkeypatch.setattr(servicer, "TV_PAUSE_S", 0.1)
+
+    async def go():
+        hub, server = await serve()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = spectator_pb2_grpc.SpectatorStub(channel).WatchTV(pb.WatchTVRequest())
+                await asyncio.sleep(0.2)                     # TV is waiting
+                shown = []
+                for n in range(2):
+                    the_spec = spec(["a", "b"], seed=n)
+                    runner = MatchRunner(the_spec, [HouseSession(FirstLegal()) for _ in "ab"],
+                                         [hub.listener("ladder")])
+                    await runner.run()                       # over before TV looks again
+                    assert not hub.best_live()
+                    async with asyncio.timeout(10):
+                        while (msg := await call.read()).HasField("snapshot") is False:
+                            pass
+                    shown.append((the_spec.match_id, msg.snapshot))
+                    await asyncio.sleep(0.3)                 # past TV's pause after a match
+                call.cancel()
+                return shown
+        finally:
+            await server.stop()
+
+    for match_id, snapshot in asyncio.run(go()):
+        assert snapshot.match.match_id == match_id and snapshot.reason == "tv"
+        assert snapshot.frames and snapshot.HasField("over")
+
+
 def test_viewers_beyond_the_cap_are_refused_and_the_others_go_on(monkeypatch):
     from arena.watch import servicer
     monkeypatch.setattr(servicer, "MAX_VIEWERS", 3)
