@@ -141,7 +141,9 @@ def standings_of(played: Sequence[Played], bots: Sequence[str]) -> Standings:
             line.elo = result_fit.elo(line.bot)
             line.interval = result_fit.interval(line.bot)
             line.low, line.high = result_fit.bounds(line.bot)
-    ordered = sorted(lines.values(), key=lambda l: (-l.elo, l.average_place, l.bot))
+    # a bot with no match yet (one entered on a ladder, or not yet connected) has only
+    # the prior's 1500: it goes below every bot that has played, not among them
+    ordered = sorted(lines.values(), key=lambda l: (not l.matches, -l.elo, l.average_place, l.bot))
     return Standings(ordered, result_fit)
 
 

@@ -50,3 +50,14 @@ def test_the_interval_prints_as_distances_from_the_elo_and_need_not_be_symmetric
     # a source that sends no bounds (an older server) still shows its half-width
     assert interval_text(1500.0, 0.0, 0.0, 87.4) == "±87"
     assert interval_text(1500.0, 1380.2, 1710.6, 210.6) == "-120 +211"
+
+
+def test_a_bot_that_has_not_played_is_ranked_below_every_bot_that_has():
+    """A bot entered on a ladder that has not played yet (a remote bot not connected) has
+    the prior's 1500 only: it stood third of six, above bots rated below 1500 over 378
+    matches each."""
+    played = [Played(f"k{i}", ("a", "b"), (1, 2) if i % 4 else (2, 1), f"s{i}") for i in range(8)]
+    board = standings_of(played, ["a", "b", "idle"])
+    b = next(line for line in board.lines if line.bot == "b")
+    assert b.elo < 1500 and b.matches == 8
+    assert [line.bot for line in board.lines] == ["a", "b", "idle"]
