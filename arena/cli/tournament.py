@@ -318,7 +318,7 @@ def run_on_server(args: argparse.Namespace) -> int:
         bank_ms=tc.bank_ms if changed["bank"] else 0,
         no_duplicate=not args.duplicate, seed=args.seed or 0)
     console, err = output.console(), output.console(stderr=True)
-    view, stopped = None, ""
+    view, stopped, finished = None, "", False
     with client(args) as c:
         try:
             for progress in c.tournament(request):
@@ -340,6 +340,7 @@ def run_on_server(args: argparse.Namespace) -> int:
                 elif kind == "finished":
                     if view is not None:
                         view.__exit__(None, None, None)
+                    finished = True
                     f = progress.finished
                     faults = ", ".join(f"{n} {k}" for k, n in sorted(view.faults.items())) if view else ""
                     if f.played:
@@ -347,14 +348,36 @@ def run_on_server(args: argparse.Namespace) -> int:
                                       f"({f.played / max(f.seconds, 1e-9):.1f}/s); faults: {faults or 'none'}")
                     stopped = f.error
         except KeyboardInterrupt:
-            if view is not None:
+            if view is None:       # before the server said which tournament it plays
+                err.print("no longer following; a tournament the server has started goes on "
+                          f"there: arena standings --server {escape(args.server)} shows the "
+                          "latest")
+                return 130
+            if not finished:
                 view.__exit__(None, None, None)
             err.print(f"no longer following; the tournament goes on on the server. Follow it "
                       f"again with: arena tournament --resume {escape(shlex.quote(name))} "
                       f"--server {escape(args.server)}")
             return 130
-        final = c.standings(name)
-    print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
+        except ConfigError as exc:
+            if view is None:       # refused, or no server: nothing was followed yet
+                raise
+            # the stream broke: the server was killed, or the network between went away
+            if not finished:
+                view.__exit__(None, None, None)
+            err.print(f"error: lost the server while following tournament {escape(name)}: "
+                      f"{escape(str(exc))}. The server resumes it when it runs again; follow it "
+                      f"again with: arena tournament --resume {escape(shlex.quote(name))} "
+                      f"--server {escape(args.server)}")
+            return 1
+        try:
+            final = c.standings(name)
+        except ConfigError:
+            if not stopped:
+                raise
+            final = None           # a server that stopped: the error below says it all
+    if final is not None:
+        print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
     if stopped:
         err.print(f"error: tournament {escape(name)} stopped on the server: {escape(stopped)}. "
                   f"What is left plays with: arena tournament --resume {escape(shlex.quote(name))} "

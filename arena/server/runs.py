@@ -246,6 +246,10 @@ class Runs:
                 await t.play(executor, on_result)
             if hub is not None:
                 hub.tournament_finished(t.name)
+        except asyncio.CancelledError:
+            # the server is stopping: its followers hear so, not that the tournament is over
+            run.error = "the server stopped; the tournament resumes when the server starts again"
+            raise
         except Exception as exc:   # noqa: BLE001 - whatever stopped it: said, the server goes on
             # the executor could not go on (a Ray cluster with no room, a referee actor that
             # would not start, a database gone): its followers hear why
