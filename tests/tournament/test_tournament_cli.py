@@ -307,6 +307,10 @@ REFUSALS = {
                                        "--ray-address 'head-node' is not HOST:PORT"),
     "no games": ([BOTS / "random", BOTS / "greedy", "--games", 0], False,
                  "--games 0 is not allowed; every table plays at least one deal"),
+    # its plan grew to 400 MB in 8 s without a word, on its way to every byte there is
+    "a typo of a game count": ([BOTS / "random", BOTS / "greedy", "--games", 99999999999], False,
+                               "--games 99,999,999,999 makes a tournament of 199,999,999,998 "
+                               "matches, more than one tournament plays (at most 1,000,000)"),
 }
 
 
