@@ -50,15 +50,19 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
         values.update(TARGET=target, TARGET_ID=re.sub(r"[^A-Za-z0-9_]", "_", target))
     if lang == "node":
         _install_node_sdk(sdk)
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for template in sorted((TEMPLATES / lang).iterdir()):
-        text = template.read_text(encoding="utf-8")
-        for key, value in values.items():
-            text = text.replace("{{" + key + "}}", value)
-        out = folder / template.name
-        out.write_text(text, encoding="utf-8")
-        written.append(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for template in sorted((TEMPLATES / lang).iterdir()):
+            text = template.read_text(encoding="utf-8")
+            for key, value in values.items():
+                text = text.replace("{{" + key + "}}", value)
+            out = folder / template.name
+            out.write_text(text, encoding="utf-8")
+            written.append(out)
+    except OSError as exc:   # a folder that cannot be made or written (/proc, read-only, full)
+        raise ConfigError(f"cannot write the bot to {folder}: "
+                          f"{(exc.strerror or str(exc)).lower()}") from None
     return written
 
 

@@ -168,7 +168,10 @@ def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
         return record
     try:
         lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-        header = next(x for x in lines if x.get("type") == "match")
+        header = next((x for x in lines if x.get("type") == "match"), None)
+        if header is None:
+            raise RecordError(f"{path} is neither an arena match event log nor a match record "
+                              f"({'it is empty' if not lines else 'it has no match line'})")
         result = next((x for x in lines if x.get("type") == "result"), {})
         events = [event_from_dict({k: v for k, v in x.items() if k != "type"})
                   for x in lines if x.get("type") == "event"]
@@ -182,9 +185,10 @@ def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
                                "", result.get("status", Status.FINISHED), verdicts,
                                header.get("started_at", 0.0), result.get("duration_s", 0.0),
                                result.get("turns"))
+    except RecordError:
+        raise
     # whatever the file holds (lines that are not objects, nesting too deep to parse)
-    except (ValueError, KeyError, StopIteration, TypeError, AttributeError,
-            RecursionError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise RecordError(f"{path} is neither an arena match event log nor a match record "
                           f"({exc.__class__.__name__}: {exc})") from None
 

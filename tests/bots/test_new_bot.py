@@ -109,3 +109,12 @@ def test_an_existing_folder_is_never_overwritten(tmp_path, mark):
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["mine.py"]
     with pytest.raises(ConfigError, match="--lang 'rust' is not known"):
         new_bot(tmp_path / "r", "rust")
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path, mark):
+    """A folder under /proc (or on a read-only or full disk) was a FileNotFoundError
+    traceback."""
+    proc = arena(mark, "new-bot", "/proc/ono99-new-bot", "--lang", "python")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("arena new-bot: error: cannot write the bot to /proc/ono99-new-bot: "
+                           "no such file or directory\n")

@@ -153,7 +153,8 @@ def test_a_tournament_match_replays_by_number_or_by_id(tmp_path, mark):
 
 @pytest.mark.parametrize("case", ["no file", "not a record", "JSON of something else",
                                   "a seat it does not have", "a card no deck has",
-                                  "unknown match", "no database"])
+                                  "unknown match", "no database", "an empty file",
+                                  "events with no match line"])
 def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
     db = tmp_path / "empty.db"
     open_store(str(db)).close()
@@ -163,6 +164,9 @@ def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
     match = '{"match": {"matchId": "m1", "names": ["a", "b"]}, "frames": [{"events": [%s]}]}'
     (tmp_path / "seat.json").write_text(match % '{"seatForfeited": {"seat": 42}}')
     (tmp_path / "card.json").write_text(match % '{"cardPlayed": {"seat": 1, "card": 999}}')
+    # these two said "(StopIteration: )"
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "events.jsonl").write_text('{"type": "event"}\n{"type": "event"}\n')
     args, message = {
         "no file": ([tmp_path / "gone.jsonl"], f"cannot read {tmp_path / 'gone.jsonl'}: No such file"),
         "not a record": ([tmp_path / "notes.txt"], "is neither an arena match event log nor a "
@@ -176,6 +180,11 @@ def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
         "unknown match": (["123", "--db", db], f"no match '123' in {db}"),
         "no database": (["123", "--db", tmp_path / "none.db"], "123 is not a file, and there is "
                                                                "no database at"),
+        "an empty file": ([tmp_path / "empty.jsonl"], "empty.jsonl is neither an arena match "
+                                                      "event log nor a match record (it is empty)"),
+        "events with no match line": ([tmp_path / "events.jsonl"], "events.jsonl is neither an "
+                                      "arena match event log nor a match record (it has no "
+                                      "match line)"),
     }[case]
     proc = arena(mark, "replay", *args)
     assert proc.returncode == 1 and proc.stdout == ""
