@@ -39,7 +39,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     m.set_defaults(run=run_matches)
 
     w = sub.add_parser("show", help="show one stored match and its event log")
-    w.add_argument("match", type=int, metavar="MATCH", help="match id (see 'arena matches')")
+    w.add_argument("match", metavar="MATCH",
+                   help="the match's number (see 'arena matches') or the match id spectators "
+                        "see (16 hex digits, as arena watch prints it)")
     add_db_option(w, "the database of the match")
     w.add_argument("--json", action="store_true", help="machine-readable output")
     w.set_defaults(run=run_show)
@@ -140,8 +142,13 @@ def run_matches(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
-        match = store.match(args.match)
-        events = store.events(args.match)
+        match = store.match_by_uid(args.match)
+        if match is None and not (args.match.isascii() and args.match.isdigit()):
+            raise StoreError(f"no match {args.match!r} in {store.describe()} (give "
+                             "the number arena matches shows, or the match id spectators see)")
+        if match is None:
+            match = store.match(int(args.match))
+        events = store.events(match.id)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
     finally:

@@ -93,7 +93,7 @@ def load(match: str, db: str | None) -> pb.MatchSnapshot:
     store = open_store(location)
     try:
         found = store.match_by_uid(match)
-        if found is None and match.isdigit():
+        if found is None and match.isascii() and match.isdigit():
             try:
                 found = store.match(int(match))
             except StoreError:

@@ -197,6 +197,11 @@ def test_a_tournament_prints_its_schedule_and_standings_and_stores_every_match(t
     assert {k: v for k, v in shown.items() if k != "events"} == first
     assert shown["events"] and shown["events"][0]["kind"] == "deal"
     assert any(e["kind"] == "play" for e in shown["events"])
+    # by the id spectators see (arena watch prints it), as arena replay takes it
+    assert read_json(mark, "show", first["match_uid"], "--db", db) == shown
+    missing = error_line(arena(mark, "show", "feedfacefeedface", "--db", db), "show")
+    assert missing.endswith(f"no match 'feedfacefeedface' in {db} (give the number arena "
+                            "matches shows, or the match id spectators see)")
 
     text = ok(mark, "standings", "three", "--db", db).stdout
     assert "standings of three (18 matches)" in text and "counter" in text
