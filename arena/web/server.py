@@ -31,6 +31,7 @@ import asyncio
 import errno
 import json
 import os
+import resource
 import tempfile
 import weakref
 from collections.abc import AsyncIterator
@@ -49,6 +50,12 @@ MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
 MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
 MAX_SOCKETS_PER_HOST = 100  # ... from one network address (local ones are not counted): then 429
 MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)
+#: Connections open at once (a page holds its WebSocket and a keep-alive connection or two
+#: for its API calls), and at most a quarter of the process's open-files limit: 5,000
+#: connections that sent half a request head and never the rest (slowloris) were all
+#: held, each a file descriptor of the process that plays the matches. Beyond: a 503.
+MAX_CONNECTIONS = 2000
+MAX_CONNECTIONS_PER_HOST = 200   # ... from one network address (local ones not counted)
 #: The header the page's upload carries. A request with a header of its own is not one a
 #: page of another site can send without this server's consent (a CORS preflight, which
 #: it never grants): no other site can make a visitor's browser post uploads here.
@@ -103,7 +110,7 @@ class WebViewer:
         runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
-            await web.TCPSite(runner, host, port).start()
+            await _GuardedSite(runner, host, port, Connections.for_this_process()).start()
         except OSError as exc:
             await runner.cleanup()
             await spectators.close()
@@ -120,6 +127,102 @@ class WebViewer:
     async def stop(self) -> None:
         await self.runner.cleanup()
         await self.spectators.close()
+
+
+# ---------------------------------------------------------------- connections
+
+
+class Connections:
+    """The viewer's open connections, against a cap in all and one per network host."""
+
+    def __init__(self, cap: int, per_host_cap: int) -> None:
+        self.cap = cap
+        self.open = 0
+        self.per_host = hosts.PerHost(per_host_cap)
+
+    @classmethod
+    def for_this_process(cls) -> Connections:
+        """MAX_CONNECTIONS (and per host), within a quarter of the open-files limit."""
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        budget = MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else min(MAX_CONNECTIONS,
+                                                                           max(16, soft // 4))
+        return cls(budget, min(MAX_CONNECTIONS_PER_HOST, budget))
+
+
+#: what a connection beyond the caps is answered, before it is closed
+_FULL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s")
+
+
+class _Guarded(asyncio.Protocol):
+    """One connection: counted, then handed to aiohttp's own protocol; refused with a
+    503 when the viewer or its peer's host holds as many as it may."""
+
+    def __init__(self, inner: asyncio.Protocol, connections: Connections) -> None:
+        self.inner: asyncio.Protocol | None = inner
+        self.connections = connections
+        self.host: str | None = None
+        self.counted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self.host = hosts.network_host(peer[0] if isinstance(peer, tuple) else None)
+        c = self.connections
+        if c.open >= c.cap or c.per_host.full(self.host):
+            why = (f"this viewer has {c.cap} connections open already; try again later"
+                   if c.open >= c.cap else
+                   f"{self.host} has {c.per_host.cap} connections open here already, the most "
+                   "one address may")
+            transport.write(_FULL % (len(why.encode()), why.encode()))
+            transport.close()
+            self.inner = None
+            return
+        c.open += 1
+        c.per_host.add(self.host)
+        self.counted = True
+        self.inner.connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.counted:
+            self.counted = False
+            self.connections.open -= 1
+            self.connections.per_host.remove(self.host)
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return None if self.inner is None else self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.resume_writing()
+
+
+class _GuardedSite(web.BaseSite):
+    """aiohttp's TCP site with every connection passed through :class:`_Guarded`."""
+
+    def __init__(self, runner: web.AppRunner, host: str, port: int,
+                 connections: Connections) -> None:
+        super().__init__(runner)
+        self.host, self.port, self.connections = host, port, connections
+
+    @property
+    def name(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        await super().start()
+        factory = self._runner.server
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: _Guarded(factory(), self.connections), self.host, self.port, backlog=128)
 
 
 # ---------------------------------------------------------------- pages and the API

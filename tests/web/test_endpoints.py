@@ -368,3 +368,62 @@ def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeyp
         assert live.run(go()) == 429
     finally:
         live.close()
+
+
+def test_connections_are_capped_in_all_and_per_address_and_a_refused_one_hears_why(monkeypatch):
+    """5,000 connections that each sent half a request head and never the rest were all
+    held open, each a file descriptor of the process that plays the matches: the viewer
+    holds at most MAX_CONNECTIONS (within a quarter of its open-files limit), at most
+    MAX_CONNECTIONS_PER_HOST of them from one network address (loopback not counted), and
+    answers one beyond with a 503 that says why."""
+    monkeypatch.setattr(server, "MAX_CONNECTIONS", 6)
+    monkeypatch.setattr(server, "MAX_CONNECTIONS_PER_HOST", 2)
+    ip = own_network_ip()
+    live = LiveArena()
+    try:
+        live.serve_spectators()
+
+        async def go():
+            viewer = await WebViewer.start(live.spectators_at, host="0.0.0.0", port=0)
+            port = int(viewer.url.rstrip("/").rsplit(":", 1)[1])
+
+            async def half_a_request(host: str):
+                reader, writer = await asyncio.open_connection(host, port)
+                writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")    # and never the rest
+                await writer.drain()
+                return reader, writer
+
+            async def answer(reader) -> bytes:
+                async with asyncio.timeout(10):
+                    return await reader.read()
+
+            try:
+                far = [await half_a_request(ip) for _ in range(2)]
+                reader, writer = await half_a_request(ip)
+                beyond_host = await answer(reader)
+                writer.close()
+                near = [await half_a_request("127.0.0.1") for _ in range(4)]   # 6 in all
+                reader, writer = await half_a_request("127.0.0.1")
+                beyond_all = await answer(reader)
+                writer.close()
+                for _, w in far[:1] + near[:1]:
+                    w.close()
+                await asyncio.sleep(0.3)
+                async with aiohttp.ClientSession() as session:   # room again
+                    async with session.get(f"http://{ip}:{port}/api/matches") as response:
+                        served = response.status
+                for _, w in far[1:] + near[1:]:
+                    w.close()
+                return beyond_host, beyond_all, served
+            finally:
+                await viewer.stop()
+
+        beyond_host, beyond_all, served = live.run(go())
+        assert beyond_host.startswith(b"HTTP/1.1 503 ")
+        assert beyond_host.endswith(f"{ip} has 2 connections open here already, the most one "
+                                    "address may".encode())
+        assert beyond_all.startswith(b"HTTP/1.1 503 ")
+        assert beyond_all.endswith(b"this viewer has 6 connections open already; try again later")
+        assert served == 200
+    finally:
+        live.close()
