@@ -9,7 +9,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from arena import __version__
+from arena import __version__, files
 from arena.cli import (
     bench, check_bot, conformance, match, new_bot, records, replay, serve, tournament, watch,
     web,
@@ -49,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv   # for a command that asks which options were given at all
+    files.raise_limit()   # ulimit -n up to what the system allows (arena.files)
     # SIGTERM (a service manager, a container stopping, kill) stops a command as Ctrl-C
     # does: its bots stopped, what is played kept (a command may set its own handler)
     if threading.current_thread() is threading.main_thread():

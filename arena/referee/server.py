@@ -13,6 +13,7 @@ from ono99.v1 import referee_pb2_grpc
 
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
+from arena import files
 from arena.rpc import RejectUnparsable, port_out_of_range
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
@@ -57,7 +58,8 @@ class RefereeServer:
             ("grpc.max_receive_message_length", MAX_RECEIVE),
             ("grpc.max_send_message_length", MAX_SEND),
             ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
-            ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+            ("grpc.max_allowed_incoming_connections",
+             files.connection_budget(MAX_CONNECTIONS)),   # arena.files: a share of ulimit -n
         ])
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
         for add in services:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2_grpc
 
+from arena import files
 from arena.rpc import RejectUnparsable, port_out_of_range
 from arena.rules.errors import ConfigError
 from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
@@ -36,7 +37,8 @@ class SpectatorServer:
             ("grpc.max_receive_message_length", 64 * 1024),   # requests are small
             # as the referee's port: raw sockets closed, connections capped
             ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
-            ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+            ("grpc.max_allowed_incoming_connections",
+             files.connection_budget(MAX_CONNECTIONS)),   # arena.files: a share of ulimit -n
         ])
         spectator_pb2_grpc.add_SpectatorServicer_to_server(
             SpectatorServicer(hub, records, organizer_hash), server)

@@ -31,7 +31,6 @@ import asyncio
 import errno
 import json
 import os
-import resource
 import tempfile
 import weakref
 from collections.abc import AsyncIterator
@@ -40,6 +39,7 @@ from pathlib import Path
 from aiohttp import web
 from google.protobuf.message import Message
 
+from arena import files
 from arena.watch import hosts, records
 from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.watch.hub import MAX_DELAY_TURNS
@@ -143,9 +143,7 @@ class Connections:
     @classmethod
     def for_this_process(cls) -> Connections:
         """MAX_CONNECTIONS (and per host), within a quarter of the open-files limit."""
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        budget = MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else min(MAX_CONNECTIONS,
-                                                                           max(16, soft // 4))
+        budget = files.connection_budget(MAX_CONNECTIONS)
         return cls(budget, min(MAX_CONNECTIONS_PER_HOST, budget))
 
 

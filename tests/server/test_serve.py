@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -495,6 +496,49 @@ def test_a_tournament_of_hosted_bots_plays_on_ray_and_a_remote_bot_s_on_the_serv
         assert served.stop() == 0
         if remote is not None:
             remote.wait(30)
+
+
+def test_strangers_opening_connections_by_the_hundred_leave_the_server_its_files(tmp_path, mark):
+    """Each port holds at most a quarter of the server's open-files limit (arena.files):
+    at 2,000 connections a port under a limit of 1,024 (systemd's default), raw sockets
+    opened by the hundred took every descriptor the server had, for a bot's process, the
+    database or the organiser."""
+    import resource
+    limit = 400
+    served = Served(tmp_path / "files.db", mark, preexec_fn=lambda: resource.setrlimit(
+        resource.RLIMIT_NOFILE, (limit, limit)))
+    try:
+        host, port = served.address.rsplit(":", 1)
+        fds = Path(f"/proc/{served.proc.pid}/fd")
+        before = len(list(fds.iterdir()))
+        held = []
+        try:
+            for _ in range(limit):
+                held.append(socket.create_connection((host, int(port)), timeout=5))
+            time.sleep(1)                            # all accepted, or closed at once
+            during = len(list(fds.iterdir()))
+        finally:
+            for sock in held:
+                sock.close()
+        assert during - before <= limit // 4 + 5, (before, during)
+        time.sleep(0.5)
+        assert served.json("bots", "list") == []     # and it serves on
+    finally:
+        assert served.stop() == 0
+
+
+def test_the_server_raises_its_open_files_limit_to_what_the_system_allows(tmp_path, mark):
+    """A soft limit of 1,024 under a hard one of half a million (systemd's defaults) gave
+    each port a quarter of 1,024: the arena raises the soft limit first, as Go's runtime
+    does."""
+    import resource
+    served = Served(tmp_path / "limit.db", mark, preexec_fn=lambda: resource.setrlimit(
+        resource.RLIMIT_NOFILE, (256, 4096)))
+    try:
+        limits = Path(f"/proc/{served.proc.pid}/limits").read_text()
+        assert re.search(r"^Max open files\s+4096\s+4096\s+files", limits, re.M), limits
+    finally:
+        assert served.stop() == 0
 
 
 def test_a_data_folder_that_is_a_file_is_one_line_before_serving(tmp_path):

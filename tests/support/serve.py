@@ -28,9 +28,10 @@ class Served:
 
     def __init__(self, db: Path | str, mark: str, *flags: str, token: str | None = None,
                  listen: str = "127.0.0.1:0", out: Path | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, preexec_fn=None) -> None:
         """``db``: a SQLite file, or a PostgreSQL URL with ``out`` (where the server's output
-        goes; beside a SQLite file by default). ``env``: more of the server's environment."""
+        goes; beside a SQLite file by default). ``env``: more of the server's environment;
+        ``preexec_fn``: run in the server's process before it starts (limits)."""
         self.db = db
         self.mark = mark
         self.flags = flags
@@ -38,7 +39,7 @@ class Served:
         self.proc = subprocess.Popen(
             command("serve", "--db", db, "--listen", listen, *flags), cwd=ROOT,
             env=env_for(mark) | (env or {}), stdout=self.out.open("w"), stderr=subprocess.STDOUT,
-            text=True)
+            text=True, preexec_fn=preexec_fn)
         text = self._wait_for(r"arena server at ([^\s,]+)")
         self.address = re.search(r"arena server at ([^\s,]+)", text).group(1)
         found = re.search(r"organizer token: (\S+)", text)
