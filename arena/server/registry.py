@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import shutil
 import tarfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,9 @@ class Registry:
         self.factory: ProcessFactory = sandbox.factory()
         self.absent_after = absent_after
         self.remote: dict[str, RemoteSeats] = {}
+        #: the seats of hosted bots handed to tournaments playing here, by display name:
+        #: a bot removed while one plays is retired from it (its later seats forfeit)
+        self.hosted: dict[str, weakref.WeakSet[ProcessSeats]] = {}
         for bot in store.registered_bots():
             if bot.kind == "remote" and bot.status == "active":
                 self._admit_remote(bot)
@@ -120,6 +124,8 @@ class Registry:
         if seats is not None:
             seats.retire("removed from the server")
             self.lobby.unregister_hash(bot.token_hash)
+        for hosted in self.hosted.pop(bot.display, ()):
+            hosted.retire("removed from the server")
         return bot
 
     # ---------------------------------------------------------------- looking bots up
@@ -156,8 +162,10 @@ class Registry:
                 raise UnknownBotError(f"bot {bot.display} is not entered on this server")
             return seats
         manifest = load_manifest(bot.folder)
-        return ProcessSeats(manifest, bot.display, referee, self.factory,
-                            log_dir or self.logs_dir(bot.display), connect_timeout)
+        seats = ProcessSeats(manifest, bot.display, referee, self.factory,
+                             log_dir or self.logs_dir(bot.display), connect_timeout)
+        self.hosted.setdefault(bot.display, weakref.WeakSet()).add(seats)
+        return seats
 
     def logs_dir(self, display: str) -> Path:
         return self.data_dir / "logs" / display.replace(" ", "-")

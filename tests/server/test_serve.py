@@ -149,6 +149,38 @@ def test_a_remote_bot_that_is_not_there_forfeits_as_absent(server):
     assert rows["ghost"]["faults"] == {"absent": 1} and rows["counter"]["wins"] == 1
 
 
+def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(server):
+    """`arena bots remove` said "it plays no more", and a remote bot did not, but a hosted
+    one played the rest of every tournament it was in: its later seats now forfeit."""
+    server.ok("bots", "add", "leaver", "--dir", BOTS / "random")
+    follower = subprocess.Popen(
+        command("tournament", "leaver", "counter", "--games", "150", "--name", "leaving",
+                "-q", "--server", server.address), cwd=ROOT, env=server.env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while matches_in(server.db, "leaving") < 20:
+            assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
+            time.sleep(0.05)
+        server.ok("bots", "remove", "leaver")
+        before = matches_in(server.db, "leaving")
+        out, err = follower.communicate(timeout=120)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, out + err
+    assert before < 300
+    with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=5) as con:
+        rows = con.execute("SELECT m.verdicts FROM matches m JOIN tournaments t ON "
+                           "m.tournament_id = t.id WHERE t.name = 'leaving' "
+                           "ORDER BY m.id").fetchall()
+    con.close()
+    removed = [json.loads(v) for (v,) in rows]
+    removed = [v for v in removed if v and v[0]["detail"] == "removed from the server"]
+    # every match that started after the removal (a few were playing it then)
+    assert len(removed) >= 300 - before - 8, (before, len(removed))
+    assert all(v[0]["kind"] == "retired" for v in removed)
+
+
 def test_a_hosted_bot_s_logs_are_readable_and_its_errors_clear(server):
     logs = server.ok("bots", "logs", "counter")   # it may have printed nothing: no error
     assert logs.stderr == ""
