@@ -103,6 +103,8 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
             bot = self.app.registry.remove(request.name)
         except (ConfigError, StoreError) as exc:
             await self._fail(context, exc)
+        if self.app.runs is not None:
+            self.app.runs.removed(bot.display)
         return pb.RemoveBotResponse(name=bot.display)
 
     async def BotLogs(self, request, context):  # noqa: N802

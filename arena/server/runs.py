@@ -277,6 +277,13 @@ class Runs:
                               sandbox=self.registry.sandbox, address=self.address)
         return make_executor(self.executor, setup)
 
+    def removed(self, bot: str) -> None:
+        """Bot ``bot`` (a display name) was removed from the server: the followers of each
+        tournament still playing it hear that it is retired from it."""
+        for run in self.runs.values():
+            if not run.finished and bot in run.t.names:
+                run.publish(Event("retired", {"bot": bot, "reason": "removed from the server"}))
+
     def _forget_finished(self) -> None:
         """Keep the last FINISHED_KEPT finished runs: a server plays tournament after
         tournament, and its memory must not grow with each."""

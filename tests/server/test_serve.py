@@ -168,6 +168,7 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(server):
     finally:
         follower.kill()
     assert follower.returncode == 0, out + err
+    assert "leaver is retired: removed from the server" in out, out
     assert before < 300
     with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=5) as con:
         rows = con.execute("SELECT m.verdicts FROM matches m JOIN tournaments t ON "
