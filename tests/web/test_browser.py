@@ -157,6 +157,27 @@ def test_tv_shows_a_live_match(browser, arena):
     assert re.fullmatch(r"match \S+", text(browser, "#match-meta").split(" · ")[1])
 
 
+def test_tv_goes_on_to_a_match_shorter_than_the_one_it_showed(browser, arena):
+    """TV's page, switching from a match it showed at turn 40 to one with fewer frames,
+    drew the new match at the old turn before it moved there: a TypeError, the new match
+    never drawn, its end never applied (live, and a clock "thinking" for two seconds,
+    after every such switch on a busy arena)."""
+    open_page(browser, f"{arena.url}#/tv")
+    until(browser, lambda b: text(b, "#match-title") == "TV: waiting for a live match…",
+          "TV waiting")
+    first = arena.play(["long-one", "long-two"], 0.005, seed=5)
+    arena.wait(first)
+    until(browser, lambda b: text(b, "#match-status") == "finished" and turn(b)[0] > 10,
+          "the first match over on TV")
+    second = arena.play(["short-one", "short-two"], 0.3, seed=6)
+    until(browser, lambda b: text(b, "#match-names") == "short-one vs short-two",
+          "TV on the second match", timeout=30)
+    assert text(browser, "#match-status") == "live" and turn(browser)[1] < 10
+    arena.wait(second)
+    until(browser, lambda b: text(b, "#match-status") == "finished", "its end", timeout=30)
+    assert shown(browser, "#result")
+
+
 def test_the_page_reconnects_and_resyncs_when_the_viewer_comes_back(browser, arena):
     match_id = arena.play(["re", "con"], 0.1, seed=13)
     open_page(browser, f"{arena.url}#/match/{match_id}")

@@ -123,9 +123,9 @@ function matchFeed(path, endsWithMatch, onSnapshot) {
     onTrouble: (text) => trouble(text),
     onMessage: (message) => {
       if (message.snapshot) {
-        const fresh = new MatchRecord(message.snapshot, true);
-        onSnapshot(fresh, record);
-        record = fresh;
+        const before = record;
+        record = new MatchRecord(message.snapshot, true);   // what follows applies to it
+        onSnapshot(record, before);
         if (record.over && endsWithMatch) feed.finish();
       } else if (record && record.apply(message)) {
         if (message.over && endsWithMatch) feed.finish();

@@ -87,8 +87,8 @@ export class Player {
 
   // Show ``record``: at ``turn`` if given, else following it if it is live, else at its end.
   load(record, turn = null) {
+    this.pause();   // (it draws: the record and cursor it draws are changed together below)
     this.record = record;
-    this.pause();
     if (turn !== null) {
       this.following = false;
       this.cursor = clamp(turn, 0, record.last);
