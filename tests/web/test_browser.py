@@ -162,14 +162,16 @@ def test_tv_goes_on_to_a_match_shorter_than_the_one_it_showed(browser, arena):
     drew the new match at the old turn before it moved there: a TypeError, the new match
     never drawn, its end never applied (live, and a clock "thinking" for two seconds,
     after every such switch on a busy arena)."""
-    open_page(browser, f"{arena.url}#/tv")
+    # TV of a tournament of its own: the module's other matches (live ones too) are not
+    # shown
+    open_page(browser, f"{arena.url}#/tv?tournament=switching")
     until(browser, lambda b: text(b, "#match-title") == "TV: waiting for a live match…",
           "TV waiting")
-    first = arena.play(["long-one", "long-two"], 0.005, seed=5)
+    first = arena.play(["long-one", "long-two"], 0.005, seed=5, tournament="switching")
     arena.wait(first)
     until(browser, lambda b: text(b, "#match-status") == "finished" and turn(b)[0] > 10,
           "the first match over on TV")
-    second = arena.play(["short-one", "short-two"], 0.3, seed=6)
+    second = arena.play(["short-one", "short-two"], 0.3, seed=6, tournament="switching")
     until(browser, lambda b: text(b, "#match-names") == "short-one vs short-two",
           "TV on the second match", timeout=30)
     assert text(browser, "#match-status") == "live" and turn(browser)[1] < 10
