@@ -336,11 +336,10 @@ def test_arena_serve_web_serves_the_viewer_on_the_server_s_spectators(tmp_path, 
         assert served.stop() == 0
 
 
-def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeypatch):
-    """A script holding 1,000 WebSockets locked every page out: one network address now
-    holds at most MAX_SOCKETS_PER_HOST (a 429 beyond); loopback (the organiser's own
-    machine, a reverse proxy on it) is not counted."""
-    monkeypatch.setattr(server, "MAX_SOCKETS_PER_HOST", 2)
+def on_every_network(test):
+    """``test(ip, port)``, a coroutine, run against a web viewer listening on every network
+    (``ip``: this machine's address on one, not loopback) over a live arena's spectators;
+    what it returns."""
     ip = own_network_ip()
     live = LiveArena()
     try:
@@ -348,26 +347,37 @@ def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeyp
 
         async def go():
             viewer = await WebViewer.start(live.spectators_at, host="0.0.0.0", port=0)
-            port = viewer.url.rstrip("/").rsplit(":", 1)[1]
-            far, near = f"ws://{ip}:{port}/ws/tv", f"ws://127.0.0.1:{port}/ws/tv"
             try:
-                async with aiohttp.ClientSession() as session:
-                    held = [await session.ws_connect(far) for _ in range(2)]
-                    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-                        await session.ws_connect(far)
-                    mine = [await session.ws_connect(near) for _ in range(3)]
-                    await held[0].close()
-                    await asyncio.sleep(0.3)
-                    again = await session.ws_connect(far)   # its seat is free again
-                    for ws in held + mine + [again]:
-                        await ws.close()
-                    return refused.value.status
+                return await test(ip, int(viewer.url.rstrip("/").rsplit(":", 1)[1]))
             finally:
                 await viewer.stop()
 
-        assert live.run(go()) == 429
+        return live.run(go())
     finally:
         live.close()
+
+
+def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeypatch):
+    """A script holding 1,000 WebSockets locked every page out: one network address now
+    holds at most MAX_SOCKETS_PER_HOST (a 429 beyond); loopback (the organiser's own
+    machine, a reverse proxy on it) is not counted."""
+    monkeypatch.setattr(server, "MAX_SOCKETS_PER_HOST", 2)
+
+    async def test(ip: str, port: int) -> int:
+        far, near = f"ws://{ip}:{port}/ws/tv", f"ws://127.0.0.1:{port}/ws/tv"
+        async with aiohttp.ClientSession() as session:
+            held = [await session.ws_connect(far) for _ in range(2)]
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await session.ws_connect(far)
+            mine = [await session.ws_connect(near) for _ in range(3)]
+            await held[0].close()
+            await asyncio.sleep(0.3)
+            again = await session.ws_connect(far)   # its seat is free again
+            for ws in held + mine + [again]:
+                await ws.close()
+            return refused.value.status
+
+    assert on_every_network(test) == 429
 
 
 def test_connections_are_capped_in_all_and_per_address_and_a_refused_one_hears_why(monkeypatch):
@@ -378,52 +388,40 @@ def test_connections_are_capped_in_all_and_per_address_and_a_refused_one_hears_w
     answers one beyond with a 503 that says why."""
     monkeypatch.setattr(server, "MAX_CONNECTIONS", 6)
     monkeypatch.setattr(server, "MAX_CONNECTIONS_PER_HOST", 2)
-    ip = own_network_ip()
-    live = LiveArena()
-    try:
-        live.serve_spectators()
 
-        async def go():
-            viewer = await WebViewer.start(live.spectators_at, host="0.0.0.0", port=0)
-            port = int(viewer.url.rstrip("/").rsplit(":", 1)[1])
+    async def test(ip: str, port: int):
+        async def half_a_request(host: str):
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")    # and never the rest
+            await writer.drain()
+            return reader, writer
 
-            async def half_a_request(host: str):
-                reader, writer = await asyncio.open_connection(host, port)
-                writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")    # and never the rest
-                await writer.drain()
-                return reader, writer
+        async def answer(reader) -> bytes:
+            async with asyncio.timeout(10):
+                return await reader.read()
 
-            async def answer(reader) -> bytes:
-                async with asyncio.timeout(10):
-                    return await reader.read()
+        far = [await half_a_request(ip) for _ in range(2)]
+        reader, writer = await half_a_request(ip)
+        beyond_host = await answer(reader)
+        writer.close()
+        near = [await half_a_request("127.0.0.1") for _ in range(4)]   # 6 in all
+        reader, writer = await half_a_request("127.0.0.1")
+        beyond_all = await answer(reader)
+        writer.close()
+        for _, w in far[:1] + near[:1]:
+            w.close()
+        await asyncio.sleep(0.3)
+        async with aiohttp.ClientSession() as session:   # room again
+            async with session.get(f"http://{ip}:{port}/api/matches") as response:
+                served = response.status
+        for _, w in far[1:] + near[1:]:
+            w.close()
+        return ip, beyond_host, beyond_all, served
 
-            try:
-                far = [await half_a_request(ip) for _ in range(2)]
-                reader, writer = await half_a_request(ip)
-                beyond_host = await answer(reader)
-                writer.close()
-                near = [await half_a_request("127.0.0.1") for _ in range(4)]   # 6 in all
-                reader, writer = await half_a_request("127.0.0.1")
-                beyond_all = await answer(reader)
-                writer.close()
-                for _, w in far[:1] + near[:1]:
-                    w.close()
-                await asyncio.sleep(0.3)
-                async with aiohttp.ClientSession() as session:   # room again
-                    async with session.get(f"http://{ip}:{port}/api/matches") as response:
-                        served = response.status
-                for _, w in far[1:] + near[1:]:
-                    w.close()
-                return beyond_host, beyond_all, served
-            finally:
-                await viewer.stop()
-
-        beyond_host, beyond_all, served = live.run(go())
-        assert beyond_host.startswith(b"HTTP/1.1 503 ")
-        assert beyond_host.endswith(f"{ip} has 2 connections open here already, the most one "
-                                    "address may".encode())
-        assert beyond_all.startswith(b"HTTP/1.1 503 ")
-        assert beyond_all.endswith(b"this viewer has 6 connections open already; try again later")
-        assert served == 200
-    finally:
-        live.close()
+    ip, beyond_host, beyond_all, served = on_every_network(test)
+    assert beyond_host.startswith(b"HTTP/1.1 503 ")
+    assert beyond_host.endswith(f"{ip} has 2 connections open here already, the most one "
+                                "address may".encode())
+    assert beyond_all.startswith(b"HTTP/1.1 503 ")
+    assert beyond_all.endswith(b"this viewer has 6 connections open already; try again later")
+    assert served == 200
