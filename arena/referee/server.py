@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2_grpc
 
+from arena import files
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena import files
 from arena.rpc import RejectUnparsable, port_out_of_range
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
