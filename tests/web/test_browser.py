@@ -268,6 +268,26 @@ def test_a_downloaded_record_and_an_event_log_open_from_files(browser, arena, tm
         assert shown(browser, "#result")
 
 
+def test_a_file_that_cannot_be_opened_says_why_until_the_page_moves_on(browser, arena, tmp_path):
+    """The reason went to the status line that the list's refresh (every 3 s) and a live
+    stream's every message clear: on a live page it was gone before it could be read."""
+    match_id = arena.play(["still", "live"], 0.3, seed=25)
+    open_page(browser, f"{arena.url}#/match/{match_id}")
+    until(browser, lambda b: text(b, "#match-status") == "live", "the live match")
+    junk = tmp_path / "notes.jsonl"
+    junk.write_text("not a match\n")
+    field = browser.find_element("id", "open-file")
+    browser.execute_script("arguments[0].style.display = 'block'", field)
+    field.send_keys(str(junk))
+    said = "cannot open notes.jsonl: notes.jsonl is neither an arena match event log"
+    until(browser, lambda b: (text(b, "#file-status") or "").startswith(said), "the reason")
+    before = turn(browser)[1]
+    until(browser, lambda b: turn(b)[1] >= before + 3, "the live match moving on")
+    assert (text(browser, "#file-status") or "").startswith(said)   # still there
+    browser.execute_script("window.location.hash = '#/'")
+    until(browser, lambda b: not shown(b, "#file-status"), "the reason gone with the page")
+
+
 def test_a_malformed_link_and_a_record_of_absurd_tokens_still_show_a_page(browser, arena,
                                                                           tmp_path):
     """A link with a broken escape threw out of the router (a blank page); a shared record

@@ -66,6 +66,15 @@ function trouble(text) {
   fill(box, text ?? "");
 }
 
+// A file that could not be opened: its own line, until the page goes elsewhere or another
+// file opens (the stream's and the list's status lines come and go every few seconds,
+// and took this one with them).
+function fileTrouble(text) {
+  const box = $("#file-status");
+  box.hidden = !text;
+  fill(box, text ?? "");
+}
+
 function stopAll() {
   feed?.stop();
   feed = null;
@@ -77,6 +86,7 @@ function stopAll() {
 function navigate() {
   stopAll();
   trouble(null);
+  fileTrouble(null);
   route = parseRoute();
   document.body.classList.toggle("embed", route.embed);
   if (route.view === "match" && route.id) openMatch(route.id, route.turn, route.delay);
@@ -234,7 +244,7 @@ $("#open-file").addEventListener("change", async (event) => {
     if (location.hash === "#/file") navigate();
     else location.hash = "#/file";
   } catch (error) {
-    trouble(`cannot open ${file.name}: ${error.message}`);
+    fileTrouble(`cannot open ${file.name}: ${error.message}`);
   }
   event.target.value = "";
 });
