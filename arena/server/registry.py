@@ -26,12 +26,14 @@ from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.store.base import RegisteredBot, Store
-from arena.tournament.seats import ProcessSeats, RemoteSeats, SeatProvider
+from arena.tournament.seats import ProcessSeats, RemoteSeats, RetiredSeats, SeatProvider
 
 MAX_UPLOAD = 32 * 2**20        # a hosted bot's archive, gzipped
 MAX_UNPACKED = 256 * 2**20     # ... and unpacked
 MAX_FILES = 20_000
 LOG_TAIL = 64 * 1024
+#: the reason every seat of a removed bot forfeits with
+REMOVED = "removed from the server"
 
 
 class RegistryError(ConfigError):
@@ -122,10 +124,10 @@ class Registry:
         bot = self.store.update_registered_bot(bot.id, status="removed")
         seats = self.remote.pop(bot.display, None)
         if seats is not None:
-            seats.retire("removed from the server")
+            seats.retire(REMOVED)
             self.lobby.unregister_hash(bot.token_hash)
         for hosted in self.hosted.pop(bot.display, ()):
-            hosted.retire("removed from the server")
+            hosted.retire(REMOVED)
         return bot
 
     # ---------------------------------------------------------------- looking bots up
@@ -133,9 +135,11 @@ class Registry:
     def active(self) -> list[RegisteredBot]:
         return [b for b in self.store.registered_bots() if b.status == "active"]
 
-    def find(self, name: str, active_only: bool = False) -> RegisteredBot:
-        """The version called ``name`` (its display name), else the latest of base ``name``."""
-        bots = self.store.registered_bots()
+    def find(self, name: str, active_only: bool = False,
+             include_removed: bool = False) -> RegisteredBot:
+        """The version called ``name`` (its display name), else the latest of base ``name``
+        (``include_removed``: among removed ones too, as a tournament that resumes needs)."""
+        bots = self.store.registered_bots(include_removed=include_removed)
         exact = [b for b in bots if b.display == name]
         found = exact or [b for b in bots if b.name == name]
         if active_only:
@@ -155,7 +159,9 @@ class Registry:
                  connect_timeout: float = 10.0) -> SeatProvider:
         """Where ``bot``'s seats come from: its one connection (remote, shared by every
         tournament and the ladder: it plays one match at a time), or processes of its
-        folder for this tournament (hosted)."""
+        folder for this tournament (hosted). A removed bot's seats all forfeit."""
+        if bot.status == "removed":    # a tournament resumed after it was removed
+            return RetiredSeats(bot.display, REMOVED)
         if bot.kind == "remote":
             seats = self.remote.get(bot.display)
             if seats is None:

@@ -20,7 +20,7 @@ from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
-from arena.server.registry import Registry
+from arena.server.registry import REMOVED, Registry
 from arena.store.base import NotFoundError, Store, StoreError
 from arena.bots.manifest import load_manifest
 from arena.tournament.executor import Executor, LocalExecutor
@@ -212,7 +212,8 @@ class Runs:
             run.publish(Event("retired", {"bot": bot, "reason": reason}))
 
         def seats(referee: RefereeServer):
-            return [self.registry.provider(self.registry.find(n), referee) for n in t.names]
+            return [self.registry.provider(self.registry.find(n, include_removed=True), referee)
+                    for n in t.names]
 
         hub = self.hub
         listeners = []
@@ -269,7 +270,9 @@ class Runs:
         """The server's executor for a tournament of hosted bots: their folders launched
         by referees of its own (other processes, a Ray cluster's nodes), spectators fed
         through a bus."""
-        manifests = [load_manifest(self.registry.find(n).folder) for n in t.names]
+        # a bot removed since the tournament began is still found: there it plays it out
+        manifests = [load_manifest(self.registry.find(n, include_removed=True).folder)
+                     for n in t.names]
         setup = ExecutorSetup(manifests, t.names, self.concurrency,
                               retire_after=t.settings.retire_after, on_retire=on_retire,
                               bus=None if self.hub is None else Bus(self.hub, t.name),
@@ -282,7 +285,7 @@ class Runs:
         tournament still playing it hear that it is retired from it."""
         for run in self.runs.values():
             if not run.finished and bot in run.t.names:
-                run.publish(Event("retired", {"bot": bot, "reason": "removed from the server"}))
+                run.publish(Event("retired", {"bot": bot, "reason": REMOVED}))
 
     def _forget_finished(self) -> None:
         """Keep the last FINISHED_KEPT finished runs: a server plays tournament after

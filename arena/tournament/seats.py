@@ -200,6 +200,24 @@ class ProcessSeats(SeatProvider):
         task.add_done_callback(self._stopping.discard)
 
 
+class RetiredSeats(SeatProvider):
+    """A bot that plays no more (one removed from a server before its tournament resumed):
+    every seat of it forfeits with ``reason``."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        self.label = label
+        self.retire(reason)
+
+    async def lease(self) -> Seat:
+        return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
+
+    def release(self, seat: Seat, verdict: Verdict | None) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+
 class RemoteSeats(SeatProvider):
     """A bot that connects from elsewhere with its token (registered in ``lobby`` under its
     token's hash). It plays one match at a time; a seat waits while it is busy, and up to

@@ -182,6 +182,42 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(server):
     assert all(v[0]["kind"] == "retired" for v in removed)
 
 
+def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tmp_path, mark):
+    """A tournament interrupted after one of its bots was removed could never resume: "no bot
+    called 'gone' on this server" at every restart and every --resume. The removed bot's
+    seats forfeit, and the rest is played."""
+    served = Served(tmp_path / "gone.db", mark, "--absent-after", "0.2")
+    served.add_remote("gone")                        # never connects: absent, quickly
+    served.ok("bots", "add", "counter", "--dir", BOTS / "counter")
+    follower = subprocess.Popen(
+        command("tournament", "gone", "counter", "--games", "3000", "--name", "cut", "-q",
+                "--server", served.address), cwd=ROOT, env=served.env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while matches_in(served.db, "cut") < 5:
+            assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
+            time.sleep(0.05)
+        served.ok("bots", "remove", "gone")
+        served.stop(signal.SIGKILL)
+        follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    before = matches_in(served.db, "cut")
+    again = Served(tmp_path / "gone.db", mark, "--absent-after", "0.2", token=served.token)
+    try:
+        proc = again.arena("tournament", "--resume", "cut", "-q")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert matches_in(again.db, "cut") == 3000 > before
+        with sqlite3.connect(f"file:{again.db}?mode=ro", uri=True, timeout=5) as con:
+            last = json.loads(con.execute("SELECT verdicts FROM matches ORDER BY id DESC "
+                                          "LIMIT 1").fetchone()[0])
+        con.close()
+        assert [(v["kind"], v["detail"]) for v in last] == [("retired", "removed from the server")]
+    finally:
+        assert again.stop() == 0
+
+
 def test_a_hosted_bot_s_logs_are_readable_and_its_errors_clear(server):
     logs = server.ok("bots", "logs", "counter")   # it may have printed nothing: no error
     assert logs.stderr == ""
