@@ -153,15 +153,8 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(server):
     """`arena bots remove` said "it plays no more", and a remote bot did not, but a hosted
     one played the rest of every tournament it was in: its later seats now forfeit."""
     server.ok("bots", "add", "leaver", "--dir", BOTS / "random")
-    follower = subprocess.Popen(
-        command("tournament", "leaver", "counter", "--games", "150", "--name", "leaving",
-                "-q", "--server", server.address), cwd=ROOT, env=server.env(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = following(server, "leaving", 20, "leaver", "counter", "--games", "150", "-q")
     try:
-        deadline = time.monotonic() + 60
-        while matches_in(server.db, "leaving") < 20:
-            assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
-            time.sleep(0.05)
         server.ok("bots", "remove", "leaver")
         before = matches_in(server.db, "leaving")
         out, err = follower.communicate(timeout=120)
@@ -189,15 +182,8 @@ def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tm
     served = Served(tmp_path / "gone.db", mark, "--absent-after", "0.2")
     served.add_remote("gone")                        # never connects: absent, quickly
     served.ok("bots", "add", "counter", "--dir", BOTS / "counter")
-    follower = subprocess.Popen(
-        command("tournament", "gone", "counter", "--games", "3000", "--name", "cut", "-q",
-                "--server", served.address), cwd=ROOT, env=served.env(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = following(served, "cut", 5, "gone", "counter", "--games", "3000", "-q")
     try:
-        deadline = time.monotonic() + 60
-        while matches_in(served.db, "cut") < 5:
-            assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
-            time.sleep(0.05)
         served.ok("bots", "remove", "gone")
         served.stop(signal.SIGKILL)
         follower.communicate(timeout=30)
@@ -406,14 +392,8 @@ def test_a_tournament_resumes_after_the_server_is_killed(tmp_path, mark, sig):
     served = Served(tmp_path / "t.db", mark)
     for name in ("random", "greedy"):
         served.ok("bots", "add", name, "--dir", BOTS / name)
-    follower = subprocess.Popen(
-        command("tournament", "random", "greedy", "--games", "150", "--name", "long",
-                "--server", served.address), cwd=ROOT, env=served.env(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not (done := matches_in(served.db, "long")) >= 20:
-        assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
-        time.sleep(0.1)
+    follower = following(served, "long", 20, "random", "greedy", "--games", "150")
+    done = matches_in(served.db, "long")
     served.stop(sig)
     out, err = follower.communicate(timeout=30)
     assert follower.returncode == 1, out + err
@@ -433,6 +413,19 @@ def test_a_tournament_resumes_after_the_server_is_killed(tmp_path, mark, sig):
         assert matches_in(again.db, "long") == 300 > done
     finally:
         again.stop()
+
+
+def following(served: Served, name: str, stored: int, *args: str) -> subprocess.Popen:
+    """``arena tournament ARGS --name NAME --server ...`` running, once ``stored`` of its
+    matches are in the server's database."""
+    follower = subprocess.Popen(
+        command("tournament", *args, "--name", name, "--server", served.address), cwd=ROOT,
+        env=served.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while matches_in(served.db, name) < stored:
+        assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
+        time.sleep(0.05)
+    return follower
 
 
 def matches_in(db: Path, tournament: str) -> int:
