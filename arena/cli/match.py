@@ -184,13 +184,13 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                 print(f"arena match: warning: {error}; its seat gets a verdict in each game "
                       "until it starts", file=sys.stderr)
             listeners = [LiveLog(console, args.quiet)] + ([hub.listener()] if hub else [])
+            summary = Summary(local.labels)
             try:
                 for i in range(args.games):
                     spec = game_spec(args, i, config, local.labels, tc)
                     if not args.quiet:  # the seed is shown once the game is over
                         console.rule(f"game {i + 1} of {args.games}")
                     result = await local.play(spec, listeners)
-                    summary = summary or Summary(spec.names)
                     summary.add(result)
                     write_log(out / f"game-{i + 1}.jsonl", result)
                     console.print(f"game {i + 1} (seed {spec.seed}): {escape(describe_result(result))}",
@@ -205,7 +205,7 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
     except (BotStartError, OSError) as exc:  # one line on stderr, never wrapped
         print(f"arena match: error: {exc}", file=sys.stderr)
         return 1
-    if summary is not None:
+    if summary is not None and summary.games:
         console.print(summary.table())
     console.print(f"event logs: {out}")
     return 0

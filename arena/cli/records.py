@@ -142,12 +142,10 @@ def run_matches(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
-        match = store.match_by_uid(args.match)
-        if match is None and not (args.match.isascii() and args.match.isdigit()):
+        match = store.find_match(args.match)
+        if match is None:
             raise StoreError(f"no match {args.match!r} in {store.describe()} (give "
                              "the number arena matches shows, or the match id spectators see)")
-        if match is None:
-            match = store.match(int(args.match))
         events = store.events(match.id)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None

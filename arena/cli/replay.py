@@ -26,6 +26,7 @@ from arena.cli.table_view import match_view
 from arena.rules.errors import ConfigError
 from arena.rules.events import FORFEIT
 from arena.store import StoreError, open_store
+from arena.store.base import NotFoundError
 from arena.watch import wire
 from arena.watch.records import RecordError, from_file, from_store
 from arena.watch.viewer import MatchUpdate
@@ -92,12 +93,10 @@ def load(match: str, db: str | None) -> pb.MatchSnapshot:
                           "find it in (give --db PATH|URL)")
     store = open_store(location)
     try:
-        found = store.match_by_uid(match)
-        if found is None and match.isascii() and match.isdigit():
-            try:
-                found = store.match(int(match))
-            except StoreError:
-                found = None
+        try:
+            found = store.find_match(match)
+        except NotFoundError:   # a number that is no match here
+            found = None
         if found is None:
             raise RecordError(f"no match {match!r} in {shown(location)} (give the number arena matches "
                               "shows, or the match id spectators see)")

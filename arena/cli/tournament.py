@@ -318,7 +318,12 @@ def run_on_server(args: argparse.Namespace) -> int:
         bank_ms=tc.bank_ms if changed["bank"] else 0,
         no_duplicate=not args.duplicate, seed=args.seed or 0)
     console, err = output.console(), output.console(stderr=True)
-    view, stopped, finished = None, "", False
+    view, stopped = None, ""
+
+    def follow_again() -> str:
+        return (f"arena tournament --resume {escape(shlex.quote(name))} "
+                f"--server {escape(args.server)}")
+
     with client(args) as c:
         try:
             for progress in c.tournament(request):
@@ -340,7 +345,6 @@ def run_on_server(args: argparse.Namespace) -> int:
                 elif kind == "finished":
                     if view is not None:
                         view.__exit__(None, None, None)
-                    finished = True
                     f = progress.finished
                     faults = ", ".join(f"{n} {k}" for k, n in sorted(view.faults.items())) if view else ""
                     if f.played:
@@ -353,22 +357,18 @@ def run_on_server(args: argparse.Namespace) -> int:
                           f"there: arena standings --server {escape(args.server)} shows the "
                           "latest")
                 return 130
-            if not finished:
-                view.__exit__(None, None, None)
+            view.__exit__(None, None, None)
             err.print(f"no longer following; the tournament goes on on the server. Follow it "
-                      f"again with: arena tournament --resume {escape(shlex.quote(name))} "
-                      f"--server {escape(args.server)}")
+                      f"again with: {follow_again()}")
             return 130
         except ConfigError as exc:
             if view is None:       # refused, or no server: nothing was followed yet
                 raise
             # the stream broke: the server was killed, or the network between went away
-            if not finished:
-                view.__exit__(None, None, None)
+            view.__exit__(None, None, None)
             err.print(f"error: lost the server while following tournament {escape(name)}: "
                       f"{escape(str(exc))}. The server resumes it when it runs again; follow it "
-                      f"again with: arena tournament --resume {escape(shlex.quote(name))} "
-                      f"--server {escape(args.server)}")
+                      f"again with: {follow_again()}")
             return 1
         try:
             final = c.standings(name)
@@ -380,8 +380,7 @@ def run_on_server(args: argparse.Namespace) -> int:
         print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
     if stopped:
         err.print(f"error: tournament {escape(name)} stopped on the server: {escape(stopped)}. "
-                  f"What is left plays with: arena tournament --resume {escape(shlex.quote(name))} "
-                  f"--server {escape(args.server)}")
+                  f"What is left plays with: {follow_again()}")
         return 1
     return 0
 
@@ -443,8 +442,11 @@ class LiveView:
         return self
 
     def __exit__(self, *exc) -> None:
+        """Stop the live display (again: nothing); what is printed after goes to the
+        console as plain lines."""
         if self._live is not None:
             self._live.__exit__(*exc)
+            self._live = None
 
     def retired(self, bot: str, reason: str) -> None:
         msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason)}"

@@ -238,6 +238,15 @@ class Store(abc.ABC):
     def match_by_uid(self, match_uid: str) -> MatchRecord | None:
         """The match the referee called ``match_uid`` (the id bots and spectators see)."""
 
+    def find_match(self, ref: str) -> MatchRecord | None:
+        """The match ``ref`` names: the id bots and spectators see, else the number
+        ``arena matches`` shows (ASCII digits only). None if ``ref`` is neither an id here
+        nor a number; a number that is no match here raises :meth:`match`'s error."""
+        found = self.match_by_uid(ref)
+        if found is None and ref.isascii() and ref.isdigit():
+            found = self.match(int(ref))
+        return found
+
     @abc.abstractmethod
     def events(self, match_id: int) -> list[dict[str, Any]]:
         """A match's public event record (as :func:`arena.rules.events.event_to_dict`)."""

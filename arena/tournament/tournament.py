@@ -157,10 +157,11 @@ class Tournament:
             raise ConfigError(f"two bots are named {duplicates[0]!r}: every bot of a tournament "
                               "needs its own name (the 'name' in bot.toml)")
         schedule.check(len(manifests), settings.table_size, settings.games)
-        if settings.matches() > MAX_MATCHES:
-            raise ConfigError(f"--games {settings.games:,} makes a tournament of "
-                              f"{settings.matches():,} matches, more than one tournament plays "
-                              f"(at most {MAX_MATCHES:,}): fewer games, or fewer bots")
+        matches = settings.matches()
+        if matches > MAX_MATCHES:
+            raise ConfigError(f"--games {settings.games:,} makes a tournament of {matches:,} "
+                              f"matches, more than one tournament plays (at most "
+                              f"{MAX_MATCHES:,}): fewer games, or fewer bots")
         settings.config()  # a bad ruleset or option is refused before anything is stored
         return manifests
 
