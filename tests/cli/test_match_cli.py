@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.launch import launched
 from support.processes import env_for, processes_marked, reaped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -360,12 +361,11 @@ def test_ctrl_c_or_sigterm_aborts_the_game_in_progress_and_stops_the_bots(tmp_pa
     stdout_path = tmp_path / "stdout"
     with stdout_path.open("w") as stdout:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli.main", "match", str(slow_bot(tmp_path, "slow")),
-             str(slow_bot(tmp_path, "slower")), "--games", "200", "--out", str(out)],
+            # Ctrl-C as at a terminal, even if this test runs where SIGINT is ignored
+            launched([sys.executable, "-m", "arena.cli.main", "match", slow_bot(tmp_path, "slow"),
+                      slow_bot(tmp_path, "slower"), "--games", "200", "--out", out]),
             cwd=ROOT, env={**env_for(mark), "ROGUE_SLEEP": "0.02"}, stdout=stdout,
-            stderr=subprocess.PIPE, text=True,
-            # as at a terminal, even if this test runs where SIGINT is ignored
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 60
             while len(finished_logs(out)) < 2 and proc.poll() is None and time.monotonic() < deadline:

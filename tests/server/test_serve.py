@@ -565,10 +565,8 @@ def test_strangers_opening_connections_by_the_hundred_leave_the_server_its_files
     at 2,000 connections a port under a limit of 1,024 (systemd's default), raw sockets
     opened by the hundred took every descriptor the server had, for a bot's process, the
     database or the organiser."""
-    import resource
     limit = 400
-    served = Served(tmp_path / "files.db", mark, preexec_fn=lambda: resource.setrlimit(
-        resource.RLIMIT_NOFILE, (limit, limit)))
+    served = Served(tmp_path / "files.db", mark, nofile=(limit, limit))
     try:
         host, port = served.address.rsplit(":", 1)
         fds = Path(f"/proc/{served.proc.pid}/fd")
@@ -593,9 +591,7 @@ def test_the_server_raises_its_open_files_limit_to_what_the_system_allows(tmp_pa
     """A soft limit of 1,024 under a hard one of half a million (systemd's defaults) gave
     each port a quarter of 1,024: the arena raises the soft limit first, as Go's runtime
     does."""
-    import resource
-    served = Served(tmp_path / "limit.db", mark, preexec_fn=lambda: resource.setrlimit(
-        resource.RLIMIT_NOFILE, (256, 4096)))
+    served = Served(tmp_path / "limit.db", mark, nofile=(256, 4096))
     try:
         limits = Path(f"/proc/{served.proc.pid}/limits").read_text()
         assert re.search(r"^Max open files\s+4096\s+4096\s+files", limits, re.M), limits

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from support.launch import launched
 from support.processes import env_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,18 +29,19 @@ class Served:
 
     def __init__(self, db: Path | str, mark: str, *flags: str, token: str | None = None,
                  listen: str = "127.0.0.1:0", out: Path | None = None,
-                 env: dict[str, str] | None = None, preexec_fn=None) -> None:
+                 env: dict[str, str] | None = None,
+                 nofile: tuple[int, int] | None = None) -> None:
         """``db``: a SQLite file, or a PostgreSQL URL with ``out`` (where the server's output
         goes; beside a SQLite file by default). ``env``: more of the server's environment;
-        ``preexec_fn``: run in the server's process before it starts (limits)."""
+        ``nofile``: its open files limit (soft, hard)."""
         self.db = db
         self.mark = mark
         self.flags = flags
         self.out = out or db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
         self.proc = subprocess.Popen(
-            command("serve", "--db", db, "--listen", listen, *flags), cwd=ROOT,
+            launched(command("serve", "--db", db, "--listen", listen, *flags), nofile=nofile), cwd=ROOT,
             env=env_for(mark) | (env or {}), stdout=self.out.open("w"), stderr=subprocess.STDOUT,
-            text=True, preexec_fn=preexec_fn)
+            text=True)
         text = self._wait_for(r"arena server at ([^\s,]+)")
         self.address = re.search(r"arena server at ([^\s,]+)", text).group(1)
         found = re.search(r"organizer token: (\S+)", text)

@@ -14,6 +14,8 @@ import termios
 import time
 from collections.abc import Sequence
 
+from support.launch import launched
+
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][A-Za-z0-9]|[=>78DEHMc])")
 
 
@@ -35,9 +37,8 @@ class Terminal:
         self.output = b""
         env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
         self.proc = subprocess.Popen(
-            list(command), cwd=cwd, env={**env, "TERM": "xterm-256color"}, stdin=slave if stdin is None else stdin,
-            stdout=slave, stderr=slave, start_new_session=True,
-            preexec_fn=lambda: fcntl.ioctl(1, termios.TIOCSCTTY, 0))
+            launched(command, ctty=True), cwd=cwd, env={**env, "TERM": "xterm-256color"},
+            stdin=slave if stdin is None else stdin, stdout=slave, stderr=slave)
 
     def read(self, seconds: float) -> str:
         """Read what it prints for ``seconds``; all of its output so far, as plain text."""

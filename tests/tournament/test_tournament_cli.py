@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.launch import launched
 from support.processes import env_for, kill_marked, new_mark, processes_marked, reaped, wait_unmarked
 from support.requirements import missing
 
@@ -441,11 +442,10 @@ def start_long(mark: str, tmp_path: Path, name: str, db: Path | str, **env: str)
     a third of it is stored."""
     with (tmp_path / "stdout").open("w") as stdout:
         proc = subprocess.Popen(
-            command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
-                    "--logs", tmp_path / "logs"),
-            cwd=ROOT, env={**env_for(mark), **env}, stdout=stdout, stderr=subprocess.PIPE, text=True,
-            # as at a terminal, even if this test runs where SIGINT is ignored
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            # Ctrl-C as at a terminal, even if this test runs where SIGINT is ignored
+            launched(command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
+                             "--logs", tmp_path / "logs")),
+            cwd=ROOT, env={**env_for(mark), **env}, stdout=stdout, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     poll = 0.05 if is_url(str(db)) else 0.01    # a PostgreSQL poll is a new connection
     while stored_matches(db) < LONG_TOTAL // 3 and proc.poll() is None and time.monotonic() < deadline:
@@ -743,14 +743,12 @@ def test_an_arena_out_of_open_files_stops_with_its_resume_line_and_blames_no_bot
     could not start bot processes, and charged each failure to the bot as a crash; every
     bot was retired and the tournament "finished" (exit 0) with 60 forfeits. Now it stops
     with one error saying why, and its resume line; no stored match holds a verdict."""
-    import resource
-
     db = tmp_path / "arena.db"
     proc = subprocess.run(
-        command("tournament", *SAMPLES, BOTS / "pusher", "--games", "5", "--concurrency", "8",
-                "-q", "--name", "cramped", "--db", db, "--logs", tmp_path / "logs"),
-        cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=120,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)))
+        launched(command("tournament", *SAMPLES, BOTS / "pusher", "--games", "5", "--concurrency",
+                         "8", "-q", "--name", "cramped", "--db", db, "--logs", tmp_path / "logs"),
+                 nofile=(40, 40)),
+        cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert "the arena cannot start a process for bot" in proc.stderr

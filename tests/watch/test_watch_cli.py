@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.launch import launched
 from support.matches import spec
 from support.processes import env_for
 from support.spectators import ORGANISER_TOKEN, BackgroundService, Script
@@ -254,11 +255,12 @@ def test_off_a_terminal_ctrl_c_or_sigterm_ends_watching_at_once(service, mark, s
     (_ChannelCallState.__del__). Now they only ask it to stop: it leaves within a poll,
     exit status 0, however many arrive (the later ones while it closes)."""
     played, script = held_match(service, seed=43)
-    proc = subprocess.Popen(command("watch", service.address, "--tv"), cwd=ROOT,
+    proc = subprocess.Popen(launched(command("watch", service.address, "--tv")), cwd=ROOT,
                             env=env_for(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            text=True)
     try:
-        assert proc.stdout.readline().startswith("match ")      # watching
+        first = proc.stdout.readline()
+        assert first.startswith("match "), (first, proc.stderr.read() if not first else "")
         for sig in signals:
             proc.send_signal(sig)
             time.sleep(0.05)
@@ -330,12 +332,10 @@ def wait_for_text(proc: subprocess.Popen, out: Path, pattern: str) -> re.Match:
 
 def start_serving(mark: str, out: Path, *args) -> tuple[subprocess.Popen, str]:
     """``arena ARGS --watch 127.0.0.1:0`` (output to ``out``); and its spectators' address."""
-    proc = subprocess.Popen(command(*args, "--watch", "127.0.0.1:0"), cwd=ROOT,
+    # Ctrl-C stops it, as at a terminal (even where this test runs with SIGINT ignored)
+    proc = subprocess.Popen(launched(command(*args, "--watch", "127.0.0.1:0")), cwd=ROOT,
                             env={**env_for(mark), "ROGUE_SLEEP": "0.03"},
-                            stdout=out.open("w"), stderr=subprocess.STDOUT,
-                            # Ctrl-C stops it, as at a terminal (even where this test runs
-                            # with SIGINT ignored)
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            stdout=out.open("w"), stderr=subprocess.STDOUT)
     return proc, wait_for_text(proc, out, r"spectators: arena watch (\S+) --tv").group(1)
 
 
