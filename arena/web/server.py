@@ -56,6 +56,13 @@ MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a 
 #: held, each a file descriptor of the process that plays the matches. Beyond: a 503.
 MAX_CONNECTIONS = 2000
 MAX_CONNECTIONS_PER_HOST = 200   # ... from one network address (local ones not counted)
+#: Seconds a connection may wait without a whole request: from when it opens, and from
+#: its last answer (aiohttp's keep-alive timeout, which closes a connection whose handler
+#: waits for a request; a WebSocket or a request being answered is never cut). aiohttp's
+#: default, an hour, let a connection that sent half a request head (slowloris) hold its
+#: place and file descriptor that long. A page asks every few seconds; Go servers commonly
+#: give a request head 2-10 s (ReadHeaderTimeout).
+IDLE_S = 15.0
 #: The header the page's upload carries. A request with a header of its own is not one a
 #: page of another site can send without this server's consent (a CORS preflight, which
 #: it never grants): no other site can make a visitor's browser post uploads here.
@@ -107,7 +114,8 @@ class WebViewer:
             raise WebServeError("the web viewer needs a host to listen on (--host): give "
                                 "0.0.0.0 to serve every network")
         spectators = AsyncSpectatorClient(connect, tls, tls_ca)
-        runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0)
+        runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0,
+                               keepalive_timeout=IDLE_S)
         await runner.setup()
         try:
             await _GuardedSite(runner, host, port, Connections.for_this_process()).start()

@@ -5,6 +5,7 @@ client of a real spectator service fed by real matches; then the commands that s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import signal
@@ -355,6 +356,49 @@ def on_every_network(test):
         return live.run(go())
     finally:
         live.close()
+
+
+def test_a_connection_without_a_whole_request_is_closed_but_a_quiet_websocket_is_not(monkeypatch):
+    """A connection that sent half a request head held its place for aiohttp's default
+    hour: one that has not sent a whole request within IDLE_S of opening, or of its last
+    answer, is closed; a page's WebSocket stays however quiet its match."""
+    monkeypatch.setattr(server, "IDLE_S", 1.0)
+    live = LiveArena()
+    try:
+        live.serve_spectators()
+        url = live.serve_web()
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+
+        async def closed_after(request: bytes) -> tuple[bytes, float]:
+            """What the viewer answered ``request`` and when it closed, in s."""
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            start = time.monotonic()
+            writer.write(request)
+            async with asyncio.timeout(10):
+                answer = await reader.read()
+            writer.close()
+            return answer, time.monotonic() - start
+
+        async def quiet_socket_open_after(seconds: float) -> bool:
+            async with aiohttp.ClientSession() as session:
+                async with session.ws_connect(url + "ws/tv") as ws:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(seconds):
+                            async for _ in ws:
+                                pass
+                    return not ws.closed
+
+        async def go():
+            return (await closed_after(b"GET / HTTP/1.1\r\nHost: x\r\n"),   # and never the rest
+                    await closed_after(b"GET /api/matches HTTP/1.1\r\nHost: x\r\n\r\n"),
+                    await quiet_socket_open_after(3.0))
+
+        (half, half_s), (whole, whole_s), socket_open = live.run(go())
+    finally:
+        live.close()
+    assert half == b"" and 0.9 < half_s < 5, (half, half_s)
+    assert whole.startswith(b"HTTP/1.1 200 ") and 0.9 < whole_s < 5, (whole[:40], whole_s)
+    assert socket_open
 
 
 def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeypatch):
