@@ -50,6 +50,13 @@ MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
 MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
 MAX_SOCKETS_PER_HOST = 100  # ... from one network address (local ones are not counted): then 429
 MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)
+#: Uploads being received at once (each up to MAX_UPLOAD in memory), and from one network
+#: address (loopback not counted), each within UPLOAD_S: then a 503, a 429, a 408. An
+#: upload sent slowly, or never finished, held the one replay at a time, and every other
+#: upload was answered 503 for as long as its sender liked.
+MAX_UPLOADS = 4
+MAX_UPLOADS_PER_HOST = 2
+UPLOAD_S = 60.0
 #: Connections open at once (a page holds its WebSocket and a keep-alive connection or two
 #: for its API calls), and at most a quarter of the process's open-files limit: 5,000
 #: connections that sent half a request head and never the rest (slowloris) were all
@@ -82,6 +89,7 @@ def make_app(spectators: AsyncSpectatorClient) -> web.Application:
     app[SOCKETS] = weakref.WeakSet()
     app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
     app[UPLOADING] = asyncio.Lock()
+    app[RECEIVING] = Connections(MAX_UPLOADS, MAX_UPLOADS_PER_HOST)
     app.router.add_get("/", _page)
     app.router.add_static("/static", STATIC)
     app.router.add_get("/api/matches", _matches)
@@ -141,18 +149,39 @@ class WebViewer:
 
 
 class Connections:
-    """The viewer's open connections, against a cap in all and one per network host."""
+    """The viewer's open connections (or uploads it is receiving), against a cap in all
+    and one per network host."""
 
     def __init__(self, cap: int, per_host_cap: int) -> None:
         self.cap = cap
         self.open = 0
         self.per_host = hosts.PerHost(per_host_cap)
 
+    def refusal(self, host: str | None, what: str) -> str | None:
+        """Why one more of ``what`` ("connections open", "uploads arriving") from ``host``
+        is refused, or None if there is room for it."""
+        if self.open >= self.cap:
+            return f"this viewer has {self.cap} {what} already; try again later"
+        if self.per_host.full(host):
+            return f"{host} has {self.per_host.cap} {what} here already, the most one address may"
+        return None
+
+    def add(self, host: str | None) -> None:
+        self.open += 1
+        self.per_host.add(host)
+
+    def remove(self, host: str | None) -> None:
+        self.open -= 1
+        self.per_host.remove(host)
+
     @classmethod
     def for_this_process(cls) -> Connections:
         """MAX_CONNECTIONS (and per host), within a quarter of the open-files limit."""
         budget = files.connection_budget(MAX_CONNECTIONS)
         return cls(budget, min(MAX_CONNECTIONS_PER_HOST, budget))
+
+
+RECEIVING = web.AppKey("receiving", Connections)   # uploads being received
 
 
 #: what a connection beyond the caps is answered, before it is closed
@@ -173,26 +202,20 @@ class _Guarded(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
         self.host = hosts.network_host(peer[0] if isinstance(peer, tuple) else None)
-        c = self.connections
-        if c.open >= c.cap or c.per_host.full(self.host):
-            why = (f"this viewer has {c.cap} connections open already; try again later"
-                   if c.open >= c.cap else
-                   f"{self.host} has {c.per_host.cap} connections open here already, the most "
-                   "one address may")
+        why = self.connections.refusal(self.host, "connections open")
+        if why is not None:
             transport.write(_FULL % (len(why.encode()), why.encode()))
             transport.close()
             self.inner = None
             return
-        c.open += 1
-        c.per_host.add(self.host)
+        self.connections.add(self.host)
         self.counted = True
         self.inner.connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.counted:
             self.counted = False
-            self.connections.open -= 1
-            self.connections.per_host.remove(self.host)
+            self.connections.remove(self.host)
         if self.inner is not None:
             self.inner.connection_lost(exc)
 
@@ -262,19 +285,33 @@ async def _upload(request: web.Request) -> web.Response:
     """A file the page was given that is not a record already (an event log): read as
     `arena watch` reads it, replayed from its seed here, where the seed stays. The replay
     and its JSON are made in a thread, one upload at a time, of a match of at most
-    MAX_UPLOAD_TURNS turns: an upload never holds up the matches this process plays."""
+    MAX_UPLOAD_TURNS turns: an upload never holds up the matches this process plays. Its
+    file is received first, within UPLOAD_S, as one of MAX_UPLOADS at most."""
     if request.headers.get(UPLOAD_HEADER) != "1":
         return web.json_response({"error": f"an upload is the viewer page's own request "
                                            f"(header {UPLOAD_HEADER}: 1)"}, status=403)
     name = Path(request.query.get("name", "")).name   # a file name, never a path ...
     if name.strip(".") == "" or not name.isprintable() or len(name.encode()) > 200:
         name = "upload"                                # ... nor "." or "..", nor odd bytes
+    receiving, host = request.app[RECEIVING], hosts.network_host(request.remote)
+    why = receiving.refusal(host, "uploads arriving")
+    if why is not None:
+        return web.json_response({"error": why}, status=503 if receiving.open >= receiving.cap
+                                 else 429)
+    receiving.add(host)
+    try:
+        async with asyncio.timeout(UPLOAD_S):
+            data = await request.read()
+    except TimeoutError:
+        return web.json_response({"error": f"the upload did not arrive within {UPLOAD_S:g} s"},
+                                 status=408)
+    finally:
+        receiving.remove(host)
     lock = request.app[UPLOADING]
     if lock.locked():
         return web.json_response({"error": "another upload is being replayed: try again "
                                            "in a moment"}, status=503)
     async with lock:
-        data = await request.read()
         try:
             text = await asyncio.to_thread(_replayed, data, name)
         except records.RecordError as exc:

@@ -401,6 +401,45 @@ def test_a_connection_without_a_whole_request_is_closed_but_a_quiet_websocket_is
     assert socket_open
 
 
+def test_an_upload_sent_slowly_holds_up_no_other_and_gets_a_408(monkeypatch):
+    """An upload whose body never came held the one replay at a time: every other upload
+    was answered 503 for as long as its sender liked. Uploads are received first, at most
+    MAX_UPLOADS_PER_HOST of them from one network address (429 beyond), each within
+    UPLOAD_S (408 after)."""
+    monkeypatch.setattr(server, "UPLOAD_S", 1.0)
+
+    async def test(ip: str, port: int):
+        async def slow_upload(host: str):
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(b"POST /api/record?name=x.jsonl HTTP/1.1\r\nHost: x\r\n"
+                         b"X-Ono99-Upload: 1\r\nContent-Length: 1000\r\n\r\n{")  # and no more
+            await writer.drain()
+            return reader, writer
+
+        start = time.monotonic()
+        held = [await slow_upload(ip) for _ in range(server.MAX_UPLOADS_PER_HOST)]
+        reader, writer = await slow_upload(ip)
+        async with asyncio.timeout(10):
+            beyond = (await reader.readline()).decode()
+        writer.close()
+        async with aiohttp.ClientSession() as session:     # meanwhile, from elsewhere
+            async with session.post(f"http://127.0.0.1:{port}/api/record", data=b"hello\n",
+                                    headers=PAGE) as response:
+                other = response.status
+        async with asyncio.timeout(10):
+            timed_out = [(await r.readline()).decode() for r, _ in held]
+        waited = time.monotonic() - start
+        for _, w in held:
+            w.close()
+        return beyond, other, timed_out, waited
+
+    beyond, other, timed_out, waited = on_every_network(test)
+    assert beyond.startswith("HTTP/1.1 429 "), beyond
+    assert other == 400      # read and replayed at once (it is not a record), not a 503
+    assert all(line.startswith("HTTP/1.1 408 ") for line in timed_out), timed_out
+    assert 0.9 < waited < 5, waited
+
+
 def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeypatch):
     """A script holding 1,000 WebSockets locked every page out: one network address now
     holds at most MAX_SOCKETS_PER_HOST (a 429 beyond); loopback (the organiser's own
