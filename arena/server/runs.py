@@ -90,6 +90,8 @@ class Run:
         self.error = ""
         self._followers: set[asyncio.Queue] = set()
         self.task: asyncio.Task | None = None
+        #: what plays it, once it plays
+        self.executor: Executor | None = None
 
     def publish(self, event: Event) -> None:
         self.history.append(event)
@@ -244,6 +246,7 @@ class Runs:
                     executor = LocalExecutor(seats, self.concurrency, listeners=listeners,
                                              referee=self.referee, grace=self.grace,
                                              retirements=retirements)
+                run.executor = executor
                 await t.play(executor, on_result)
             if hub is not None:
                 hub.tournament_finished(t.name)
@@ -270,21 +273,25 @@ class Runs:
         """The server's executor for a tournament of hosted bots: their folders launched
         by referees of its own (other processes, a Ray cluster's nodes), spectators fed
         through a bus."""
-        # a bot removed since the tournament began is still found: there it plays it out
-        manifests = [load_manifest(self.registry.find(n, include_removed=True).folder)
-                     for n in t.names]
+        # a bot removed since the tournament began is still found, and forfeits its seats
+        bots = [self.registry.find(n, include_removed=True) for n in t.names]
+        manifests = [load_manifest(bot.folder) for bot in bots]
         setup = ExecutorSetup(manifests, t.names, self.concurrency,
                               retire_after=t.settings.retire_after, on_retire=on_retire,
                               bus=None if self.hub is None else Bus(self.hub, t.name),
                               log_dir=self.registry.data_dir / "logs" / "tournaments" / t.name,
-                              sandbox=self.registry.sandbox, address=self.address)
+                              sandbox=self.registry.sandbox, address=self.address,
+                              retired={i: REMOVED for i, bot in enumerate(bots)
+                                       if bot.status == "removed"})
         return make_executor(self.executor, setup)
 
     def removed(self, bot: str) -> None:
-        """Bot ``bot`` (a display name) was removed from the server: the followers of each
-        tournament still playing it hear that it is retired from it."""
+        """Bot ``bot`` (a display name) was removed from the server: it is retired from
+        each tournament still playing it, wherever that plays, and its followers hear so."""
         for run in self.runs.values():
             if not run.finished and bot in run.t.names:
+                if run.executor is not None:
+                    run.executor.retire(run.t.names.index(bot), REMOVED)
                 run.publish(Event("retired", {"bot": bot, "reason": REMOVED}))
 
     def _forget_finished(self) -> None:

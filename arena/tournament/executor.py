@@ -42,6 +42,12 @@ class Executor(abc.ABC):
                   on_result: ResultSink) -> None:
         """Play every plan (``spec_of`` makes its MatchSpec); call ``on_result`` for each."""
 
+    def retire(self, bot: int, reason: str) -> None:
+        """Retire bot ``bot`` (its index in the bot list) from outside the run, as a server
+        does with a bot removed from it: from now on its seats forfeit with ``reason``,
+        wherever its matches are played (this run's, and any later one's)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot retire a bot")
+
 
 #: A match is played again after the referee playing it died (a worker process, a Ray
 #: actor or node), up to this many referees in all; then the run stops with an error
@@ -126,7 +132,6 @@ class LocalExecutor(Executor):
             await asyncio.gather(*(p.close() for p in self.seats), return_exceptions=True)
 
     def retire(self, bot: int, reason: str) -> None:
-        """Retire bot ``bot`` (its index) from now on, in this run and any later one."""
         self.retired[bot] = reason
         if self.seats and self.seats[bot].retires_on_crashes:
             self.seats[bot].retire(reason)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,10 +52,15 @@ class ExecutorSetup:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     address: str | None = None         # a cluster's address (ray); None: a local one
     workers: int | None = None         # referee processes; None: one per core
+    #: bots retired before the run starts (by index): a server's bots removed since their
+    #: tournament began, which it resumes
+    retired: Mapping[int, str] = field(default_factory=dict)
 
     def retirements(self) -> Retirements:
         """A fresh ledger of the one retirement rule, keyed by bot index."""
-        return Retirements(self.retire_after, self.on_retire, lambda bot: self.labels[bot])
+        ledger = Retirements(self.retire_after, self.on_retire, lambda bot: self.labels[bot])
+        ledger.retired.update(self.retired)
+        return ledger
 
     def seats(self) -> SeatsFactory:
         return process_seats(self.manifests, self.labels, self.sandbox, self.log_dir,

@@ -66,6 +66,7 @@ class MultiProcessExecutor(Executor):
         #: workers that died and were replaced, in this executor's runs
         self.replaced = 0
         self._started = 0
+        self._workers: dict[int, _Worker] = {}
 
     async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
                   on_result: ResultSink) -> None:
@@ -77,7 +78,7 @@ class MultiProcessExecutor(Executor):
         lanes = math.ceil(self.concurrency / n)
         pending = deque(range(len(plans)))
         attempts: Counter[int] = Counter()
-        workers: dict[int, _Worker] = {}
+        workers = self._workers = {}
         gone: list[_Worker] = []
 
         def start() -> None:
@@ -154,10 +155,19 @@ class MultiProcessExecutor(Executor):
                 elif kind == "error":
                     raise RuntimeError(f"referee worker {msg[1]} failed: {msg[2]}")
         finally:
+            self._workers = {}
             for worker in workers.values():
                 worker.control.put(("stop",))
             await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
                                        results)
+
+
+    def retire(self, bot: int, reason: str) -> None:
+        if self.retirements.retire(bot, reason):
+            # a worker hears of it before any match dealt to it from now on (one queue);
+            # one started later gets it with the bots retired so far
+            for worker in self._workers.values():
+                worker.control.put(("retire", bot, reason))
 
 
 def _join(procs, results, timeout: float = 10.0) -> None:

@@ -165,6 +165,9 @@ class RayExecutor(Executor):
         self.nodes: Counter[str] = Counter()
         self._names = itertools.count()
 
+    def retire(self, bot: int, reason: str) -> None:
+        self.retirements.retire(bot, reason)   # the bots retired go with every match dealt
+
     async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
                   on_result: ResultSink) -> None:
         if not plans:

@@ -67,6 +67,15 @@ class Retirements:
         self.crashes: Counter[Hashable] = Counter()
         self.retired: dict[Hashable, str] = {}
 
+    def retire(self, bot: Hashable, reason: str) -> bool:
+        """Retire ``bot`` for a reason of its own (removed from a server), not crashes;
+        whether it was not retired already. ``on_retire`` is not told: whoever retired it
+        says so."""
+        if bot in self.retired:
+            return False
+        self.retired[bot] = reason
+        return True
+
     def observe(self, bots: Sequence[Hashable], result: MatchResult | None) -> list[tuple[Hashable, str]]:
         """Count a finished match's crashes (``bots``: the key of each seat); the bots it
         retires, each with its reason (``on_retire`` has heard of them)."""

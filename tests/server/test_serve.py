@@ -149,17 +149,30 @@ def test_a_remote_bot_that_is_not_there_forfeits_as_absent(server):
     assert rows["ghost"]["faults"] == {"absent": 1} and rows["counter"]["wins"] == 1
 
 
-def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(server):
+@pytest.mark.parametrize("executor", ["local", "multiprocess", "ray"])
+def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(request, tmp_path, mark,
+                                                                      executor):
     """`arena bots remove` said "it plays no more", and a remote bot did not, but a hosted
-    one played the rest of every tournament it was in: its later seats now forfeit."""
-    server.ok("bots", "add", "leaver", "--dir", BOTS / "random")
-    follower = following(server, "leaving", 20, "leaver", "counter", "--games", "150", "-q")
+    one played the rest of every tournament it was in: its later seats now forfeit. Under
+    --executor multiprocess or ray it went on playing them even then, while the
+    tournament's followers heard it was retired."""
+    if executor == "local":
+        server = request.getfixturevalue("server")
+    else:
+        server = Served(tmp_path / f"{executor}.db", mark, "--executor", executor)
+        server.ok("bots", "add", "counter", "--dir", BOTS / "counter")
     try:
-        server.ok("bots", "remove", "leaver")
-        before = matches_in(server.db, "leaving")
-        out, err = follower.communicate(timeout=120)
+        server.ok("bots", "add", "leaver", "--dir", BOTS / "random")
+        follower = following(server, "leaving", 20, "leaver", "counter", "--games", "150", "-q")
+        try:
+            server.ok("bots", "remove", "leaver")
+            before = matches_in(server.db, "leaving")
+            out, err = follower.communicate(timeout=120)
+        finally:
+            follower.kill()
     finally:
-        follower.kill()
+        if executor != "local":
+            assert server.stop() == 0
     assert follower.returncode == 0, out + err
     assert "leaver is retired: removed from the server" in out, out
     assert before < 300
@@ -175,12 +188,19 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(server):
     assert all(v[0]["kind"] == "retired" for v in removed)
 
 
-def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tmp_path, mark):
+@pytest.mark.parametrize("executor", ["local", "multiprocess"])
+def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tmp_path, mark,
+                                                                            executor):
     """A tournament interrupted after one of its bots was removed could never resume: "no bot
     called 'gone' on this server" at every restart and every --resume. The removed bot's
-    seats forfeit, and the rest is played."""
-    served = Served(tmp_path / "gone.db", mark, "--absent-after", "0.2")
-    served.add_remote("gone")                        # never connects: absent, quickly
+    seats forfeit, and the rest is played: on the server's referee (a remote bot), or
+    elsewhere (hosted bots, --executor multiprocess), where it played them before."""
+    flags = ("--absent-after", "0.2", "--executor", executor)
+    served = Served(tmp_path / "gone.db", mark, *flags)
+    if executor == "local":
+        served.add_remote("gone")                    # never connects: absent, quickly
+    else:
+        served.ok("bots", "add", "gone", "--dir", BOTS / "random")
     served.ok("bots", "add", "counter", "--dir", BOTS / "counter")
     follower = following(served, "cut", 5, "gone", "counter", "--games", "3000", "-q")
     try:
@@ -190,11 +210,12 @@ def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tm
     finally:
         follower.kill()
     before = matches_in(served.db, "cut")
-    again = Served(tmp_path / "gone.db", mark, "--absent-after", "0.2", token=served.token)
+    again = Served(tmp_path / "gone.db", mark, *flags, token=served.token)
     try:
         proc = again.arena("tournament", "--resume", "cut", "-q")
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert matches_in(again.db, "cut") == 3000 > before
+        # each deal twice, seats swapped, unless a remote bot is at the table
+        assert matches_in(again.db, "cut") == (3000 if executor == "local" else 6000) > before
         with sqlite3.connect(f"file:{again.db}?mode=ro", uri=True, timeout=5) as con:
             last = json.loads(con.execute("SELECT verdicts FROM matches ORDER BY id DESC "
                                           "LIMIT 1").fetchone()[0])
