@@ -1,6 +1,7 @@
 """What every gRPC server of the arena shares: a request that is not protobuf at all is
 answered INVALID_ARGUMENT, before its servicer runs; a status's details are cut short
-enough for gRPC to send them.
+enough for gRPC to send them; an address a server cannot listen on is found out, with its
+reason, before gRPC tries it.
 
 gRPC parses a unary request before the servicer sees it, and when protobuf cannot parse
 it grpc.aio raises out of the handler: the call ends with UNKNOWN ("Unexpected <class
@@ -13,6 +14,9 @@ and say what they do in their .proto.
 
 from __future__ import annotations
 
+import errno
+import os
+import socket
 from typing import NoReturn
 
 from google.protobuf.message import DecodeError
@@ -34,6 +38,36 @@ def port_out_of_range(address: str) -> bool:
         return not 0 <= int(address.rpartition(":")[2]) <= 65535
     except ValueError:
         return False     # not a number: gRPC itself refuses it
+
+
+def listen_problem(address: str) -> str | None:
+    """Why a server cannot listen on ``address`` (HOST:PORT), or None if it may. Found by
+    binding a socket of our own: gRPC says only that it failed, after logging the reason
+    from its C core as a line of its own, and wraps a port past 65535 round."""
+    if address.startswith("unix:"):
+        folder = os.path.dirname(address[len("unix:"):]) or "."
+        return None if os.path.isdir(folder) else f"there is no folder {folder}"
+    host, colon, port = address.rpartition(":")
+    if not colon or not host:
+        return "not HOST:PORT"
+    if not port.isdigit() or port_out_of_range(address):
+        return f"the port must be a number from 0 to 65535, not {port!r}"
+    try:
+        found = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        return f"{host!r} is not an address of this machine ({getattr(exc, 'strerror', None) or exc})"
+    family, kind, proto, _, where = found[0]
+    try:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as gRPC binds
+            s.bind(where)
+    except OSError as exc:
+        return {errno.EADDRINUSE: "the port is already in use",
+                errno.EADDRNOTAVAIL: f"{host} is not an address of this machine",
+                errno.EACCES: "a port below 1024 needs privileges"}.get(
+                    exc.errno, (exc.strerror or str(exc)).lower())
+    return None
 
 
 def details(text: str) -> str:

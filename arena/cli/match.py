@@ -22,7 +22,7 @@ from arena.cli.match_log import event_lines, result_text, verdict_line
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
 from arena.cli.prepare import (
-    add_sandbox_options, add_setup_options, bot_factory, sandbox_config, set_up,
+    add_sandbox_options, add_setup_options, bot_factory, check_addresses, sandbox_config, set_up,
 )
 from arena.local import LocalArena
 from arena.referee.results import (
@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--connect-timeout must be positive (finite seconds)")
     if args.max_rejections < 0:
         raise ConfigError("--max-rejections must be at least 0")
+    check_addresses(args)
     manifests = [load_manifest(folder) for folder in args.bots]
     config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
     tc = time_control(args)

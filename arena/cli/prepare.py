@@ -1,5 +1,6 @@
 """Getting bots ready to launch, for every command that launches them: how they are run
-(the sandbox and its limits) and their setup."""
+(the sandbox and its limits), where the referee and the spectators listen, and their
+setup."""
 
 from __future__ import annotations
 
@@ -11,7 +12,19 @@ from collections.abc import Sequence
 from arena.bots.manifest import BotManifest, missing_program
 from arena.bots.sandbox import MODES, Limits, ProcessFactory, SandboxConfig
 from arena.bots.setup import DEFAULT_TIMEOUT_S, SetupError, ensure_setup
+from arena.rpc import listen_problem
 from arena.rules.errors import ConfigError
+
+
+def check_addresses(args: argparse.Namespace) -> None:
+    """--listen and --watch, refused with the reason before anything runs (a bot's setup,
+    a database, an output folder)."""
+    listen = getattr(args, "listen", "unix")
+    if listen not in ("unix", "tcp") and (why := listen_problem(listen)) is not None:
+        raise ConfigError(f"the referee cannot listen on {listen!r}: {why}")
+    watch = getattr(args, "watch", None)
+    if watch is not None and (why := listen_problem(watch)) is not None:
+        raise ConfigError(f"spectators cannot be served on {watch!r}: {why}")
 
 
 def add_sandbox_options(p: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ from arena.bots.process import ArenaStartError
 from arena.cli import output
 from arena.cli.database import add_db_option, missing_file, shown
 from arena.cli.match import add_match_options, time_control
-from arena.cli.prepare import bot_factory, sandbox_config, set_up
+from arena.cli.prepare import bot_factory, check_addresses, sandbox_config, set_up
 from arena.cli.records import print_standings, remote_standings
 from arena.cli.serve import add_server_options, client
 from arena.cli.spectators import add_watch_option, add_web_option, spectators
@@ -141,6 +141,7 @@ def run_tournament(args: argparse.Namespace) -> int:
     if args.retire_after < 1:
         raise ConfigError("--retire-after must be at least 1")
     check_address(args.executor, args.ray_address)
+    check_addresses(args)
     console = output.console()
     err = output.console(stderr=True)
     # Everything is checked before the database is opened (or created): a refused

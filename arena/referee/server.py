@@ -14,7 +14,7 @@ from ono99.v1 import referee_pb2_grpc
 from arena import files
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena.rpc import RejectUnparsable, port_out_of_range
+from arena.rpc import RejectUnparsable, listen_problem
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -71,10 +71,11 @@ class RefereeServer:
             address = private
         else:
             where = "127.0.0.1:0" if listen == "tcp" else listen
+            if (problem := listen_problem(where)) is not None:
+                raise OSError(f"the referee cannot listen on {listen!r}: {problem}")
             try:
-                port = 0 if port_out_of_range(where) else (
-                    server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
-                    if tls is not None else server.add_insecure_port(where))
+                port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
+                        if tls is not None else server.add_insecure_port(where))
             except RuntimeError:
                 port = 0
             if port == 0:

@@ -6,7 +6,7 @@ from ono99.transport import grpc
 from ono99.v1 import spectator_pb2_grpc
 
 from arena import files
-from arena.rpc import RejectUnparsable, port_out_of_range
+from arena.rpc import RejectUnparsable, listen_problem
 from arena.rules.errors import ConfigError
 from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
 from arena.watch.hub import SpectatorHub
@@ -42,10 +42,11 @@ class SpectatorServer:
         ])
         spectator_pb2_grpc.add_SpectatorServicer_to_server(
             SpectatorServicer(hub, records, organizer_hash), server)
+        if (problem := listen_problem(listen)) is not None:
+            raise ConfigError(f"spectators cannot be served on {listen!r}: {problem}")
         try:
-            port = 0 if port_out_of_range(listen) else (
-                server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
-                if tls is not None else server.add_insecure_port(listen))
+            port = (server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
+                    if tls is not None else server.add_insecure_port(listen))
         except RuntimeError:
             port = 0
         if port == 0:
