@@ -50,6 +50,9 @@ class RefereeServer:
         with ``tls`` (PEM key and certificate) that port speaks TLS. ``services`` add more
         servicers to the same port (a server's Organizer). Messages received are capped
         at MAX_RECEIVE bytes, those sent at MAX_SEND."""
+        where = "127.0.0.1:0" if listen == "tcp" else listen
+        if listen != "unix" and (problem := listen_problem(where)) is not None:
+            raise OSError(f"the referee cannot listen on {listen!r}: {problem}")
         lobby = lobby or Lobby()
         server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
@@ -70,9 +73,6 @@ class RefereeServer:
         if listen == "unix":
             address = private
         else:
-            where = "127.0.0.1:0" if listen == "tcp" else listen
-            if (problem := listen_problem(where)) is not None:
-                raise OSError(f"the referee cannot listen on {listen!r}: {problem}")
             try:
                 port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
                         if tls is not None else server.add_insecure_port(where))

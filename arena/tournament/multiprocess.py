@@ -161,7 +161,6 @@ class MultiProcessExecutor(Executor):
             await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
                                        results)
 
-
     def retire(self, bot: int, reason: str) -> None:
         if self.retirements.retire(bot, reason):
             # a worker hears of it before any match dealt to it from now on (one queue);

@@ -30,6 +30,8 @@ class SpectatorServer:
                     tls: tuple[bytes, bytes] | None = None) -> SpectatorServer:
         """Serve on ``listen`` (HOST:PORT, port 0 for any free one; with ``tls``, PEM key
         and certificate, in TLS)."""
+        if (problem := listen_problem(listen)) is not None:
+            raise ConfigError(f"spectators cannot be served on {listen!r}: {problem}")
         server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
@@ -42,8 +44,6 @@ class SpectatorServer:
         ])
         spectator_pb2_grpc.add_SpectatorServicer_to_server(
             SpectatorServicer(hub, records, organizer_hash), server)
-        if (problem := listen_problem(listen)) is not None:
-            raise ConfigError(f"spectators cannot be served on {listen!r}: {problem}")
         try:
             port = (server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
                     if tls is not None else server.add_insecure_port(listen))
