@@ -44,6 +44,8 @@ def listen_problem(address: str) -> str | None:
     """Why a server cannot listen on ``address`` (HOST:PORT), or None if it may. Found by
     binding a socket of our own: gRPC says only that it failed, after logging the reason
     from its C core as a line of its own, and wraps a port past 65535 round."""
+    if address.startswith("unix-abstract:"):
+        return None                 # a name in the kernel's namespace: no folder to check
     if address.startswith("unix:"):
         folder = os.path.dirname(address[len("unix:"):]) or "."
         return None if os.path.isdir(folder) else f"there is no folder {folder}"

@@ -13,7 +13,7 @@ import pytest
 from ono99.transport import grpc
 from ono99.v1 import organizer_pb2, organizer_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
-from arena.rpc import MAX_DETAILS, details, port_out_of_range
+from arena.rpc import MAX_DETAILS, details, listen_problem, port_out_of_range
 from arena.server.app import ArenaServer, ServeOptions
 
 NOT_PROTOBUF = b"\x0a\xff\xff\xff\x0f"
@@ -120,3 +120,12 @@ def test_an_error_that_quotes_an_enormous_name_arrives_cut_short(tmp_path):
 ])
 def test_a_port_past_65535_is_out_of_range(address, out):
     assert port_out_of_range(address) is out
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:0", "localhost:0", "0.0.0.0:0",
+                                     "unix-abstract:ono99-test", "unix:{tmp}/r.sock",
+                                     "unix:relative.sock"])
+def test_the_addresses_grpc_listens_on_are_not_refused_before_it(address, tmp_path):
+    """listen_problem checks an address before gRPC is given it: it must pass every form
+    gRPC itself takes (a unix-abstract name has no folder, nor port)."""
+    assert listen_problem(address.format(tmp=tmp_path)) is None
