@@ -51,12 +51,14 @@ MAX_SOCKETS = 1000          # pages following at once (each a spectator stream):
 MAX_SOCKETS_PER_HOST = 100  # ... from one network address (local ones are not counted): then 429
 MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)
 #: Uploads being received at once (each up to MAX_UPLOAD in memory), and from one network
-#: address (loopback not counted), each within UPLOAD_S: then a 503, a 429, a 408. An
-#: upload sent slowly, or never finished, held the one replay at a time, and every other
-#: upload was answered 503 for as long as its sender liked.
+#: address (loopback not counted), each within UPLOAD_S plus its declared size at
+#: UPLOAD_RATE (a 16 MiB file: 5 minutes): then a 503, a 429, a 408. An upload sent
+#: slowly, or never finished, held the one replay at a time, and every other upload was
+#: answered 503 for as long as its sender liked.
 MAX_UPLOADS = 4
 MAX_UPLOADS_PER_HOST = 2
 UPLOAD_S = 60.0
+UPLOAD_RATE = 64 * 1024      # bytes a second: a slow uplink's (0.5 Mbit/s)
 #: Connections open at once (a page holds its WebSocket and a keep-alive connection or two
 #: for its API calls), and at most a quarter of the process's open-files limit: 5,000
 #: connections that sent half a request head and never the rest (slowloris) were all
@@ -286,7 +288,7 @@ async def _upload(request: web.Request) -> web.Response:
     `arena watch` reads it, replayed from its seed here, where the seed stays. The replay
     and its JSON are made in a thread, one upload at a time, of a match of at most
     MAX_UPLOAD_TURNS turns: an upload never holds up the matches this process plays. Its
-    file is received first, within UPLOAD_S, as one of MAX_UPLOADS at most."""
+    file is received first, in time for its size, as one of MAX_UPLOADS at most."""
     if request.headers.get(UPLOAD_HEADER) != "1":
         return web.json_response({"error": f"an upload is the viewer page's own request "
                                            f"(header {UPLOAD_HEADER}: 1)"}, status=403)
@@ -298,12 +300,14 @@ async def _upload(request: web.Request) -> web.Response:
     if why is not None:
         return web.json_response({"error": why}, status=503 if receiving.open >= receiving.cap
                                  else 429)
+    declared = min(request.content_length or 0, MAX_UPLOAD)
+    allowed = UPLOAD_S + declared / UPLOAD_RATE
     receiving.add(host)
     try:
-        async with asyncio.timeout(UPLOAD_S):
+        async with asyncio.timeout(allowed):
             data = await request.read()
     except TimeoutError:
-        return web.json_response({"error": f"the upload did not arrive within {UPLOAD_S:g} s"},
+        return web.json_response({"error": f"the upload did not arrive within {allowed:.0f} s"},
                                  status=408)
     finally:
         receiving.remove(host)

@@ -405,8 +405,9 @@ def test_an_upload_sent_slowly_holds_up_no_other_and_gets_a_408(monkeypatch):
     """An upload whose body never came held the one replay at a time: every other upload
     was answered 503 for as long as its sender liked. Uploads are received first, at most
     MAX_UPLOADS_PER_HOST of them from one network address (429 beyond), each within
-    UPLOAD_S (408 after)."""
+    UPLOAD_S and the time its declared size takes at UPLOAD_RATE (408 after)."""
     monkeypatch.setattr(server, "UPLOAD_S", 1.0)
+    monkeypatch.setattr(server, "UPLOAD_RATE", 1000)     # 1,000 bytes declared: 1 s more
 
     async def test(ip: str, port: int):
         async def slow_upload(host: str):
@@ -437,7 +438,7 @@ def test_an_upload_sent_slowly_holds_up_no_other_and_gets_a_408(monkeypatch):
     assert beyond.startswith("HTTP/1.1 429 "), beyond
     assert other == 400      # read and replayed at once (it is not a record), not a 503
     assert all(line.startswith("HTTP/1.1 408 ") for line in timed_out), timed_out
-    assert 0.9 < waited < 5, waited
+    assert 1.9 < waited < 6, waited
 
 
 def test_one_address_s_sockets_are_capped_and_local_ones_are_not_counted(monkeypatch):
