@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "a README for its language (how to check, play and enter it). It plays legal, "
                     "sensible cards and passes 'arena check-bot DIR' as written.")
     p.add_argument("dir", metavar="DIR", help="the folder to create")
-    p.add_argument("--lang", required=True, choices=list(LANGUAGES), help="the bot's language")
+    p.add_argument("--lang", "--language", required=True, choices=list(LANGUAGES),
+                   help="the bot's language")
     p.add_argument("--name", default=None,
                    help="the bot's name (default: the folder's name)")
     p.set_defaults(run=run)

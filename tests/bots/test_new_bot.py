@@ -87,6 +87,13 @@ def test_inside_the_repository_the_sdk_path_is_relative(tmp_path):
     assert f"require(\"{REPO / 'clients' / 'node'}\")" in (outside / "bot.js").read_text()
 
 
+def test_the_language_may_be_given_as_language_too(tmp_path, mark):
+    """`--language node` was "the following arguments are required: --lang"."""
+    proc = arena(mark, "new-bot", tmp_path / "x", "--language", "node")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "x" / "bot.js").exists()
+
+
 @pytest.mark.parametrize("args, words", [
     (["--lang", "python", "--name", "has space"], ["bot name 'has space' is not allowed"]),
     (["--lang", "python", "--name=-dash"], ["bot name '-dash' is not allowed"]),
