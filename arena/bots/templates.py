@@ -38,7 +38,11 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
     if sdk is not None and not (sdk / ("package.json" if lang == "node" else "CMakeLists.txt")).exists():
         raise ConfigError(f"the {lang} SDK is not at {sdk}: a {lang} bot needs the arena's "
                           "repository (clients/), not only the installed package")
-    values = {"NAME": name, "DIR": _shown(folder)}
+    # the sample bots to play it against, as they are reached from here (the repository's
+    # root, or a folder elsewhere)
+    samples = REPO / "bots"
+    values = {"NAME": name, "DIR": _shown(folder),
+              "BOTS": _shown(samples) if samples.is_dir() else "bots"}
     if sdk is not None:
         try:
             inside = folder.is_relative_to(REPO)

@@ -3,6 +3,8 @@ three starters playing one match; refusals that say what is wrong."""
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -19,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NEEDS = {"python": [], "node": ["node", "npm"], "cpp": ["cmake", "protoc", "grpc_cpp_plugin"]}
 
 
-def arena(mark: str, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=ROOT,
+def arena(mark: str, *args, timeout: float = 600, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=cwd,
                           env=env_for(mark), capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert processes_marked(mark) == [], "bot processes left running"
@@ -85,6 +87,20 @@ def test_inside_the_repository_the_sdk_path_is_relative(tmp_path):
     outside = tmp_path / "out"
     new_bot(outside, "node", "abs")
     assert f"require(\"{REPO / 'clients' / 'node'}\")" in (outside / "bot.js").read_text()
+
+
+def test_the_commands_its_readme_gives_work_from_where_it_was_made(tmp_path, mark):
+    """Made outside the repository, its README said `arena match mine bots/counter`, and
+    there is no bots/counter there: the sample bots are named as they are reached from
+    where the bot was made."""
+    proc = arena(mark, "new-bot", "mine", "--lang", "python", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    readme = (tmp_path / "mine" / "README.md").read_text()
+    args = shlex.split(re.search(r"Play it: `arena ([^`]+)`", readme).group(1))
+    assert args[:3] == ["match", "mine", str(REPO / "bots" / "counter")], args
+    args[args.index("--games") + 1] = "1"
+    proc = arena(mark, *args, "-q", "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_the_language_may_be_given_as_language_too(tmp_path, mark):
