@@ -47,7 +47,7 @@ def test_past_the_grace_window_the_seat_is_disconnected():
     assert (verdict.seat, verdict.kind) == (0, VerdictKind.DISCONNECTED)
     assert "did not reconnect within 0.5 s" in verdict.detail
     assert result.ranking[0] == (1,)
-    assert rc == 5 and "could not be restored within 2 s" in err, err
+    assert rc == 5 and "could not reconnect to the referee within 2 s" in err, err
     assert near_rc == 0
 
 

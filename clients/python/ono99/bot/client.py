@@ -191,7 +191,8 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
                     welcomed = None
         except grpc.aio.AioRpcError as exc:
             if not driver.finished:
-                raise _Broken(f"{exc.code().name}: {exc.details()}") from None
+                raise _Broken(f"connection to the referee broke: {exc.code().name}: "
+                              f"{exc.details()}") from None
         finally:
             call.cancel()
 
@@ -233,7 +234,7 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
         failure = exc
     while True:
         if reconnect_timeout <= 0:
-            print(f"error: connection to the referee broke: {failure}", file=sys.stderr)
+            print(f"error: {failure}", file=sys.stderr)
             return EXIT_BROKEN
         outcome = await _reconnect(driver, link, reconnect_timeout, failure)
         if isinstance(outcome, int):
@@ -255,11 +256,8 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
     welcome = driver.welcome
     resume_key = welcome.resume_key if welcome is not None else ""
     again = "reconnecting" if welcome is not None else "trying again"
-    if isinstance(failure, RefusedError):
-        print(f"warning: {failure}; {again} for up to {timeout:g} s", file=sys.stderr)
-    else:
-        print(f"warning: connection to the referee broke ({failure}); {again} for up to "
-              f"{timeout:g} s", file=sys.stderr)
+    # the lines the Node.js and C++ SDKs print, word for word
+    print(f"warning: {failure}; {again} for up to {timeout:g} s", file=sys.stderr)
     started = time.monotonic()
     delay = _FIRST_PAUSE
     last = str(failure)
@@ -277,7 +275,7 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
                 return EXIT_REFUSED
             last = str(exc)
         except _Unreachable:
-            last = "no referee reachable"
+            last = f"no referee reachable at {link.referee}"
         except _Broken as exc:
             if driver.welcome is not None:
                 return exc
@@ -285,10 +283,6 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
         pause = delay * _jitter.uniform(1 - _JITTER, 1 + _JITTER)
         await asyncio.sleep(min(pause, max(0.0, timeout - (time.monotonic() - started))))
         delay = min(delay * 2, _MAX_PAUSE)
-    if welcome is None:   # never let in: as the Node.js and C++ SDKs say it
-        print(f"error: could not connect to the referee within {timeout:g} s (last: {last})",
-              file=sys.stderr)
-        return EXIT_REFUSED if isinstance(failure, RefusedError) else EXIT_BROKEN
-    print(f"error: connection to the referee broke ({last}) and could not be restored "
-          f"within {timeout:g} s", file=sys.stderr)
-    return EXIT_BROKEN
+    print(f"error: could not {'re' if welcome is not None else ''}connect to the referee "
+          f"within {timeout:g} s (last: {last})", file=sys.stderr)
+    return EXIT_REFUSED if isinstance(failure, RefusedError) else EXIT_BROKEN
