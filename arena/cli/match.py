@@ -174,7 +174,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _play(args, manifests, config, tc, console: Console, out: Path) -> int:
-    summary: Summary | None = None
     try:
         # spectators first: a port that cannot be had is found before a bot is launched
         async with spectators(args.watch, console, web=args.web) as hub, \
@@ -206,8 +205,7 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
     except (BotStartError, OSError) as exc:  # one line on stderr, never wrapped
         print(f"arena match: error: {exc}", file=sys.stderr)
         return 1
-    if summary is not None and summary.games:
-        console.print(summary.table())
+    console.print(summary.table())
     console.print(f"event logs: {out}")
     return 0
 

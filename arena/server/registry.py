@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import shutil
 import tarfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,9 +67,6 @@ class Registry:
         self.factory: ProcessFactory = sandbox.factory()
         self.absent_after = absent_after
         self.remote: dict[str, RemoteSeats] = {}
-        #: the seats of hosted bots handed to tournaments playing here, by display name:
-        #: a bot removed while one plays is retired from it (its later seats forfeit)
-        self.hosted: dict[str, weakref.WeakSet[ProcessSeats]] = {}
         for bot in store.registered_bots():
             if bot.kind == "remote" and bot.status == "active":
                 self._admit_remote(bot)
@@ -119,15 +115,14 @@ class Registry:
         return Upload(bot, report)
 
     def remove(self, name: str) -> RegisteredBot:
-        """Withdraw a version (``alpha v2``, or the latest of ``alpha``)."""
+        """Withdraw a version (``alpha v2``, or the latest of ``alpha``): a remote one is
+        cut off here; the tournaments playing a hosted one retire it (``Runs.removed``)."""
         bot = self.find(name)
         bot = self.store.update_registered_bot(bot.id, status="removed")
         seats = self.remote.pop(bot.display, None)
         if seats is not None:
             seats.retire(REMOVED)
             self.lobby.unregister_hash(bot.token_hash)
-        for hosted in self.hosted.pop(bot.display, ()):
-            hosted.retire(REMOVED)
         return bot
 
     # ---------------------------------------------------------------- looking bots up
@@ -168,10 +163,8 @@ class Registry:
                 raise UnknownBotError(f"bot {bot.display} is not entered on this server")
             return seats
         manifest = load_manifest(bot.folder)
-        seats = ProcessSeats(manifest, bot.display, referee, self.factory,
-                             log_dir or self.logs_dir(bot.display), connect_timeout)
-        self.hosted.setdefault(bot.display, weakref.WeakSet()).add(seats)
-        return seats
+        return ProcessSeats(manifest, bot.display, referee, self.factory,
+                            log_dir or self.logs_dir(bot.display), connect_timeout)
 
     def logs_dir(self, display: str) -> Path:
         return self.data_dir / "logs" / display.replace(" ", "-")
