@@ -19,6 +19,7 @@ from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.client import OrganizerClient
 from arena.text import printable
+from arena.tournament.tournament import default_concurrency
 from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import WebServeError
 
@@ -62,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="keep scheduling ladder matches among the bots that are there")
     p.add_argument("--table-size", type=int, default=2, metavar="K",
                    help="seats per ladder table and default for tournaments (default: 2)")
+    p.add_argument("--ladder-concurrency", type=int, default=default_concurrency(), metavar="C",
+                   help=f"ladder matches at once, each bot in one at a time (default: the "
+                        f"number of cores, {default_concurrency()})")
     p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
                    help="time per move (default: 1)")
     p.add_argument("--bank", type=float, default=10.0, metavar="SECONDS",
@@ -135,6 +139,8 @@ def run_serve(args: argparse.Namespace) -> int:
     tc = time_control(args)
     if not 2 <= args.table_size <= 8:
         raise ConfigError(f"--table-size {args.table_size} is not allowed; tables seat 2 to 8")
+    if args.ladder_concurrency < 1:
+        raise ConfigError("--ladder-concurrency must be at least 1")
     if not 0 <= args.spectator_delay <= MAX_DELAY_TURNS:
         raise ConfigError(f"--spectator-delay must be from 0 to {MAX_DELAY_TURNS:,} (turns)")
     for flag in ("absent_after", "reconnect_grace"):
@@ -160,7 +166,7 @@ def run_serve(args: argparse.Namespace) -> int:
                            absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
                            watch=args.watch, spectator_delay=args.spectator_delay,
                            executor=args.executor, executor_address=args.ray_address,
-                           data_dir=args.data)
+                           ladder_concurrency=args.ladder_concurrency, data_dir=args.data)
     with joined(args.executor, args.ray_address):   # before the server's threads start
         return asyncio.run(_serve(args.db, options, args.web))
 

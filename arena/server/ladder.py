@@ -12,6 +12,7 @@ are fitted from the stored matches), rated live by an online Elo for the pairing
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import logging
 import random
@@ -68,7 +69,11 @@ class Ladder:
         self.record = self._record()
         self.seeds = Seeds(self.record.settings["seed"])
         matches = store.matches(self.record)
-        self.count = max((int(m.key[1:]) for m in matches), default=0)   # the last key's n
+        stored = {int(m.key[1:]) for m in matches}
+        self.count = max(stored, default=0)              # the highest key's n dealt
+        # numbers dealt but never stored (matches in flight when the server was killed, or
+        # not played), dealt again first: the keys stay L1 to Ln without a gap
+        self.unused = sorted(set(range(1, self.count + 1)) - stored)
         self.elo = OnlineElo([])
         self.games: Counter[str] = Counter()
         self.meetings: Counter[frozenset] = Counter()
@@ -112,10 +117,17 @@ class Ladder:
             while True:
                 try:
                     await self._store_kept()
-                    while len(tasks) < self.concurrency:
+                    # tables in flight are the tasks not done: a task's done callbacks
+                    # (which drop it from the set) run after this loop wakes to the
+                    # _wake its match sets as it ends, and counting it then cost every
+                    # match the 0.5 s wait below (2 matches a second at most)
+                    while sum(not t.done() for t in tasks) < self.concurrency:
                         table = self.pick()
                         if table is None:
                             break
+                        # its bots are playing from now, not from when its task first runs:
+                        # the next pick, just below, must not seat them again
+                        self.playing.update(b.display for b in table)
                         task = asyncio.create_task(self._match(table))
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)
@@ -178,9 +190,8 @@ class Ladder:
         return [first, *others[:self.table_size - 1]]
 
     async def _match(self, table: list[RegisteredBot]) -> None:
-        names = [b.display for b in table]
-        self.playing.update(names)
-        n = self.count = self.count + 1
+        names = [b.display for b in table]     # in self.playing since they were picked
+        n = self._number()
         key = f"L{n}"
         seats_of = [self._provider(b) for b in table]
         order = list(range(len(table)))
@@ -202,6 +213,7 @@ class Ladder:
                 # or memory): not the bots' doing, so no match and no verdict; these bots
                 # wait a moment before the ladder tries them again
                 log.warning("ladder match %s is not played: %s", key, exc)
+                heapq.heappush(self.unused, n)
                 await asyncio.sleep(LOOK_AGAIN_S)
                 return
             absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
@@ -233,6 +245,13 @@ class Ladder:
                 p.release(s, None)
             self.playing.difference_update(names)
             self._wake.set()
+
+    def _number(self) -> int:
+        """The next match's n: the lowest one dealt and never stored, else a new one."""
+        if self.unused:
+            return heapq.heappop(self.unused)
+        self.count += 1
+        return self.count
 
     async def _store_kept(self) -> None:
         """Store the matches kept while the database could not take them, oldest first; a

@@ -484,25 +484,77 @@ def ladder_keys(db: Path) -> list[str]:
 
 
 def test_the_ladder_loses_and_repeats_nothing_when_the_server_is_killed(tmp_path, mark):
-    """kill -9 of the server mid-ladder, then a restart on its database: every ladder match
-    stored before is still there, none is stored twice, and the ladder goes on."""
+    """kill -9 of the server mid-ladder, two tables at once, then a restart on its database:
+    every ladder match stored before is still there, none is stored twice, the ladder goes
+    on, and the numbers of the matches cut short are dealt again: no gap in the keys."""
     db = tmp_path / "ladder.db"
-    served = Served(db, mark, "--ladder", listen="127.0.0.1:0")
+    flags = ("--ladder", "--ladder-concurrency", "2")
+    served = Served(db, mark, *flags, listen="127.0.0.1:0")
+    slow = None
     try:
         for name in ("random", "greedy", "lowest"):
             served.ok("bots", "add", name, "--dir", BOTS / name)
+        # a remote ismcts thinking 20 ms a move: its table's match is in flight, with a
+        # lower number, while the other table stores later ones
+        slow = served.remote_bot("ismcts/bot.py", served.add_remote("slow"), ONO99_THINK_MS="20")
+        served.wait_connected("slow")
         wait_ladder(served, 20)
     finally:
         served.stop(signal.SIGKILL)
     before = ladder_keys(db)
     assert len(before) >= 20 and len(before) == len(set(before))
-    again = Served(db, mark, "--ladder", token=served.token, listen=served.address)
+    again = Served(db, mark, *flags, token=served.token, listen=served.address)
     try:
         wait_ladder(again, len(before) + 20)
     finally:
         assert again.stop() == 0
+        if slow is not None:
+            slow.kill()
+            slow.wait(10)
     after = ladder_keys(db)
     assert set(before) <= set(after) and len(after) == len(set(after)) > len(before)
+    # the numbers in flight at the kill are dealt again; those in flight at the last stop
+    # (one table of two, at most) will be after the next start
+    numbers = {int(k[1:]) for k in after}
+    assert set(range(1, max(int(k[1:]) for k in before) + 1)) <= numbers
+    assert len(set(range(1, max(numbers) + 1)) - numbers) <= 1
+
+
+@pytest.mark.parametrize("tables", ["1", "2"])
+def test_the_ladder_starts_the_next_match_as_one_ends_and_seats_a_bot_once(tmp_path, mark,
+                                                                           tables):
+    """Two fast bots, one table or two at once: a bot plays one ladder match at a time,
+    and the next starts as soon as one ends. It waited half a second after each (the loop
+    missed the wake of a match that ended: 2 matches a second at most); and with two
+    tables at once both bots were seated at both (the loop picked the second table before
+    the first table's task had marked its bots as playing)."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", "--ladder-concurrency", tables, listen="127.0.0.1:0")
+    try:
+        for name in ("random", "lowest"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        wait_ladder(served, 12)
+    finally:
+        assert served.stop() == 0
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+        times = sorted((start, start + duration) for start, duration in con.execute(
+            "SELECT m.started_at, m.duration_s FROM matches m "
+            "JOIN tournaments t ON m.tournament_id = t.id WHERE t.name = 'ladder'"))
+    gaps = [b[0] - a[1] for a, b in zip(times, times[1:])]
+    assert len(gaps) >= 11 and min(gaps) >= 0, gaps               # never two at once
+    assert sorted(gaps)[len(gaps) // 2] < 0.25, gaps
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--ladder-concurrency", "0"], "--ladder-concurrency must be at least 1"),
+    (["--table-size", "9"], "--table-size 9 is not allowed; tables seat 2 to 8"),
+])
+def test_a_bad_setting_of_the_server_is_one_line_before_serving(tmp_path, args, said):
+    proc = subprocess.run(command("serve", "--db", tmp_path / "x.db", "--listen", "127.0.0.1:0",
+                                  *args), cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == [f"arena serve: error: {said}"]
+    assert not (tmp_path / "x.db").exists()
 
 
 def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_goes_on(
