@@ -23,6 +23,7 @@ from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server import ladder as ladder_module
+from arena.server.boards import Board, Boards
 from arena.server.ladder import Ladder
 from arena.server.organizer import add_to
 from arena.server.registry import Registry
@@ -87,6 +88,7 @@ class ArenaServer:
         self.runs: Runs | None = None
         self.ladder: Ladder | None = None
         self.hub = SpectatorHub(organiser_view=True, min_delay=options.spectator_delay)
+        self.boards = Boards(store)
         self.spectators: SpectatorServer | None = None
         self._ladder_task: asyncio.Task | None = None
         self._claim: Claim | None = None       # the database, held while serving
@@ -163,18 +165,21 @@ class ArenaServer:
             name = f"{base}-{n}"
         return name
 
-    def ladder_standings(self) -> Standings:
-        return self.standings(ladder_module.NAME)[1] if self._has_ladder() else standings([], [])
+    async def ladder_standings(self) -> Standings:
+        """The ladder's standings, as last made (made again meanwhile)."""
+        if not self._has_ladder():
+            return standings([], [])
+        return (await self.boards.board(ladder_module.NAME, fresh=False))[1]
 
     def _has_ladder(self) -> bool:
         return self.store.has_tournament(ladder_module.NAME)
 
-    def standings(self, name: str | None) -> tuple[str, Standings, int]:
-        """A tournament's (the latest, without a name) or the ladder's standings."""
-        record = self.store.tournament(name)
-        matches = self.store.matches(record)
-        bots = record.bots or sorted({b for m in matches for b in m.bots})
-        return record.name, standings(matches, bots), len(matches)
+    async def standings(self, name: str | None) -> Board:
+        """A tournament's (the latest, without a name) or the ladder's standings, made off
+        the event loop (:class:`Boards`): a tournament's over every match stored; the
+        ladder's, which never ends, as last made (over the matches it says) when there is
+        one, the next made meanwhile."""
+        return await self.boards.board(name, fresh=name != ladder_module.NAME)
 
     async def stop(self) -> None:
         """Stop the ladder and the tournaments (they resume at the next start), say goodbye
@@ -192,6 +197,7 @@ class ArenaServer:
             for seats in self.registry.remote.values():
                 self.lobby.drop(seats.token_hash, "the server is stopping; it may be back soon")
             await self.referee.stop("the server is stopping")
+        await asyncio.get_running_loop().run_in_executor(None, self.boards.close)
         self.store.close()
         if self._claim is not None:
             self._claim.release()

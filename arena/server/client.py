@@ -22,6 +22,7 @@ from arena.rules.errors import ConfigError
 ENV_TOKEN = "ONO99_ORGANIZER_TOKEN"
 ENV_TLS_CA = "ONO99_TLS_CA"
 CHUNK = 32 * 1024   # under the server's 64 KiB cap on what it receives
+STANDINGS_TIMEOUT_S = 300.0   # the server fits them when asked: a 500-bot ladder's, ~20 s
 
 
 def channel_credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None:
@@ -50,7 +51,9 @@ class OrganizerClient:
                               "address arena serve printed)")
         self.address = address
         creds = channel_credentials(tls, tls_ca)
-        options = [("grpc.max_receive_message_length", 4 * 2**20)]
+        # a ladder of 500 bots' standings are 4 MiB (their likelihoods of superiority,
+        # pair by pair): the default limit refused them
+        options = [("grpc.max_receive_message_length", 64 * 2**20)]
         self.channel = (grpc.secure_channel(address, creds, options) if creds is not None
                         else grpc.insecure_channel(address, options))
         self.stub = organizer_pb2_grpc.OrganizerStub(self.channel)
@@ -96,7 +99,7 @@ class OrganizerClient:
         return self._call(self.stub.UploadBot, chunks(), timeout)
 
     def list(self) -> pb.ListBotsResponse:
-        return self._call(self.stub.ListBots, pb.ListBotsRequest())
+        return self._call(self.stub.ListBots, pb.ListBotsRequest(), STANDINGS_TIMEOUT_S)
 
     def remove(self, name: str) -> pb.RemoveBotResponse:
         return self._call(self.stub.RemoveBot, pb.RemoveBotRequest(name=name))
@@ -105,7 +108,9 @@ class OrganizerClient:
         return self._call(self.stub.BotLogs, pb.BotLogsRequest(name=name))
 
     def standings(self, name: str | None) -> pb.StandingsResponse:
-        return self._call(self.stub.Standings, pb.StandingsRequest(name=name or ""))
+        # a tournament's standings are fitted when asked for: seconds for hundreds of bots
+        return self._call(self.stub.Standings, pb.StandingsRequest(name=name or ""),
+                          STANDINGS_TIMEOUT_S)
 
     def tournament(self, request: pb.TournamentRequest) -> Iterator[pb.TournamentProgress]:
         """The tournament's progress, as it happens, until it is over."""

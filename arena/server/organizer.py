@@ -91,7 +91,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
 
     async def ListBots(self, request, context):  # noqa: N802
         await self._authorize(context)
-        lines = {line.bot: line for line in self.app.ladder_standings().lines}
+        lines = {line.bot: line for line in (await self.app.ladder_standings()).lines}
         registry = self.app.registry
         return pb.ListBotsResponse(bots=[
             wire.bot_info(b, registry.connected(b), lines.get(b.display))
@@ -133,7 +133,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
     async def Standings(self, request, context):  # noqa: N802
         await self._authorize(context)
         try:
-            name, board, matches = self.app.standings(request.name or None)
+            name, board, matches = await self.app.standings(request.name or None)
         except (ConfigError, StoreError) as exc:
             await self._fail(context, exc)
         return wire.standings(name, board, matches)

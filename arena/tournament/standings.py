@@ -128,14 +128,15 @@ def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
                          if m.status == Status.FINISHED and m.ranking], bots)
 
 
-def standings_of(played: Sequence[Played], bots: Sequence[str]) -> Standings:
-    """Standings of ``bots`` from finished matches (stored, or live ones as they end)."""
+def standings_of(played: Sequence[Played], bots: Sequence[str], rate: bool = True) -> Standings:
+    """Standings of ``bots`` from finished matches (stored, or live ones as they end);
+    ``rate=False``: their counts only, unrated (as before any match), without the fit."""
     played = sorted(played, key=lambda p: p.key)  # the fit's sums, always in one order
     lines = {b: BotLine(b) for b in bots}
     for p in played:
         count_match(lines, p.bots, p.places, p.verdicts)
     outs = [Placing(p.bots, p.places, p.sample) for p in played]
-    result_fit = fit(outs, list(lines)) if outs else None
+    result_fit = fit(outs, list(lines)) if outs and rate else None
     if result_fit is not None:
         for line in lines.values():
             line.elo = result_fit.elo(line.bot)

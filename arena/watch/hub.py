@@ -34,6 +34,10 @@ QUEUE = 512                 # messages a viewer may have waiting before it is re
 RECENT = 100                # finished matches kept in memory for replays and lists
 RECENT_TOURNAMENTS = 100    # finished tournaments kept in memory (the ladder never finishes)
 STANDINGS_EVERY_S = 0.5     # a tournament's standings are sent at most this often
+#: Up to this many bots a tournament's first standings are fitted at once, in the event
+#: loop (well under 0.1 s); beyond, and for every refit, the fit runs in a thread and the
+#: viewers get the standings when it is done (a 200-bot ladder's fit takes a second or two).
+SYNC_FIT_BOTS = 40
 MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's field is an int32)
 
 
@@ -147,7 +151,7 @@ class TournamentLog:
         self._fitted = 0                       # matches in the last fit
         self._standings_at = 0.0
         self._every = STANDINGS_EVERY_S
-        self._standings_task: asyncio.TimerHandle | None = None
+        self._standings_task: asyncio.TimerHandle | asyncio.Future | None = None
 
     @property
     def done(self) -> int:
@@ -156,23 +160,42 @@ class TournamentLog:
     def standings(self, fresh: bool = False) -> pb.Standings:
         """The batch fit over every match so far, refitted at most every ``_every``
         seconds: at least STANDINGS_EVERY_S, and 20 times as long as the last fit took
-        (a ladder's thousands of matches then cost the loop at most a twentieth). Between
+        (a ladder's thousands of matches then cost a core at most a twentieth). Between
         refits the last fit is given (to a viewer that joins, however often it joins),
-        and the next is sent to every viewer when it is made; ``fresh``: refit now (the
-        tournament's end)."""
+        and the next is sent to every viewer when it is made, in a thread (the event loop
+        referees matches meanwhile). ``fresh``: refit now (the tournament's end). The
+        first standings of a tournament of more than SYNC_FIT_BOTS bots are unrated
+        until their fit is done."""
         stale = self._standings is None or self._fitted < len(self.played)
-        if stale and (fresh or self._standings is None
-                      or time.monotonic() >= self._standings_at + self._every):
-            t0 = time.monotonic()
-            bots = sorted(set(self.bots) | {b for p in self.played for b in p.bots})
-            board = standings_of(self.played, bots)
-            self._standings = wire.standings(board, crosstable(self.played, bots), len(self.played))
-            self._fitted = len(self.played)
-            self._standings_at = time.monotonic()
-            self._every = max(STANDINGS_EVERY_S, 20 * (self._standings_at - t0))
+        if fresh and stale or self._standings is None and len(self._bots()) <= SYNC_FIT_BOTS:
+            self._made(*self._fit(list(self.played), self._bots()))
+        elif self._standings is None:
+            self._standings = wire.standings(standings_of(self.played, self._bots(), rate=False),
+                                             crosstable(self.played, self._bots()),
+                                             len(self.played))
+            self._refit_later()
         elif stale:
             self._refit_later()
         return self._standings
+
+    def _bots(self) -> list[str]:
+        return sorted(set(self.bots) | {b for p in self.played for b in p.bots})
+
+    @staticmethod
+    def _fit(played: list[Played], bots: list[str]) -> tuple[pb.Standings, int, float]:
+        """Standings of ``played`` (called in the loop or in a thread: it reads only
+        what it is given), how many matches they are over, and how long they took."""
+        t0 = time.monotonic()
+        board = wire.standings(standings_of(played, bots), crosstable(played, bots), len(played))
+        return board, len(played), time.monotonic() - t0
+
+    def _made(self, board: pb.Standings, fitted: int, took: float) -> None:
+        if fitted < self._fitted:
+            return                             # a fit that ended after a later one
+        self._standings = board
+        self._fitted = fitted
+        self._standings_at = time.monotonic()
+        self._every = max(STANDINGS_EVERY_S, 20 * took)
 
     def result(self, played: Played) -> None:
         for bot in played.bots:
@@ -185,17 +208,29 @@ class TournamentLog:
             self._refit_later()
 
     def _refit_later(self) -> None:
-        """Refit when the limit allows, and send the standings to the viewers then."""
+        """Refit when the limit allows, in a thread, and send the standings to the viewers
+        then."""
         if self._standings_task is None:
             wait = max(0.0, self._standings_at + self._every - time.monotonic())
-            self._standings_task = asyncio.get_running_loop().call_later(wait, self._send_standings)
+            self._standings_task = asyncio.get_running_loop().call_later(wait, self._refit)
 
-    def _send_standings(self) -> None:
+    def _refit(self) -> None:
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, self._fit, list(self.played), self._bots())
+        self._standings_task = future             # no other refit until this one is done
+        future.add_done_callback(self._send_standings)
+
+    def _send_standings(self, future: asyncio.Future) -> None:
         self._standings_task = None
+        if future.cancelled():
+            return
+        self._made(*future.result())
         if self.viewers:
-            message = pb.TournamentFeed(standings=self.standings())
+            message = pb.TournamentFeed(standings=self._standings)
             for viewer in list(self.viewers):
                 viewer.push(message)
+        if self._fitted < len(self.played) and self.viewers:
+            self._refit_later()                   # matches came in while it fitted
 
     def snapshot(self, matches: Sequence[pb.MatchSummary]) -> pb.TournamentSnapshot:
         return pb.TournamentSnapshot(name=self.name, bots=self.bots, total=self.total,

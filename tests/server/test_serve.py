@@ -14,10 +14,13 @@ import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from arena.rules.errors import ConfigError
 from support.processes import kill_marked, new_mark, process_names, processes_marked
+from support.matches import store_ladder
 from support.serve import BOTS, ROOT, Served, command
 
 STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "elo_low", "elo_high", "matches", "wins",
@@ -682,3 +685,35 @@ def test_a_data_folder_that_is_a_file_is_one_line_before_serving(tmp_path):
     assert proc.stderr.splitlines()[-1] == (f"arena serve: error: the data folder "
                                             f"{tmp_path / 'afile'} cannot be made: File exists")
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_big_ladder_s_standings_are_fitted_without_stalling_the_server(tmp_path, mark):
+    """The standings of a ladder of 150 bots: the fit took about half a second (minutes in
+    pure Python, before numpy), in the server's event loop, where every match it referees
+    and every other call waited for it. Now it runs in a thread of its own: a quick call
+    made meanwhile is answered at once, and asking again reuses the fit."""
+    from arena.server.client import OrganizerClient
+
+    db = tmp_path / "big.db"
+    store_ladder(db, 150, 900)
+    served = Served(db, mark)
+    try:
+        with OrganizerClient(served.address, served.token) as organiser:
+            waits = []
+            with ThreadPoolExecutor(1) as pool:
+                t0 = time.monotonic()
+                board = pool.submit(organiser.standings, "ladder")
+                while not board.done():
+                    t = time.monotonic()
+                    with pytest.raises(ConfigError, match="no bot called 'nobody'"):
+                        organiser.logs("nobody")
+                    waits.append(time.monotonic() - t)
+                took = time.monotonic() - t0
+                answer = board.result()
+            assert len(answer.standings) == 150 and answer.matches == 900
+            assert took > 0.2 and max(waits) < took / 2, (took, sorted(waits)[-5:])
+            t0 = time.monotonic()
+            again = organiser.standings("ladder")
+            assert again == answer and time.monotonic() - t0 < took / 2
+    finally:
+        assert served.stop() == 0

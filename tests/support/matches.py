@@ -72,3 +72,34 @@ async def live_match(hub, seed: int = 2):
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+def store_ladder(db: Path, bots: int, matches: int, first: int = 1) -> None:
+    """Store in ``db`` a ladder of ``bots`` bots and ``matches`` 2-seat matches (keys from
+    ``first``; the ladder made if it is not there), played by the referee's runner with
+    house seats (first legal card, or the forcing card)."""
+    from arena.referee.house import Forcer
+    from arena.store import StoreError, open_store
+
+    async def play() -> list:
+        results = []
+        for k in range(first, first + matches):
+            a, b = k % bots, (k * 7 + 1 + k // bots) % bots
+            b = (b + 1) % bots if a == b else b
+            the_spec = spec((f"b{a}", f"b{b}"), seed=k)
+            seats = [HouseSession(FirstLegal() if i % 3 else Forcer()) for i in (a, b)]
+            results.append(await MatchRunner(the_spec, seats).run())
+        return results
+
+    store = open_store(str(db))
+    try:
+        try:
+            record = store.tournament("ladder")
+        except StoreError:
+            record = store.create_tournament("ladder", {"ladder": True, "table_size": 2,
+                                                        "seed": 1, "secret": True,
+                                                        "bot_dirs": [], "bots": []}, [])
+        for k, result in enumerate(asyncio.run(play()), first):
+            store.record_match(record, f"L{k}", f"L{k}", list(result.spec.names), result)
+    finally:
+        store.close()

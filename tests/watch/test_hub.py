@@ -71,3 +71,27 @@ def test_a_ladder_lists_the_bots_entered_after_it_started():
 
     snapshot = asyncio.run(go())
     assert list(snapshot.bots) == ["alice", "bob", "carol"] and snapshot.done == 2
+
+
+def test_a_big_ladder_s_standings_are_fitted_in_a_thread_and_sent_when_done():
+    """A ladder of 60 bots (more than SYNC_FIT_BOTS): its fit took the event loop, where
+    the server referees, for as long as it ran (seconds at a few hundred bots), once when
+    the first viewer came and again every so often. Now the first viewer gets the counts,
+    unrated, at once; the fit runs in a thread and is sent to the viewers when done."""
+    played = [Played(f"L{k}", (f"b{k % 60}", f"b{(k * 7 + 1) % 60}"), (1, 2) if k % 3 else (2, 1),
+                     f"L{k}") for k in range(400) if k % 60 != (k * 7 + 1) % 60]
+
+    async def go():
+        log = TournamentLog("ladder", [], 0, played)
+        viewer = Subscription()
+        log.viewers.add(viewer)
+        first = log.snapshot([]).standings
+        assert first.matches == len(played) and len(first.rows) == 60
+        assert all(r.ci95 == 0 for r in first.rows)                  # unrated
+        async with asyncio.timeout(30):
+            sent = await viewer.queue.get()
+        assert sent.standings.matches == len(played)
+        assert all(r.ci95 > 0 for r in sent.standings.rows)          # rated, with intervals
+        assert log.snapshot([]).standings == sent.standings
+
+    asyncio.run(go())

@@ -1,0 +1,89 @@
+"""Standings of a server's tournaments and ladder, made off the event loop.
+
+A tournament's standings read every stored match of it and fit the ratings over them
+(:mod:`arena.tournament.ratings`): for a ladder of a few hundred bots and thousands of
+matches that takes seconds, and done in the event loop it stalled every match the server
+referees, with ``arena standings`` and ``arena bots list`` waiting on it (a 200-bot
+ladder's fit took minutes before the fit used numpy, and the whole server stopped
+meanwhile). A :class:`Boards` reads and fits in one thread of its own, on its own
+connection to the database (:meth:`Store.reopen`), and keeps the last board of each
+tournament until a match is added to it: asking again, or many organisers asking at
+once, costs one fit. Where a board a little behind will do (the ladder, which never ends,
+and the ratings ``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a
+new one, then takes the last one if it is under ``STALE_S`` old (the new one is made
+meanwhile for the next caller): a ladder of hundreds of bots, whose fit takes longer,
+answers at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from arena.store.base import Store
+from arena.tournament.standings import Standings, standings
+
+#: A board: the tournament's name, its standings, and how many matches they are over.
+Board = tuple[str, Standings, int]
+
+PATIENCE_S = 2.0     # how long a caller that a recent board will do waits for a new one
+STALE_S = 60.0       # a board older than this is not given while a new one is made
+
+
+class Boards:
+    """The standings of ``store``'s tournaments, read and fitted in a thread of its own."""
+
+    def __init__(self, store: Store) -> None:
+        self._source = store
+        self._db: Store | None = None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="standings")
+        # name -> (what it was made of, board, when it was made)
+        self._last: dict[str, tuple[tuple, Board, float]] = {}
+        self._making: dict[str | None, asyncio.Future] = {}   # boards being made, by name asked
+
+    def _read(self, name: str | None) -> Board:
+        if self._db is None:   # opened in this thread, which alone uses it
+            self._db = self._source.reopen()
+        record = self._db.tournament(name)
+        matches = self._db.matches(record)
+        bots = record.bots or sorted({b for m in matches for b in m.bots})
+        made_of = (len(matches), tuple(bots))        # matches are only ever added
+        last = self._last.get(record.name)
+        if last is not None and last[0] == made_of:
+            self._last[record.name] = (made_of, last[1], time.monotonic())
+            return last[1]
+        board = (record.name, standings(matches, bots), len(matches))
+        self._last[record.name] = (made_of, board, time.monotonic())
+        return board
+
+    async def board(self, name: str | None, fresh: bool = True) -> Board:
+        """A tournament's standings (the latest tournament's without a name), awaited
+        without blocking the event loop; :class:`StoreError` or :class:`ConfigError` as
+        :meth:`Store.tournament` raises them. ``fresh=False``: a recent board will do
+        (see the module's notes)."""
+        loop = asyncio.get_running_loop()
+        if fresh:   # read now: a board being made may have been read before the last match
+            return await loop.run_in_executor(self._pool, self._read, name)
+        last = self._last.get(name) if name is not None else None
+        making = self._making.get(name)
+        if making is None:
+            making = self._making[name] = loop.run_in_executor(self._pool, self._read, name)
+            making.add_done_callback(lambda _: self._making.pop(name, None))
+        # shielded: a caller that goes away stops no other caller's board
+        if last is None or time.monotonic() - last[2] > STALE_S:
+            return await asyncio.shield(making)
+        try:
+            async with asyncio.timeout(PATIENCE_S):
+                return await asyncio.shield(making)
+        except TimeoutError:
+            return last[1]
+
+    def close(self) -> None:
+        """Wait for the boards asked for, then release the connection."""
+        def release() -> None:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+        self._pool.submit(release).result()
+        self._pool.shutdown()
