@@ -8,7 +8,10 @@ ladder's fit took minutes before the fit used numpy, and the whole server stoppe
 meanwhile). A :class:`Boards` reads and fits in one thread of its own, on its own
 connection to the database (:meth:`Store.reopen`), and keeps the last board of each
 tournament until a match is added to it: asking again, or many organisers asking at
-once, costs one fit. Where a board a little behind will do (the ladder, which never ends,
+once, costs one fit. It reads each match once: what standings need of every match read
+so far is kept (a few hundred bytes a match, where a whole stored match is 2.4 KB: a
+200-bot ladder's server grew by that much a match while every call read them all), and
+a call reads only the matches stored since. Where a board a little behind will do (the ladder, which never ends,
 and the ratings ``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a
 new one, then takes the last one if it is under ``STALE_S`` old (the new one is made
 meanwhile for the next caller): a ladder of hundreds of bots, whose fit takes longer,
@@ -20,12 +23,27 @@ from __future__ import annotations
 import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
+from arena.referee.results import Status
 from arena.store.base import Store
-from arena.tournament.standings import Standings, standings
+from arena.tournament.standings import Played, Standings, standings_of
 
 #: A board: the tournament's name, its standings, and how many matches they are over.
 Board = tuple[str, Standings, int]
+
+@dataclass
+class _Read:
+    """What the boards keep of one tournament's stored matches."""
+
+    last_id: int = 0                         # the last match read
+    matches: int = 0                         # every match stored (finished or not)
+    played: list[Played] = field(default_factory=list)   # the finished ones, as rated
+    bots: set[str] = field(default_factory=set)            # every bot in them
+    board: Board | None = None               # made of all of the above, for board_bots
+    board_bots: list[str] = field(default_factory=list)
+    made_at: float = 0.0                     # when the board was made, or found current
+
 
 PATIENCE_S = 2.0     # how long a caller that a recent board will do waits for a new one
 STALE_S = 60.0       # a board older than this is not given while a new one is made
@@ -38,24 +56,27 @@ class Boards:
         self._source = store
         self._db: Store | None = None
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="standings")
-        # name -> (what it was made of, board, when it was made)
-        self._last: dict[str, tuple[tuple, Board, float]] = {}
+        self._read_so_far: dict[str, _Read] = {}
         self._making: dict[str | None, asyncio.Future] = {}   # boards being made, by name asked
 
     def _read(self, name: str | None) -> Board:
         if self._db is None:   # opened in this thread, which alone uses it
             self._db = self._source.reopen()
         record = self._db.tournament(name)
-        matches = self._db.matches(record)
-        bots = record.bots or sorted({b for m in matches for b in m.bots})
-        made_of = (len(matches), tuple(bots))        # matches are only ever added
-        last = self._last.get(record.name)
-        if last is not None and last[0] == made_of:
-            self._last[record.name] = (made_of, last[1], time.monotonic())
-            return last[1]
-        board = (record.name, standings(matches, bots), len(matches))
-        self._last[record.name] = (made_of, board, time.monotonic())
-        return board
+        read = self._read_so_far.setdefault(record.name, _Read())
+        new = self._db.matches(record, after=read.last_id)
+        for m in new:
+            read.last_id = m.id
+            read.matches += 1
+            if m.status == Status.FINISHED and m.ranking:
+                read.played.append(Played.of(m))
+                read.bots.update(m.bots)
+        bots = record.bots or sorted(read.bots)
+        if read.board is None or new or bots != read.board_bots:
+            read.board = (record.name, standings_of(read.played, bots), read.matches)
+            read.board_bots = bots
+        read.made_at = time.monotonic()
+        return read.board
 
     async def board(self, name: str | None, fresh: bool = True) -> Board:
         """A tournament's standings (the latest tournament's without a name), awaited
@@ -65,19 +86,20 @@ class Boards:
         loop = asyncio.get_running_loop()
         if fresh:   # read now: a board being made may have been read before the last match
             return await loop.run_in_executor(self._pool, self._read, name)
-        last = self._last.get(name) if name is not None else None
+        read = self._read_so_far.get(name) if name is not None else None
+        last = None if read is None or read.board is None else (read.board, read.made_at)
         making = self._making.get(name)
         if making is None:
             making = self._making[name] = loop.run_in_executor(self._pool, self._read, name)
             making.add_done_callback(lambda _: self._making.pop(name, None))
         # shielded: a caller that goes away stops no other caller's board
-        if last is None or time.monotonic() - last[2] > STALE_S:
+        if last is None or time.monotonic() - last[1] > STALE_S:
             return await asyncio.shield(making)
         try:
             async with asyncio.timeout(PATIENCE_S):
                 return await asyncio.shield(making)
         except TimeoutError:
-            return last[1]
+            return last[0]
 
     def close(self) -> None:
         """Wait for the boards asked for, then release the connection."""

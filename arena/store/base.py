@@ -227,8 +227,10 @@ class Store(abc.ABC):
         """Keys of the tournament's stored matches."""
 
     @abc.abstractmethod
-    def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
-        """The tournament's matches, in the order they were stored."""
+    def matches(self, tournament: TournamentRecord, after: int = 0) -> list[MatchRecord]:
+        """The tournament's matches, in the order they were stored; ``after``: only those
+        stored after the match with that id (its matches since a read that ended there:
+        one writer stores a tournament's matches, so their ids grow as they are stored)."""
 
     @abc.abstractmethod
     def match(self, match_id: int) -> MatchRecord:

@@ -382,10 +382,11 @@ class PostgresStore(Store):
                                                   (tournament.id,))}
 
     @_reconnecting
-    def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
+    def matches(self, tournament: TournamentRecord, after: int = 0) -> list[MatchRecord]:
         with self._errors(f"read the matches of tournament {tournament.name!r}"):
             rows = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
-                                   "WHERE m.tournament_id = %s ORDER BY m.id", (tournament.id,))
+                                   "WHERE m.tournament_id = %s AND m.id > %s ORDER BY m.id",
+                                   (tournament.id, after))
             return [match_record(r) for r in rows.fetchall()]
 
     @_reconnecting

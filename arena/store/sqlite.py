@@ -370,10 +370,10 @@ class SQLiteStore(Store):
                                               (tournament.id,))}
 
     @_said("read the matches")
-    def matches(self, tournament: TournamentRecord) -> list[MatchRecord]:
+    def matches(self, tournament: TournamentRecord, after: int = 0) -> list[MatchRecord]:
         rows = self.db.execute(
             f"SELECT {MATCH_SELECT} {MATCH_FROM} "
-            "WHERE m.tournament_id = ? ORDER BY m.id", (tournament.id,))
+            "WHERE m.tournament_id = ? AND m.id > ? ORDER BY m.id", (tournament.id, after))
         return [match_record(r) for r in rows.fetchall()]
 
     @_said("read a match")

@@ -1,6 +1,7 @@
 """A server's standings boards (arena/server/boards.py), on a real SQLite file: made in a
 thread of their own, a tournament's always over every stored match, a ladder's a little
-behind at most, and a fit made once for as long as no match is added."""
+behind at most, a fit made once for as long as no match is added, and each match read
+once: the same standings as from every match read at once."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from support.matches import store_ladder
 from arena.server import boards as boards_module
 from arena.server.boards import Boards
 from arena.store import open_store
+from arena.tournament.standings import standings
 
 
 def test_a_ladder_s_board_a_little_behind_is_given_while_the_next_is_made(tmp_path, monkeypatch):
@@ -19,8 +21,8 @@ def test_a_ladder_s_board_a_little_behind_is_given_while_the_next_is_made(tmp_pa
     store = open_store(str(db))
     boards = Boards(store)
     fits = []
-    real = boards_module.standings
-    monkeypatch.setattr(boards_module, "standings", lambda *a: fits.append(1) or real(*a))
+    real = boards_module.standings_of
+    monkeypatch.setattr(boards_module, "standings_of", lambda *a: fits.append(1) or real(*a))
 
     async def go():
         assert (await boards.board("ladder", fresh=False))[2] == 40   # none yet: waited for
@@ -33,6 +35,11 @@ def test_a_ladder_s_board_a_little_behind_is_given_while_the_next_is_made(tmp_pa
         await asyncio.to_thread(store_ladder, db, 12, 5, 46)
         monkeypatch.setattr(boards_module, "STALE_S", 0.0)
         assert (await boards.board("ladder", fresh=False))[2] == 50   # too old to give
+        made = (await boards.board("ladder"))[1]
+        record = store.tournament("ladder")
+        matches = store.matches(record)
+        whole = standings(matches, sorted({b for m in matches for b in m.bots}))
+        assert made.to_dict() == whole.to_dict()                # read by parts, fitted alike
 
     try:
         asyncio.run(go())

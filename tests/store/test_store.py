@@ -338,6 +338,9 @@ def test_finished_keys_and_matches_per_tournament_in_the_order_stored(store):
     assert [m.seed for m in store.matches(a)] == [0, 1, 2, 3]
     assert [m.sample for m in store.matches(a)] == [k[:5] for k in keys]
     assert all(m.tournament == "a" for m in store.matches(a))
+    second = store.matches(a)[1].id          # a's matches since its second: b's interleave
+    assert [m.key for m in store.matches(a, after=second)] == keys[2:]
+    assert store.matches(a, after=store.matches(a)[-1].id) == []
 
 
 def test_an_unknown_match_is_refused(store):
