@@ -17,6 +17,7 @@ from arena.cli.match import time_control
 from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
 from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
+from arena.server.ladder import WARM
 from arena.server.client import OrganizerClient
 from arena.text import printable
 from arena.tournament.tournament import default_concurrency
@@ -66,6 +67,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ladder-concurrency", type=int, default=default_concurrency(), metavar="C",
                    help=f"ladder matches at once, each bot in one at a time (default: the "
                         f"number of cores, {default_concurrency()})")
+    p.add_argument("--ladder-warm", type=int, default=WARM, metavar="N",
+                   help=f"hosted bots whose processes the ladder keeps running between their "
+                        f"matches, those seated last; the others are stopped, and started "
+                        f"again when next seated (default: {WARM}; each is a sandbox and an "
+                        f"interpreter, about 40 MB for a Python bot)")
     p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
                    help="time per move (default: 1)")
     p.add_argument("--bank", type=float, default=10.0, metavar="SECONDS",
@@ -141,6 +147,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"--table-size {args.table_size} is not allowed; tables seat 2 to 8")
     if args.ladder_concurrency < 1:
         raise ConfigError("--ladder-concurrency must be at least 1")
+    if args.ladder_warm < 0:
+        raise ConfigError("--ladder-warm must be at least 0")
     if not 0 <= args.spectator_delay <= MAX_DELAY_TURNS:
         raise ConfigError(f"--spectator-delay must be from 0 to {MAX_DELAY_TURNS:,} (turns)")
     for flag in ("absent_after", "reconnect_grace"):
@@ -166,7 +174,8 @@ def run_serve(args: argparse.Namespace) -> int:
                            absent_after=args.absent_after, reconnect_grace=args.reconnect_grace,
                            watch=args.watch, spectator_delay=args.spectator_delay,
                            executor=args.executor, executor_address=args.ray_address,
-                           ladder_concurrency=args.ladder_concurrency, data_dir=args.data)
+                           ladder_concurrency=args.ladder_concurrency,
+                           ladder_warm=args.ladder_warm, data_dir=args.data)
     with joined(args.executor, args.ray_address):   # before the server's threads start
         return asyncio.run(_serve(args.db, options, args.web))
 

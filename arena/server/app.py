@@ -61,6 +61,7 @@ class ServeOptions:
     executor: str = "local"                     # where tournaments of hosted bots play
     executor_address: str | None = None         # its cluster (ray)
     ladder_concurrency: int = 1
+    ladder_warm: int = ladder_module.WARM       # hosted bots' processes kept between matches
     data_dir: Path | None = None                # hosted bots' folders and logs (None: data_dir_for)
 
 
@@ -142,7 +143,8 @@ class ArenaServer:
         if options.ladder:
             app.ladder = Ladder(store, app.registry, app.referee, options.table_size,
                                 options.move_ms, options.bank_ms, options.ladder_concurrency,
-                                grace=options.reconnect_grace, hub=app.hub)
+                                grace=options.reconnect_grace, hub=app.hub,
+                                warm=options.ladder_warm)
             app._ladder_task = asyncio.create_task(app.ladder.run())
             app._ladder_task.add_done_callback(_said_if_failed)
         return app

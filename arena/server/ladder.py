@@ -17,7 +17,7 @@ import itertools
 import logging
 import random
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 
 from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl, VerdictKind
@@ -49,6 +49,11 @@ KEEPS_OTHERS_WAITING = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED,
 BENCH_AFTER = 3
 BENCH_S = 300.0
 
+#: Hosted bots whose processes the ladder keeps running between their matches, by default:
+#: the ones that played last. Each is a sandbox and an interpreter (about 40 MB for a
+#: Python bot): kept for every bot, a ladder of 300 hosted bots held 12 GB.
+WARM = 16
+
 
 class Ladder:
     """Keeps scheduling matches among the available bots."""
@@ -56,7 +61,7 @@ class Ladder:
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
                  table_size: int = 2, move_ms: int = 1000, bank_ms: int = 10_000,
                  concurrency: int = 1, ruleset: str = "modern", grace: float = 10.0,
-                 hub: SpectatorHub | None = None) -> None:
+                 hub: SpectatorHub | None = None, warm: int = WARM) -> None:
         self.store = store
         self.hub = hub
         self.grace = grace
@@ -80,7 +85,11 @@ class Ladder:
         for m in sorted(matches, key=lambda m: int(m.key[1:])):
             if m.status == Status.FINISHED and m.ranking:
                 self._rate(m.bots, m.places(), m.key)
-        self.hosted: dict[str, SeatProvider] = {}       # ladder processes of hosted bots
+        # ladder processes of hosted bots, the least recently seated first; beyond `warm`
+        # idle ones, the least recent are stopped (started again when next seated)
+        self.hosted: OrderedDict[str, SeatProvider] = OrderedDict()
+        self.warm = warm
+        self._cooling: set[asyncio.Task] = set()
         self.retirements = Retirements()                  # hosted bots that keep crashing
         self.writer = StoreWriter(store)                  # results stored off the loop
         # matches played while the database could not take them (full, locked, away),
@@ -153,7 +162,8 @@ class Ladder:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.gather(*(p.close() for p in self.hosted.values()), return_exceptions=True)
+            await asyncio.gather(*(p.close() for p in self.hosted.values()), *self._cooling,
+                                 return_exceptions=True)
             if self.kept:                      # a last try: the database may be back
                 try:
                     await self._store_kept()
@@ -244,6 +254,7 @@ class Ladder:
             for p, s in leased:
                 p.release(s, None)
             self.playing.difference_update(names)
+            self._cool()
             self._wake.set()
 
     def _number(self) -> int:
@@ -299,7 +310,18 @@ class Ladder:
             return self.registry.provider(bot, self.referee)
         if bot.display not in self.hosted:
             self.hosted[bot.display] = self.registry.provider(bot, self.referee)
+        self.hosted.move_to_end(bot.display)
         return self.hosted[bot.display]
+
+    def _cool(self) -> None:
+        """Stop the processes of the idle hosted bots seated least recently, beyond
+        ``warm`` of them. A retired bot's provider stays: it holds its retirement."""
+        idle = [n for n, p in self.hosted.items() if n not in self.playing and not p.retired]
+        for name in idle[:max(0, len(idle) - self.warm)]:
+            task = asyncio.create_task(self.hosted.pop(name).close(
+                goodbye="the ladder stops this process until the bot's next match"))
+            self._cooling.add(task)
+            task.add_done_callback(self._cooling.discard)
 
     def _rate(self, bots, places, key) -> None:
         for b in bots:

@@ -122,8 +122,9 @@ class SeatProvider(abc.ABC):
         """The match is over; ``verdict`` is this seat's, if it got one."""
 
     @abc.abstractmethod
-    async def close(self) -> None:
-        """Nothing of this bot left running."""
+    async def close(self, goodbye: str | None = None) -> None:
+        """Nothing of this bot left running; ``goodbye``: its processes are told that
+        first, and so end at once by themselves."""
 
 
 class ProcessSeats(SeatProvider):
@@ -175,8 +176,8 @@ class ProcessSeats(SeatProvider):
             self._drop(bot)
             self._stop(bot)
 
-    async def close(self) -> None:
-        await asyncio.gather(*(b.stop() for b in self.instances), *self._stopping,
+    async def close(self, goodbye: str | None = None) -> None:
+        await asyncio.gather(*(b.stop(goodbye) for b in self.instances), *self._stopping,
                              return_exceptions=True)
 
     def _new(self) -> LocalBot:
@@ -223,7 +224,7 @@ class RetiredSeats(SeatProvider):
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
         pass
 
-    async def close(self) -> None:
+    async def close(self, goodbye: str | None = None) -> None:
         pass
 
 
@@ -269,5 +270,5 @@ class RemoteSeats(SeatProvider):
         if seat.handle is not None:
             self._turn.release()
 
-    async def close(self) -> None:
+    async def close(self, goodbye: str | None = None) -> None:
         pass

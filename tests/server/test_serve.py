@@ -548,6 +548,45 @@ def test_the_ladder_starts_the_next_match_as_one_ends_and_seats_a_bot_once(tmp_p
     assert sorted(gaps)[len(gaps) // 2] < 0.25, gaps
 
 
+def test_the_ladder_keeps_only_the_hosted_bots_seated_last_running(tmp_path, mark):
+    """Five hosted bots, one table at a time, one kept warm: a bot's process is stopped
+    once it is not among the idle ones seated last, and started again when seated. It
+    ran one process per hosted bot for as long as the server ran (40 MB each: 12 GB for
+    300 bots). The ladder plays on as before, without faults."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", "--ladder-concurrency", "1", "--ladder-warm", "1",
+                    listen="127.0.0.1:0")
+
+    def interpreters() -> set[int]:
+        found = set()
+        for pid in processes_marked(mark):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if b"bot.py" in argv and b"bwrap" not in argv[0]:   # the interpreter
+                    found.add(pid)
+            except OSError:   # gone
+                pass
+        return found
+
+    try:
+        for i in range(5):
+            served.ok("bots", "add", f"r{i}", "--dir", BOTS / "random")
+        wait_ladder(served, 10)
+        seen, counts = set(), []
+        for _ in range(30):
+            alive = interpreters()
+            seen |= alive
+            counts.append(len(alive))
+            time.sleep(0.1)
+        table = wait_ladder(served, 30)
+    finally:
+        assert served.stop() == 0
+    # started again and again (one process per bot: 5, all the time), and often no more
+    # than the two seated and the one warm (the others stop as the next match starts)
+    assert len(seen) > 5 and min(counts) <= 3, (len(seen), counts)
+    assert all(r["faults"] == {} for r in table["standings"]), table
+
+
 @pytest.mark.parametrize("args,said", [
     (["--ladder-concurrency", "0"], "--ladder-concurrency must be at least 1"),
     (["--table-size", "9"], "--table-size 9 is not allowed; tables seat 2 to 8"),
