@@ -6,31 +6,36 @@ matches that takes seconds, and done in the event loop it stalled every match th
 referees, with ``arena standings`` and ``arena bots list`` waiting on it (a 200-bot
 ladder's fit took minutes before the fit used numpy, and the whole server stopped
 meanwhile). A :class:`Boards` reads and fits in one thread of its own, on its own
-connection to the database (:meth:`Store.reopen`), and keeps the last board of each
+connection to the database (:class:`arena.store.thread.StoreThread`), and keeps the last board of each
 tournament until a match is added to it: asking again, or many organisers asking at
 once, costs one fit. It reads each match once: what standings need of every match read
 so far is kept (a few hundred bytes a match, where a whole stored match is 2.4 KB: a
 200-bot ladder's server grew by that much a match while every call read them all), and
-a call reads only the matches stored since. Where a board a little behind will do (the ladder, which never ends,
-and the ratings ``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a
-new one, then takes the last one if it is under ``STALE_S`` old (the new one is made
-meanwhile for the next caller): a ladder of hundreds of bots, whose fit takes longer,
-answers at once.
+a call reads only the matches stored since.
+
+Where a board a little behind will do (the ladder, which never ends, and the ratings
+``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a new one, then
+takes the last one if it is under ``STALE_S`` old (the new one is made meanwhile for the
+next caller): a ladder of hundreds of bots, whose fit takes longer, answers at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from arena.referee.results import Status
 from arena.store.base import Store
+from arena.store.thread import StoreThread
 from arena.tournament.standings import Played, Standings, standings_of
 
 #: A board: the tournament's name, its standings, and how many matches they are over.
 Board = tuple[str, Standings, int]
+
+PATIENCE_S = 2.0     # how long a caller that a recent board will do waits for a new one
+STALE_S = 60.0       # a board older than this is not given while a new one is made
+
 
 @dataclass
 class _Read:
@@ -45,26 +50,19 @@ class _Read:
     made_at: float = 0.0                     # when the board was made, or found current
 
 
-PATIENCE_S = 2.0     # how long a caller that a recent board will do waits for a new one
-STALE_S = 60.0       # a board older than this is not given while a new one is made
-
-
 class Boards:
     """The standings of ``store``'s tournaments, read and fitted in a thread of its own."""
 
     def __init__(self, store: Store) -> None:
-        self._source = store
-        self._db: Store | None = None
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="standings")
+        self._thread = StoreThread(store, "standings")
         self._read_so_far: dict[str, _Read] = {}
         self._making: dict[str | None, asyncio.Future] = {}   # boards being made, by name asked
 
     def _read(self, name: str | None) -> Board:
-        if self._db is None:   # opened in this thread, which alone uses it
-            self._db = self._source.reopen()
-        record = self._db.tournament(name)
+        db = self._thread.db()
+        record = db.tournament(name)
         read = self._read_so_far.setdefault(record.name, _Read())
-        new = self._db.matches(record, after=read.last_id)
+        new = db.matches(record, after=read.last_id)
         for m in new:
             read.last_id = m.id
             read.matches += 1
@@ -83,14 +81,13 @@ class Boards:
         without blocking the event loop; :class:`StoreError` or :class:`ConfigError` as
         :meth:`Store.tournament` raises them. ``fresh=False``: a recent board will do
         (see the module's notes)."""
-        loop = asyncio.get_running_loop()
         if fresh:   # read now: a board being made may have been read before the last match
-            return await loop.run_in_executor(self._pool, self._read, name)
+            return await self._thread.call(self._read, name)
         read = self._read_so_far.get(name) if name is not None else None
         last = None if read is None or read.board is None else (read.board, read.made_at)
         making = self._making.get(name)
         if making is None:
-            making = self._making[name] = loop.run_in_executor(self._pool, self._read, name)
+            making = self._making[name] = self._thread.call(self._read, name)
             making.add_done_callback(lambda _: self._making.pop(name, None))
         # shielded: a caller that goes away stops no other caller's board
         if last is None or time.monotonic() - last[1] > STALE_S:
@@ -103,9 +100,4 @@ class Boards:
 
     def close(self) -> None:
         """Wait for the boards asked for, then release the connection."""
-        def release() -> None:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-        self._pool.submit(release).result()
-        self._pool.shutdown()
+        self._thread.close()

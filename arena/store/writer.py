@@ -3,8 +3,8 @@
 The referee's clocks run in the event loop; a store is synchronous, and a network
 database's commit (or a SQLite file locked by another process) can take far longer than
 a move's time limit. A :class:`StoreWriter` makes the writes in one thread of its own,
-on its own connection (:meth:`Store.reopen`: a connection belongs to the thread that
-opened it), in the order they were asked for; the loop awaits each write without
+on its own connection (:class:`arena.store.thread.StoreThread`), in the order they were
+asked for; the loop awaits each write without
 blocking, so matches in flight keep their clocks. It also times the writes, whatever the
 backend (the tournament benchmark reports it). Its connection waits up to
 :data:`RECONNECT_WINDOW` for a database server that went away to come back (a restart, a
@@ -13,13 +13,12 @@ failover), where a call in the event loop tries to connect again only once.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
 from arena.referee.results import MatchResult
 from arena.store.base import Store, TournamentRecord
+from arena.store.thread import StoreThread
 
 
 #: How long a write waits for a database server that went away to come back, in seconds.
@@ -30,19 +29,14 @@ class StoreWriter:
     """Writes matches to ``store``'s database from one thread of its own."""
 
     def __init__(self, store: Store) -> None:
-        self._source = store
-        self._db: Store | None = None
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="store-writer")
+        self._thread = StoreThread(store, "store-writer", RECONNECT_WINDOW)
         self.write_seconds = 0.0   # time spent in the writes themselves, in all
         self.writes = 0
 
     def _record(self, *args: Any) -> int:
-        if self._db is None:   # opened in the writer's thread, which alone uses it
-            self._db = self._source.reopen()
-            self._db.reconnect_window = RECONNECT_WINDOW
         t0 = time.perf_counter()
         try:
-            return self._db.record_match(*args)
+            return self._thread.db().record_match(*args)
         finally:
             self.write_seconds += time.perf_counter() - t0
             self.writes += 1
@@ -50,18 +44,11 @@ class StoreWriter:
     async def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                            bots: list[str], result: MatchResult) -> int:
         """As :meth:`Store.record_match`, awaited without blocking the event loop."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._record, tournament, key, sample,
-                                          bots, result)
+        return await self._thread.call(self._record, tournament, key, sample, bots, result)
 
     def close(self) -> None:
         """Wait for the writes asked for, then release the connection."""
-        def release() -> None:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-        self._pool.submit(release).result()
-        self._pool.shutdown(wait=True)
+        self._thread.close()
 
     def __enter__(self) -> Self:
         return self

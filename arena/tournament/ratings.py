@@ -45,7 +45,7 @@ with the former prior of 2 games covered 1-95% by cell, 66% overall, nearly ever
 pulled toward the mean; these cover 93.4-97.8% in every cell, 95.2% overall (two seeds,
 1000 fields a row; the cells outside 93-97% are over, at 10-30 matches a bot).
 Each bound is found by Venzon & Moolgavkar's method (1988): Newton steps on "gradient
-parallel to the contrast, log-posterior at the threshold", a few Cholesky solves each.
+parallel to the contrast, log-posterior at the threshold", a few linear solves each.
 The solves, products and inverses are numpy's (LAPACK): a fit needs about 8 n-by-n solves
 a bot, and in pure Python they made a 200-bot ladder's fit take minutes (O(n^4)).
 
@@ -301,16 +301,16 @@ def _fit(outcomes: Iterable[Placing], bots: Sequence[str] | None, prior: float,
     prior *= design
     theta = data.mode(prior, theta, tolerance, max_iterations)
     value, _, h = data.posterior(theta, prior)
-    h_data = data.curvature(theta)
-    m = data.meat(theta)
+    h_data = np.array(data.curvature(theta))
+    m = np.array(data.meat(theta))
     correction = s / (s - 1) if s > 1 else 1.0
     # the meat: measured along informed directions, the model's (x design) elsewhere
-    h_data_, m_, eye = np.array(h_data), np.array(m), np.eye(n)
-    a = eye - KAPPA * np.linalg.inv(h_data_ + KAPPA * eye)
+    eye = np.eye(n)
+    a = eye - KAPPA * np.linalg.inv(h_data + KAPPA * eye)
     # h - aha: the data's unmeasured part and the prior
-    meat = correction * (a @ m_ @ a) + design * (np.array(h) - a @ h_data_ @ a)
-    hinv = np.linalg.inv(np.array(h))
-    cov = hinv @ np.array(meat) @ hinv
+    meat = correction * (a @ m @ a) + design * (h - a @ h_data @ a)
+    hinv = np.linalg.inv(h)
+    cov = hinv @ meat @ hinv
     # the mean weighted by matches played: in a round robin the plain mean; in a ladder, a
     # newcomer's first match does not make every other bot's distance from the mean as
     # uncertain as the newcomer's rating (it doubled their intervals with equal weights),
@@ -375,11 +375,6 @@ def _sigmoid(x: float) -> float:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
     return e / (1.0 + e)
-
-
-def _softplus(x: float) -> float:
-    """log(1 + e^x) without overflow."""
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
 
 def _solve(a: np.ndarray, *b: Sequence[float]) -> list[list[float]]:
