@@ -23,6 +23,7 @@ from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl, VerdictKind
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
+from arena.rules.errors import ConfigError
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
 from arena.server.registry import Registry
@@ -201,9 +202,21 @@ class Ladder:
 
     async def _match(self, table: list[RegisteredBot]) -> None:
         names = [b.display for b in table]     # in self.playing since they were picked
+        seats_of = []
+        for bot in table:
+            try:
+                seats_of.append(self._provider(bot))
+            except ConfigError as exc:
+                # removed since the table was picked (its task starts a turn of the loop
+                # later), or a hosted bot whose folder cannot be read: no match, and that
+                # bot sits out (it would be picked first again, at once, again and again)
+                log.warning("ladder: %s sits out for %g s: %s", bot.display, BENCH_S, exc)
+                self.benched[bot.display] = time.monotonic() + BENCH_S
+                self.playing.difference_update(names)
+                self._wake.set()
+                return
         n = self._number()
         key = f"L{n}"
-        seats_of = [self._provider(b) for b in table]
         order = list(range(len(table)))
         self._rng.shuffle(order)                 # who sits where
         providers = [seats_of[i] for i in order]

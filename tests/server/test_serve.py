@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import sqlite3
@@ -585,6 +586,26 @@ def test_the_ladder_keeps_only_the_hosted_bots_seated_last_running(tmp_path, mar
     # than the two seated and the one warm (the others stop as the next match starts)
     assert len(seen) > 5 and min(counts) <= 3, (len(seen), counts)
     assert all(r["faults"] == {} for r in table["standings"]), table
+
+
+def test_a_hosted_bot_whose_folder_is_gone_sits_out_and_the_ladder_plays_on(tmp_path, mark):
+    """A hosted bot's folder removed from the server's data folder (by hand, a full
+    disk's cleanup) while it is not running: the ladder's task for its table raised out,
+    and the bots seated with it stayed 'playing' for good (with three bots, the ladder
+    stopped). Now that bot sits out, said in the log, and the others play on."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", "--ladder-warm", "0", listen="127.0.0.1:0")
+    try:
+        for name in ("random", "lowest", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        wait_ladder(served, 6)
+        shutil.rmtree(tmp_path / "ladder.db.d" / "hosted" / "greedy")
+        wait_logged(served, "ladder: greedy sits out for 300 s: ")
+        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        wait_ladder(served, played + 10)
+    finally:
+        assert served.stop() == 0
+    assert "Traceback" not in served.output
 
 
 @pytest.mark.parametrize("args,said", [
