@@ -167,14 +167,16 @@ class TournamentLog:
         first standings of a tournament of more than SYNC_FIT_BOTS bots are unrated
         until their fit is done."""
         stale = self._standings is None or self._fitted < len(self.played)
-        if fresh and stale or self._standings is None and len(self._bots()) <= SYNC_FIT_BOTS:
-            self._made(*self._fit(list(self.played), self._bots()))
-        elif self._standings is None:
-            self._standings = wire.standings(standings_of(self.played, self._bots(), rate=False),
-                                             crosstable(self.played, self._bots()),
-                                             len(self.played))
-            self._refit_later()
-        elif stale:
+        if not (fresh and stale or self._standings is None):
+            if stale:
+                self._refit_later()
+            return self._standings
+        bots = self._bots()
+        if fresh or len(bots) <= SYNC_FIT_BOTS:
+            self._made(*self._fit(list(self.played), bots))
+        else:
+            self._standings = wire.standings(standings_of(self.played, bots, rate=False),
+                                             crosstable(self.played, bots), len(self.played))
             self._refit_later()
         return self._standings
 

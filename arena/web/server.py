@@ -159,13 +159,15 @@ class Connections:
         self.open = 0
         self.per_host = hosts.PerHost(per_host_cap)
 
-    def refusal(self, host: str | None, what: str) -> str | None:
+    def refusal(self, host: str | None, what: str) -> tuple[int, str] | None:
         """Why one more of ``what`` ("connections open", "uploads arriving") from ``host``
-        is refused, or None if there is room for it."""
+        is refused, as an HTTP status (503: full; 429: that host's share is) and a reason;
+        None if there is room for it."""
         if self.open >= self.cap:
-            return f"this viewer has {self.cap} {what} already; try again later"
+            return 503, f"this viewer has {self.cap} {what} already; try again later"
         if self.per_host.full(host):
-            return f"{host} has {self.per_host.cap} {what} here already, the most one address may"
+            return 429, (f"{host} has {self.per_host.cap} {what} here already, the most one "
+                         "address may")
         return None
 
     def add(self, host: str | None) -> None:
@@ -204,9 +206,10 @@ class _Guarded(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
         self.host = hosts.network_host(peer[0] if isinstance(peer, tuple) else None)
-        why = self.connections.refusal(self.host, "connections open")
-        if why is not None:
-            transport.write(_FULL % (len(why.encode()), why.encode()))
+        refused = self.connections.refusal(self.host, "connections open")
+        if refused is not None:   # before any request: a plain 503, whichever cap it is
+            why = refused[1].encode()
+            transport.write(_FULL % (len(why), why))
             transport.close()
             self.inner = None
             return
@@ -296,10 +299,10 @@ async def _upload(request: web.Request) -> web.Response:
     if name.strip(".") == "" or not name.isprintable() or len(name.encode()) > 200:
         name = "upload"                                # ... nor "." or "..", nor odd bytes
     receiving, host = request.app[RECEIVING], hosts.network_host(request.remote)
-    why = receiving.refusal(host, "uploads arriving")
-    if why is not None:
-        return web.json_response({"error": why}, status=503 if receiving.open >= receiving.cap
-                                 else 429)
+    refused = receiving.refusal(host, "uploads arriving")
+    if refused is not None:
+        status, why = refused
+        return web.json_response({"error": why}, status=status)
     declared = min(request.content_length or 0, MAX_UPLOAD)
     allowed = UPLOAD_S + declared / UPLOAD_RATE
     receiving.add(host)
