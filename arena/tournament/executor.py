@@ -142,11 +142,11 @@ class LocalExecutor(Executor):
                 self.phase = plan.phase
                 for provider in self.seats:
                     provider.enter_phase(plan.phase)
-            spec = spec_of(plan)
             leased: list[tuple[SeatProvider, Seat]] = []
             result = None
             try:
                 leased = await lease_in_order([self.seats[b] for b in plan.seats], plan.seats)
+                spec = spec_of(plan)   # once its bots are seated: the match begins
                 sessions = [seat.session for _, seat in leased]
                 absent = {i: seat.absent for i, (_, seat) in enumerate(leased) if seat.absent}
                 again = {i: seat.reconnect for i, (_, seat) in enumerate(leased) if seat.reconnect}

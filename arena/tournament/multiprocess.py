@@ -14,9 +14,17 @@ never starts another match with a bot retired before that match was dealt.
 
 A worker that dies (kill -9, out of memory) is replaced: the matches it had in flight are
 dealt again, first, and a result it may still have sent for one of them is ignored, so
-each match is reported exactly once. A match in flight in MAX_ATTEMPTS workers that all
-died stops the run with an error naming it (something in it kills referees). Workers
-ignore Ctrl-C and stop when told, or when this process dies.
+each match is reported exactly once. A match that MAX_ATTEMPTS workers had begun when they
+died stops the run with an error naming it (something in it kills referees); a match dealt
+to a worker that died before beginning it is only dealt again. So do W x MAX_ATTEMPTS
+workers that die before they are ready, with no match reported in between (workers cannot
+start here). Workers ignore Ctrl-C and
+stop when told, or when this process dies.
+
+Each worker sends to this process on a pipe of its own, whose writing end only that worker
+holds. A worker killed in the middle of a message then costs nothing but its own pipe (this
+process reads its end to EOF); on one queue shared by all workers, it would have died
+holding the queue's lock, or left half a message in it, and stopped every other worker.
 """
 
 from __future__ import annotations
@@ -50,7 +58,12 @@ class _Worker:
 
     process: multiprocessing.process.BaseProcess
     control: multiprocessing.queues.Queue
+    #: dealt to it and not reported
     in_flight: set[int] = field(default_factory=set)
+    #: of those, the ones its referee has begun
+    begun: set[int] = field(default_factory=set)
+    #: its referee and bots are set up
+    ready: bool = False
 
 
 class MultiProcessExecutor(Executor):
@@ -73,26 +86,31 @@ class MultiProcessExecutor(Executor):
         if not plans:
             return
         ctx = multiprocessing.get_context("spawn")  # no fork: gRPC's threads do not survive it
-        results = ctx.Queue()
+        inbox: queue.SimpleQueue = queue.SimpleQueue()   # every worker's messages, as read
         n = min(self.workers, len(plans))
         lanes = math.ceil(self.concurrency / n)
         pending = deque(range(len(plans)))
         attempts: Counter[int] = Counter()
         workers = self._workers = {}
         gone: list[_Worker] = []
+        stillborn = 0   # workers that died before they were ready, since the last progress
 
         def start() -> None:
             wid = self._started
             self._started += 1
             control = ctx.Queue()
+            reader, writer = ctx.Pipe(duplex=False)
             setup = self.setup
             log_dir = None if setup.log_dir is None else setup.log_dir / f"worker{wid}"
             process = ctx.Process(
                 target=_worker_main, name=f"arena-worker-{wid}", daemon=True,
                 args=(wid, os.getpid(), setup.manifests, setup.labels, lanes, setup.listen,
-                      log_dir, setup.connect_timeout, dict(self.retirements.retired), results,
+                      log_dir, setup.connect_timeout, dict(self.retirements.retired), writer,
                       control, setup.sandbox, None if setup.bus is None else setup.bus.tap))
             process.start()
+            writer.close()   # the worker's copy is the only one: its death is EOF here
+            threading.Thread(target=_read, args=(wid, reader, inbox), name=f"results-{wid}",
+                             daemon=True).start()
             workers[wid] = _Worker(process, control)
 
         def deal() -> None:
@@ -103,18 +121,26 @@ class MultiProcessExecutor(Executor):
                     worker.in_flight.add(index)
 
         def replace_dead() -> None:
+            nonlocal stillborn
             for wid, worker in list(workers.items()):
                 if worker.process.is_alive():
                     continue
                 del workers[wid]
                 gone.append(worker)
                 lost = sorted(worker.in_flight)
-                for index in lost:
+                for index in sorted(worker.begun & worker.in_flight):
                     attempts[index] += 1
                     if attempts[index] >= MAX_ATTEMPTS:
                         raise RuntimeError(
                             f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
                             "workers that died; the run stops (--resume plays what is left)")
+                if not worker.ready:
+                    stillborn += 1
+                    if stillborn >= n * MAX_ATTEMPTS:
+                        raise RuntimeError(
+                            f"{stillborn} referee workers died before they were ready, with no "
+                            f"match played in between (the last with exit code "
+                            f"{worker.process.exitcode}); the run stops (--resume plays what is left)")
                 pending.extendleft(reversed(lost))
                 self.replaced += 1
                 log.warning("referee worker %s died (exit code %s); its %d match(es) in flight "
@@ -136,30 +162,43 @@ class MultiProcessExecutor(Executor):
                     replace_dead()
                     deal()
                 try:
-                    msg = await loop.run_in_executor(None, results.get, True, _POLL_S)
+                    msg = await loop.run_in_executor(None, inbox.get, True, _POLL_S)
                 except queue.Empty:
                     continue
                 kind = msg[0]
-                if kind == "result":
+                if kind == "begun":
+                    worker = workers.get(msg[1])
+                    if worker is not None and msg[2] in worker.in_flight:
+                        worker.begun.add(msg[2])
+                elif kind == "result":
                     _, wid, index, result = msg
                     worker = workers.get(wid)
                     if worker is None or index not in worker.in_flight:
                         continue   # from a worker given up for dead: dealt again already
                     worker.in_flight.discard(index)
+                    worker.begun.discard(index)
+                    stillborn = 0
                     for bot, reason in self.retirements.observe(plans[index].seats, result):
                         for other in workers.values():   # before any match dealt after this
                             other.control.put(("retire", bot, reason))
                     await on_result(plans[index], result)
                 elif kind == "watch":
                     self.setup.bus.deliver(msg[1])
+                elif kind == "ready":
+                    if (worker := workers.get(msg[1])) is not None:
+                        worker.ready = True
+                        stillborn = 0
+                elif kind == "eof":   # it is dying or dead: replace it now, not at the next poll
+                    if (worker := workers.get(msg[1])) is not None:
+                        await loop.run_in_executor(None, worker.process.join, _POLL_S)
+                        replace_dead()
                 elif kind == "error":
                     raise RuntimeError(f"referee worker {msg[1]} failed: {msg[2]}")
         finally:
             self._workers = {}
             for worker in workers.values():
                 worker.control.put(("stop",))
-            await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
-                                       results)
+            await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)])
 
     def retire(self, bot: int, reason: str) -> None:
         if self.retirements.retire(bot, reason):
@@ -169,42 +208,80 @@ class MultiProcessExecutor(Executor):
                 worker.control.put(("retire", bot, reason))
 
 
-def _join(procs, results, timeout: float = 10.0) -> None:
-    """Wait for the workers to stop, draining what they still send (a worker cannot exit
-    while its queue holds unsent data); terminate any that overstay."""
+def _read(wid: int, reader, inbox: queue.SimpleQueue) -> None:
+    """A thread of this process: worker ``wid``'s messages into the inbox, until its pipe
+    ends (it stopped or died); then ``("eof", wid)``. It keeps reading after the run, so a
+    stopping worker is never stuck on a full pipe."""
+    try:
+        while True:
+            inbox.put(reader.recv())
+    except (EOFError, OSError):
+        pass   # EOFError: the worker's end is closed; OSError: half a message, then death
+    finally:
+        reader.close()
+        inbox.put(("eof", wid))
+
+
+def _join(procs, timeout: float = 10.0) -> None:
+    """Wait for the workers to stop; terminate any that overstay."""
     deadline = time.monotonic() + timeout
-    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
-        try:
-            while True:
-                results.get_nowait()
-        except queue.Empty:
-            pass
-        for p in procs:
-            p.join(timeout=0.05)
+    for p in procs:
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
     for p in procs:
         if p.is_alive():
             p.terminate()
             p.join(timeout=5)
 
 
+class _Outbox:
+    """A worker's messages to the parent, sent in order by a thread of their own, so that
+    the worker's event loop (its referee's clocks) never waits on the pipe."""
+
+    def __init__(self, writer) -> None:
+        self._writer = writer
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._send, name="outbox", daemon=True)
+        self._thread.start()
+
+    def put(self, msg: tuple) -> None:
+        self._queue.put(msg)
+
+    def _send(self) -> None:
+        while (msg := self._queue.get()) is not None:
+            try:
+                self._writer.send(msg)
+            except OSError:   # the parent is gone
+                return
+
+    def close(self, timeout: float) -> None:
+        """Send what is queued (for up to ``timeout`` s), then close the pipe."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+        self._writer.close()
+
+
 def _worker_main(wid, parent_pid, manifests, labels, lanes, listen, log_dir, connect_timeout,
-                 retired, results, control, sandbox, tap) -> None:
+                 retired, writer, control, sandbox, tap) -> None:
     """A worker process: its own referee and bots, playing the matches dealt to it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    outbox = _Outbox(writer)
     try:
         asyncio.run(_worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir,
-                            connect_timeout, retired, results, control, sandbox, tap))
+                            connect_timeout, retired, outbox, control, sandbox, tap))
     except Exception as exc:  # pragma: no cover - reported to the parent, which stops
-        results.put(("error", wid, f"{exc.__class__.__name__}: {exc}"))
+        outbox.put(("error", wid, f"{exc.__class__.__name__}: {exc}"))
+    finally:
+        # the parent reads to the end, unless it died (then a send fails at once)
+        outbox.close(timeout=10.0)
 
 
 async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, connect_timeout,
-                  retired, results, control, sandbox, tap) -> None:
+                  retired, outbox: _Outbox, control, sandbox, tap) -> None:
     from arena.tournament.executor import LocalExecutor, process_seats
 
     # the parent counts crashes and retires bots everywhere: no ledger here
     seats = process_seats(manifests, labels, sandbox, log_dir, connect_timeout)
-    listeners = [] if tap is None else [tap.listener(lambda batch: results.put(("watch", batch)))]
+    listeners = [] if tap is None else [tap.listener(lambda batch: outbox.put(("watch", batch)))]
     executor = LocalExecutor(seats, lanes, listen, listeners)
     for bot, reason in retired.items():
         executor.retire(bot, reason)
@@ -222,9 +299,6 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
         elif msg[0] == "retire":
             executor.retire(msg[1], msg[2])
         elif msg[0] == "orphaned":
-            # nobody will read what is queued: do not wait at exit for it to be written
-            # (a full pipe would keep this process alive)
-            results.cancel_join_thread()
             main.cancel()
         else:   # stop
             main.cancel()
@@ -249,12 +323,18 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
     reader = threading.Thread(target=read_control, name="control", daemon=True)
     reader.start()
 
+    def spec_of(plan: PlannedMatch) -> MatchSpec:   # as a lane begins it, its bots seated
+        index, spec = specs[plan.key]
+        outbox.put(("begun", wid, index))
+        return spec
+
     async def on_result(plan: PlannedMatch, result) -> None:
         index, _ = specs.pop(plan.key)
-        results.put(("result", wid, index, result))
+        outbox.put(("result", wid, index, result))
 
+    outbox.put(("ready", wid))
     try:
-        await executor.play(dealt.get, lambda p: specs[p.key][1], on_result)
+        await executor.play(dealt.get, spec_of, on_result)
     except asyncio.CancelledError:
         pass
     finally:

@@ -437,14 +437,15 @@ def reference(tmp_path_factory):
     return db
 
 
-def start_long(mark: str, tmp_path: Path, name: str, db: Path | str, **env: str) -> subprocess.Popen:
-    """Start the long tournament (with ``env`` added to its environment); return once about
-    a third of it is stored."""
+def start_long(mark: str, tmp_path: Path, name: str, db: Path | str, *flags: str,
+               **env: str) -> subprocess.Popen:
+    """Start the long tournament (with ``flags`` after its own and ``env`` added to its
+    environment); return once about a third of it is stored."""
     with (tmp_path / "stdout").open("w") as stdout:
         proc = subprocess.Popen(
             # Ctrl-C as at a terminal, even if this test runs where SIGINT is ignored
             launched(command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
-                             "--logs", tmp_path / "logs")),
+                             "--logs", tmp_path / "logs", *flags)),
             cwd=ROOT, env={**env_for(mark), **env}, stdout=stdout, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     poll = 0.05 if is_url(str(db)) else 0.01    # a PostgreSQL poll is a new connection
@@ -559,6 +560,62 @@ def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played
     assert "played again on a new worker" in stderr
     assert wait_unmarked(mark, 5) == [], "bot processes of the killed worker outlived it"
     same_results(db, "chaos", reference, mark)
+
+
+def kill_newborn_workers(proc: subprocess.Popen, count: int) -> None:
+    """kill -9 the arena's one referee worker, then each of the ``count`` workers started
+    in its place as soon as it appears: before it is ready, with no bot of its own."""
+    workers = procs.workers(proc.pid)
+    assert len(workers) == 1, "the tournament runs on one referee worker"
+    os.kill(workers[0], signal.SIGKILL)
+    seen = set(workers)
+    for _ in range(count):
+        deadline = time.monotonic() + 20
+        while not (new := set(procs.workers(proc.pid)) - seen) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert new, "no referee worker took the killed one's place"
+        (pid,) = new
+        assert procs.descendants(pid) == [], "the new worker had started its bots"
+        os.kill(pid, signal.SIGKILL)
+        seen.add(pid)
+
+
+ONE_WORKER = ("--executor", "multiprocess", "--concurrency", "1")
+
+
+def test_workers_killed_before_they_are_ready_only_deal_their_matches_again(
+        tmp_path, mark, reference):
+    """The match in flight at the first kill -9 is dealt to two workers in turn that are
+    killed before they begin it: it counts one death, not three (three stop the run as a
+    match that kills referees), and the tournament ends as an uninterrupted run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "newborns", db, *ONE_WORKER)
+    kill_newborn_workers(proc, 2)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.count("died (exit code -9)") == 3, stderr
+    assert wait_unmarked(mark, 5) == []
+    same_results(db, "newborns", reference, mark)
+
+
+def test_workers_that_keep_dying_before_they_are_ready_stop_the_run_and_resume_plays_the_rest(
+        tmp_path, mark, reference):
+    """Three workers in a row that die before they are ready, with no match played in
+    between, mean workers cannot start: one clear error, not an endless round of new
+    ones; --resume plays the rest to the results of an uninterrupted run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "stillborn", db, *ONE_WORKER)
+    kill_newborn_workers(proc, 3)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    assert ("arena tournament: error: 3 referee workers died before they were ready, with no "
+            "match played in between (the last with exit code -9); the run stops") in stderr, stderr
+    assert "arena tournament --resume stillborn" in stderr, stderr
+    assert wait_unmarked(mark, 5) == []
+    ok(mark, "tournament", "--resume", "stillborn", "--db", db, "-q", "--logs", tmp_path / "logs")
+    same_results(db, "stillborn", reference, mark)
 
 
 def test_a_database_locked_for_a_while_delays_the_tournament_and_changes_nothing(
