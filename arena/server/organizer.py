@@ -95,7 +95,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         registry = self.app.registry
         return pb.ListBotsResponse(bots=[
             wire.bot_info(b, registry.connected(b), lines.get(b.display))
-            for b in registry.store.registered_bots()])
+            for b in registry.bots()])
 
     async def RemoveBot(self, request, context):  # noqa: N802
         await self._authorize(context)

@@ -6,6 +6,11 @@ A hosted bot arrives as a gzipped tar: it is unpacked under the server's data fo
 set up and checked with check-bot (in the sandbox, like every bot the server launches); a
 version that fails is kept with its report, as ``failed``, and never plays. A name entered
 again is its next version, rated on its own.
+
+The registry is the one writer of its store's registered bots (a second server on the same
+database is refused), so it keeps them in memory too: the ladder asks which bots are
+active at every pick, many times a second, and on PostgreSQL each read from the store was a
+round trip in the event loop.
 """
 
 from __future__ import annotations
@@ -67,7 +72,10 @@ class Registry:
         self.factory: ProcessFactory = sandbox.factory()
         self.absent_after = absent_after
         self.remote: dict[str, RemoteSeats] = {}
-        for bot in store.registered_bots():
+        #: every version entered, removed ones too, by id (in the order entered)
+        self._bots: dict[int, RegisteredBot] = {
+            b.id: b for b in store.registered_bots(include_removed=True)}
+        for bot in self._bots.values():
             if bot.kind == "remote" and bot.status == "active":
                 self._admit_remote(bot)
 
@@ -77,7 +85,7 @@ class Registry:
         """Register the next version of remote bot ``name``; its token (shown once)."""
         self._check_name(name)
         token = new_token()
-        bot = self.store.register_bot(name, "remote", token_hash=token_hash(token))
+        bot = self._kept(self.store.register_bot(name, "remote", token_hash=token_hash(token)))
         self._admit_remote(bot)
         return bot, token
 
@@ -87,15 +95,15 @@ class Registry:
         if len(archive) > MAX_UPLOAD:
             raise RegistryError(f"the upload is {len(archive) / 2**20:.1f} MiB; the limit is "
                                 f"{MAX_UPLOAD // 2**20} MiB")
-        bot = self.store.register_bot(name, "hosted", status="validating")
+        bot = self._kept(self.store.register_bot(name, "hosted", status="validating"))
         folder = self.data_dir / "hosted" / name / f"v{bot.version}"
         try:
             _unpack(archive, folder)
             manifest = load_manifest(folder)
         except (RegistryError, ManifestError) as exc:
             shutil.rmtree(folder, ignore_errors=True)
-            self.store.update_registered_bot(bot.id, status="failed",
-                                             report={"error": str(exc)})
+            self._kept(self.store.update_registered_bot(bot.id, status="failed",
+                                                        report={"error": str(exc)}))
             raise RegistryError(f"{bot.display}: {exc}") from None
         try:
             report = await check_bot(manifest, setup_timeout=setup_timeout,
@@ -105,20 +113,20 @@ class Registry:
             # the server ran out of open files, processes or memory of its own: the
             # version is not entered (never left 'validating'), and the author is told the
             # fault is not the bot's
-            self.store.update_registered_bot(bot.id, status="failed", folder=str(folder),
-                                             report={"error": str(exc)})
+            self._kept(self.store.update_registered_bot(bot.id, status="failed", folder=str(folder),
+                                                        report={"error": str(exc)}))
             raise RegistryError(f"{bot.display} was not checked: {exc}; the fault is the "
                                 "server's, not the bot's: add it again later") from None
         status = "active" if report.failed == 0 else "failed"
-        bot = self.store.update_registered_bot(bot.id, status=status, folder=str(folder),
-                                               report=report.to_dict())
+        bot = self._kept(self.store.update_registered_bot(bot.id, status=status, folder=str(folder),
+                                                          report=report.to_dict()))
         return Upload(bot, report)
 
     def remove(self, name: str) -> RegisteredBot:
         """Withdraw a version (``alpha v2``, or the latest of ``alpha``): a remote one is
         cut off here; the tournaments playing a hosted one retire it (``Runs.removed``)."""
         bot = self.find(name)
-        bot = self.store.update_registered_bot(bot.id, status="removed")
+        bot = self._kept(self.store.update_registered_bot(bot.id, status="removed"))
         seats = self.remote.pop(bot.display, None)
         if seats is not None:
             seats.retire(REMOVED)
@@ -127,14 +135,18 @@ class Registry:
 
     # ---------------------------------------------------------------- looking bots up
 
+    def bots(self, include_removed: bool = False) -> list[RegisteredBot]:
+        """The versions entered, in the order entered (as the store lists them)."""
+        return [b for b in self._bots.values() if include_removed or b.status != "removed"]
+
     def active(self) -> list[RegisteredBot]:
-        return [b for b in self.store.registered_bots() if b.status == "active"]
+        return [b for b in self._bots.values() if b.status == "active"]
 
     def find(self, name: str, active_only: bool = False,
              include_removed: bool = False) -> RegisteredBot:
         """The version called ``name`` (its display name), else the latest of base ``name``
         (``include_removed``: among removed ones too, as a tournament that resumes needs)."""
-        bots = self.store.registered_bots(include_removed=include_removed)
+        bots = self.bots(include_removed)
         exact = [b for b in bots if b.display == name]
         found = exact or [b for b in bots if b.name == name]
         if active_only:
@@ -144,6 +156,11 @@ class Registry:
             raise UnknownBotError(f"no {'active ' if active_only else ''}bot called {name!r} on "
                                 f"this server (its bots: {known})")
         return found[-1]
+
+    def _kept(self, bot: RegisteredBot) -> RegisteredBot:
+        """``bot`` as the store has just written it, kept here too."""
+        self._bots[bot.id] = bot
+        return bot
 
     def connected(self, bot: RegisteredBot) -> bool:
         if bot.kind == "hosted":
