@@ -13,7 +13,10 @@ and reports each match once: a result is taken for the first attempt that finish
 the match's index in the plan, and the store below keys it by the schedule's key. An
 actor that dies (its node lost, kill -9) has its matches dealt again, first, to the
 others and to a replacement that Ray places where there is room; a match in flight in
-MAX_ATTEMPTS actors that all died stops the run with an error naming it.
+MAX_ATTEMPTS actors that all died stops the run with an error naming it, and so do more
+than MAX_ATTEMPTS actors per lane of the cluster lost with no match played in between (a
+cluster that loses actors as fast as it places them). A long run on nodes that come and go
+goes on as long as it makes progress.
 
 Bot folders must be at the same path on every node (a shared file system, or copied
 there with their setup run); :doc:`docs/scale.md` says how.
@@ -194,6 +197,7 @@ class RayExecutor(Executor):
         ready: set[str] = set()
         failure: list[BaseException] = []
         stopping = False   # actors ending because the run does: not lost
+        lost_since = 0     # actors lost since the last match reported
 
         relays: set[asyncio.Task] = set()
 
@@ -215,6 +219,7 @@ class RayExecutor(Executor):
 
         async def lost(name: str, indices: Sequence[int]) -> None:
             """Actor ``name`` died: its matches go back first, a replacement is asked for."""
+            nonlocal lost_since
             if stopping:
                 return
             async with changed:
@@ -230,10 +235,11 @@ class RayExecutor(Executor):
                 if actors.pop(name, None) is not None:
                     ready.discard(name)
                     self.replaced += 1
-                    if self.replaced > n * MAX_ATTEMPTS:
+                    lost_since += 1
+                    if lost_since > n * MAX_ATTEMPTS:
                         failure.append(RuntimeError(
-                            f"{self.replaced} referee actors died on the Ray cluster; the run "
-                            "stops (--resume plays what is left)"))
+                            f"{lost_since} referee actors died on the Ray cluster with no match "
+                            "played in between; the run stops (--resume plays what is left)"))
                     log.warning("referee actor %s was lost; its matches are played again on "
                                 "the others and a replacement", name)
                     add_actor()
@@ -257,6 +263,7 @@ class RayExecutor(Executor):
                                    for _ in range(lanes + QUEUED)))
 
         async def lane(name: str, handle, node: str) -> None:
+            nonlocal lost_since
             while True:
                 async with changed:
                     await changed.wait_for(lambda: pending or len(reported) == len(plans)
@@ -281,6 +288,7 @@ class RayExecutor(Executor):
                 if index in reported:
                     continue   # played again after a loss that was not one
                 reported.add(index)
+                lost_since = 0
                 self.overheads.append(time.perf_counter() - t0 - held)
                 self.nodes[node] += 1
                 self.retirements.observe(plan.seats, result)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -55,12 +57,13 @@ def second(head):
         head.remove_node(node)
 
 
-def play(tmp: Path, name: str, executor: str, on_result=None, games: int = 6, bus=None):
+def play(tmp: Path, name: str, executor: str, on_result=None, games: int = 6, bus=None,
+         concurrency: int = 4):
     """A tournament of the sample bots on ``executor``: its results by key, the executor."""
     store = open_store(str(tmp / f"{name}.db"))
     settings = Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2, games=games, seed=11)
     t = Tournament.create(store, name, settings)
-    ex = make_executor(executor, t.setup(4, log_dir=tmp / f"logs-{name}", bus=bus))
+    ex = make_executor(executor, t.setup(concurrency, log_dir=tmp / f"logs-{name}", bus=bus))
 
     def seen(plan, result) -> None:
         if on_result is not None:
@@ -127,6 +130,42 @@ def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head
     assert ex.replaced >= 1, "the second node's actors were not lost"
     assert ex.replayed >= 1, "no match was in flight on the lost node"
     assert on_ray == local    # replayed from their seeds: the same results
+
+
+def referee_actors() -> list[int]:
+    """The pids of the referee actor processes of this test's cluster (its processes are
+    this one's descendants; Ray names an actor's process by its class)."""
+    from arena.bench.procs import descendants
+
+    return [pid for pid, cmd in descendants() if cmd.startswith(b"ray::RefereeNode")]
+
+
+def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the_run(
+        tmp_path, head):
+    """kill -9 of the one referee actor after every 6th result, 6 times: each replacement
+    plays on, and the run ends with every match stored once and the local results. Before,
+    the run stopped once more than 3 actors per lane had died in all, however long it
+    had played between the losses. One lane: results come in the order dealt, so the two
+    matches an actor had (one playing, one queued) are played by the next before it is
+    killed in turn (with more lanes, a match whose bots start cold can still be waiting
+    then: each loss counts against it, and three stop the run as a match that kills
+    referees)."""
+    local, _ = play(tmp_path, "local", "local", games=10)
+    done = [0]
+    kills = []
+
+    def kill_actor(plan, result) -> None:
+        done[0] += 1
+        if done[0] % 6 == 0 and len(kills) < 6:
+            actors = referee_actors()
+            assert len(actors) == 1, actors
+            os.kill(actors[0], signal.SIGKILL)
+            kills.append(actors[0])
+
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_actor, games=10, concurrency=1)
+    assert len(kills) == 6
+    assert ex.replaced == 6
+    assert on_ray == local
 
 
 def test_the_cli_on_two_nodes_with_results_in_postgresql_matches_a_local_run(
