@@ -38,6 +38,11 @@ STANDINGS_EVERY_S = 0.5     # a tournament's standings are sent at most this oft
 #: loop (well under 0.1 s); beyond, and for every refit, the fit runs in a thread and the
 #: viewers get the standings when it is done (a 200-bot ladder's fit takes a second or two).
 SYNC_FIT_BOTS = 40
+#: Up to this many bots a tournament's standings carry its crosstable. It has a cell for
+#: every pair that met: a 200-bot ladder's made each standings message 0.5 MB (3 MB at
+#: 500 bots), sent to every viewer at every refit, and a browser rebuilt a table of 40,000
+#: cells each time. Beyond, the rows alone (a bot's head-to-head: `arena matches`).
+CROSSTABLE_BOTS = 32
 MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's field is an int32)
 
 
@@ -133,6 +138,11 @@ class LiveMatch:
         return self.frames[max(0, len(self.frames) - 1 - delay)]
 
 
+def _crosstable(played: Sequence[Played], bots: list[str]) -> dict:
+    """The crosstable of a field of up to CROSSTABLE_BOTS bots; none beyond."""
+    return crosstable(played, bots) if len(bots) <= CROSSTABLE_BOTS else {}
+
+
 class TournamentLog:
     """A tournament (or the ladder) as spectators follow it: progress, finished matches,
     standings with a crosstable, and its viewers."""
@@ -176,7 +186,7 @@ class TournamentLog:
             self._made(*self._fit(list(self.played), bots))
         else:
             self._standings = wire.standings(standings_of(self.played, bots, rate=False),
-                                             crosstable(self.played, bots), len(self.played))
+                                             _crosstable(self.played, bots), len(self.played))
             self._refit_later()
         return self._standings
 
@@ -188,7 +198,7 @@ class TournamentLog:
         """Standings of ``played`` (called in the loop or in a thread: it reads only
         what it is given), how many matches they are over, and how long they took."""
         t0 = time.monotonic()
-        board = wire.standings(standings_of(played, bots), crosstable(played, bots), len(played))
+        board = wire.standings(standings_of(played, bots), _crosstable(played, bots), len(played))
         return board, len(played), time.monotonic() - t0
 
     def _made(self, board: pb.Standings, fitted: int, took: float) -> None:

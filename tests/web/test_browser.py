@@ -313,6 +313,19 @@ def test_a_malformed_link_and_a_record_of_absurd_tokens_still_show_a_page(browse
 # ---------------------------------------------------------------- tournaments
 
 
+def test_a_field_too_big_for_a_crosstable_says_so(browser, arena):
+    """40 bots: the standings list every bot; the crosstable (a cell per pair, sent for
+    up to 32 bots) is replaced by a line saying why."""
+    bots = [f"bot{i:02d}" for i in range(40)]
+    arena.tournament("big", bots, 5)
+    arena.wait(arena.play(("bot00", "bot01"), 0.0, seed=41, tournament="big"))
+    open_page(browser, f"{arena.url}#/tournament/big")
+    until(browser, lambda b: text(b, "#progress-text") == "1 of 5 matches", "the tournament")
+    until(browser, lambda b: count(b, "#standings tbody tr") == 40, "the standings of every bot")
+    assert text(browser, "#crosstable-note") == "40 bots: the crosstable is shown for up to 32."
+    assert count(browser, "#crosstable tbody tr") == 0
+
+
 def test_a_tournament_s_standings_and_crosstable_appear(browser, arena):
     bots = ["red", "green", "blue"]
     arena.tournament("cup", bots, 3)
@@ -325,6 +338,7 @@ def test_a_tournament_s_standings_and_crosstable_appear(browser, arena):
         "return [...document.querySelectorAll('#standings tbody tr')].map(r => r.dataset.bot)"))
         == set(bots), "the standings of every bot")
     assert count(browser, "#crosstable tbody tr") == 3
+    assert not browser.find_element("id", "crosstable-note").is_displayed()
     assert count(browser, "#tournament-matches tbody tr") == 3
     browser.find_element("id", "all-matches").click()   # the list of the cup's matches only
     until(browser, lambda b: count(b, "#matches tbody tr") == 3

@@ -83,7 +83,12 @@ export class TournamentView {
       el("td", { class: "number" }, String(num(r.wins))),
       el("td", { class: "number" }, num(r.matches) ? num(r.average_place).toFixed(2) : "-"),
       el("td", {}, Object.entries(r.faults ?? {}).map(([k, n]) => `${n} ${k}`).join(", ") || "0"))));
-    const bots = rows.map((r) => r.bot);
+    // the server sends the crosstable for fields of up to 32 bots (a cell per pair)
+    const shown = (standings.crosstable ?? []).length > 0 || rows.length < 2;
+    const note = $("#crosstable-note");
+    note.hidden = shown;
+    note.textContent = shown ? "" : `${rows.length} bots: the crosstable is shown for up to 32.`;
+    const bots = shown ? rows.map((r) => r.bot) : [];
     const cells = new Map((standings.crosstable ?? []).map((row) =>
       [row.bot, new Map((row.cells ?? []).map((c) => [c.opponent, c]))]));
     fill($("#crosstable thead"), el("tr", {}, el("th", {}, "ahead–behind (–level)"), bots.map((b) => el("th", {}, b))));
