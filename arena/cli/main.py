@@ -14,6 +14,7 @@ from arena.cli import (
     bench, check_bot, conformance, match, new_bot, records, replay, serve, tournament, watch,
     web,
 )
+from arena.cli.signals import as_ctrl_c, stop_signals
 from arena.rules.errors import ConfigError
 
 COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
@@ -32,28 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _as_ctrl_c(signum, frame) -> None:
-    """SIGTERM delivered as SIGINT, so that asyncio.run's own Ctrl-C handling (cancel the
-    main task, clean up, then KeyboardInterrupt) applies wherever the command is. Where
-    SIGINT is ignored (started in the background by a shell), SIGTERM does what it
-    always does."""
-    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return
-    os.kill(os.getpid(), signal.SIGINT)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv   # for a command that asks which options were given at all
     files.raise_limit()   # ulimit -n up to what the system allows (arena.files)
-    # SIGTERM (a service manager, a container stopping, kill) stops a command as Ctrl-C
-    # does: its bots stopped, what is played kept (a command may set its own handler)
+    # SIGTERM (a service manager, a container stopping, kill) and SIGHUP (its terminal
+    # closed) stop a command as Ctrl-C does: its bots stopped, what is played kept, the
+    # line to resume it printed (a command may set its own handlers)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _as_ctrl_c)
+        for sig in stop_signals()[1:]:
+            signal.signal(sig, as_ctrl_c)
     try:
         return args.run(args)
     except ConfigError as exc:

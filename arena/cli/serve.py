@@ -7,7 +7,6 @@ import asyncio
 import json
 import logging
 import math
-import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from arena.cli import output
 from arena.cli.database import add_db_option, shown
 from arena.cli.match import time_control
 from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
+from arena.cli.signals import stop_signals
 from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.ladder import WARM
@@ -196,7 +196,7 @@ async def _serve(db: str, options, web: int | None) -> int:
     # manager, a test) stops the server as Ctrl-C does, its bots and referee with it
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in stop_signals():
         loop.add_signal_handler(sig, stop.set)
     console = output.console()
     if app.new_token:

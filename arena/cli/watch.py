@@ -24,6 +24,7 @@ from rich.text import Text
 
 from arena.cli import output
 from arena.cli.match_log import MatchLogPrinter, summary_text
+from arena.cli.signals import stop_signals
 from arena.cli.table_view import match_view, matches_table, standings_table, tournament_view
 from arena.rules.errors import ConfigError
 from arena.server.client import ENV_TOKEN
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     previous = {}
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, lambda *_: client.stop())
-                    for sig in (signal.SIGINT, signal.SIGTERM)}
+                    for sig in stop_signals()}
     try:
         client.connect()
         if args.match is not None:

@@ -263,7 +263,9 @@ class _Outbox:
 def _worker_main(wid, parent_pid, manifests, labels, lanes, listen, log_dir, connect_timeout,
                  retired, writer, control, sandbox, tap) -> None:
     """A worker process: its own referee and bots, playing the matches dealt to it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    # the parent decides when to stop (SIGHUP: a closed terminal reaches its whole group)
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
     outbox = _Outbox(writer)
     try:
         asyncio.run(_worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir,

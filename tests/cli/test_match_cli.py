@@ -372,7 +372,8 @@ def finished_logs(out: Path) -> list[Path]:
     return done
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["ctrl-c", "sigterm", "sighup"])
 def test_ctrl_c_or_sigterm_aborts_the_game_in_progress_and_stops_the_bots(tmp_path, mark, sig):
     # Slow bots make a game last about a second, and the interrupt is sent once two logs
     # are written whole and the third game has begun: it always lands mid-game.

@@ -409,7 +409,8 @@ def wait_ladder(served: Served, matches: int, timeout: float = 60) -> dict:
         time.sleep(0.3)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP],
+                         ids=["kill-9", "sigterm", "sighup"])
 def test_a_tournament_resumes_after_the_server_is_killed(tmp_path, mark, sig):
     """Its follower says the server went, and how to follow the tournament again. Stopped
     with SIGTERM, the server told it the tournament had finished (exit 2, "error:
@@ -425,7 +426,7 @@ def test_a_tournament_resumes_after_the_server_is_killed(tmp_path, mark, sig):
     err = " ".join(err.split())
     assert "Traceback" not in out + err and "CANCELLED" not in err, err
     assert f"arena tournament --resume long --server {served.address}" in err, err
-    if sig == signal.SIGTERM:
+    if sig != signal.SIGKILL:   # SIGHUP: its terminal closed; it was as kill -9 before
         assert "the server stopped; the tournament resumes when the server starts again" in err
     else:
         assert "lost the server while following tournament long" in err

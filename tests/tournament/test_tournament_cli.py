@@ -509,9 +509,12 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_results(tmp_path, 
     assert len(keys_stored(db, "killed")) == LONG_TOTAL
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["ctrl-c", "sigterm", "sighup"])
 def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_results(
         tmp_path, mark, reference, sig):
+    """SIGHUP is a closed terminal (an SSH connection dropped): before, it ended the
+    tournament as kill -9 does, with no goodbye to its bots and no line to resume it."""
     db = tmp_path / "arena.db"
     proc = start_long(mark, tmp_path, "interrupted", db)
     proc.send_signal(sig)

@@ -247,7 +247,8 @@ def test_the_address_comes_from_the_environment(service, mark):
 
 
 @pytest.mark.parametrize("signals", [[signal.SIGINT], [signal.SIGTERM],
-                                     [signal.SIGINT] * 3, [signal.SIGTERM, signal.SIGINT]])
+                                     [signal.SIGHUP], [signal.SIGINT] * 3,
+                                     [signal.SIGTERM, signal.SIGINT]])
 def test_off_a_terminal_ctrl_c_or_sigterm_ends_watching_at_once(service, mark, signals):
     """Ctrl-C (and SIGTERM, as timeout or a service manager sends it) raised as
     KeyboardInterrupt wherever the viewer was, gRPC's own code included; once, under
