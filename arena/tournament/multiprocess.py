@@ -18,8 +18,8 @@ each match is reported exactly once. A match that MAX_ATTEMPTS workers had begun
 died stops the run with an error naming it (something in it kills referees); a match dealt
 to a worker that died before beginning it is only dealt again. So do W x MAX_ATTEMPTS
 workers that die before they are ready, with no match reported in between (workers cannot
-start here). Workers ignore Ctrl-C and
-stop when told, or when this process dies.
+start here). Workers ignore Ctrl-C and SIGHUP and stop when told, or when this process
+dies.
 
 Each worker sends to this process on a pipe of its own, whose writing end only that worker
 holds. A worker killed in the middle of a message then costs nothing but its own pipe (this
@@ -139,8 +139,9 @@ class MultiProcessExecutor(Executor):
                     if stillborn >= n * MAX_ATTEMPTS:
                         raise RuntimeError(
                             f"{stillborn} referee workers died before they were ready, with no "
-                            f"match played in between (the last with exit code "
-                            f"{worker.process.exitcode}); the run stops (--resume plays what is left)")
+                            "match played in between (the last with exit code "
+                            f"{worker.process.exitcode}); the run stops (--resume plays what "
+                            "is left)")
                 pending.extendleft(reversed(lost))
                 self.replaced += 1
                 log.warning("referee worker %s died (exit code %s); its %d match(es) in flight "

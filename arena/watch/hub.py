@@ -41,7 +41,7 @@ SYNC_FIT_BOTS = 40
 #: Up to this many bots a tournament's standings carry its crosstable. It has a cell for
 #: every pair that met: a 200-bot ladder's made each standings message 0.5 MB (3 MB at
 #: 500 bots), sent to every viewer at every refit, and a browser rebuilt a table of 40,000
-#: cells each time. Beyond, the rows alone (a bot's head-to-head: `arena matches`).
+#: cells each time. Beyond, the rows alone (the web page says why; keep its text in step).
 CROSSTABLE_BOTS = 32
 MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's field is an int32)
 

@@ -583,7 +583,17 @@ def kill_newborn_workers(proc: subprocess.Popen, count: int) -> None:
         seen.add(pid)
 
 
-ONE_WORKER = ("--executor", "multiprocess", "--concurrency", "1")
+def with_newborns_killed(mark: str, tmp_path: Path, name: str, db: Path,
+                         count: int) -> tuple[int, str]:
+    """The long tournament on one referee worker, killed, then ``count`` of the workers
+    that replace it killed as they start: its exit code and what it printed on stderr (no
+    traceback, no bot process left)."""
+    proc = start_long(mark, tmp_path, name, db, "--executor", "multiprocess", "--concurrency", "1")
+    kill_newborn_workers(proc, count)
+    _, stderr = proc.communicate(timeout=60)
+    assert "Traceback" not in stderr, stderr
+    assert wait_unmarked(mark, 5) == []
+    return proc.returncode, stderr
 
 
 def test_workers_killed_before_they_are_ready_only_deal_their_matches_again(
@@ -592,13 +602,9 @@ def test_workers_killed_before_they_are_ready_only_deal_their_matches_again(
     killed before they begin it: it counts one death, not three (three stop the run as a
     match that kills referees), and the tournament ends as an uninterrupted run."""
     db = tmp_path / "arena.db"
-    proc = start_long(mark, tmp_path, "newborns", db, *ONE_WORKER)
-    kill_newborn_workers(proc, 2)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 0, stderr
-    assert "Traceback" not in stderr, stderr
+    returncode, stderr = with_newborns_killed(mark, tmp_path, "newborns", db, 2)
+    assert returncode == 0, stderr
     assert stderr.count("died (exit code -9)") == 3, stderr
-    assert wait_unmarked(mark, 5) == []
     same_results(db, "newborns", reference, mark)
 
 
@@ -608,15 +614,11 @@ def test_workers_that_keep_dying_before_they_are_ready_stop_the_run_and_resume_p
     between, mean workers cannot start: one clear error, not an endless round of new
     ones; --resume plays the rest to the results of an uninterrupted run."""
     db = tmp_path / "arena.db"
-    proc = start_long(mark, tmp_path, "stillborn", db, *ONE_WORKER)
-    kill_newborn_workers(proc, 3)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 1, stderr
-    assert "Traceback" not in stderr, stderr
+    returncode, stderr = with_newborns_killed(mark, tmp_path, "stillborn", db, 3)
+    assert returncode == 1, stderr
     assert ("arena tournament: error: 3 referee workers died before they were ready, with no "
             "match played in between (the last with exit code -9); the run stops") in stderr, stderr
     assert "arena tournament --resume stillborn" in stderr, stderr
-    assert wait_unmarked(mark, 5) == []
     ok(mark, "tournament", "--resume", "stillborn", "--db", db, "-q", "--logs", tmp_path / "logs")
     same_results(db, "stillborn", reference, mark)
 

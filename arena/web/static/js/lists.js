@@ -83,7 +83,7 @@ export class TournamentView {
       el("td", { class: "number" }, String(num(r.wins))),
       el("td", { class: "number" }, num(r.matches) ? num(r.average_place).toFixed(2) : "-"),
       el("td", {}, Object.entries(r.faults ?? {}).map(([k, n]) => `${n} ${k}`).join(", ") || "0"))));
-    // the server sends the crosstable for fields of up to 32 bots (a cell per pair)
+    // the server sends the crosstable for fields of up to 32 bots (hub.CROSSTABLE_BOTS)
     const shown = (standings.crosstable ?? []).length > 0 || rows.length < 2;
     const note = $("#crosstable-note");
     note.hidden = shown;
