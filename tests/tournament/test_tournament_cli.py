@@ -20,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -438,14 +439,15 @@ def reference(tmp_path_factory):
 
 
 def start_long(mark: str, tmp_path: Path, name: str, db: Path | str, *flags: str,
-               **env: str) -> subprocess.Popen:
-    """Start the long tournament (with ``flags`` after its own and ``env`` added to its
-    environment); return once about a third of it is stored."""
+               under: Sequence[str] = (), **env: str) -> subprocess.Popen:
+    """Start the long tournament (with ``flags`` after its own, run by the command
+    ``under`` if given, and ``env`` added to its environment); return once about a third
+    of it is stored."""
     with (tmp_path / "stdout").open("w") as stdout:
         proc = subprocess.Popen(
             # Ctrl-C as at a terminal, even if this test runs where SIGINT is ignored
-            launched(command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
-                             "--logs", tmp_path / "logs", *flags)),
+            launched([*under, *command("tournament", *SAMPLES, *LONG, "--name", name, "--db", db,
+                                       "--logs", tmp_path / "logs", *flags)]),
             cwd=ROOT, env={**env_for(mark), **env}, stdout=stdout, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     poll = 0.05 if is_url(str(db)) else 0.01    # a PostgreSQL poll is a new connection
@@ -542,6 +544,17 @@ def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_resu
     resumed = ok(mark, *resume[1:], "-q", "--logs", tmp_path / "logs")
     assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
     same_results(db, "interrupted", reference, mark)
+
+
+def test_under_nohup_a_hangup_changes_nothing(tmp_path, mark, reference):
+    """nohup ignores SIGHUP for the command it runs, and the arena leaves it so: the
+    tournament plays on to the results of an undisturbed run."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "nohup", db, under=["nohup"])
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    same_results(db, "nohup", reference, mark)
 
 
 # ---------------------------------------------------------------- chaos
