@@ -12,8 +12,10 @@ every match dealt, so no actor starts a match with a bot retired before it was d
 and reports each match once: a result is taken for the first attempt that finishes, by
 the match's index in the plan, and the store below keys it by the schedule's key. An
 actor that dies (its node lost, kill -9) has its matches dealt again, first, to the
-others and to a replacement that Ray places where there is room; a match in flight in
-MAX_ATTEMPTS actors that all died stops the run with an error naming it, and so do more
+others and to a replacement that Ray places where there is room. A match counts a loss
+only if the actor had begun it (its bots seated: the actor says so as it begins it, before
+the result); one that MAX_ATTEMPTS actors had begun when they died stops the run with an
+error naming it, and so do more
 than MAX_ATTEMPTS actors per lane of the cluster lost with no match played in between (a
 cluster that loses actors as fast as it places them). A long run on nodes that come and go
 goes on as long as it makes progress.
@@ -90,7 +92,8 @@ class RefereeNode:
         self.name = name
         self.executor = None
         self.dealt: asyncio.Queue | None = None
-        self.waiting: dict[tuple, tuple[MatchSpec, asyncio.Future]] = {}
+        #: per match dealt and not finished: its spec, its result, and whether it has begun
+        self.waiting: dict[tuple, tuple[MatchSpec, asyncio.Future, asyncio.Future]] = {}
         self.watched: asyncio.Queue = asyncio.Queue()
         self.task: asyncio.Task | None = None
 
@@ -105,13 +108,20 @@ class RefereeNode:
         self.executor = LocalExecutor(seats, self.lanes, node.listen, listeners)
         self.dealt = asyncio.Queue()
         self.task = asyncio.create_task(self.executor.play(
-            self.dealt.get, lambda plan: self.waiting[plan.key][0], self._finished))
+            self.dealt.get, self._begin, self._finished))
         self.task.add_done_callback(self._stopped)
         ctx = ray.get_runtime_context()
         return {"node": ctx.get_node_id(), "pid": os.getpid(), "name": self.name}
 
+    def _begin(self, plan: PlannedMatch) -> MatchSpec:
+        """A lane begins ``plan``, its bots seated: its spec (and :meth:`play` says so)."""
+        spec, _, begun = self.waiting[plan.key]
+        if not begun.done():
+            begun.set_result(None)
+        return spec
+
     async def _finished(self, plan: PlannedMatch, result: MatchResult) -> None:
-        _, future = self.waiting.pop(plan.key)
+        _, future, _ = self.waiting.pop(plan.key)
         if not future.done():
             future.set_result(result)
 
@@ -119,24 +129,27 @@ class RefereeNode:
         """The lanes ended: every match still waiting fails with why."""
         error = (RuntimeError("the referee actor stopped") if task.cancelled()
                  else task.exception() or RuntimeError("the referee actor stopped"))
-        for _, future in self.waiting.values():
-            if not future.done():
-                future.set_exception(error)
+        for _, future, begun in self.waiting.values():
+            for waited in (begun, future):
+                if not waited.done():
+                    waited.set_exception(error)
 
-    async def play(self, plan: PlannedMatch, spec: MatchSpec,
-                   retired: dict[int, str]) -> tuple[MatchResult, float]:
-        """Play one match (after retiring ``retired``); its result and how long this actor
-        held it, in seconds."""
+    async def play(self, plan: PlannedMatch, spec: MatchSpec, retired: dict[int, str]):
+        """Play one match (after retiring ``retired``), streamed: None once its bots are
+        seated, then its result and how long this actor held it, in seconds."""
         t0 = time.perf_counter()
         if self.task is None or self.task.done():
             raise RuntimeError(f"referee actor {self.name} is not playing")
         for bot, reason in retired.items():
             self.executor.retire(bot, reason)
-        future = asyncio.get_running_loop().create_future()
-        self.waiting[plan.key] = (spec, future)
+        loop = asyncio.get_running_loop()
+        future, begun = loop.create_future(), loop.create_future()
+        self.waiting[plan.key] = (spec, future, begun)
         self.dealt.put_nowait(plan)
+        await begun
+        yield None
         result = await future
-        return result, time.perf_counter() - t0
+        yield result, time.perf_counter() - t0
 
     async def watch(self):
         """What this actor's spectator tap sends, batch after batch, until it stops."""
@@ -217,13 +230,14 @@ class RayExecutor(Executor):
             if self.setup.bus is not None:
                 spawn(relay(handle), relays)
 
-        async def lost(name: str, indices: Sequence[int]) -> None:
-            """Actor ``name`` died: its matches go back first, a replacement is asked for."""
+        async def lost(name: str, indices: Sequence[int], begun: bool = True) -> None:
+            """Actor ``name`` died: its matches go back first, a replacement is asked for;
+            ``begun``: they count the loss (their bots were seated)."""
             nonlocal lost_since
             if stopping:
                 return
             async with changed:
-                for index in indices:
+                for index in indices if begun else ():
                     attempts[index] += 1
                     if attempts[index] >= MAX_ATTEMPTS:
                         failure.append(RuntimeError(
@@ -273,11 +287,15 @@ class RayExecutor(Executor):
                     index = pending.popleft()
                 plan = plans[index]
                 t0 = time.perf_counter()
+                begun = False
                 try:
-                    result, held = await handle.play.remote(plan, spec_of(plan),
-                                                            dict(self.retirements.retired))
+                    stream = handle.play.options(num_returns="streaming").remote(
+                        plan, spec_of(plan), dict(self.retirements.retired))
+                    await (await stream.__anext__())        # its bots are seated
+                    begun = True
+                    result, held = await (await stream.__anext__())
                 except _LOST:
-                    await lost(name, [index])
+                    await lost(name, [index], begun)
                     return
                 except Exception as exc:   # the match raised in the actor: a bug, not a loss
                     async with changed:

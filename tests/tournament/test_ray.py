@@ -140,16 +140,17 @@ def referee_actors() -> list[int]:
     return [pid for pid, cmd in descendants() if cmd.startswith(b"ray::RefereeNode")]
 
 
+@pytest.mark.parametrize("lanes", [1, 4])
 def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the_run(
-        tmp_path, head):
+        tmp_path, head, lanes):
     """kill -9 of the one referee actor after every 6th result, 6 times: each replacement
-    plays on, and the run ends with every match stored once and the local results. Before,
-    the run stopped once more than 3 actors per lane had died in all, however long it
-    had played between the losses. One lane: results come in the order dealt, so the two
-    matches an actor had (one playing, one queued) are played by the next before it is
-    killed in turn (with more lanes, a match whose bots start cold can still be waiting
-    then: each loss counts against it, and three stop the run as a match that kills
-    referees)."""
+    plays on, and the run ends with every match stored once and the local results.
+    Before, the run stopped once more than 3 actors per lane had died in all, however long
+    it had played between the losses (both cases). With 4 lanes, the matches a lost actor
+    had are dealt first to the next, whose bots start cold: one can still be waiting for
+    its bots when that actor is killed in turn, and it counted a loss even so; three such
+    stopped the run as a match that kills referees (in about half the runs). A match now
+    counts a loss only once its bots are seated."""
     local, _ = play(tmp_path, "local", "local", games=10)
     done = [0]
     kills = []
@@ -162,7 +163,7 @@ def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the
             os.kill(actors[0], signal.SIGKILL)
             kills.append(actors[0])
 
-    on_ray, ex = play(tmp_path, "ray", "ray", kill_actor, games=10, concurrency=1)
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_actor, games=10, concurrency=lanes)
     assert len(kills) == 6
     assert ex.replaced == 6
     assert on_ray == local
