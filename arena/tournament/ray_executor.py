@@ -130,9 +130,9 @@ class RefereeNode:
         error = (RuntimeError("the referee actor stopped") if task.cancelled()
                  else task.exception() or RuntimeError("the referee actor stopped"))
         for _, future, begun in self.waiting.values():
-            for waited in (begun, future):
-                if not waited.done():
-                    waited.set_exception(error)
+            waited = future if begun.done() else begun   # what its play waits for now
+            if not waited.done():
+                waited.set_exception(error)
 
     async def play(self, plan: PlannedMatch, spec: MatchSpec, retired: dict[int, str]):
         """Play one match (after retiring ``retired``), streamed: None once its bots are
