@@ -6,9 +6,9 @@ matches that takes seconds, and done in the event loop it stalled every match th
 referees, with ``arena standings`` and ``arena bots list`` waiting on it (a 200-bot
 ladder's fit took minutes before the fit used numpy, and the whole server stopped
 meanwhile). A :class:`Boards` reads and fits in one thread of its own, on its own
-connection to the database (:class:`arena.store.thread.StoreThread`), and keeps the last board of each
-tournament until a match is added to it: asking again, or many organisers asking at
-once, costs one fit. It reads each match once: what standings need of every match read
+connection to the database (:class:`arena.store.thread.StoreThread`), and keeps the last
+board of each tournament until a match is added to it: asking again, or many organisers
+asking at once, costs one fit. It reads each match once: what standings need of every match read
 so far is kept (a few hundred bytes a match, where a whole stored match is 2.4 KB: a
 200-bot ladder's server grew by that much a match while every call read them all), and
 a call reads only the matches stored since.

@@ -20,6 +20,7 @@ import shutil
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.bots.check import Report, check_bot
 from arena.bots.launcher import is_log_of
@@ -85,7 +86,7 @@ class Registry:
         """Register the next version of remote bot ``name``; its token (shown once)."""
         self._check_name(name)
         token = new_token()
-        bot = self._kept(self.store.register_bot(name, "remote", token_hash=token_hash(token)))
+        bot = self._register(name, "remote", token_hash=token_hash(token))
         self._admit_remote(bot)
         return bot, token
 
@@ -95,15 +96,14 @@ class Registry:
         if len(archive) > MAX_UPLOAD:
             raise RegistryError(f"the upload is {len(archive) / 2**20:.1f} MiB; the limit is "
                                 f"{MAX_UPLOAD // 2**20} MiB")
-        bot = self._kept(self.store.register_bot(name, "hosted", status="validating"))
+        bot = self._register(name, "hosted", status="validating")
         folder = self.data_dir / "hosted" / name / f"v{bot.version}"
         try:
             _unpack(archive, folder)
             manifest = load_manifest(folder)
         except (RegistryError, ManifestError) as exc:
             shutil.rmtree(folder, ignore_errors=True)
-            self._kept(self.store.update_registered_bot(bot.id, status="failed",
-                                                        report={"error": str(exc)}))
+            self._update(bot.id, status="failed", report={"error": str(exc)})
             raise RegistryError(f"{bot.display}: {exc}") from None
         try:
             report = await check_bot(manifest, setup_timeout=setup_timeout,
@@ -113,20 +113,18 @@ class Registry:
             # the server ran out of open files, processes or memory of its own: the
             # version is not entered (never left 'validating'), and the author is told the
             # fault is not the bot's
-            self._kept(self.store.update_registered_bot(bot.id, status="failed", folder=str(folder),
-                                                        report={"error": str(exc)}))
+            self._update(bot.id, status="failed", folder=str(folder), report={"error": str(exc)})
             raise RegistryError(f"{bot.display} was not checked: {exc}; the fault is the "
                                 "server's, not the bot's: add it again later") from None
         status = "active" if report.failed == 0 else "failed"
-        bot = self._kept(self.store.update_registered_bot(bot.id, status=status, folder=str(folder),
-                                                          report=report.to_dict()))
+        bot = self._update(bot.id, status=status, folder=str(folder), report=report.to_dict())
         return Upload(bot, report)
 
     def remove(self, name: str) -> RegisteredBot:
         """Withdraw a version (``alpha v2``, or the latest of ``alpha``): a remote one is
         cut off here; the tournaments playing a hosted one retire it (``Runs.removed``)."""
         bot = self.find(name)
-        bot = self._kept(self.store.update_registered_bot(bot.id, status="removed"))
+        bot = self._update(bot.id, status="removed")
         seats = self.remote.pop(bot.display, None)
         if seats is not None:
             seats.retire(REMOVED)
@@ -157,8 +155,15 @@ class Registry:
                                 f"this server (its bots: {known})")
         return found[-1]
 
-    def _kept(self, bot: RegisteredBot) -> RegisteredBot:
-        """``bot`` as the store has just written it, kept here too."""
+    def _register(self, name: str, kind: str, **fields: Any) -> RegisteredBot:
+        """The store's ``register_bot``, the new version kept here too."""
+        return self._keep(self.store.register_bot(name, kind, **fields))
+
+    def _update(self, bot_id: int, **fields: Any) -> RegisteredBot:
+        """The store's ``update_registered_bot``, the version kept here as written."""
+        return self._keep(self.store.update_registered_bot(bot_id, **fields))
+
+    def _keep(self, bot: RegisteredBot) -> RegisteredBot:
         self._bots[bot.id] = bot
         return bot
 

@@ -4,11 +4,11 @@ The referee's clocks run in the event loop; a store is synchronous, and a networ
 database's commit (or a SQLite file locked by another process) can take far longer than
 a move's time limit. A :class:`StoreWriter` makes the writes in one thread of its own,
 on its own connection (:class:`arena.store.thread.StoreThread`), in the order they were
-asked for; the loop awaits each write without
-blocking, so matches in flight keep their clocks. It also times the writes, whatever the
-backend (the tournament benchmark reports it). Its connection waits up to
-:data:`RECONNECT_WINDOW` for a database server that went away to come back (a restart, a
-failover), where a call in the event loop tries to connect again only once.
+asked for; the loop awaits each write without blocking, so matches in flight keep their
+clocks. It also times the writes, whatever the backend (the tournament benchmark reports
+it). Its connection waits up to :data:`RECONNECT_WINDOW` for a database server that went
+away to come back (a restart, a failover), where a call in the event loop tries to connect
+again only once.
 """
 
 from __future__ import annotations
