@@ -9,14 +9,15 @@ draws and reshuffles, four 99s played together, seats with no playable card losi
 tokens, scores, new rounds, the end. So between calls the game always waits for a
 decision of :attr:`Game.to_act`, or is finished.
 
-Hot-path notes: cards are ints, hands are sorted lists (playability is one ``bisect``),
+Hot-path notes: cards are ints, a hand is one int key (each card's count a digit, so a
+play and a draw are one addition; the sorted cards are shared tuples, found by the key),
 the legal cards of the seat to act are computed once per decision and reused to check
 the play, the draw pile of a seeded game is unordered and a draw picks a random card
 from it (so a reshuffle is O(1)), and slow-changing public facts live in one shared
 :class:`Table` snapshot that views reference instead of copying. Legal cards are looked
 up in a table shared by every game with the same rules (:func:`_legal_table`), keyed by
-the hand and the few facts legality depends on, and the acting seat's hand tuple made
-for that key is the one its view carries. The turn passes by reading the next seat from
+the hand's key and the few facts legality depends on, and the table's row also holds the
+hand's cards, which the acting seat's view carries. The turn passes by reading the next seat from
 a table (:meth:`Game._order_seats`). ``arena bench engine --rlcard`` measures it all
 against RLCard's UNO engine (docs/rules.md "Engine speed").
 """
@@ -24,7 +25,7 @@ against RLCard's UNO engine (docs/rules.md "Engine speed").
 from __future__ import annotations
 
 import random
-from bisect import bisect_right, insort
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -181,6 +182,20 @@ class _ScriptedCards:
         if deal.total > game.limit:
             raise ScenarioError(f"the deal of round {game.round} starts at total {deal.total}, "
                                 f"above the limit {game.limit}")
+        # a hand's key needs at most _MAX_COPIES of a card in a hand (_WEIGHT). A hand
+        # keeps its size through a round (a card drawn for each played), and the round's
+        # cards are those dealt: so either bound is enough
+        longest = max((len(h) for h in deal.hands if h is not None), default=0)
+        if longest > _MAX_COPIES:
+            copies = Counter(deal.draw)
+            for hand in deal.hands:
+                copies.update(hand or ())
+            card, n = copies.most_common(1)[0]
+            if n > _MAX_COPIES:
+                raise ScenarioError(
+                    f"the deal of round {game.round} has a hand of {longest} cards and "
+                    f"{n} copies of {TOKENS[card]}: with hands of more than {_MAX_COPIES} "
+                    f"cards, a deal may hold at most {_MAX_COPIES} copies of a card")
         # draw piles are kept top card last, so a draw is a pop()
         return ([None if h is None else list(h) for h in deal.hands],
                 list(reversed(deal.draw)), deal.total)
@@ -235,7 +250,7 @@ class Game:
     """
 
     __slots__ = (
-        "config", "seats", "limit", "max_plays", "hands", "draw", "discard", "out_of_play",
+        "config", "seats", "limit", "max_plays", "_keys", "draw", "discard", "out_of_play",
         "revealed", "total", "direction", "to_act", "owed", "played_99", "in_game",
         "in_round", "tokens", "scores", "round", "dealer", "plays", "finished", "outcome",
         "events", "_cards", "_legal", "_over_limit", "_active", "_out_blocks", "_table",
@@ -265,10 +280,10 @@ class Game:
         self._use_cards(cards)
         self._legal_table = _legal_table(self.limit, self._ninety_nine, self._on_zero,
                                          self._no_opening)
-        # the one hand _settle plays on its own (modern), compared whole; None: never
-        self._four_99 = (NINETY_NINE,) * 4 if self._ninety_nine == FOUR_AT_ONCE else None
+        # the one hand _settle plays on its own (modern), as a key; None: never
+        self._four_99 = 4 * _WEIGHT[NINETY_NINE] if self._ninety_nine == FOUR_AT_ONCE else None
 
-        self.hands: list[list[int] | None] = [None] * n
+        self._keys: list[int | None] = [None] * n   # each seat's hand as a key (_WEIGHT)
         self.draw: list[int] = []
         self.discard: list[int] = []
         self.out_of_play: list[int] = []       # cards out of play (hands laid face up, or held by seats out of the game)
@@ -293,7 +308,7 @@ class Game:
         self.outcome: Outcome | None = None
         self.events: list[tuple] = []
         self._legal: tuple[int, ...] = ()
-        self._acting_hand: tuple[int, ...] = ()  # tuple(hands[to_act]), made by _settle
+        self._acting_hand: tuple[int, ...] = ()  # the hand of to_act, found by _settle
         self._over_limit = False
         self._active = n                       # seats in the round (points) or in the game
         self._out_blocks: list[list[tuple[int, ...]]] = []  # seats that left, in order, as ranked groups
@@ -399,7 +414,7 @@ class Game:
                 f"the cards do not add up to the {config.ruleset.name} deck: "
                 f"{' '.join(TOKENS[c] for c in sorted(extra.elements())) or 'nothing'} too many, "
                 f"{' '.join(TOKENS[c] for c in sorted(missing.elements())) or 'nothing'} missing")
-        game.hands = [None if h is None else sorted(h) for h in hands]
+        game._keys = [None if h is None else _key(h) for h in hands]
         game.draw = list(reversed(draw))            # kept top card last: a draw is a pop()
         game.discard = list(discard)
         game.revealed = revealed
@@ -439,7 +454,7 @@ class Game:
         clone = object.__new__(Game)
         for name in _SHARED:
             object.__setattr__(clone, name, getattr(self, name))
-        clone.hands = [None if h is None else h[:] for h in self.hands]
+        clone._keys = self._keys[:]
         clone.draw = self.draw[:]
         clone.discard = self.discard[:]
         clone.out_of_play = self.out_of_play[:]
@@ -477,10 +492,17 @@ class Game:
         past the limit and takes it out of the round."""
         return self._over_limit
 
+    @property
+    def hands(self) -> list[list[int] | None]:
+        """Each seat's hand (sorted), ``None`` for a seat out of the game: new lists, so
+        changing them changes nothing (change the game only with :meth:`play` and
+        :meth:`forfeit`). :meth:`hand` gives one seat's as a shared tuple."""
+        return [None if k is None else list(_hand_of(k)) for k in self._keys]
+
     def hand(self, seat: int) -> tuple[int, ...]:
         """Seat's hand (sorted); empty for a seat out of the game."""
-        hand = self.hands[seat]
-        return () if hand is None else tuple(hand)
+        key = self._keys[seat]
+        return () if key is None else _hand_of(key)
 
     def decisions(self) -> list[tuple]:
         """The decisions so far, in order: ``("play", seat, card)`` and ``("forfeit", seat)``;
@@ -495,7 +517,7 @@ class Game:
             # arguments cost as much again as the rest (measured: 1.1 us against 0.55)
             table = self._table = new_table(
                 self.config,
-                tuple([None if h is None else len(h) for h in self.hands]),  # hand_sizes
+                tuple([None if k is None else len(_hand_of(k)) for k in self._keys]),  # hand_sizes
                 tuple(self.in_game),
                 tuple(self.in_round),
                 tuple(self.tokens),
@@ -510,8 +532,8 @@ class Game:
         """What ``seat`` may know now (RULES.md "What each seat may know"), nothing more:
         its own hand, the public state and history, and its legal cards if it acts."""
         # Hot path (the referee builds one per decision). The acting seat's hand tuple was
-        # made by _settle for the legal-cards lookup, so only other seats' hands are
-        # copied; and the view's slots are filled here, as SeatView.of would, which saves
+        # found by _settle with its legal cards, and another seat's is its key's (shared);
+        # and the view's slots are filled here, as SeatView.of would, which saves
         # a call with 14 arguments (a quarter of the view's cost). SeatView() has no
         # __init__ to run: cheaper than object.__new__(SeatView).
         view = SeatView()
@@ -521,8 +543,8 @@ class Game:
             view.legal = self._legal
             view.over_limit = self._over_limit
         else:
-            hand = self.hands[seat]
-            view.hand = () if hand is None else tuple(hand)
+            key = self._keys[seat]
+            view.hand = () if key is None else _hand_of(key)
             view.legal = ()
             view.over_limit = False
         view.total = self.total
@@ -557,16 +579,15 @@ class Game:
         in that order), leaving the game unchanged.
         """
         # Hot path: one call per decision. Locals instead of repeated attribute loads, the
-        # card's effect on the total from a table, the common draw inlined, and the event
-        # tuples that never vary shared (_DRAW_ONE).
+        # card's effect on the total from a table, the common draw inlined, the event
+        # tuples that never vary shared (_DRAW_ONE), and the hand changed as its key (one
+        # addition for the card played and the card drawn; see _WEIGHT).
         if seat != self.to_act or card not in self._legal or self._over_limit:
             if seat != self.to_act or card not in self._legal:
                 self._reject(seat, card)
             self._go_out(seat, card)           # points: a play past the limit
             self._settle()
             return
-        hand = self.hands[seat]
-        hand.remove(card)
         self.discard.append(card)
         owed = self.owed
         if card == NINETY_NINE:
@@ -602,7 +623,8 @@ class Game:
         else:
             drawn = self._draw_one()
         events.append(_DRAW_ONE[seat])
-        insort(hand, drawn)
+        keys = self._keys
+        keys[seat] += _WEIGHT[drawn] - _WEIGHT[card]
 
         if plays >= self.max_plays:
             self._finish_draw()
@@ -629,9 +651,8 @@ class Game:
         # holds no legal card and _settle sees them.)
         # (A plain dict's subscript, which the interpreter specializes, and a miss caught:
         # 1% fewer instructions a decision than a bound get.)
-        key = tuple(self.hands[seat])
         try:
-            row = self._legal_table.rows[key]
+            row = self._legal_table.rows[keys[seat]]
         except KeyError:
             self._settle()
             return
@@ -643,7 +664,7 @@ class Game:
             state += 1
         legal = row[state]
         if legal:
-            self._acting_hand = key
+            self._acting_hand = row[_HAND]
             self._legal = legal                # _over_limit is False: checked on entry
             return
         self._settle()
@@ -685,15 +706,14 @@ class Game:
     def _settle(self) -> None:
         """Do what the rules do on their own until the seat to act has a choice, or the end."""
         # Hot path: play inlines this loop's common case (keep the two in step). The legal
-        # cards are looked up by the hand and a small int that holds everything else they
-        # depend on (see _legal_table); only a miss computes them (_compute_legal). The
-        # hand's tuple is kept for the seat's view.
+        # cards are looked up by the hand's key and a small int that holds everything else
+        # they depend on (see _legal_table); only a miss computes them (_compute_legal).
+        # The row's hand tuple is kept for the seat's view.
         while not self.finished:
             seat = self.to_act
-            hand = self.hands[seat]
-            key = self._acting_hand = tuple(hand)
+            key = self._keys[seat]
             if key == self._four_99:
-                self._play_four(seat, hand)
+                self._play_four(seat)
                 continue
             total = self.total
             # the room under the limit, as 0 where every number card fits (a total up to
@@ -709,6 +729,7 @@ class Game:
             row = self._legal_table.rows.get(key)
             if row is None:
                 row = _new_row(self._legal_table, key)
+            hand = self._acting_hand = row[_HAND]
             legal = row[state]
             if legal is None:
                 legal = self._compute_legal(hand)
@@ -730,14 +751,14 @@ class Game:
             else:
                 self._lose(seat)
 
-    def _compute_legal(self, hand: list[int]) -> tuple[int, ...]:
-        """The distinct legal cards of ``hand`` now, in hand order (a 99 last), limit and
-        owed pair included; what _settle's table holds."""
+    def _compute_legal(self, hand: Sequence[int]) -> tuple[int, ...]:
+        """The distinct legal cards of ``hand`` (sorted) now, in hand order (a 99 last),
+        limit and owed pair included; what _settle's table holds."""
         # the number cards that keep the total within the limit are a prefix of the
         # sorted hand, after the cards that add nothing or subtract
         total = self.total
         bound = NUMBER_BASE + self.limit - total
-        legal = hand[:bisect_right(hand, bound if bound < TEN else TEN)] if hand else []
+        legal = list(hand[:bisect_right(hand, bound if bound < TEN else TEN)])
         if hand and hand[-1] == NINETY_NINE:
             after = self._ninety_nine_total(total)
             if after is not None and after <= self.limit:
@@ -815,20 +836,19 @@ class Game:
         return _pick(draw, self._getrandbits)
 
     def _draw(self, seat: int, count: int) -> None:
-        hand = self.hands[seat]
         for _ in range(count):
             if not self.draw:
                 self._reshuffle()
             if self._getrandbits is None:
-                insort(hand, self.draw.pop())
+                self._keys[seat] += _WEIGHT[self.draw.pop()]
             else:
-                insort(hand, _pick(self.draw, self._getrandbits))
+                self._keys[seat] += _WEIGHT[_pick(self.draw, self._getrandbits)]
         self.events.append((DRAW, seat, count))
 
-    def _play_four(self, seat: int, hand: list[int]) -> None:
+    def _play_four(self, seat: int) -> None:
         """modern: a hand of four 99s is played together (+0), then four cards are drawn."""
-        self.discard.extend(hand)
-        hand.clear()
+        self.discard.extend(_hand_of(self._keys[seat]))
+        self._keys[seat] = 0
         self.plays += 1
         self.events.append((FOUR_99, seat, self.total))
         self._draw(seat, 4)
@@ -860,7 +880,7 @@ class Game:
         """Points scoring: the seat leaves the round, after playing ``card`` past the limit
         (the total keeps its value) and drawing back, or without playing."""
         if card is not None:
-            self.hands[seat].remove(card)
+            self._keys[seat] -= _WEIGHT[card]
             self.discard.append(card)
             self.plays += 1
         self.events.append((OUT, seat, card))
@@ -884,7 +904,8 @@ class Game:
         target = opts["points_target"]
         for s in range(self.seats):
             if self.in_game[s]:
-                self.scores[s] += sum(POINTS[c] for c in self.hands[s]) + (0 if self.in_round[s] else 25)
+                self.scores[s] += (sum(POINTS[c] for c in _hand_of(self._keys[s]))
+                                   + (0 if self.in_round[s] else 25))
         self._table = None
         self.events.append((SCORES, tuple(self.scores)))
         alive = [s for s in range(self.seats) if self.in_game[s]]
@@ -914,8 +935,8 @@ class Game:
 
     def _eliminate(self, seat: int, reveal: bool, block: bool = True) -> None:
         """Take ``seat`` out of the game; its hand is laid face up when ``reveal``."""
-        hand = self.hands[seat]
-        self.hands[seat] = None
+        hand = _hand_of(self._keys[seat])
+        self._keys[seat] = None
         self.out_of_play.extend(hand)
         if reveal:
             self.revealed[seat] = tuple(hand)
@@ -963,17 +984,20 @@ class Game:
             while not self.in_game[d]:
                 d = (d + 1) % self.seats
             self.dealer = d
+        keys = self._keys
         for s in range(self.seats):
-            self.hands[s] = None
+            keys[s] = None
         self.draw = []
         self.discard = []
         if self._rounds:
             self.out_of_play = []
         hands, self.draw, self.total = self._cards.deal(self)
-        for hand in hands:
+        for s, hand in enumerate(hands):
             if hand is not None:
-                hand.sort()
-        self.hands[:] = hands
+                key = 0
+                for card in hand:
+                    key += _WEIGHT[card]
+                keys[s] = key
         self.direction = 1
         self.owed = 1
         self.played_99 = False
@@ -996,7 +1020,7 @@ class Game:
         if seat != self.to_act:
             raise NotYourTurn(f"seat {seat} cannot play {name}: it is seat {self.to_act}'s turn",
                               seat, card)
-        hand = self.hands[seat]
+        hand = _hand_of(self._keys[seat])
         if card not in hand:
             raise NotInHand(f"seat {seat} does not hold {name}; its hand is "
                             f"{' '.join(TOKENS[c] for c in hand)}", seat, card)
@@ -1035,6 +1059,42 @@ _BITS = tuple(n.bit_length() for n in range(max(len(r.deck) for r in RULESETS.va
 _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= TEN else 0
               for c in range(NINETY_NINE + 1))
 
+#: A hand is kept as one int, its key: the sum of _WEIGHT[c] over its cards, so that each
+#: card code's count is one digit of the key in base _BASE. Playing a card and drawing one
+#: is then one addition, where a sorted list took a remove and an insort, and the key is
+#: what the legal-cards table is read by, where a tuple of the hand was made and hashed at
+#: every decision. A key is exact while no hand holds more than _BASE - 1 copies of a card:
+#: a deck holds at most 10 (from_state checks the deck), and a scripted deal is checked
+#: (_ScriptedCards.deal).
+_BASE = 11
+_WEIGHT = tuple(_BASE ** c for c in range(NINETY_NINE + 1))
+_MAX_COPIES = _BASE - 1
+assert all(n <= _MAX_COPIES for r in RULESETS.values() for n in Counter(r.deck).values())
+
+#: key -> the hand's cards, sorted; bounded as the legal-cards tables are.
+_HANDS: dict[int, tuple[int, ...]] = {}
+
+
+def _key(cards: Iterable[int]) -> int:
+    """The key of a hand (see _WEIGHT)."""
+    return sum(_WEIGHT[c] for c in cards)
+
+
+def _hand_of(key: int) -> tuple[int, ...]:
+    """The cards of a hand's key, sorted (one tuple per key, shared)."""
+    hand = _HANDS.get(key)
+    if hand is None:
+        cards: list[int] = []
+        rest = key
+        for code in range(NINETY_NINE + 1):
+            rest, count = divmod(rest, _BASE)
+            cards += (code,) * count
+        if len(_HANDS) >= _LEGAL_TABLE_HANDS:
+            _HANDS.clear()
+        hand = _HANDS[key] = tuple(cards)
+    return hand
+
+
 #: The ("draw", seat, 1) event of each seat, made once: events are immutable, so shared.
 _DRAW_ONE = tuple((DRAW, s, 1) for s in range(MAX_SEATS))
 
@@ -1044,7 +1104,7 @@ _ORDERS: dict[tuple[bool, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
 
 class _LegalTable:
-    """``rows``, hand -> [legal cards by state]: a memo shared by games and their clones,
+    """``rows``, a hand's key -> [legal cards by state] + [the hand]: a memo shared by games and their clones,
     not part of any game's state. So it is never copied, compares by identity, and pickles
     as a reference to the receiving process's own table for the same rules: what it holds
     changes no result, only how soon one is found. (``rows`` is a plain dict, not this
@@ -1054,7 +1114,7 @@ class _LegalTable:
 
     def __init__(self, facts: tuple) -> None:
         self.facts = facts                     # _legal_table's arguments
-        self.rows: dict[tuple[int, ...], list[tuple[int, ...] | None]] = {}
+        self.rows: dict[int, list[tuple[int, ...] | None]] = {}
         #: each distinct legal-cards tuple once, shared by every entry that holds it
         self.answers: dict[tuple[int, ...], tuple[int, ...]] = {}
 
@@ -1083,7 +1143,7 @@ _LEGAL_TABLE_HANDS = 16_384
 
 def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -> _LegalTable:
     """The legal-cards table shared by every game whose legality follows the same facts:
-    hand -> a row of legal cards by state (None: not computed yet). Given the rules, the
+    a hand's key -> a row of legal cards by state (None: not computed yet), then the hand. Given the rules, the
     legal cards depend only on the hand, on the room left under the limit (capped at 10,
     the highest number card), on whether an owed pair is being opened, and (99 on a
     total ending in 0) on whether a 99 may be played on this total; ``state`` packs
@@ -1096,13 +1156,19 @@ def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -
     return table
 
 
-def _new_row(table: _LegalTable, hand: tuple[int, ...]) -> list[tuple[int, ...] | None]:
-    """A new, empty row of ``table`` for ``hand`` (the table emptied first if full)."""
+#: A row's index of its hand (the sorted cards), after the 44 states' legal cards.
+_HAND = 44
+
+
+def _new_row(table: _LegalTable, key: int) -> list[tuple[int, ...] | None]:
+    """A new row of ``table`` for the hand ``key``: no legal cards computed yet, and the
+    hand's cards (the table emptied first if full)."""
     rows = table.rows
     if len(rows) >= _LEGAL_TABLE_HANDS:
         rows.clear()
         table.answers.clear()
-    row = rows[hand] = [None] * 44
+    row = rows[key] = [None] * _HAND
+    row.append(_hand_of(key))
     return row
 
 
