@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.tournament import ratings
 from arena.tournament.ratings import (
     ELO_MEAN, ELO_SCALE, PRIOR, Z95, Fit, OnlineElo, Placing, fit, kendall_tau, pairs,
 )
@@ -433,3 +434,37 @@ def test_online_elo_a_tie_between_equals_changes_nothing():
     elo = OnlineElo(["a", "b", "c"])
     elo.update(Placing(("a", "b", "c"), (1, 1, 1), "s"))
     assert elo.ratings == {"a": ELO_MEAN, "b": ELO_MEAN, "c": ELO_MEAN}
+
+
+def ladder_field(bots: int, matches: int, seats: int, seed: int) -> list[Placing]:
+    """A ladder's matches: random tables of a field spread over about 1600 Elo, one bot
+    of which wins every match it plays."""
+    rng = random.Random(seed)
+    truth = {f"b{k}": rng.gauss(1500.0, 400.0) for k in range(bots)}
+    truth["b0"] = 4000.0
+    out = []
+    for m in range(matches):
+        table = rng.sample(sorted(truth), seats)
+        order = sorted(table, key=lambda b: -(truth[b] + rng.gauss(0.0, 250.0)))
+        out.append(Placing(tuple(table), tuple(order.index(b) + 1 for b in table), f"m{m}"))
+    return out
+
+
+@pytest.mark.parametrize("seats", [2, 4])
+def test_the_bounds_found_by_chord_steps_are_newtons(monkeypatch, seats):
+    """A bound's first steps use the Hessian at the estimate (no n-by-n solve); they must
+    land where Newton's method alone does, and alone (no Newton step after them) find
+    most bounds of a field whose ratings sit near their estimates, but not the open side
+    of a bot that won every match."""
+    outcomes = ladder_field(40, 600, seats, seed=seats)
+    both = fit(outcomes)
+    monkeypatch.setattr(ratings, "CHORD_STEPS", 0)
+    newton = fit(outcomes)
+    assert both.low == pytest.approx(newton.low, abs=1e-6)
+    assert both.high == pytest.approx(newton.high, abs=1e-6)
+    monkeypatch.undo()
+    monkeypatch.setattr(ratings, "NEWTON_STEPS", 0)
+    chord = fit(outcomes)
+    found = [abs(x - y) < 1e-6 for x, y in zip(chord.low + chord.high, both.low + both.high)]
+    assert sum(found) >= 0.5 * len(found)
+    assert abs(chord.high[0] - both.high[0]) > 1.0     # b0's open side needs Newton's steps
