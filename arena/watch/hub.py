@@ -16,6 +16,7 @@ fresh snapshot instead of what it missed. Nobody watching costs a list append pe
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
@@ -88,6 +89,7 @@ class LiveMatch:
         self.over: pb.MatchOver | None = None
         self.viewers: set[Subscription] = set()
         self.last_frame = time.monotonic()
+        self.first_frame = math.inf            # when its first frame came (TV shows it from then)
         self.ratings: tuple[float, ...] = ()
 
     @property
@@ -335,6 +337,7 @@ class SpectatorHub:
             return
         match.frames.append(frame)
         if len(match.frames) == 1:
+            match.first_frame = time.monotonic()
             # TV shows a match from its first frame on: woken at the match's start, a
             # waiter that found no frame yet waited for the next start (for ever, when
             # that match was the last)
@@ -450,13 +453,28 @@ class SpectatorHub:
                 and (not tournament or m.summary.tournament == tournament)]
         return max(live, key=lambda m: m.interest(self.min_delay), default=None)
 
-    async def next_live(self, tournament: str = "", timeout: float | None = None) -> LiveMatch | None:
+    def _shown_since(self, tournament: str, since: float) -> LiveMatch | None:
+        """The match over last of those whose first frame came after ``since``."""
+        for match_id in reversed(self._recent):
+            match = self.matches.get(match_id)
+            if match is not None and match.first_frame >= since and (
+                    not tournament or match.summary.tournament == tournament):
+                return match
+        return None
+
+    async def next_live(self, tournament: str = "", timeout: float | None = None,
+                        since: float | None = None) -> LiveMatch | None:
         """The best live match, waiting up to ``timeout`` s for one to start. A match that
         started while it waited is given even if it has ended since: between fast bots a
         match lasts a few ms, and where matches do not overlap (a ladder's, one at a time,
-        with a pause to start its bots) no match would be live by the time TV looks."""
+        with a pause to start its bots) no match would be live by the time TV looks. So
+        is, with ``since`` (a ``time.monotonic()``), the last match over of those that
+        started after it: TV's pause after a match, when one started and ended in it."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while (best := self.best_live(tournament)) is None:
+        best = self.best_live(tournament)
+        if best is None and since is not None:
+            best = self._shown_since(tournament, since)
+        while best is None:
             arrival = self._arrivals.get(tournament)
             if arrival is None:
                 arrival = self._arrivals[tournament] = [asyncio.get_running_loop().create_future(), 0]
@@ -474,8 +492,6 @@ class SpectatorHub:
                     del self._arrivals[tournament]   # nobody waits for it any more
             await asyncio.sleep(0.05)   # let the matches starting with it show up too
             best = self.best_live(tournament) or self.matches.get(arrived)
-            if best is not None:
-                return best
         return best
 
     def tournament_log(self, name: str) -> TournamentLog | None:

@@ -10,6 +10,7 @@ at the end), or in the organiser's view; no number in any message is the deal's 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
 import pytest
@@ -498,3 +499,40 @@ def test_viewers_beyond_the_cap_are_refused_and_the_others_go_on(monkeypatch):
     assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "3 viewers already" in refused.details()
     assert len(listed.matches) == 1 and first.HasField("snapshot")
+
+
+def test_tv_shows_a_match_that_started_and_ended_during_its_pause(monkeypatch):
+    """After a match, TV pauses (TV_PAUSE_S), then shows the best live match or waits for
+    the next to start. A match that started and ended within the pause, as between fast
+    bots on a ladder, was skipped: TV showed every other match. It shows it now."""
+    from arena.watch import servicer
+    monkeypatch.setattr(servicer, "TV_PAUSE_S", 1.0)
+
+    async def go():
+        hub, server = await serve()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = spectator_pb2_grpc.SpectatorStub(channel).WatchTV(pb.WatchTVRequest())
+                await asyncio.sleep(0.2)                     # TV is waiting
+                shown, played = [], []
+                for n in range(3):
+                    the_spec = spec(["a", "b"], seed=n)
+                    runner = MatchRunner(the_spec, [HouseSession(FirstLegal()) for _ in "ab"],
+                                         [hub.listener("ladder")])
+                    started = time.monotonic()
+                    await runner.run()
+                    played.append((the_spec.match_id, time.monotonic() - started))
+                    async with asyncio.timeout(5):
+                        while (msg := await call.read()).HasField("snapshot") is False:
+                            pass
+                    shown.append(msg.snapshot)
+                    # the next match is played at once: within TV's pause after this one
+                call.cancel()
+                return shown, played
+        finally:
+            await server.stop()
+
+    shown, played = asyncio.run(go())
+    assert all(took < 0.5 for _, took in played)             # each well within the pause
+    assert [s.match.match_id for s in shown] == [match_id for match_id, _ in played]
+    assert all(s.reason == "tv" and s.HasField("over") for s in shown)
