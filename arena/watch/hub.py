@@ -457,7 +457,7 @@ class SpectatorHub:
         """The match over last of those whose first frame came after ``since``."""
         for match_id in reversed(self._recent):
             match = self.matches.get(match_id)
-            if match is not None and match.first_frame >= since and (
+            if match is not None and match.first_frame > since and (
                     not tournament or match.summary.tournament == tournament):
                 return match
         return None
@@ -468,8 +468,9 @@ class SpectatorHub:
         started while it waited is given even if it has ended since: between fast bots a
         match lasts a few ms, and where matches do not overlap (a ladder's, one at a time,
         with a pause to start its bots) no match would be live by the time TV looks. So
-        is, with ``since`` (a ``time.monotonic()``), the last match over of those that
-        started after it: TV's pause after a match, when one started and ended in it."""
+        is, with ``since`` (the ``first_frame`` of the match TV showed last), the last match
+        over of those that started after it, when none is live: one that started and ended
+        in TV's pause after a match is not skipped."""
         deadline = None if timeout is None else time.monotonic() + timeout
         best = self.best_live(tournament)
         if best is None and since is not None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import time
 from collections.abc import AsyncIterator
 from typing import Protocol
 
@@ -83,16 +82,17 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
     async def WatchTV(self, request, context):  # noqa: N802
         await _not_negative(context, "delay_turns", request.delay_turns)
         async with self._viewer(context):
-            shown_until = None
+            since = None
             while True:
-                # a match that started and ended during the pause is shown too
-                match = await self.hub.next_live(request.tournament, since=shown_until)
+                # a match that started after the last one shown and is over by the end of
+                # the pause is shown too
+                match = await self.hub.next_live(request.tournament, since=since)
                 got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
                 if got is None:
                     continue
                 async for message in self._follow(match.match_id, *got):
                     yield message
-                shown_until = time.monotonic()
+                since = match.first_frame
                 await asyncio.sleep(TV_PAUSE_S)
 
     async def WatchTournament(self, request, context):  # noqa: N802
