@@ -47,6 +47,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.set_defaults(run=run_show)
 
 
+#: The largest field whose likelihood-of-superiority table is printed (one column a bot).
+LOS_TABLE_BOTS = 12
+
+
 def print_standings(console: Console, board: Standings, title: str) -> None:
     table = Table(title=title, title_justify="left")
     for col in ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults"):
@@ -58,7 +62,7 @@ def print_standings(console: Console, board: Standings, title: str) -> None:
                       str(line.wins), f"{line.average_place:.2f}" if line.matches else "-",
                       faults_text(line.faults))
     console.print(table)
-    if not board.rated or len(board.lines) > 12:
+    if not board.rated or len(board.lines) > LOS_TABLE_BOTS:
         return
     los = Table(title="likelihood of superiority (row stronger than column), %", title_justify="left")
     los.add_column("")
@@ -88,7 +92,8 @@ def _open(args):
 def run_standings(args: argparse.Namespace) -> int:
     if args.server:   # a server's tournament, or its ladder ("arena standings ladder")
         with client(args) as c:
-            answer = c.standings(args.name)
+            # the likelihoods of superiority are n^2: only what will be printed
+            answer = c.standings(args.name, 0 if args.json else LOS_TABLE_BOTS)
         if args.json:
             print(json.dumps(standings_dict(answer), indent=2))
             return 0

@@ -23,7 +23,7 @@ from arena.cli import output
 from arena.cli.database import add_db_option, missing_file, shown
 from arena.cli.match import add_match_options, time_control
 from arena.cli.prepare import bot_factory, check_addresses, sandbox_config, set_up
-from arena.cli.records import print_standings, remote_standings
+from arena.cli.records import LOS_TABLE_BOTS, print_standings, remote_standings
 from arena.cli.serve import add_server_options, client
 from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.results import MatchResult, Status
@@ -372,7 +372,7 @@ def run_on_server(args: argparse.Namespace) -> int:
                       f"again with: {follow_again()}")
             return 1
         try:
-            final = c.standings(name)
+            final = c.standings(name, LOS_TABLE_BOTS)
         except ConfigError:
             if not stopped:
                 raise

@@ -107,9 +107,12 @@ class OrganizerClient:
     def logs(self, name: str) -> pb.BotLogsResponse:
         return self._call(self.stub.BotLogs, pb.BotLogsRequest(name=name))
 
-    def standings(self, name: str | None) -> pb.StandingsResponse:
+    def standings(self, name: str | None, los_max_bots: int = 0) -> pb.StandingsResponse:
+        """A tournament's standings; its likelihoods of superiority only for a field of at
+        most ``los_max_bots`` bots (0: any)."""
         # a tournament's standings are fitted when asked for: seconds for hundreds of bots
-        return self._call(self.stub.Standings, pb.StandingsRequest(name=name or ""),
+        return self._call(self.stub.Standings,
+                          pb.StandingsRequest(name=name or "", los_max_bots=los_max_bots),
                           STANDINGS_TIMEOUT_S)
 
     def tournament(self, request: pb.TournamentRequest) -> Iterator[pb.TournamentProgress]:

@@ -45,8 +45,11 @@ def progress(event: Event) -> pb.TournamentProgress:
         name=d["name"], played=d["played"], seconds=d["seconds"], error=d.get("error", "")))
 
 
-def standings(name: str, board: Standings, matches: int) -> pb.StandingsResponse:
-    data = board.to_dict()
+def standings(name: str, board: Standings, matches: int,
+              los_max_bots: int = 0) -> pb.StandingsResponse:
+    """A board as the Organizer service answers it, its likelihoods of superiority only
+    for a field of at most ``los_max_bots`` bots (0: any)."""
+    data = board.to_dict(los=not los_max_bots or len(board.lines) <= los_max_bots)
     return pb.StandingsResponse(
         tournament=name, matches=matches,
         standings=[pb.StandingsLine(rank=s["rank"], bot=s["bot"], elo=s["elo"], ci95=s["ci95"],

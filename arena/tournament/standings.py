@@ -60,10 +60,12 @@ class Standings:
             return [[self.los.get(a, {}).get(b, 0.5) for b in bots] for a in bots]
         return [[0.5] * len(bots) for _ in bots]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, los: bool = True) -> dict[str, Any]:
+        """Every line, then (unless not ``los``) the likelihood of superiority of every two
+        bots, by name: n^2 values."""
         return {"standings": [dict(rank=i + 1, **line.to_dict()) for i, line in enumerate(self.lines)],
                 "los": {a.bot: {b.bot: round(v, 4) for b, v in zip(self.lines, row)}
-                        for a, row in zip(self.lines, self.los_matrix())}}
+                        for a, row in zip(self.lines, self.los_matrix())} if los else {}}
 
 
 def placings(matches: Iterable[MatchRecord]) -> list[Placing]:

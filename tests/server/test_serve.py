@@ -748,6 +748,62 @@ def test_a_data_folder_that_is_a_file_is_one_line_before_serving(tmp_path):
     assert not (tmp_path / "x.db").exists()
 
 
+def test_standings_carry_the_likelihoods_of_superiority_only_for_a_field_as_small_as_asked(
+        tmp_path, mark):
+    """The likelihood of superiority of every two bots is n^2 values (4 MB for 500 bots),
+    and `arena standings` prints it only for up to 12 bots: it asks for them only then."""
+    from arena.server.client import OrganizerClient
+
+    db = tmp_path / "ladder.db"
+    store_ladder(db, 14, 80)
+    served = Served(db, mark)
+    try:
+        with OrganizerClient(served.address, served.token) as organiser:
+            every = organiser.standings("ladder")
+            assert len(every.standings) == 14 and len(every.los) == 14
+            assert all(len(row.los) == 14 for row in every.los)
+            assert len(organiser.standings("ladder", 14).los) == 14
+            small = organiser.standings("ladder", 13)
+            assert not small.los and small.standings == every.standings
+            with pytest.raises(ConfigError, match="los_max_bots must be 0 .* not -1"):
+                organiser.standings("ladder", -1)
+        printed = served.ok("standings", "ladder").stdout
+        assert "b13" in printed and "likelihood of superiority" not in printed
+        assert len(served.json("standings", "ladder")["los"]) == 14
+    finally:
+        assert served.stop() == 0
+
+
+def test_a_big_field_s_likelihoods_of_superiority_are_worked_out_off_the_event_loop(
+        tmp_path, mark):
+    """Once a big ladder's fit was done, its likelihoods of superiority (250,000 for 500
+    bots) were worked out and encoded in the server's event loop, where every match it
+    referees and every other call waited for them. Now in a thread: a quick call made
+    meanwhile is answered at once."""
+    from arena.server.client import OrganizerClient
+
+    db = tmp_path / "big.db"
+    store_ladder(db, 500, 2000)
+    served = Served(db, mark)
+    try:
+        with OrganizerClient(served.address, served.token) as organiser:
+            assert not organiser.standings("ladder", 12).los       # fitted, no LOS
+            waits = []
+            with ThreadPoolExecutor(1) as pool:
+                t0 = time.monotonic()
+                board = pool.submit(organiser.standings, "ladder")
+                while not board.done():
+                    t = time.monotonic()
+                    with pytest.raises(ConfigError, match="no bot called 'nobody'"):
+                        organiser.logs("nobody")
+                    waits.append(time.monotonic() - t)
+                took = time.monotonic() - t0
+                assert len(board.result().los) == 500
+            assert took > 0.1 and max(waits) < took / 2, (took, sorted(waits)[-5:])
+    finally:
+        assert served.stop() == 0
+
+
 def test_a_big_ladder_s_standings_are_fitted_without_stalling_the_server(tmp_path, mark):
     """The standings of a ladder of 150 bots: the fit took about half a second (minutes in
     pure Python, before numpy), in the server's event loop, where every match it referees

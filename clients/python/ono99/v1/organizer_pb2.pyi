@@ -235,10 +235,12 @@ class TournamentFinished(_message.Message):
     def __init__(self, name: _Optional[str] = ..., played: _Optional[int] = ..., seconds: _Optional[float] = ..., error: _Optional[str] = ...) -> None: ...
 
 class StandingsRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "los_max_bots")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    LOS_MAX_BOTS_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    los_max_bots: int
+    def __init__(self, name: _Optional[str] = ..., los_max_bots: _Optional[int] = ...) -> None: ...
 
 class StandingsLine(_message.Message):
     __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults", "elo_low", "elo_high")
