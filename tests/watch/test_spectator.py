@@ -433,6 +433,38 @@ def test_tv_waiting_shows_a_match_whose_first_frame_comes_late():
     assert shown is not None and shown.summary.match_id == "m"
 
 
+def tv_of_fast_matches(matches: int, gap_s: float) -> list[tuple[str, float, pb.MatchSnapshot]]:
+    """A TV viewer, then ``matches`` matches of instant house bots one at a time, ``gap_s``
+    apart (each after TV has shown the one before): each match's id, how long it took, and
+    the snapshot TV sent next."""
+    async def go():
+        hub, server = await serve()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                call = spectator_pb2_grpc.SpectatorStub(channel).WatchTV(pb.WatchTVRequest())
+                await asyncio.sleep(0.2)                     # TV is waiting
+                shown = []
+                for n in range(matches):
+                    the_spec = spec(["a", "b"], seed=n)
+                    runner = MatchRunner(the_spec, [HouseSession(FirstLegal()) for _ in "ab"],
+                                         [hub.listener("ladder")])
+                    started = time.monotonic()
+                    await runner.run()                       # over before TV looks again
+                    took = time.monotonic() - started
+                    assert not hub.best_live()
+                    async with asyncio.timeout(10):
+                        while (msg := await call.read()).HasField("snapshot") is False:
+                            pass
+                    shown.append((the_spec.match_id, took, msg.snapshot))
+                    await asyncio.sleep(gap_s)
+                call.cancel()
+                return shown
+        finally:
+            await server.stop()
+
+    return asyncio.run(go())
+
+
 def test_tv_shows_a_match_that_ended_before_it_looked_when_matches_do_not_overlap(monkeypatch):
     """A server's ladder plays one match at a time, with a pause to start its bots between
     matches, and between fast bots a match lasts a few ms: TV, woken by a match's first
@@ -442,30 +474,7 @@ def test_tv_shows_a_match_that_ended_before_it_looked_when_matches_do_not_overla
     from arena.watch import servicer
     monkeypatch.setattr(servicer, "TV_PAUSE_S", 0.1)
 
-    async def go():
-        hub, server = await serve()
-        try:
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                call = spectator_pb2_grpc.SpectatorStub(channel).WatchTV(pb.WatchTVRequest())
-                await asyncio.sleep(0.2)                     # TV is waiting
-                shown = []
-                for n in range(2):
-                    the_spec = spec(["a", "b"], seed=n)
-                    runner = MatchRunner(the_spec, [HouseSession(FirstLegal()) for _ in "ab"],
-                                         [hub.listener("ladder")])
-                    await runner.run()                       # over before TV looks again
-                    assert not hub.best_live()
-                    async with asyncio.timeout(10):
-                        while (msg := await call.read()).HasField("snapshot") is False:
-                            pass
-                    shown.append((the_spec.match_id, msg.snapshot))
-                    await asyncio.sleep(0.3)                 # past TV's pause after a match
-                call.cancel()
-                return shown
-        finally:
-            await server.stop()
-
-    for match_id, snapshot in asyncio.run(go()):
+    for match_id, _, snapshot in tv_of_fast_matches(2, gap_s=0.3):  # past TV's pause
         assert snapshot.match.match_id == match_id and snapshot.reason == "tv"
         assert snapshot.frames and snapshot.HasField("over")
 
@@ -508,31 +517,8 @@ def test_tv_shows_a_match_that_started_and_ended_during_its_pause(monkeypatch):
     from arena.watch import servicer
     monkeypatch.setattr(servicer, "TV_PAUSE_S", 1.0)
 
-    async def go():
-        hub, server = await serve()
-        try:
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                call = spectator_pb2_grpc.SpectatorStub(channel).WatchTV(pb.WatchTVRequest())
-                await asyncio.sleep(0.2)                     # TV is waiting
-                shown, played = [], []
-                for n in range(3):
-                    the_spec = spec(["a", "b"], seed=n)
-                    runner = MatchRunner(the_spec, [HouseSession(FirstLegal()) for _ in "ab"],
-                                         [hub.listener("ladder")])
-                    started = time.monotonic()
-                    await runner.run()
-                    played.append((the_spec.match_id, time.monotonic() - started))
-                    async with asyncio.timeout(5):
-                        while (msg := await call.read()).HasField("snapshot") is False:
-                            pass
-                    shown.append(msg.snapshot)
-                    # the next match is played at once: within TV's pause after this one
-                call.cancel()
-                return shown, played
-        finally:
-            await server.stop()
-
-    shown, played = asyncio.run(go())
-    assert all(took < 0.5 for _, took in played)             # each well within the pause
-    assert [s.match.match_id for s in shown] == [match_id for match_id, _ in played]
-    assert all(s.reason == "tv" and s.HasField("over") for s in shown)
+    # the next match is played at once: within TV's pause after the one it has just shown
+    shown = tv_of_fast_matches(3, gap_s=0)
+    assert all(took < 0.5 for _, took, _ in shown)            # each well within the pause
+    assert [s.match.match_id for _, _, s in shown] == [match_id for match_id, _, _ in shown]
+    assert all(s.reason == "tv" and s.HasField("over") for _, _, s in shown)
