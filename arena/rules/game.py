@@ -17,8 +17,8 @@ from it (so a reshuffle is O(1)), and slow-changing public facts live in one sha
 :class:`Table` snapshot that views reference instead of copying. Legal cards are looked
 up in a table shared by every game with the same rules (:func:`_legal_table`), keyed by
 the hand's key and the few facts legality depends on, and the table's row also holds the
-hand's cards, which the acting seat's view carries. The turn passes by reading the next seat from
-a table (:meth:`Game._order_seats`). ``arena bench engine --rlcard`` measures it all
+hand's cards, which the acting seat's view carries. The turn passes by reading the next
+seat from a table (:meth:`Game._order_seats`). ``arena bench engine --rlcard`` measures it all
 against RLCard's UNO engine (docs/rules.md "Engine speed").
 """
 
@@ -1104,11 +1104,12 @@ _ORDERS: dict[tuple[bool, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
 
 class _LegalTable:
-    """``rows``, a hand's key -> [legal cards by state] + [the hand]: a memo shared by games and their clones,
-    not part of any game's state. So it is never copied, compares by identity, and pickles
-    as a reference to the receiving process's own table for the same rules: what it holds
-    changes no result, only how soon one is found. (``rows`` is a plain dict, not this
-    class's base: the interpreter specializes a plain dict's subscript.)"""
+    """``rows``, a hand's key -> [legal cards by state] + [the hand]: a memo shared by
+    games and their clones, not part of any game's state. So it is never copied, compares
+    by identity, and pickles as a reference to the receiving process's own table for the
+    same rules: what it holds changes no result, only how soon one is found. (``rows`` is
+    a plain dict, not this class's base: the interpreter specializes a plain dict's
+    subscript.)"""
 
     __slots__ = ("facts", "rows", "answers")
 
@@ -1143,12 +1144,12 @@ _LEGAL_TABLE_HANDS = 16_384
 
 def _legal_table(limit: int, ninety_nine: str, on_zero: bool, no_opening: int) -> _LegalTable:
     """The legal-cards table shared by every game whose legality follows the same facts:
-    a hand's key -> a row of legal cards by state (None: not computed yet), then the hand. Given the rules, the
-    legal cards depend only on the hand, on the room left under the limit (capped at 10,
-    the highest number card), on whether an owed pair is being opened, and (99 on a
-    total ending in 0) on whether a 99 may be played on this total; ``state`` packs
-    those three into one int, 0 to 43 (see _settle). Legality is computed once per
-    (hand, state) in a process instead of once per decision."""
+    a hand's key -> a row of legal cards by state (None: not computed yet), then the
+    hand. Given the rules, the legal cards depend only on the hand, on the room left
+    under the limit (capped at 10, the highest number card), on whether an owed pair is
+    being opened, and (99 on a total ending in 0) on whether a 99 may be played on this
+    total; ``state`` packs those three into one int, 0 to 43 (see _settle). Legality is
+    computed once per (hand, state) in a process instead of once per decision."""
     key = (limit, ninety_nine, on_zero, no_opening)
     table = _LEGAL_TABLES.get(key)
     if table is None:

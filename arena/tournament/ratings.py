@@ -371,10 +371,10 @@ def _profile_bound(data: _Pairs, prior: float, theta_hat: Sequence[float], top: 
     Any positive definite H has the bound as its fixed point, so the first steps (up to
     CHORD_STEPS) use the inverse Hessian at the estimate, ``hinv``, already at hand: one
     product with it a step, where the Hessian at theta needs an n-by-n solve (a fit made
-    about 8 a bot: 21 s for 500 bots at 4 seats). Near the estimate, as for most bots, they converge
-    in a few steps; where the posterior bends away from its shape at the estimate (a
-    dominant bot's open side), or they stall, up to NEWTON_STEPS steps go on with the
-    Hessian at theta (Newton's method, from where the chord steps stopped)."""
+    about 8 a bot: 21 s for 500 bots at 4 seats). Near the estimate, as for most bots,
+    they converge in a few steps; where the posterior bends away from its shape at the
+    estimate (a dominant bot's open side), or they stall, up to NEWTON_STEPS steps go on
+    with the Hessian at theta (Newton's method, from where the chord steps stopped)."""
     target = top - drop
     v_hat = hinv @ a
     spread_hat = float(a @ v_hat)
