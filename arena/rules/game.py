@@ -18,8 +18,8 @@ from it (so a reshuffle is O(1)), and slow-changing public facts live in one sha
 up in a table shared by every game with the same rules (:func:`_legal_table`), keyed by
 the hand's key and the few facts legality depends on, and the table's row also holds the
 hand's cards, which the acting seat's view carries. The turn passes by reading the next
-seat from a table (:meth:`Game._order_seats`). ``arena bench engine --rlcard`` measures it all
-against RLCard's UNO engine (docs/rules.md "Engine speed").
+seat from a table (:meth:`Game._order_seats`). ``arena bench engine --rlcard`` measures
+it all against RLCard's UNO engine (docs/rules.md "Engine speed").
 """
 
 from __future__ import annotations
@@ -994,10 +994,7 @@ class Game:
         hands, self.draw, self.total = self._cards.deal(self)
         for s, hand in enumerate(hands):
             if hand is not None:
-                key = 0
-                for card in hand:
-                    key += _WEIGHT[card]
-                keys[s] = key
+                keys[s] = _key(hand)
         self.direction = 1
         self.owed = 1
         self.played_99 = False
@@ -1077,7 +1074,11 @@ _HANDS: dict[int, tuple[int, ...]] = {}
 
 def _key(cards: Iterable[int]) -> int:
     """The key of a hand (see _WEIGHT)."""
-    return sum(_WEIGHT[c] for c in cards)
+    # a loop: for a 4-card hand, half the time of sum() over a generator or a map
+    key = 0
+    for card in cards:
+        key += _WEIGHT[card]
+    return key
 
 
 def _hand_of(key: int) -> tuple[int, ...]:

@@ -8,10 +8,10 @@ ladder's fit took minutes before the fit used numpy, and the whole server stoppe
 meanwhile). A :class:`Boards` reads and fits in one thread of its own, on its own
 connection to the database (:class:`arena.store.thread.StoreThread`), and keeps the last
 board of each tournament until a match is added to it: asking again, or many organisers
-asking at once, costs one fit. It reads each match once: what standings need of every match read
-so far is kept (a few hundred bytes a match, where a whole stored match is 2.4 KB: a
-200-bot ladder's server grew by that much a match while every call read them all), and
-a call reads only the matches stored since.
+asking at once, costs one fit. It reads each match once: what standings need of every
+match read so far is kept (a few hundred bytes a match, where a whole stored match is
+2.4 KB: a 200-bot ladder's server grew by that much a match while every call read them
+all), and a call reads only the matches stored since.
 
 Where a board a little behind will do (the ladder, which never ends, and the ratings
 ``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a new one, then

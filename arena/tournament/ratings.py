@@ -225,7 +225,7 @@ class _Pairs:
                   ) -> tuple[float, list[float], np.ndarray]:
         """Log-posterior, its gradient, and its negative Hessian (data and prior) at
         ``theta``. In numpy: the profile bounds call it a few times a bot."""
-        value, grad, p, q = self._slope(theta, prior)
+        value, grad, p, q = self.slope(theta, prior)
         n = self.n
         i, j, w = self._i, self._j, self._w
         c = w * p * (1.0 - p)
@@ -234,14 +234,11 @@ class _Pairs:
         hess[j, i] -= c
         return value, grad.tolist(), hess
 
-    def slope(self, theta: np.ndarray, prior: float) -> tuple[float, np.ndarray]:
+    def slope(self, theta: Sequence[float], prior: float
+              ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """Log-posterior and its gradient at ``theta``, without the Hessian (an n-by-n
-        matrix to fill): what a profile bound's chord steps need."""
-        value, grad, _, _ = self._slope(theta, prior)
-        return value, grad
-
-    def _slope(self, theta: Sequence[float], prior: float
-               ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        matrix to fill: what a profile bound's chord steps skip), and the win probability
+        of each pair and of each bot against the anchor, which the Hessian is made of."""
         n = self.n
         t = np.asarray(theta, dtype=float)
         i, j, w = self._i, self._j, self._w
@@ -384,7 +381,7 @@ def _profile_bound(data: _Pairs, prior: float, theta_hat: Sequence[float], top: 
     theta = np.asarray(theta_hat) + scale * v_hat              # the quadratic model's bound
     last = math.inf
     for _ in range(CHORD_STEPS):
-        value, grad = data.slope(theta, prior)
+        value, grad, _, _ = data.slope(theta, prior)
         u = hinv @ grad
         room = 2.0 * (value - target) + float(grad @ u)
         mu = -side * math.sqrt(max(room, 0.0) / spread_hat)

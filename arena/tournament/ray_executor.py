@@ -7,18 +7,17 @@ bot sandbox of the node it lands on: bots play many matches per process, as on o
 machine, and phases still start fresh processes. Actors are spread over the nodes.
 
 The driver (this process) deals the matches, one per free lane, keeps the one ledger of
-retirements (:class:`~arena.tournament.seats.Retirements`; the bots retired so far go with
-every match dealt, so no actor starts a match with a bot retired before it was dealt),
-and reports each match once: a result is taken for the first attempt that finishes, by
-the match's index in the plan, and the store below keys it by the schedule's key. An
-actor that dies (its node lost, kill -9) has its matches dealt again, first, to the
-others and to a replacement that Ray places where there is room. A match counts a loss
-only if the actor had begun it (its bots seated: the actor says so as it begins it, before
-the result); one that MAX_ATTEMPTS actors had begun when they died stops the run with an
-error naming it, and so do more
-than MAX_ATTEMPTS actors per lane of the cluster lost with no match played in between (a
-cluster that loses actors as fast as it places them). A long run on nodes that come and go
-goes on as long as it makes progress.
+retirements (:class:`~arena.tournament.seats.Retirements`; the bots retired so far go
+with every match dealt, so no actor starts a match with a bot retired before it was
+dealt), and reports each match once: a result is taken for the first attempt that
+finishes, by the match's index in the plan, and the store below keys it by the schedule's
+key. An actor that dies (its node lost, kill -9) has its matches dealt again, first, to
+the others and to a replacement that Ray places where there is room. A match counts a
+loss only if the actor had begun it (its bots seated: the actor says so as it begins it,
+before the result); one that MAX_ATTEMPTS actors had begun when they died stops the run
+with an error naming it, and so do more than MAX_ATTEMPTS actors per lane of the cluster
+lost with no match played in between (a cluster that loses actors as fast as it places
+them). A long run on nodes that come and go goes on as long as it makes progress.
 
 Bot folders must be at the same path on every node (a shared file system, or copied
 there with their setup run); :doc:`docs/scale.md` says how.
