@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from arena.aio import to_the_end
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.listeners import MatchListener
@@ -124,12 +125,18 @@ class LocalExecutor(Executor):
             except BaseException:
                 for w in workers:
                     w.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
+                await to_the_end(asyncio.gather(*workers, return_exceptions=True))
                 raise
         finally:
-            if own:
-                await server.stop("the tournament is over")
-            await asyncio.gather(*(p.close() for p in self.seats), return_exceptions=True)
+            # to the end, even if cancelled again meanwhile (a worker told to stop while it
+            # stops on an error of its own): else bot processes outlive the run
+            await to_the_end(self._close(server if own else None))
+
+    async def _close(self, server: RefereeServer | None) -> None:
+        """Stop the referee (``server``, if this run owns it) and every bot process."""
+        if server is not None:
+            await server.stop("the tournament is over")
+        await asyncio.gather(*(p.close() for p in self.seats), return_exceptions=True)
 
     def retire(self, bot: int, reason: str) -> None:
         self.retired[bot] = reason
