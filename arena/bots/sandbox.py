@@ -324,11 +324,18 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
                  env: dict[str, str], pass_fds: Sequence[int] = ()) -> asyncio.subprocess.Process:
     """``sh -c`` joins the cgroups and sets the rlimits, then execs ``command``: no Python
     code runs between fork and exec in this (threaded) process. ``pass_fds`` stay open
-    for ``command``."""
-    script = "; ".join([*prelude, "exec " + shlex.join(command)])
+    for ``command``.
+
+    The process never outlives this one, even one killed with kill -9 the moment after
+    the fork: ``setpriv`` asks the kernel for SIGKILL at this process's death before
+    anything else runs (bwrap's --die-with-parent asks only once bwrap has started, and
+    a death before that would leave the sandbox running), then ``sh`` checks that its
+    parent is still this process, which catches a death before that request."""
+    guard = f'[ "$PPID" = {os.getpid()} ] || exit 1'
+    script = "; ".join([guard, *prelude, "exec " + shlex.join(command)])
     try:
         return await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", script, cwd=folder, env=env,
+            *_death_signal(), "/bin/sh", "-c", script, cwd=folder, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
@@ -342,6 +349,24 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
 #: (Raising one's own score needs no privilege; lowering it below 0 does, so a bot cannot
 #: make itself the one spared.)
 OOM_SCORE_ADJ = 1000
+
+
+_death_signal_checked: list[list[str]] = []
+
+
+def _death_signal() -> list[str]:
+    """``setpriv --pdeathsig KILL --`` (util-linux, Essential in Debian), checked once;
+    nothing where it is missing or too old (then only ``sh``'s check of its parent and
+    bwrap's own request remain, with their window)."""
+    if not _death_signal_checked:
+        prefix = ["setpriv", "--pdeathsig", "KILL", "--"]
+        try:
+            ok = subprocess.run([*prefix, "/bin/true"], capture_output=True,
+                                timeout=10).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _death_signal_checked.append(prefix if ok else [])
+    return _death_signal_checked[0]
 
 
 def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
