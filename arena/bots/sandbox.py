@@ -33,6 +33,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import functools
 import itertools
 import os
 import re
@@ -351,22 +352,17 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
 OOM_SCORE_ADJ = 1000
 
 
-_death_signal_checked: list[list[str]] = []
-
-
-def _death_signal() -> list[str]:
+@functools.cache
+def _death_signal() -> tuple[str, ...]:
     """``setpriv --pdeathsig KILL --`` (util-linux, Essential in Debian), checked once;
     nothing where it is missing or too old (then only ``sh``'s check of its parent and
     bwrap's own request remain, with their window)."""
-    if not _death_signal_checked:
-        prefix = ["setpriv", "--pdeathsig", "KILL", "--"]
-        try:
-            ok = subprocess.run([*prefix, "/bin/true"], capture_output=True,
-                                timeout=10).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            ok = False
-        _death_signal_checked.append(prefix if ok else [])
-    return _death_signal_checked[0]
+    prefix = ("setpriv", "--pdeathsig", "KILL", "--")
+    try:
+        ok = subprocess.run([*prefix, "/bin/true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return prefix if ok else ()
 
 
 def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:

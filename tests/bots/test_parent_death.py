@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from support.processes import MARK, new_mark, processes_marked
+from support.processes import MARK, kill_marked, new_mark, wait_unmarked
 from support.requirements import missing
 
 from arena.bots.sandbox import SandboxFactory
@@ -42,10 +41,7 @@ def test_a_bot_started_the_moment_before_its_arena_died_does_not_outlive_it(mode
         mark = new_mark()
         subprocess.run([sys.executable, "-c", _ARENA, mode, mark, str(tmp_path)], cwd=ROOT,
                        check=True, timeout=60)
-        deadline = time.monotonic() + 5
-        while (pids := processes_marked(mark)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if pids:
+        if pids := wait_unmarked(mark, 5):
             left.append(pids)
-            subprocess.run(["kill", "-9", *map(str, pids)], check=False)
+            kill_marked(mark)
     assert left == []

@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from support.hostile import hostile
 from support.processes import env_for, processes_marked
 from support.requirements import missing
 
 from arena.bots.sandbox import SandboxFactory
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSTILE = ROOT / "tests" / "bots" / "hostile.py"
 RANDOM = ROOT / "bots" / "random"
 
 
@@ -30,14 +30,6 @@ def sandbox_available():
     problem = SandboxFactory.unavailable()
     if problem:
         missing(f"the bot sandbox: {problem}")
-
-
-def hostile(folder: Path, *args) -> Path:
-    folder.mkdir(parents=True)
-    shutil.copy(HOSTILE, folder / "hostile.py")
-    argv = ", ".join(json.dumps(str(a)) for a in args)
-    (folder / "bot.toml").write_text(f'name = "hostile"\ncommand = ["{{python}}", "hostile.py", {argv}]\n')
-    return folder
 
 
 def run(mark: str, *args, timeout: float = 120) -> subprocess.CompletedProcess:

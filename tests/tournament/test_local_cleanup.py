@@ -5,11 +5,9 @@ stopping on an error of its own) still waits for each to end."""
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
-from pathlib import Path
 
 import pytest
+from support.hostile import hostile
 
 from arena.bots.manifest import load_manifest
 from arena.bots.sandbox import SandboxConfig
@@ -18,21 +16,9 @@ from arena.rules.rulesets import make_config
 from arena.tournament.executor import LocalExecutor, process_seats
 from arena.tournament.schedule import PlannedMatch
 
-HOSTILE = Path(__file__).resolve().parents[1] / "bots" / "hostile.py"
-
-
-def _stubborn(folder: Path) -> Path:
-    """A bot that plays, then ignores its goodbye and SIGTERM: only SIGKILL stops it, so
-    stopping it takes the executor's whole linger and grace (2.5 s)."""
-    folder.mkdir(parents=True)
-    shutil.copy(HOSTILE, folder / "hostile.py")
-    argv = json.dumps(["{python}", "hostile.py", "ignore_term"])
-    (folder / "bot.toml").write_text(f'name = "stubborn"\ncommand = {argv}\n')
-    return folder
-
 
 def test_a_run_cancelled_again_while_it_stops_its_bots_still_stops_every_one(tmp_path):
-    manifest = load_manifest(_stubborn(tmp_path / "bot"))
+    manifest = load_manifest(hostile(tmp_path / "bot", "ignore_term"))   # only SIGKILL stops it
     executor = LocalExecutor(process_seats([manifest, manifest], ["a", "b"],
                                            SandboxConfig(mode="none")), 1)
     config = make_config("modern", None, 2)
