@@ -9,9 +9,11 @@ meanwhile). A :class:`Boards` reads and fits in one thread of its own, on its ow
 connection to the database (:class:`arena.store.thread.StoreThread`), and keeps the last
 board of each tournament until a match is added to it: asking again, or many organisers
 asking at once, costs one fit. It reads each match once: what standings need of every
-match read so far is kept (a few hundred bytes a match, where a whole stored match is
-2.4 KB: a 200-bot ladder's server grew by that much a match while every call read them
-all), and a call reads only the matches stored since.
+match read so far is kept (:class:`arena.tournament.standings.Results`: a count for each
+outcome of a ladder's matches, so a ladder that runs for weeks holds no more than its
+field's outcomes; a whole stored match is 2.4 KB, and a 200-bot ladder's server grew by
+that much a match while every call read them all), and a call reads only the matches
+stored since.
 
 Where a board a little behind will do (the ladder, which never ends, and the ratings
 ``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a new one, then
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from arena.referee.results import Status
 from arena.store.base import Store
 from arena.store.thread import StoreThread
-from arena.tournament.standings import Played, Standings, standings_of
+from arena.tournament.standings import Played, Results, Standings, standings_of
 
 #: A board: the tournament's name, its standings, and how many matches they are over.
 Board = tuple[str, Standings, int]
@@ -43,8 +45,7 @@ class _Read:
 
     last_id: int = 0                         # the last match read
     matches: int = 0                         # every match stored (finished or not)
-    played: list[Played] = field(default_factory=list)   # the finished ones, as rated
-    bots: set[str] = field(default_factory=set)            # every bot in them
+    results: Results = field(default_factory=Results)   # the finished ones, as rated
     board: Board | None = None               # made of all of the above, for board_bots
     board_bots: list[str] = field(default_factory=list)
     made_at: float = 0.0                     # when the board was made, or found current
@@ -67,11 +68,10 @@ class Boards:
             read.last_id = m.id
             read.matches += 1
             if m.status == Status.FINISHED and m.ranking:
-                read.played.append(Played.of(m))
-                read.bots.update(m.bots)
-        bots = record.bots or sorted(read.bots)
+                read.results.add(Played.of(m))
+        bots = record.bots or sorted(read.results.bots)
         if read.board is None or new or bots != read.board_bots:
-            read.board = (record.name, standings_of(read.played, bots), read.matches)
+            read.board = (record.name, standings_of(read.results, bots), read.matches)
             read.board_bots = bots
         read.made_at = time.monotonic()
         return read.board

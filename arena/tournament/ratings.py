@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,11 +78,14 @@ STEP = 2.0        # longest step of a profile bound's Newton iterations (log-str
 @dataclass(frozen=True)
 class Placing:
     """One match as the ratings see it: the bot at each seat, each seat's place, and the
-    sample it belongs to (matches of one duplicate set share a sample)."""
+    sample it belongs to (matches of one duplicate set share a sample). ``count``: so many
+    matches of this outcome, each a sample of its own (a ladder's matches, folded; see
+    :class:`arena.tournament.standings.Results`); its sample is then no other's."""
 
     bots: Sequence[str]
     places: Sequence[int]
-    sample: str
+    sample: Hashable
+    count: int = 1
 
 
 def pairs(outcome: Placing) -> list[tuple[str, str, float, float]]:
@@ -166,29 +169,35 @@ class Fit:
 
 class _Pairs:
     """The pairs of a set of matches, summed as the model needs them: each bot's weighted
-    score, each pair of bots' weighted number of pairs, and each sample's pairs."""
+    score, each pair of bots' weighted number of pairs, and each sample's pairs (with the
+    number of samples it stands for)."""
 
     def __init__(self, outcomes: Iterable[Placing], names: Sequence[str]) -> None:
         index = {b: i for i, b in enumerate(names)}
         self.n = n = len(names)
         self.wins = [0.0] * n
         games: dict[tuple[int, int], float] = defaultdict(float)
-        samples: dict[str, list[tuple[int, int, float, float]]] = defaultdict(list)
+        samples: dict[Hashable, list[tuple[int, int, float, float]]] = defaultdict(list)
+        counts: dict[Hashable, int] = {}
         orders = 0.0
         self.matches = 0
         for o in outcomes:
-            k = len(o.bots)
+            k, c = len(o.bots), o.count
             if k >= 2:
-                orders += (k + 1) / (3 * (k - 1))
-                self.matches += 1
+                orders += c * (k + 1) / (3 * (k - 1))
+                self.matches += c
+            mine = []
             for a, b, score, w in pairs(o):
                 i, j = index[a], index[b]
                 if i == j:
                     continue  # a bot against itself tells nothing
-                self.wins[i] += w * score
-                self.wins[j] += w * (1.0 - score)
-                games[(min(i, j), max(i, j))] += w
-                samples[o.sample].append((i, j, score, w))
+                self.wins[i] += c * w * score
+                self.wins[j] += c * w * (1.0 - score)
+                games[(min(i, j), max(i, j))] += c * w
+                mine.append((i, j, score, w))
+            if mine:           # a sample's key looked up once (a folded one is a tuple)
+                samples[o.sample] += mine
+                counts[o.sample] = c
         # the design effect of independent Plackett-Luce orders of equal bots: a K-seat
         # match's pairs spread (K + 1) / (3 (K - 1)) times what independent pairs would
         self.orders = orders / self.matches if self.matches else 1.0
@@ -197,7 +206,9 @@ class _Pairs:
         self._i = np.array([i for (i, _), _ in self.games], dtype=np.intp)
         self._j = np.array([j for (_, j), _ in self.games], dtype=np.intp)
         self._w = np.array([w for _, w in self.games], dtype=float)
-        self.samples = list(samples.values())
+        #: (how many samples, their pairs): one sample each but a folded outcome's
+        self.samples = [(counts[key], pairs_of) for key, pairs_of in samples.items()]
+        self.sample_count = sum(counts.values())
 
     def mode(self, prior: float, theta: Sequence[float] | None = None,
              tolerance: float = 1e-10, max_iterations: int = 200) -> list[float]:
@@ -270,7 +281,7 @@ class _Pairs:
         """Sum over samples of the outer product of each sample's score vector."""
         n = self.n
         m = [[0.0] * n for _ in range(n)]
-        for sample_pairs in self.samples:
+        for count, sample_pairs in self.samples:
             g: dict[int, float] = defaultdict(float)
             for i, j, score, w in sample_pairs:
                 r = w * (score - _sigmoid(theta[i] - theta[j]))
@@ -278,6 +289,7 @@ class _Pairs:
                 g[j] -= r
             for r, gr in g.items():
                 row = m[r]
+                gr *= count
                 for c, gc in g.items():
                     row[c] += gr * gc
         return m
@@ -302,7 +314,7 @@ def _fit(outcomes: Iterable[Placing], bots: Sequence[str] | None, prior: float,
     names = list(bots) if bots is not None else sorted({b for o in outcomes for b in o.bots})
     data = _Pairs(outcomes, names)
     n = len(names)
-    s = len(data.samples)
+    s = data.sample_count
     theta = data.mode(prior, None, tolerance, max_iterations)
     h_data = data.curvature(theta)
     m = data.meat(theta)

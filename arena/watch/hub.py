@@ -28,7 +28,7 @@ from arena.referee import wire as referee_wire
 from arena.referee.listeners import Frame, MatchInfo, MatchListener, MatchOver
 from arena.referee.results import Verdict
 from arena.tournament.ratings import OnlineElo, Placing
-from arena.tournament.standings import Played, crosstable, standings_of
+from arena.tournament.standings import Played, Results, crosstable, standings_of
 from arena.watch import wire
 
 QUEUE = 512                 # messages a viewer may have waiting before it is resynced
@@ -140,24 +140,27 @@ class LiveMatch:
         return self.frames[max(0, len(self.frames) - 1 - delay)]
 
 
-def _crosstable(played: Sequence[Played], bots: list[str]) -> dict:
+def _crosstable(results: Results, bots: list[str]) -> dict:
     """The crosstable of a field of up to CROSSTABLE_BOTS bots; none beyond."""
-    return crosstable(played, bots) if len(bots) <= CROSSTABLE_BOTS else {}
+    return crosstable(results, bots) if len(bots) <= CROSSTABLE_BOTS else {}
 
 
 class TournamentLog:
     """A tournament (or the ladder) as spectators follow it: progress, finished matches,
-    standings with a crosstable, and its viewers."""
+    standings with a crosstable, and its viewers. Its matches are kept as their
+    :class:`Results` (a ladder's, a count for each outcome)."""
 
     def __init__(self, name: str, bots: Sequence[str], total: int, played: Sequence[Played]) -> None:
         self.name = name
         self.bots = list(bots)
         self.total = total
-        self.played = list(played)
+        self.results = Results()
         self.finished = False
         self.viewers: set[Subscription] = set()
+        played = list(played)
         self.elo = OnlineElo(sorted(set(bots) | {b for p in played for b in p.bots}))
-        for p in self.played:
+        for p in played:
+            self.results.add(p)
             self.elo.update(Placing(p.bots, p.places, p.sample))
         self._standings: pb.Standings | None = None
         self._fitted = 0                       # matches in the last fit
@@ -167,7 +170,7 @@ class TournamentLog:
 
     @property
     def done(self) -> int:
-        return len(self.played)
+        return self.results.matches
 
     def standings(self, fresh: bool = False) -> pb.Standings:
         """The batch fit over every match so far, refitted at most every ``_every``
@@ -178,30 +181,31 @@ class TournamentLog:
         referees matches meanwhile). ``fresh``: refit now (the tournament's end). The
         first standings of a tournament of more than SYNC_FIT_BOTS bots are unrated
         until their fit is done."""
-        stale = self._standings is None or self._fitted < len(self.played)
+        stale = self._standings is None or self._fitted < self.done
         if not (fresh and stale or self._standings is None):
             if stale:
                 self._refit_later()
             return self._standings
         bots = self._bots()
         if fresh or len(bots) <= SYNC_FIT_BOTS:
-            self._made(*self._fit(list(self.played), bots))
+            self._made(*self._fit(self.results.copy(), bots))
         else:
-            self._standings = wire.standings(standings_of(self.played, bots, rate=False),
-                                             _crosstable(self.played, bots), len(self.played))
+            self._standings = wire.standings(standings_of(self.results, bots, rate=False),
+                                             _crosstable(self.results, bots), self.done)
             self._refit_later()
         return self._standings
 
     def _bots(self) -> list[str]:
-        return sorted(set(self.bots) | {b for p in self.played for b in p.bots})
+        return sorted(set(self.bots) | self.results.bots)
 
     @staticmethod
-    def _fit(played: list[Played], bots: list[str]) -> tuple[pb.Standings, int, float]:
-        """Standings of ``played`` (called in the loop or in a thread: it reads only
-        what it is given), how many matches they are over, and how long they took."""
+    def _fit(results: Results, bots: list[str]) -> tuple[pb.Standings, int, float]:
+        """Standings of ``results`` (called in the loop or in a thread: it reads only
+        what it is given, a copy), how many matches they are over, and how long they took."""
         t0 = time.monotonic()
-        board = wire.standings(standings_of(played, bots), _crosstable(played, bots), len(played))
-        return board, len(played), time.monotonic() - t0
+        board = wire.standings(standings_of(results, bots), _crosstable(results, bots),
+                               results.matches)
+        return board, results.matches, time.monotonic() - t0
 
     def _made(self, board: pb.Standings, fitted: int, took: float) -> None:
         if fitted < self._fitted:
@@ -216,7 +220,7 @@ class TournamentLog:
             self.elo.ratings.setdefault(bot, 1500.0)
             if bot not in self.bots:   # a bot entered on the ladder after it started
                 self.bots.append(bot)
-        self.played.append(played)
+        self.results.add(played)
         self.elo.update(Placing(played.bots, played.places, played.sample))
         if self.viewers:
             self._refit_later()
@@ -230,7 +234,7 @@ class TournamentLog:
 
     def _refit(self) -> None:
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, self._fit, list(self.played), self._bots())
+        future = loop.run_in_executor(None, self._fit, self.results.copy(), self._bots())
         self._standings_task = future             # no other refit until this one is done
         future.add_done_callback(self._send_standings)
 
@@ -243,7 +247,7 @@ class TournamentLog:
             message = pb.TournamentFeed(standings=self._standings)
             for viewer in list(self.viewers):
                 viewer.push(message)
-        if self._fitted < len(self.played) and self.viewers:
+        if self._fitted < self.done and self.viewers:
             self._refit_later()                   # matches came in while it fitted
 
     def snapshot(self, matches: Sequence[pb.MatchSummary]) -> pb.TournamentSnapshot:
