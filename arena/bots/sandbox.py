@@ -156,18 +156,13 @@ class Jail:
         return self.proc.pid
 
     def signal(self, sig: int) -> None:
-        """Send ``sig`` to everything the process started. A sandbox's first process is
-        bwrap: its death takes the whole PID namespace with it."""
-        if self.sandboxed:
-            try:
-                os.kill(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
-        else:
-            try:
-                os.killpg(self.proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+        """Send ``sig`` to everything the process started: its process group, which holds
+        a sandbox's bwrap and the first process inside (whose death takes the whole PID
+        namespace with it), even while bwrap is still setting the sandbox up."""
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
         if sig == signal.SIGKILL and self.cgroups is not None:
             self.cgroups.kill_all()
 
@@ -296,7 +291,9 @@ class SandboxFactory(ProcessFactory):
         # capped (their pages count in the memory cgroup too): nothing a bot writes
         # reaches the host's disk or outlives the process
         size = [] if limits.scratch_mb is None else ["--size", str(limits.scratch_mb * 2**20)]
-        box = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+        # no --new-session: bwrap's first process stays in the process group _spawn made
+        # (whose watchdog kills it; the group's session has no terminal to protect)
+        box = ["bwrap", "--die-with-parent", "--unshare-all",
                *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_MASKS,
                "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
                "--dir", "/run", "--clearenv"]
@@ -314,7 +311,7 @@ class SandboxFactory(ProcessFactory):
         cgroups = _Cgroups.make(limits)
         with _seccomp() as (flags, fds):
             proc = await _spawn(_prelude(limits, cgroups), [*box, *flags, "--", *argv], folder,
-                                env, fds)
+                                env, fds, watchdog=True)
         return Jail(proc, cgroups, limits, sandboxed=True), env
 
 
@@ -322,27 +319,56 @@ class SandboxFactory(ProcessFactory):
 
 
 async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
-                 env: dict[str, str], pass_fds: Sequence[int] = ()) -> asyncio.subprocess.Process:
+                 env: dict[str, str], pass_fds: Sequence[int] = (),
+                 watchdog: bool = False) -> asyncio.subprocess.Process:
     """``sh -c`` joins the cgroups and sets the rlimits, then execs ``command``: no Python
     code runs between fork and exec in this (threaded) process. ``pass_fds`` stay open
-    for ``command``.
+    for ``command``. The process leads a process group of its own.
 
     The process never outlives this one, even one killed with kill -9 the moment after
     the fork: ``setpriv`` asks the kernel for SIGKILL at this process's death before
-    anything else runs (bwrap's --die-with-parent asks only once bwrap has started, and
-    a death before that would leave the sandbox running), then ``sh`` checks that its
-    parent is still this process, which catches a death before that request."""
+    anything else runs, then ``sh`` checks that its parent is still this process, which
+    catches a death before that request.
+
+    ``watchdog`` (for bwrap): first, ``sh`` starts a watchdog in the background, which
+    kills the whole process group at ``command``'s death, however it dies (see
+    _WATCHDOG). bwrap's --die-with-parent alone leaves two windows: its launcher asks for
+    a signal at its parent's death only after it has cloned the sandbox's first process,
+    and that process asks for one at the launcher's death only once the launcher has let
+    it go on; a launcher killed in between (by this process's death, or by asyncio's kill
+    of a start it cancels) left that process waiting for ever, or running the bot, under
+    init (an arena that died 0-20 ms after starting bwrap left it 79 times in 300)."""
     guard = f'[ "$PPID" = {os.getpid()} ] || exit 1'
-    script = "; ".join([guard, *prelude, "exec " + shlex.join(command)])
     try:
+        death = _setpriv_works()
+        steps = [guard]
+        if watchdog and death:
+            steps.append(f"{shlex.join(_WATCHDOG)} $$ </dev/null >/dev/null 2>&1 &")
+        steps += [*prelude, "exec " + shlex.join(command)]
         return await asyncio.create_subprocess_exec(
-            *_death_signal(), "/bin/sh", "-c", script, cwd=folder, env=env,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
+            *(_DIE_WITH_PARENT if death else ()), "/bin/sh", "-c", "\n".join(steps),
+            cwd=folder, env=env, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
         # the program only: its arguments hold the bot's token (bwrap's --setenv)
         message = f"cannot start {Path(command[0]).name}: {exc.strerror or exc}"
         raise (OSError(exc.errno, message) if exc.errno else OSError(message)) from None
+
+
+_DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
+
+#: The watchdog of a process group, given the pid of its parent (which then execs the
+#: command it watches): a signal at that process's death (SIGWINCH, asked for before
+#: anything else runs), or SIGTERM, kills the group; so does a parent found dead already.
+#: SIGWINCH is ignored by default, so one that comes before the trap is set is lost
+#: harmlessly, the parent's check then seeing the death (SIGTERM would end the watchdog
+#: there). It sleeps in the background, as sh runs a trap only between commands. Outside
+#: the bot's cgroup and rlimits (it starts before them), its output to /dev/null (the
+#: bot's pipe ends with the bot).
+_WATCHDOG = ("setpriv", "--pdeathsig", "WINCH", "--", "/bin/sh", "-c",
+             'trap "kill -s KILL 0" TERM WINCH; [ "$PPID" = "$1" ] || kill -s KILL 0; '
+             "while :; do sleep 86400 & wait $!; done", "watchdog")
 
 
 #: The kernel's out-of-memory killer takes a bot, or its setup, before anything else:
@@ -353,16 +379,19 @@ OOM_SCORE_ADJ = 1000
 
 
 @functools.cache
-def _death_signal() -> tuple[str, ...]:
-    """``setpriv --pdeathsig KILL --`` (util-linux, Essential in Debian), checked once;
-    nothing where it is missing or too old (then only ``sh``'s check of its parent and
-    bwrap's own request remain, with their window)."""
-    prefix = ("setpriv", "--pdeathsig", "KILL", "--")
+def _setpriv_works() -> bool:
+    """Whether util-linux's ``setpriv --pdeathsig`` (Essential in Debian) runs here,
+    checked once; without it only ``sh``'s check of its parent and bwrap's own request
+    remain, with their windows. A failure that may pass (no free file descriptor, a
+    machine too busy to answer in 10 s) raises OSError and is not remembered."""
     try:
-        ok = subprocess.run([*prefix, "/bin/true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return prefix if ok else ()
+        done = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "/bin/true"],
+                              capture_output=True, timeout=10)
+    except FileNotFoundError:
+        return False
+    except subprocess.TimeoutExpired:
+        raise OSError(errno.ETIMEDOUT, "setpriv did not answer in 10 s") from None
+    return done.returncode == 0
 
 
 def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:

@@ -1,10 +1,12 @@
 """A bot process never outlives the arena that started it, even one killed with kill -9
 the moment after it started the bot: before bwrap (or the bot, without a sandbox) has
 asked the kernel for a signal at its parent's death, the kernel would send none, and
-bwrap's --die-with-parent alone leaves that window open."""
+bwrap's --die-with-parent alone leaves that window open. Nor does it outlive a bwrap
+killed while it sets the sandbox up (by the arena's death or by the arena)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,4 +46,69 @@ def test_a_bot_started_the_moment_before_its_arena_died_does_not_outlive_it(mode
         if pids := wait_unmarked(mark, 5):
             left.append(pids)
             kill_marked(mark)
+    assert left == []
+
+
+#: An arena that starts a bot and then, once bwrap holds (see _HELD_BWRAP), dies as kill
+#: -9 would end it, kills bwrap alone (as asyncio does when it cancels a process's start),
+#: or stops the bot, and exits.
+_ARENA_HOLDING = """
+import asyncio, os, signal, sys, time
+from pathlib import Path
+from arena.bots.sandbox import SandboxConfig
+
+async def main():
+    factory = SandboxConfig(mode="bwrap").factory()
+    jail, _ = await factory.start(["sleep", "600"], Path(sys.argv[3]), {%r: sys.argv[2]})
+    info = Path(sys.argv[4])
+    while not (info.exists() and "}" in info.read_text()):   # the clone is made
+        time.sleep(0.01)
+    if sys.argv[1] != "dies":
+        if sys.argv[1] == "stops it":
+            jail.signal(signal.SIGKILL)
+        else:
+            os.kill(jail.pid, signal.SIGKILL)
+        await jail.proc.wait()
+    os._exit(0)
+
+asyncio.run(main())
+""" % MARK
+
+#: bwrap, as the arena finds it on PATH, made to hold between cloning the sandbox's first
+#: process (which --info-fd then reports) and letting it go on (--userns-block-fd: it
+#: reads a FIFO no one writes), the window in which its death used to leave that process
+#: waiting for ever under init. (Without --disable-userns, which that option excludes.)
+_HELD_BWRAP = """#!/bin/sh
+if [ -n "$%s" ]; then
+  exec 8>"$HOLD_INFO" 9<>"$HOLD_FIFO"   # (3 and up: the seccomp filters)
+  for a; do shift; [ "$a" = --disable-userns ] || set -- "$@" "$a"; done   # (conflicts)
+  exec /usr/bin/bwrap --info-fd 8 --userns-block-fd 9 "$@"
+fi
+exec /usr/bin/bwrap "$@"
+""" % MARK
+
+
+@pytest.mark.parametrize("end", ["dies", "kills bwrap alone", "stops it"])
+def test_nothing_of_a_sandbox_outlives_a_bwrap_killed_while_it_sets_it_up(end, tmp_path):
+    if problem := SandboxFactory.unavailable():
+        missing(f"the bot sandbox: {problem}")
+    mark = new_mark()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").write_text(_HELD_BWRAP)
+    (bin_dir / "bwrap").chmod(0o755)
+    os.mkfifo(tmp_path / "fifo")
+    info = tmp_path / "info"
+    # the bot's bwrap starts with the organiser's variables ONO99_BOT_ENV names (and the
+    # mark), the sandbox probe's with the arena's: only the bot's bwrap holds
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+           "HOLD_FIFO": str(tmp_path / "fifo"), "HOLD_INFO": str(info),
+           "ONO99_BOT_ENV": "PATH,HOLD_FIFO,HOLD_INFO"}
+    env.pop(MARK, None)
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    subprocess.run([sys.executable, "-c", _ARENA_HOLDING, end, mark, str(folder), str(info)],
+                   cwd=ROOT, env=env, check=True, timeout=60)
+    left = wait_unmarked(mark, 5)
+    kill_marked(mark)
     assert left == []

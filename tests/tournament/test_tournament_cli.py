@@ -732,7 +732,7 @@ def bot_pids(mark: str, name: str) -> list[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if cmdline and not cmdline[0].endswith(b"bwrap") and b"bot.py" in b" ".join(cmdline) \
+        if cmdline and not cmdline[0].endswith(b"bwrap") and b"bot.py" in cmdline \
                 and f"/{name}".encode() in Path(f"/proc/{pid}/cwd").resolve().as_posix().encode():
             found.append(pid)
     return found
