@@ -581,7 +581,7 @@ class Game:
         # Hot path: one call per decision. Locals instead of repeated attribute loads, the
         # card's effect on the total from a table, the common draw inlined, the event
         # tuples that never vary shared (_DRAW_ONE), and the hand changed as its key (one
-        # addition for the card played and the card drawn; see _WEIGHT).
+        # addition for the card played and the card drawn, read from _SWAP; see _WEIGHT).
         if seat != self.to_act or card not in self._legal or self._over_limit:
             if seat != self.to_act or card not in self._legal:
                 self._reject(seat, card)
@@ -624,7 +624,7 @@ class Game:
             drawn = self._draw_one()
         events.append(_DRAW_ONE[seat])
         keys = self._keys
-        keys[seat] += _WEIGHT[drawn] - _WEIGHT[card]
+        keys[seat] += _SWAP[card][drawn]
 
         if plays >= self.max_plays:
             self._finish_draw()
@@ -1066,6 +1066,11 @@ _ADDS = tuple(-10 if c == MINUS_TEN else c - NUMBER_BASE if NUMBER_BASE <= c <= 
 _BASE = 11
 _WEIGHT = tuple(_BASE ** c for c in range(NINETY_NINE + 1))
 _MAX_COPIES = _BASE - 1
+
+#: _SWAP[card][drawn]: the change of a hand's key when it plays card and draws drawn
+#: (_WEIGHT[drawn] - _WEIGHT[card]), made once: the weights are two-digit ints, so a
+#: subtraction at every play cost a slow-path long operation and an allocation.
+_SWAP = tuple(tuple(w - _WEIGHT[card] for w in _WEIGHT) for card in range(NINETY_NINE + 1))
 assert all(n <= _MAX_COPIES for r in RULESETS.values() for n in Counter(r.deck).values())
 
 #: key -> the hand's cards, sorted; bounded as the legal-cards tables are.
