@@ -96,10 +96,11 @@ class Outcome:
         return places_of(self.ranking, sum(len(g) for g in self.ranking))
 
 
-# A card source (_SeededCards, _ScriptedCards) deals a round as (hands, draw pile, total):
+# A card source (_SeededCards, _ScriptedCards) deals a round as (keys, draw pile, total):
+# each seat's hand as its key (_WEIGHT; None for a seat out of the game) and the pile,
 # fresh lists the game takes over as they are (no Deal, no copies: a game's set-up is
 # about a tenth of its cost in random play), the pile kept top card last for pop().
-_Dealt = tuple[list[list[int] | None], list[int], int]
+_Dealt = tuple[list[int | None], list[int], int]
 
 
 class _SeededCards:
@@ -114,25 +115,27 @@ class _SeededCards:
         pile = list(game.config.ruleset.deck)
         n = len(pile)
         getrandbits = self.rng.getrandbits
-        hands: list[list[int] | None] = []
+        keys: list[int | None] = []
         for in_game in game.in_game:
             if not in_game:
-                hands.append(None)
+                keys.append(None)
                 continue
-            hand = []
+            key = 0
             for _ in range(4):
                 # _pick, inlined: a game's set-up is about a tenth of its cost in
-                # random play, and these 16-32 calls were a third of the set-up (the
-                # pile's size kept in n, its last card deleted: no len() or pop() call)
+                # random play, and these 16-32 calls were a third of the set-up. The
+                # pile's size is kept in n: the card picked is replaced by the last of
+                # the first n, and the n cards left are cut off once, after the deal.
+                # The hand is summed into its key as it is dealt (no list, no _key).
                 i = getrandbits(_BITS[n])
                 while i >= n:
                     i = getrandbits(_BITS[n])
                 n -= 1
-                hand.append(pile[i])
+                key += _WEIGHT[pile[i]]
                 pile[i] = pile[n]
-                del pile[n]
-            hands.append(hand)
-        return hands, pile, 0
+            keys.append(key)
+        del pile[n:]
+        return keys, pile, 0
 
     def reshuffle(self, discard: list[int]) -> list[int]:
         return discard  # unordered: draws pick at random
@@ -163,9 +166,9 @@ class _ScriptedCards:
         if self.used_deals >= len(self.deals) and self.rng is not None:
             pile = list(game.config.ruleset.deck)
             self.rng.shuffle(pile)
-            hands = [None if not game.in_game[s] else [pile.pop() for _ in range(4)]
-                     for s in range(game.seats)]
-            return hands, pile, 0          # the pile is kept top card last: pop() draws
+            keys = [None if not game.in_game[s] else _key([pile.pop() for _ in range(4)])
+                    for s in range(game.seats)]
+            return keys, pile, 0           # the pile is kept top card last: pop() draws
         if self.used_deals >= len(self.deals):
             raise ScenarioError(f"round {game.round} needs a deal, but only "
                                 f"{len(self.deals)} deal(s) are given")
@@ -197,7 +200,7 @@ class _ScriptedCards:
                     f"{n} copies of {TOKENS[card]}: with hands of more than {_MAX_COPIES} "
                     f"cards, a deal may hold at most {_MAX_COPIES} copies of a card")
         # draw piles are kept top card last, so a draw is a pop()
-        return ([None if h is None else list(h) for h in deal.hands],
+        return ([None if h is None else _key(h) for h in deal.hands],
                 list(reversed(deal.draw)), deal.total)
 
     def copy(self) -> _ScriptedCards:
@@ -984,17 +987,12 @@ class Game:
             while not self.in_game[d]:
                 d = (d + 1) % self.seats
             self.dealer = d
-        keys = self._keys
-        for s in range(self.seats):
-            keys[s] = None
+        self._keys = [None] * self.seats      # what a deal that fails (ScenarioError) leaves
         self.draw = []
         self.discard = []
         if self._rounds:
             self.out_of_play = []
-        hands, self.draw, self.total = self._cards.deal(self)
-        for s, hand in enumerate(hands):
-            if hand is not None:
-                keys[s] = _key(hand)
+        self._keys, self.draw, self.total = self._cards.deal(self)
         self.direction = 1
         self.owed = 1
         self.played_99 = False
