@@ -259,7 +259,7 @@ class Game:
         "events", "_cards", "_legal", "_over_limit", "_active", "_out_blocks", "_table",
         "_floor", "_forcing", "_no_opening", "_deflectors", "_ninety_nine", "_on_zero", "_points",
         "_rounds", "_getrandbits", "_legal_table", "_four_99", "_acting_hand",
-        "_orders", "_next_seat", "_full",
+        "_orders", "_next_seat", "_full", "_hand_sizes",
     )
 
     def __init__(self, config: GameConfig, cards: _SeededCards | _ScriptedCards,
@@ -287,6 +287,10 @@ class Game:
         self._four_99 = 4 * _WEIGHT[NINETY_NINE] if self._ninety_nine == FOUR_AT_ONCE else None
 
         self._keys: list[int | None] = [None] * n   # each seat's hand as a key (_WEIGHT)
+        # each seat's hand size (None: out of the game), for the Table: a hand keeps its
+        # size through a round (a card drawn for each played), so this changes only at a
+        # deal and an elimination
+        self._hand_sizes: list[int | None] = [None] * n
         self.draw: list[int] = []
         self.discard: list[int] = []
         self.out_of_play: list[int] = []       # cards out of play (hands laid face up, or held by seats out of the game)
@@ -418,6 +422,7 @@ class Game:
                 f"{' '.join(TOKENS[c] for c in sorted(extra.elements())) or 'nothing'} too many, "
                 f"{' '.join(TOKENS[c] for c in sorted(missing.elements())) or 'nothing'} missing")
         game._keys = [None if h is None else _key(h) for h in hands]
+        game._hand_sizes = [None if h is None else len(h) for h in hands]
         game.draw = list(reversed(draw))            # kept top card last: a draw is a pop()
         game.discard = list(discard)
         game.revealed = revealed
@@ -458,6 +463,7 @@ class Game:
         for name in _SHARED:
             object.__setattr__(clone, name, getattr(self, name))
         clone._keys = self._keys[:]
+        clone._hand_sizes = self._hand_sizes[:]
         clone.draw = self.draw[:]
         clone.discard = self.discard[:]
         clone.out_of_play = self.out_of_play[:]
@@ -520,7 +526,7 @@ class Game:
             # arguments cost as much again as the rest (measured: 1.1 us against 0.55)
             table = self._table = new_table(
                 self.config,
-                tuple([None if k is None else len(_hand_of(k)) for k in self._keys]),  # hand_sizes
+                tuple(self._hand_sizes),
                 tuple(self.in_game),
                 tuple(self.in_round),
                 tuple(self.tokens),
@@ -940,6 +946,7 @@ class Game:
         """Take ``seat`` out of the game; its hand is laid face up when ``reveal``."""
         hand = _hand_of(self._keys[seat])
         self._keys[seat] = None
+        self._hand_sizes[seat] = None
         self.out_of_play.extend(hand)
         if reveal:
             self.revealed[seat] = tuple(hand)
@@ -987,12 +994,15 @@ class Game:
             while not self.in_game[d]:
                 d = (d + 1) % self.seats
             self.dealer = d
-        self._keys = [None] * self.seats      # what a deal that fails (ScenarioError) leaves
+        # what a deal that fails (ScenarioError) leaves
+        self._keys = [None] * self.seats
+        self._hand_sizes = [None] * self.seats
         self.draw = []
         self.discard = []
         if self._rounds:
             self.out_of_play = []
         self._keys, self.draw, self.total = self._cards.deal(self)
+        self._hand_sizes = [None if k is None else len(_hand_of(k)) for k in self._keys]
         self.direction = 1
         self.owed = 1
         self.played_99 = False
@@ -1193,4 +1203,4 @@ def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
 #: Game fields a clone shares with its original: values never changed in place.
 _SHARED = tuple(n for n in Game.__slots__ if n not in {
     "hands", "draw", "discard", "out_of_play", "revealed", "in_game", "in_round", "tokens",
-    "scores", "events", "_out_blocks", "_cards", "_getrandbits"})
+    "scores", "events", "_out_blocks", "_cards", "_getrandbits", "_hand_sizes"})
