@@ -627,7 +627,7 @@ class Game:
             while i >= n:
                 i = getrandbits(_BITS[n])
             drawn = draw[i]
-            draw[i] = draw[-1]
+            draw[i] = draw[n - 1]              # not draw[-1]: a negative index is not specialized
             draw.pop()
         else:
             drawn = self._draw_one()
