@@ -96,11 +96,12 @@ class Outcome:
         return places_of(self.ranking, sum(len(g) for g in self.ranking))
 
 
-# A card source (_SeededCards, _ScriptedCards) deals a round as (keys, draw pile, total):
-# each seat's hand as its key (_WEIGHT; None for a seat out of the game) and the pile,
-# fresh lists the game takes over as they are (no Deal, no copies: a game's set-up is
-# about a tenth of its cost in random play), the pile kept top card last for pop().
-_Dealt = tuple[list[int | None], list[int], int]
+# A card source (_SeededCards, _ScriptedCards) deals a round as (keys, hand sizes, draw
+# pile, total): each seat's hand as its key (_WEIGHT) and its size (both None for a seat
+# out of the game) and the pile, fresh lists the game takes over as they are (no Deal, no
+# copies: a game's set-up is about a tenth of its cost in random play), the pile kept top
+# card last for pop().
+_Dealt = tuple[list[int | None], list[int | None], list[int], int]
 
 
 class _SeededCards:
@@ -116,9 +117,11 @@ class _SeededCards:
         n = len(pile)
         getrandbits = self.rng.getrandbits
         keys: list[int | None] = []
+        sizes: list[int | None] = []
         for in_game in game.in_game:
             if not in_game:
                 keys.append(None)
+                sizes.append(None)
                 continue
             key = 0
             for _ in range(4):
@@ -134,8 +137,9 @@ class _SeededCards:
                 key += _WEIGHT[pile[i]]
                 pile[i] = pile[n]
             keys.append(key)
+            sizes.append(4)
         del pile[n:]
-        return keys, pile, 0
+        return keys, sizes, pile, 0
 
     def reshuffle(self, discard: list[int]) -> list[int]:
         return discard  # unordered: draws pick at random
@@ -168,7 +172,8 @@ class _ScriptedCards:
             self.rng.shuffle(pile)
             keys = [None if not game.in_game[s] else _key([pile.pop() for _ in range(4)])
                     for s in range(game.seats)]
-            return keys, pile, 0           # the pile is kept top card last: pop() draws
+            sizes = [None if k is None else 4 for k in keys]
+            return keys, sizes, pile, 0    # the pile is kept top card last: pop() draws
         if self.used_deals >= len(self.deals):
             raise ScenarioError(f"round {game.round} needs a deal, but only "
                                 f"{len(self.deals)} deal(s) are given")
@@ -201,6 +206,7 @@ class _ScriptedCards:
                     f"cards, a deal may hold at most {_MAX_COPIES} copies of a card")
         # draw piles are kept top card last, so a draw is a pop()
         return ([None if h is None else _key(h) for h in deal.hands],
+                [None if h is None else len(h) for h in deal.hands],
                 list(reversed(deal.draw)), deal.total)
 
     def copy(self) -> _ScriptedCards:
@@ -1001,8 +1007,7 @@ class Game:
         self.discard = []
         if self._rounds:
             self.out_of_play = []
-        self._keys, self.draw, self.total = self._cards.deal(self)
-        self._hand_sizes = [None if k is None else len(_hand_of(k)) for k in self._keys]
+        self._keys, self._hand_sizes, self.draw, self.total = self._cards.deal(self)
         self.direction = 1
         self.owed = 1
         self.played_99 = False
