@@ -24,6 +24,7 @@ it all against RLCard's UNO engine (docs/rules.md "Engine speed").
 
 from __future__ import annotations
 
+import _random
 import random
 from bisect import bisect_right
 from collections import Counter
@@ -103,6 +104,9 @@ class Outcome:
 # card last for pop().
 _Dealt = tuple[list[int | None], list[int | None], list[int], int]
 
+_new_random = random.Random.__new__            # an unseeded generator
+_seed_random = _random.Random.seed             # the C seed under random.Random.seed
+
 
 class _SeededCards:
     """Cards from a seeded generator: random deals; draws pick a random card of the pile."""
@@ -110,7 +114,14 @@ class _SeededCards:
     ordered = False
 
     def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
+        if type(seed) is int:
+            # what random.Random(seed) does for an int, without its two Python layers
+            # (__init__ and seed: a twentieth of a game's set-up)
+            rng = self.rng = _new_random(random.Random)
+            _seed_random(rng, seed)
+            rng.gauss_next = None
+        else:
+            self.rng = random.Random(seed)
 
     def deal(self, game: Game) -> _Dealt:
         pile = list(game.config.ruleset.deck)
@@ -270,12 +281,15 @@ class Game:
 
     def __init__(self, config: GameConfig, cards: _SeededCards | _ScriptedCards,
                  dealer: int | None = None) -> None:
+        # (the options read directly, not through GameConfig's properties: this runs once
+        # a game, and each property call cost as much as a few of these lines)
         rules = config.ruleset
+        options = config.options
         n = config.seats
         self.config = config
         self.seats = n
-        self.limit: int = config.limit
-        self.max_plays: int = config.options["max_plays"]
+        self.limit: int = options["max_total"]
+        self.max_plays: int = options["max_plays"]
         self._full = self.limit - 10           # up to this total every number card fits
         self._floor = rules.minus_ten_floors_at_zero
         self._forcing = rules.forcing_card
@@ -283,8 +297,8 @@ class Game:
         # the forcing card may not open an owed pair unless it also deflects (classic DP)
         self._no_opening = -1 if rules.forcing_card in rules.deflectors else rules.forcing_card
         self._ninety_nine = rules.ninety_nine
-        self._on_zero = bool(config.options.get("ninety_nine_on_zero", False))
-        self._points = config.scoring == "points"
+        self._on_zero = bool(options.get("ninety_nine_on_zero", False))
+        self._points = options.get("scoring") == "points"
         self._rounds = rules.ending != LAST_STANDING
         self._use_cards(cards)
         self._legal_table = _legal_table(self.limit, self._ninety_nine, self._on_zero,
@@ -308,12 +322,12 @@ class Game:
         self.played_99 = False                 # classic ninety_nine_on_zero: one 99 per turn
         self.in_game = [True] * n
         self.in_round = [True] * n
-        self.tokens = [config.options["tokens"] if self._rounds and not self._points else 0] * n
+        self.tokens = [options["tokens"] if self._rounds and not self._points else 0] * n
         self.scores = [0] * n
         self.round = 0
         if dealer is None:
             dealer = n - 1
-        if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
+        elif isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
             raise ConfigError(f"dealer={dealer!r} is not a seat; seats are 0 to {n - 1}")
         self.dealer = dealer
         self.plays = 0                         # cards played this round (four 99s count one)
