@@ -311,7 +311,7 @@ class SandboxFactory(ProcessFactory):
         cgroups = _Cgroups.make(limits)
         with _seccomp() as (flags, fds):
             proc = await _spawn(_prelude(limits, cgroups), [*box, *flags, "--", *argv], folder,
-                                env, fds, watchdog=True)
+                                env, fds)
         return Jail(proc, cgroups, limits, sandboxed=True), env
 
 
@@ -319,8 +319,7 @@ class SandboxFactory(ProcessFactory):
 
 
 async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
-                 env: dict[str, str], pass_fds: Sequence[int] = (),
-                 watchdog: bool = False) -> asyncio.subprocess.Process:
+                 env: dict[str, str], pass_fds: Sequence[int] = ()) -> asyncio.subprocess.Process:
     """``sh -c`` joins the cgroups and sets the rlimits, then execs ``command``: no Python
     code runs between fork and exec in this (threaded) process. ``pass_fds`` stay open
     for ``command``. The process leads a process group of its own.
@@ -330,19 +329,21 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
     anything else runs, then ``sh`` checks that its parent is still this process, which
     catches a death before that request.
 
-    ``watchdog`` (for bwrap): first, ``sh`` starts a watchdog in the background, which
-    kills the whole process group at ``command``'s death, however it dies (see
-    _WATCHDOG). bwrap's --die-with-parent alone leaves two windows: its launcher asks for
-    a signal at its parent's death only after it has cloned the sandbox's first process,
-    and that process asks for one at the launcher's death only once the launcher has let
-    it go on; a launcher killed in between (by this process's death, or by asyncio's kill
-    of a start it cancels) left that process waiting for ever, or running the bot, under
-    init (an arena that died 0-20 ms after starting bwrap left it 79 times in 300)."""
+    Nor does anything it started in its process group outlive it: first, ``sh`` starts a
+    watchdog in the background, which kills the whole group at ``command``'s death,
+    however it dies (see _WATCHDOG). Without it, a plain bot's children stayed after the
+    bot wherever no cgroup kill reached them, and bwrap's --die-with-parent alone leaves
+    two windows: its launcher asks for a signal at its parent's death only after it has
+    cloned the sandbox's first process, and that process asks for one at the launcher's
+    death only once the launcher has let it go on; a launcher killed in between (by this
+    process's death, or by asyncio's kill of a start it cancels) left that process
+    waiting for ever, or running the bot, under init (an arena that died 0-20 ms after
+    starting bwrap left it 79 times in 300)."""
     guard = f'[ "$PPID" = {os.getpid()} ] || exit 1'
     try:
         death = _setpriv_works()
         steps = [guard]
-        if watchdog and death:
+        if death:
             steps.append(f"{shlex.join(_WATCHDOG)} $$ </dev/null >/dev/null 2>&1 &")
         steps += [*prelude, "exec " + shlex.join(command)]
         return await asyncio.create_subprocess_exec(
@@ -360,14 +361,15 @@ _DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
 
 #: The watchdog of a process group, given the pid of its parent (which then execs the
 #: command it watches): a signal at that process's death (SIGWINCH, asked for before
-#: anything else runs), or SIGTERM, kills the group; so does a parent found dead already.
-#: SIGWINCH is ignored by default, so one that comes before the trap is set is lost
-#: harmlessly, the parent's check then seeing the death (SIGTERM would end the watchdog
-#: there). It sleeps in the background, as sh runs a trap only between commands. Outside
-#: the bot's cgroup and rlimits (it starts before them), its output to /dev/null (the
-#: bot's pipe ends with the bot).
+#: anything else runs) kills the group; so does a parent found dead already. SIGWINCH is
+#: ignored by default, so one that comes before the trap is set is lost harmlessly, the
+#: parent's check then seeing the death (SIGTERM would end the watchdog there). It
+#: ignores SIGTERM, which the arena sends the group to let a bot end by itself. It
+#: sleeps in the background, as sh runs a trap only between commands. Outside the bot's
+#: cgroup and rlimits (it starts before them), its output to /dev/null (the bot's pipe
+#: ends with the bot).
 _WATCHDOG = ("setpriv", "--pdeathsig", "WINCH", "--", "/bin/sh", "-c",
-             'trap "kill -s KILL 0" TERM WINCH; [ "$PPID" = "$1" ] || kill -s KILL 0; '
+             'trap "" TERM; trap "kill -s KILL 0" WINCH; [ "$PPID" = "$1" ] || kill -s KILL 0; '
              "while :; do sleep 86400 & wait $!; done", "watchdog")
 
 

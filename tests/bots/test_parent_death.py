@@ -19,15 +19,18 @@ from arena.bots.sandbox import SandboxFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: An arena that starts a bot (a long sleep) and dies at once, as kill -9 would end it.
+#: An arena that starts a bot (a long sleep, beside a child of its own) and dies at once
+#: or once the bot has started its child, as kill -9 would end it.
 _ARENA = """
-import asyncio, os, sys
+import asyncio, os, sys, time
 from pathlib import Path
 from arena.bots.sandbox import SandboxConfig
 
 async def main():
     factory = SandboxConfig(mode=sys.argv[1]).factory()
-    await factory.start(["sleep", "600"], Path(sys.argv[3]), {%r: sys.argv[2]})
+    await factory.start(["sh", "-c", "sleep 600 & exec sleep 601"], Path(sys.argv[3]),
+                        {%r: sys.argv[2]})
+    time.sleep(float(sys.argv[4]))
     os._exit(0)
 
 asyncio.run(main())
@@ -38,15 +41,30 @@ asyncio.run(main())
 def test_a_bot_started_the_moment_before_its_arena_died_does_not_outlive_it(mode, tmp_path):
     if mode == "bwrap" and (problem := SandboxFactory.unavailable()):
         missing(f"the bot sandbox: {problem}")
+    assert _left_by_dying_arenas(mode, tmp_path, after=0, runs=5) == []
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_nothing_a_bot_started_outlives_its_arena(mode, tmp_path):
+    """Without a sandbox, the bot's child stayed: the kernel's signal reaches the bot
+    alone (with one, the sandbox's PID namespace takes it)."""
+    if mode == "bwrap" and (problem := SandboxFactory.unavailable()):
+        missing(f"the bot sandbox: {problem}")
+    assert _left_by_dying_arenas(mode, tmp_path, after=1, runs=2) == []
+
+
+def _left_by_dying_arenas(mode: str, folder: Path, after: float, runs: int) -> list[list[int]]:
+    """Run ``runs`` arenas that die ``after`` seconds after starting their bot; the pids
+    each left (killed then)."""
     left = []
-    for _ in range(5):
+    for _ in range(runs):
         mark = new_mark()
-        subprocess.run([sys.executable, "-c", _ARENA, mode, mark, str(tmp_path)], cwd=ROOT,
-                       check=True, timeout=60)
+        subprocess.run([sys.executable, "-c", _ARENA, mode, mark, str(folder), str(after)],
+                       cwd=ROOT, check=True, timeout=60)
         if pids := wait_unmarked(mark, 5):
             left.append(pids)
             kill_marked(mark)
-    assert left == []
+    return left
 
 
 #: An arena that starts a bot and then, once bwrap holds (see _HELD_BWRAP), dies as kill
