@@ -7,6 +7,8 @@ killed while it sets the sandbox up (by the arena's death or by the arena)."""
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,8 +81,10 @@ async def main():
     _Cgroups._base = {}   # as where there are none: no cgroup kill reaches the sandbox
     factory = SandboxConfig(mode="bwrap").factory()
     jail, _ = await factory.start(["sleep", "600"], Path(sys.argv[3]), {%r: sys.argv[2]})
-    info = Path(sys.argv[4])
+    info, deadline = Path(sys.argv[4]), time.monotonic() + 30
     while not (info.exists() and "}" in info.read_text()):   # the clone is made
+        if time.monotonic() > deadline:
+            sys.exit("bwrap did not hold in 30 s (no --info-fd report)")
         time.sleep(0.01)
     if sys.argv[1] != "dies":
         if sys.argv[1] == "stops it":
@@ -98,13 +102,13 @@ asyncio.run(main())
 #: reads a FIFO no one writes), the window in which its death used to leave that process
 #: waiting for ever under init. (Without --disable-userns, which that option excludes.)
 _HELD_BWRAP = """#!/bin/sh
-if [ -n "$%s" ]; then
+if [ -n "${mark}" ]; then
   exec 8>"$HOLD_INFO" 9<>"$HOLD_FIFO"   # (3 and up: the seccomp filters)
   for a; do shift; [ "$a" = --disable-userns ] || set -- "$@" "$a"; done   # (conflicts)
-  exec /usr/bin/bwrap --info-fd 8 --userns-block-fd 9 "$@"
+  exec {bwrap} --info-fd 8 --userns-block-fd 9 "$@"
 fi
-exec /usr/bin/bwrap "$@"
-""" % MARK
+exec {bwrap} "$@"
+"""
 
 
 @pytest.mark.parametrize("end", ["dies", "kills bwrap alone", "stops it"])
@@ -114,7 +118,8 @@ def test_nothing_of_a_sandbox_outlives_a_bwrap_killed_while_it_sets_it_up(end, t
     mark = new_mark()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "bwrap").write_text(_HELD_BWRAP)
+    (bin_dir / "bwrap").write_text(_HELD_BWRAP.format(
+        mark=MARK, bwrap=shlex.quote(shutil.which("bwrap"))))
     (bin_dir / "bwrap").chmod(0o755)
     os.mkfifo(tmp_path / "fifo")
     info = tmp_path / "info"
@@ -126,8 +131,10 @@ def test_nothing_of_a_sandbox_outlives_a_bwrap_killed_while_it_sets_it_up(end, t
     env.pop(MARK, None)
     folder = tmp_path / "bot"
     folder.mkdir()
-    subprocess.run([sys.executable, "-c", _ARENA_HOLDING, end, mark, str(folder), str(info)],
-                   cwd=ROOT, env=env, check=True, timeout=60)
+    arena = subprocess.run([sys.executable, "-c", _ARENA_HOLDING, end, mark, str(folder),
+                            str(info)], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=60)
     left = wait_unmarked(mark, 5)
     kill_marked(mark)
+    assert arena.returncode == 0, arena.stderr
     assert left == []
