@@ -387,8 +387,7 @@ def _setpriv_works() -> bool:
     remain, with their windows. A failure that may pass (no free file descriptor, a
     machine too busy to answer in 10 s) raises OSError and is not remembered."""
     try:
-        done = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "/bin/true"],
-                              capture_output=True, timeout=10)
+        done = subprocess.run([*_DIE_WITH_PARENT, "/bin/true"], capture_output=True, timeout=10)
     except FileNotFoundError:
         return False
     except subprocess.TimeoutExpired:
