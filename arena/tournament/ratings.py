@@ -59,7 +59,7 @@ and a newcomer's first match in a ladder does not unsettle everyone's rating.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -167,48 +167,147 @@ class Fit:
         return sorted(self.bots, key=lambda b: -self.theta[self._index[b]])
 
 
+class Tally:
+    """The sums a fit's estimate reads, of any number of matches: for each table size, how
+    often each bot finished ahead of each other and how often level with it. Integers, so
+    the same matches give the same sums in whatever order they are added; held in an
+    n-by-n matrix for each (n the bots so far), so its size grows with the field, not with
+    the matches: 4 MB a table size for 500 bots. ``samples``: how many samples the
+    matches make (a duplicate set is one), kept by whoever adds them."""
+
+    __slots__ = ("index", "names", "ahead", "level", "tables", "samples")
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+        #: seats -> [i, j]: pairs in which bot i finished ahead of bot j (level: level)
+        self.ahead: dict[int, np.ndarray] = {}
+        self.level: dict[int, np.ndarray] = {}
+        self.tables: Counter[int] = Counter()     # seats -> matches
+        self.samples = 0
+
+    def _bot(self, name: str) -> int:
+        i = self.index.get(name)
+        if i is None:
+            i = self.index[name] = len(self.names)
+            self.names.append(name)
+            size = next(iter(self.ahead.values())).shape[0] if self.ahead else 0
+            if i >= size:          # room for twice as many bots
+                for table in (self.ahead, self.level):
+                    for k, m in table.items():
+                        grown = np.zeros((2 * size, 2 * size), dtype=np.int64)
+                        grown[:size, :size] = m
+                        table[k] = grown
+        return i
+
+    def add(self, bots: Sequence[str], places: Sequence[int], count: int = 1) -> None:
+        k = len(bots)
+        if k < 2:
+            return
+        self.tables[k] += count
+        seats = [self._bot(b) for b in bots]
+        ahead = self.ahead.get(k)
+        if ahead is None:
+            size = max(8, 1 << (len(self.names) - 1).bit_length())
+            size = next(iter(self.ahead.values())).shape[0] if self.ahead else size
+            ahead = self.ahead[k] = np.zeros((size, size), dtype=np.int64)
+            self.level[k] = np.zeros((size, size), dtype=np.int64)
+        level = self.level[k]
+        for s in range(k):
+            for t in range(s + 1, k):
+                i, j = seats[s], seats[t]
+                if i == j:
+                    continue  # a bot against itself tells nothing
+                if places[s] < places[t]:
+                    ahead[i, j] += count
+                elif places[s] > places[t]:
+                    ahead[j, i] += count
+                else:
+                    level[i, j] += count
+                    level[j, i] += count
+
+    def head_to_head(self, a: str, b: str) -> tuple[int, int, int]:
+        """How often ``a`` finished ahead of ``b``, behind it, and level with it."""
+        i, j = self.index.get(a), self.index.get(b)
+        if i is None or j is None:
+            return 0, 0, 0
+        return (sum(int(m[i, j]) for m in self.ahead.values()),
+                sum(int(m[j, i]) for m in self.ahead.values()),
+                sum(int(m[i, j]) for m in self.level.values()))
+
+    def sums(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each of ``names``'s weighted score, and each two's weighted number of pairs (an
+        n-by-n matrix): each pair of a K-seat match weighs 1 / (K - 1)."""
+        n = len(names)
+        at = {b: i for i, b in enumerate(names)}
+        mine = [at[b] for b in self.names]
+        m = len(mine)
+        wins, games = np.zeros(n), np.zeros((n, n))
+        for k in sorted(self.tables):
+            ahead, level = self.ahead[k][:m, :m], self.level[k][:m, :m]
+            w = 1.0 / (k - 1)
+            points = 2 * ahead.sum(axis=1) + level.sum(axis=1)      # half points, exact
+            np.add.at(wins, mine, w * 0.5 * points)
+            met = ahead + ahead.T + level
+            games[np.ix_(mine, mine)] += w * met
+        return wins, games
+
+    def copy(self) -> Tally:
+        other = Tally()
+        other.index = dict(self.index)
+        other.names = list(self.names)
+        other.ahead = {k: m.copy() for k, m in self.ahead.items()}
+        other.level = {k: m.copy() for k, m in self.level.items()}
+        other.tables = Counter(self.tables)
+        other.samples = self.samples
+        return other
+
+
 class _Pairs:
     """The pairs of a set of matches, summed as the model needs them: each bot's weighted
-    score, each pair of bots' weighted number of pairs, and each sample's pairs (with the
-    number of samples it stands for)."""
+    score, each pair of bots' weighted number of pairs (from a :class:`Tally` of every
+    match), and the samples the sandwich's meat reads (each with the number of samples it
+    stands for)."""
 
-    def __init__(self, outcomes: Iterable[Placing], names: Sequence[str]) -> None:
+    def __init__(self, outcomes: Iterable[Placing], names: Sequence[str],
+                 tally: Tally | None = None) -> None:
+        """``tally``: the sums of every match, when ``outcomes`` are only the samples the
+        meat reads (a :class:`arena.tournament.standings.Results` keeps a share of its
+        outcomes, each standing for ``count`` samples); else they are summed here."""
         index = {b: i for i, b in enumerate(names)}
-        self.n = n = len(names)
-        self.wins = [0.0] * n
-        games: dict[tuple[int, int], float] = defaultdict(float)
+        self.n = len(names)
         samples: dict[Hashable, list[tuple[int, int, float, float]]] = defaultdict(list)
         counts: dict[Hashable, int] = {}
-        orders = 0.0
-        self.matches = 0
+        own = tally is None
+        if own:
+            tally = Tally()
         for o in outcomes:
-            k, c = len(o.bots), o.count
-            if k >= 2:
-                orders += c * (k + 1) / (3 * (k - 1))
-                self.matches += c
+            if own:
+                tally.add(o.bots, o.places, o.count)
             mine = []
             for a, b, score, w in pairs(o):
                 i, j = index[a], index[b]
-                if i == j:
-                    continue  # a bot against itself tells nothing
-                self.wins[i] += c * w * score
-                self.wins[j] += c * w * (1.0 - score)
-                games[(min(i, j), max(i, j))] += c * w
-                mine.append((i, j, score, w))
+                if i != j:
+                    mine.append((i, j, score, w))
             if mine:           # a sample's key looked up once (a folded one is a tuple)
                 samples[o.sample] += mine
-                counts[o.sample] = c
+                counts[o.sample] = o.count
+        wins, games = tally.sums(names)
+        self.wins = wins.tolist()
+        self.matches = sum(tally.tables.values())
         # the design effect of independent Plackett-Luce orders of equal bots: a K-seat
         # match's pairs spread (K + 1) / (3 (K - 1)) times what independent pairs would
+        orders = sum(c * (k + 1) / (3 * (k - 1)) for k, c in sorted(tally.tables.items()))
         self.orders = orders / self.matches if self.matches else 1.0
-        self.games = sorted(games.items())           # one order: the same sums every time
+        rows, cols = np.nonzero(np.triu(games, 1))       # each pair of bots that met, once
+        self.games = [((int(i), int(j)), float(games[i, j])) for i, j in zip(rows, cols)]
         self._wins = np.array(self.wins)
         self._i = np.array([i for (i, _), _ in self.games], dtype=np.intp)
         self._j = np.array([j for (_, j), _ in self.games], dtype=np.intp)
         self._w = np.array([w for _, w in self.games], dtype=float)
         #: (how many samples, their pairs): one sample each but a folded outcome's
         self.samples = [(counts[key], pairs_of) for key, pairs_of in samples.items()]
-        self.sample_count = sum(counts.values())
+        self.sample_count = sum(counts.values()) if own else tally.samples
 
     def mode(self, prior: float, theta: Sequence[float] | None = None,
              tolerance: float = 1e-10, max_iterations: int = 200) -> list[float]:
@@ -297,22 +396,30 @@ class _Pairs:
 
 def fit(outcomes: Iterable[Placing], bots: Sequence[str] | None = None, prior: float = PRIOR,
         design: float | None = None, tolerance: float = 1e-10,
-        max_iterations: int = 200) -> Fit:
+        max_iterations: int = 200, tally: Tally | None = None) -> Fit:
     """Fit Bradley-Terry strengths to the pairs of ``outcomes``, with their covariance and
     95% intervals (see the module notes). ``design`` fixes the design effect instead of
-    measuring it (1: pairs as independent as their weights say)."""
+    measuring it (1: pairs as independent as their weights say). ``tally``: the sums of
+    every match, when ``outcomes`` are only the samples the sandwich reads (see
+    :class:`_Pairs`)."""
     # one BLAS thread: these matrices are at most a few hundred wide, where OpenBLAS's
     # threads cost more than they share (a 160-bot fit's solves took 10 times as long on
     # 2 cores), and a server's other work needs the cores
     with threadpool_limits(1, user_api="blas"):
-        return _fit(outcomes, bots, prior, design, tolerance, max_iterations)
+        return _fit(outcomes, bots, prior, design, tolerance, max_iterations, tally)
 
 
 def _fit(outcomes: Iterable[Placing], bots: Sequence[str] | None, prior: float,
-         design: float | None, tolerance: float, max_iterations: int) -> Fit:
+         design: float | None, tolerance: float, max_iterations: int,
+         tally: Tally | None) -> Fit:
     outcomes = list(outcomes)
-    names = list(bots) if bots is not None else sorted({b for o in outcomes for b in o.bots})
-    data = _Pairs(outcomes, names)
+    if bots is not None:
+        names = list(bots)
+    elif tally is not None:
+        names = sorted(tally.names)
+    else:
+        names = sorted({b for o in outcomes for b in o.bots})
+    data = _Pairs(outcomes, names, tally)
     n = len(names)
     s = data.sample_count
     theta = data.mode(prior, None, tolerance, max_iterations)

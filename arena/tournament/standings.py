@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.referee.results import MatchResult, Status
 from arena.store.base import MatchRecord
-from arena.tournament.ratings import Fit, Placing, fit
+from arena.tournament.ratings import Fit, Placing, Tally, fit
 
 
 @dataclass
@@ -132,27 +133,42 @@ Outcome = tuple[str | int, ...]
 
 class Results:
     """Every finished match of a tournament or ladder, as its standings read them, in
-    memory that grows with the field rather than with the matches where it can.
+    memory bounded by the field rather than by the matches.
 
     A server keeps one for its ladder (and one for its live view) for as long as it runs,
-    at 60 matches a second. A match that is a sample of its own (every ladder match, and
-    every match of a tournament without duplicate deals) counts only for its outcome: the
-    same bots in the same places give the fit and the crosstable the same sums, so such
-    matches are kept as one count per outcome. A 2-seat ladder of n bots then holds at most
-    3 n (n - 1) / 2 outcomes however long it runs, where it kept each match (410 bytes of a
-    match read from the store: 2 GB a day at 60 a second). At more seats outcomes rarely
-    repeat, and each takes about 140 bytes (a match took 550). The matches of a duplicate
-    set are kept one by one (the set is the sample), which a tournament's schedule bounds.
-    The bots' lines count as matches come. A 2-seat ladder's fit reads its outcomes, not
-    its matches: 1.1 s where 1.8 s for 100,000 matches of 200 bots.
+    at up to 60 matches a second. What the fit's estimate and the crosstable read is a
+    :class:`Tally` (for each two bots, how often each finished ahead, and level), which
+    grows with the pairs of bots that met. What the intervals read is the spread of the
+    samples (the sandwich's meat: see :mod:`arena.tournament.ratings`), sample by sample:
+
+    * A match that is a sample of its own (every ladder match, and every match of a
+      tournament without duplicate deals) counts only for its outcome: the same bots in
+      the same places give the same meat, so such matches are kept as one count per
+      outcome. A 2-seat ladder of n bots holds at most 3 n (n - 1) / 2 of them.
+    * At more seats outcomes rarely repeat (about 140 bytes each). Past ``keep`` outcomes
+      (100,000 by default), only a share of them is kept: those whose hash falls below a
+      threshold, halved each time the outcomes kept would pass ``keep``, each standing for
+      2^halvings samples. That share is a random sample of the outcomes (the hash knows
+      nothing of the results), so the meat it gives is unbiased, and at ``keep`` outcomes
+      its noise is far below the intervals' own. Which outcomes are kept depends only on
+      which have come, not on their order: the threshold is the highest at which all
+      that came fit, and an outcome below it was kept from its first match.
+    * The matches of a duplicate set are kept one by one (the set is the sample), which a
+      tournament's schedule bounds.
 
     The fit reads the outcomes in one order (by outcome, then by sample), so the same
     matches give the same standings to the last bit, in whatever order they came."""
 
-    def __init__(self, played: Iterable[Played] = ()) -> None:
+    #: outcomes of single-match samples kept before only a share of them is
+    KEEP = 100_000
+
+    def __init__(self, played: Iterable[Played] = (), keep: int | None = None) -> None:
         self.matches = 0
+        self.keep = keep or self.KEEP
         self.lines: dict[str, BotLine] = {}          # counts only: no rating
+        self.tally = Tally()                          # every match's pairs
         self.folded: Counter[Outcome] = Counter()     # matches that are samples of their own
+        self.halvings = 0                             # ... kept: hash below 2^-halvings
         self.sets: dict[str, list[Outcome]] = {}      # the matches of each duplicate set
         for p in played:
             self.add(p)
@@ -165,19 +181,38 @@ class Results:
         # brings its own copies
         outcome = tuple(x for bot, place in sorted(zip(played.bots, played.places))
                         for x in (lines[bot].bot, place))
+        bots, places = outcome[::2], outcome[1::2]
+        self.tally.add(bots, places)
+        if len(set(bots)) < 2:
+            return                      # no pair of two bots: nothing for the meat
         if played.sample == played.key:
-            self.folded[outcome] += 1
+            self.tally.samples += 1
+            folded = self.folded
+            if outcome in folded:
+                folded[outcome] += 1
+            elif _share(outcome) >> (64 - self.halvings) == 0:   # below the threshold
+                folded[outcome] = 1
+                while len(folded) > self.keep:
+                    self.halvings += 1
+                    for kept in [o for o in folded if _share(o) >> (64 - self.halvings)]:
+                        del folded[kept]
         else:
-            self.sets.setdefault(played.sample, []).append(outcome)
+            outcomes = self.sets.get(played.sample)
+            if outcomes is None:
+                outcomes = self.sets[played.sample] = []
+                self.tally.samples += 1
+            outcomes.append(outcome)
 
     def copy(self) -> Results:
         """A copy that later matches leave alone (to fit in another thread)."""
-        other = Results()
+        other = Results(keep=self.keep)
         other.matches = self.matches
         other.lines = {b: BotLine(b, matches=line.matches, wins=line.wins,
                                   place_total=line.place_total, faults=Counter(line.faults))
                        for b, line in self.lines.items()}
+        other.tally = self.tally.copy()
         other.folded = Counter(self.folded)
+        other.halvings = self.halvings
         other.sets = {sample: list(outcomes) for sample, outcomes in self.sets.items()}
         return other
 
@@ -186,21 +221,23 @@ class Results:
         """Every bot of every match."""
         return set(self.lines)
 
-    def outcomes(self) -> Iterator[tuple[Outcome, int]]:
-        """Each outcome with how many matches had it (a duplicate set's, one by one)."""
-        yield from self.folded.items()
-        for outcomes in self.sets.values():
-            for outcome in outcomes:
-                yield outcome, 1
-
     def placings(self) -> list[Placing]:
-        """What the fit reads, in one order whatever the order the matches came in."""
-        out = [Placing(outcome[::2], outcome[1::2], sample=outcome, count=count)
+        """The samples the fit's meat reads, each with the number of samples it stands
+        for, in one order whatever the order the matches came in (the fit's sums are the
+        :attr:`tally`)."""
+        share = 1 << self.halvings
+        out = [Placing(outcome[::2], outcome[1::2], sample=outcome, count=count * share)
                for outcome, count in sorted(self.folded.items())]
         for sample in sorted(self.sets):
             out += [Placing(outcome[::2], outcome[1::2], sample=sample)
                     for outcome in sorted(self.sets[sample])]
         return out
+
+
+def _share(outcome: Outcome) -> int:
+    """The outcome's place among all outcomes, for keeping a share of them: 64 bits of a
+    hash of it that every process computes alike (Python's own hash of a str is not)."""
+    return int.from_bytes(hashlib.blake2b(repr(outcome).encode(), digest_size=8).digest())
 
 
 @dataclass
@@ -232,7 +269,7 @@ def standings_of(played: Results | Iterable[Played], bots: Sequence[str],
         lines[b] = BotLine(b, matches=line.matches, wins=line.wins,
                            place_total=line.place_total, faults=Counter(line.faults))
     outs = results.placings()
-    result_fit = fit(outs, list(lines)) if outs and rate else None
+    result_fit = fit(outs, list(lines), tally=results.tally) if outs and rate else None
     if result_fit is not None:
         for line in lines.values():
             line.elo = result_fit.elo(line.bot)
@@ -249,19 +286,9 @@ def crosstable(played: Results | Iterable[Played],
     """For each bot, against each other bot: how often it finished ahead, behind, level."""
     results = played if isinstance(played, Results) else Results(played)
     table = {a: {b: CrossCell() for b in bots if b != a} for a in bots}
-    for outcome, count in results.outcomes():
-        seats = list(zip(outcome[::2], outcome[1::2]))
-        for a, place_a in seats:
-            for b, place_b in seats:
-                if a == b or a not in table or b not in table[a]:
-                    continue
-                cell = table[a][b]
-                if place_a < place_b:
-                    cell.ahead += count
-                elif place_a > place_b:
-                    cell.behind += count
-                else:
-                    cell.level += count
+    for a, row in table.items():
+        for b, cell in row.items():
+            cell.ahead, cell.behind, cell.level = results.tally.head_to_head(a, b)
     return table
 
 

@@ -113,14 +113,74 @@ def test_a_copy_is_left_alone_by_later_matches():
     assert sum(line.matches for line in copy.lines.values()) == 200
 
 
-def test_a_bigger_table_s_outcomes_rarely_repeat_and_each_takes_a_quarter_of_a_match():
-    """At 4 seats each ladder match is its own outcome; kept flat, with each bot's name once
-    (every match read from the store brings its own copies of the names), an outcome takes
-    about 140 bytes where the match it came from took 550."""
-    rng = random.Random(10)
-    played = [Played(f"L{k}", tuple("bot-%d" % b for b in rng.sample(range(200), 4)),
-                     tuple(rng.sample([1, 2, 3, 4], 4)), f"L{k}") for k in range(5000)]
-    results = Results(played)
-    kept = _size(results)
-    assert len(results.folded) == 5000
-    assert kept < 200 * 5000, kept / 5000
+def _table_ladder(n_bots: int, matches: int, seed: int, first: int = 0) -> list[Played]:
+    """4-seat ladder matches among bots of spread strengths, each its own sample: bot i
+    is i * 20 Elo above bot 0, its places drawn by a Plackett-Luce order."""
+    rng = random.Random(seed)
+    out = []
+    for k in range(first, first + matches):
+        seated = rng.sample(range(n_bots), 4)
+        order, left = [], seated[:]
+        while left:
+            weights = [10 ** (b * 20 / 400) for b in left]
+            pick = rng.choices(left, weights)[0]
+            order.append(pick)
+            left.remove(pick)
+        out.append(Played(f"T{k}", tuple(f"b{b}" for b in seated),
+                          tuple(order.index(b) + 1 for b in seated), f"T{k}"))
+    return out
+
+
+def test_a_bigger_table_s_ladder_holds_a_bounded_share_of_its_outcomes():
+    """At 4 seats outcomes rarely repeat: each match was kept (about 140 bytes), so a
+    ladder's memory grew for as long as it ran. Past ``keep`` outcomes only a share is
+    kept for the intervals; the sums the ratings read are every match's."""
+    results = Results(_table_ladder(40, 10_000, seed=11), keep=2000)
+    assert len(results.folded) <= 2000 and results.halvings >= 2
+    before = _size(results)
+    for p in _table_ladder(40, 10_000, seed=12, first=10_000):
+        results.add(p)
+    assert results.matches == 20_000 and results.tally.samples == 20_000
+    assert len(results.folded) <= 2000 and results.halvings >= 3
+    grown = _size(results) - before
+    assert grown < 20_000, grown      # each match kept: 10,000 more outcomes, 1.4 MB
+
+
+def test_a_share_of_the_outcomes_rates_as_all_of_them():
+    """The estimate reads every match's sums; the intervals, a share of the outcomes (an
+    unbiased sample of the spread): they stay within a few Elo of those from every one."""
+    played = _table_ladder(30, 12_000, seed=13)
+    bots = [f"b{i}" for i in range(30)]
+    every = standings_of(Results(played), bots)
+    share = Results(played, keep=3000)
+    assert share.halvings >= 2
+    some = standings_of(share, bots)
+    assert every.fit.samples == some.fit.samples == 12_000
+    assert abs(some.fit.design - every.fit.design) < 0.05 * every.fit.design
+    widths = []
+    for a, b in zip(sorted(every.lines, key=lambda l: l.bot), sorted(some.lines, key=lambda l: l.bot)):
+        assert (a.bot, a.matches, a.wins, a.place_total) == (b.bot, b.matches, b.wins, b.place_total)
+        assert abs(a.elo - b.elo) < 1.0
+        assert abs((a.high - a.low) - (b.high - b.low)) < 0.1 * (a.high - a.low)
+        widths.append(a.high - a.low)
+    assert 20 < min(widths) and max(widths) < 80     # ratings measured, not the prior's
+    elo = {l.bot: l.elo for l in every.lines}
+    assert elo["b29"] - elo["b0"] > 400               # 29 x 20 Elo apart, as drawn
+    cells = crosstable(share, bots)
+    assert cells == crosstable(played, bots)
+    assert cells["b29"]["b0"].ahead > cells["b29"]["b0"].behind
+
+
+def test_which_share_is_kept_does_not_depend_on_the_order_the_matches_came_in():
+    played = _table_ladder(12, 3000, seed=14)
+    bots = [f"b{i}" for i in range(12)]
+    boards = []
+    for seed in range(3):
+        order = played[:]
+        random.Random(seed).shuffle(order)
+        results = Results(order, keep=300)
+        assert results.halvings >= 2
+        board = standings_of(results, bots)
+        boards.append((sorted(results.folded.items()),
+                       [(l.bot, l.elo, l.low, l.high, l.matches) for l in board.lines]))
+    assert boards[0] == boards[1] == boards[2]
