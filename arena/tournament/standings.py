@@ -149,10 +149,11 @@ class Results:
       (100,000 by default), only a share of them is kept: those whose hash falls below a
       threshold, halved each time the outcomes kept would pass ``keep``, each standing for
       2^halvings samples. That share is a random sample of the outcomes (the hash knows
-      nothing of the results), so the meat it gives is unbiased, and at ``keep`` outcomes
-      its noise is far below the intervals' own. Which outcomes are kept depends only on
-      which have come, not on their order: the threshold is the highest at which all
-      that came fit, and an outcome below it was kept from its first match.
+      nothing of the results), so the meat it gives is unbiased; its noise moved interval
+      widths by at most 8% where each bot was in 400 kept outcomes (a 500-bot field's bot
+      is in about 800 of 100,000). Which outcomes are kept depends only on which have
+      come, not on their order: the threshold is the highest at which all that came fit,
+      and an outcome below it was kept from its first match.
     * The matches of a duplicate set are kept one by one (the set is the sample), which a
       tournament's schedule bounds.
 
