@@ -170,94 +170,95 @@ class Fit:
 class Tally:
     """The sums a fit's estimate reads, of any number of matches: for each table size, how
     often each bot finished ahead of each other and how often level with it. Integers, so
-    the same matches give the same sums in whatever order they are added; held in an
-    n-by-n matrix for each (n the bots so far), so its size grows with the field, not with
-    the matches: 4 MB a table size for 500 bots. ``samples``: how many samples the
-    matches make (a duplicate set is one), kept by whoever adds them."""
+    the same matches give the same sums in whatever order they are added. A count for
+    each two bots that met, so its size grows with the pairs that met (about 30 bytes a
+    pair and direction: 6.5 MB for 500 bots that have all met), not with the matches,
+    nor with every name a ladder has seen (its retired versions meet only the field of
+    their time: an n-by-n matrix took 67 MB for 2,000 of them). ``samples``: how many
+    samples the matches make (a duplicate set is one), kept by whoever adds them."""
 
-    __slots__ = ("index", "names", "ahead", "level", "tables", "samples")
+    __slots__ = ("ahead", "level", "tables", "samples")
 
     def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.names: list[str] = []
-        #: seats -> [i, j]: pairs in which bot i finished ahead of bot j (level: level)
-        self.ahead: dict[int, np.ndarray] = {}
-        self.level: dict[int, np.ndarray] = {}
+        #: seats -> bot -> opponent -> pairs in which the bot finished ahead of it
+        self.ahead: dict[int, dict[str, dict[str, int]]] = {}
+        #: seats -> (a, b), a < b -> pairs in which they finished level
+        self.level: dict[int, dict[tuple[str, str], int]] = {}
         self.tables: Counter[int] = Counter()     # seats -> matches
         self.samples = 0
-
-    def _bot(self, name: str) -> int:
-        i = self.index.get(name)
-        if i is None:
-            i = self.index[name] = len(self.names)
-            self.names.append(name)
-            size = next(iter(self.ahead.values())).shape[0] if self.ahead else 0
-            if i >= size:          # room for twice as many bots
-                for table in (self.ahead, self.level):
-                    for k, m in table.items():
-                        grown = np.zeros((2 * size, 2 * size), dtype=np.int64)
-                        grown[:size, :size] = m
-                        table[k] = grown
-        return i
 
     def add(self, bots: Sequence[str], places: Sequence[int], count: int = 1) -> None:
         k = len(bots)
         if k < 2:
             return
         self.tables[k] += count
-        seats = [self._bot(b) for b in bots]
         ahead = self.ahead.get(k)
         if ahead is None:
-            size = max(8, 1 << (len(self.names) - 1).bit_length())
-            size = next(iter(self.ahead.values())).shape[0] if self.ahead else size
-            ahead = self.ahead[k] = np.zeros((size, size), dtype=np.int64)
-            self.level[k] = np.zeros((size, size), dtype=np.int64)
+            ahead = self.ahead[k] = {}
+            self.level[k] = {}
         level = self.level[k]
         for s in range(k):
             for t in range(s + 1, k):
-                i, j = seats[s], seats[t]
-                if i == j:
+                a, b, pa, pb = bots[s], bots[t], places[s], places[t]
+                if a == b:
                     continue  # a bot against itself tells nothing
-                if places[s] < places[t]:
-                    ahead[i, j] += count
-                elif places[s] > places[t]:
-                    ahead[j, i] += count
-                else:
-                    level[i, j] += count
-                    level[j, i] += count
+                if pa == pb:
+                    key = (a, b) if a < b else (b, a)
+                    level[key] = level.get(key, 0) + count
+                    continue
+                if pa > pb:
+                    a, b = b, a
+                row = ahead.get(a)
+                if row is None:
+                    row = ahead[a] = {}
+                row[b] = row.get(b, 0) + count
+
+    @property
+    def bots(self) -> set[str]:
+        """Every bot of a pair."""
+        out: set[str] = set()
+        for table in self.ahead.values():
+            for a, row in table.items():
+                out.add(a)
+                out.update(row)
+        for table in self.level.values():
+            for pair in table:
+                out.update(pair)
+        return out
 
     def head_to_head(self, a: str, b: str) -> tuple[int, int, int]:
         """How often ``a`` finished ahead of ``b``, behind it, and level with it."""
-        i, j = self.index.get(a), self.index.get(b)
-        if i is None or j is None:
-            return 0, 0, 0
-        return (sum(int(m[i, j]) for m in self.ahead.values()),
-                sum(int(m[j, i]) for m in self.ahead.values()),
-                sum(int(m[i, j]) for m in self.level.values()))
+        key = (a, b) if a < b else (b, a)
+        return (sum(t.get(a, {}).get(b, 0) for t in self.ahead.values()),
+                sum(t.get(b, {}).get(a, 0) for t in self.ahead.values()),
+                sum(t.get(key, 0) for t in self.level.values()))
 
     def sums(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Each of ``names``'s weighted score, and each two's weighted number of pairs (an
-        n-by-n matrix): each pair of a K-seat match weighs 1 / (K - 1)."""
+        n-by-n matrix): each pair of a K-seat match weighs 1 / (K - 1). Summed as integers
+        for each table size, then weighed: the same bits in whatever order they came."""
         n = len(names)
         at = {b: i for i, b in enumerate(names)}
-        mine = [at[b] for b in self.names]
-        m = len(mine)
         wins, games = np.zeros(n), np.zeros((n, n))
         for k in sorted(self.tables):
-            ahead, level = self.ahead[k][:m, :m], self.level[k][:m, :m]
+            met = np.zeros((n, n), dtype=np.int64)      # [i, j]: i ahead of j
+            for a, row in self.ahead[k].items():
+                i = at[a]
+                for b, c in row.items():
+                    met[i, at[b]] += c
+            level = np.zeros((n, n), dtype=np.int64)
+            for (a, b), c in self.level[k].items():
+                level[at[a], at[b]] += c
+            level += level.T
             w = 1.0 / (k - 1)
-            points = 2 * ahead.sum(axis=1) + level.sum(axis=1)      # half points, exact
-            np.add.at(wins, mine, w * 0.5 * points)
-            met = ahead + ahead.T + level
-            games[np.ix_(mine, mine)] += w * met
+            wins += w * 0.5 * (2 * met.sum(axis=1) + level.sum(axis=1))   # half points
+            games += w * (met + met.T + level)
         return wins, games
 
     def copy(self) -> Tally:
         other = Tally()
-        other.index = dict(self.index)
-        other.names = list(self.names)
-        other.ahead = {k: m.copy() for k, m in self.ahead.items()}
-        other.level = {k: m.copy() for k, m in self.level.items()}
+        other.ahead = {k: {a: dict(row) for a, row in t.items()} for k, t in self.ahead.items()}
+        other.level = {k: dict(t) for k, t in self.level.items()}
         other.tables = Counter(self.tables)
         other.samples = self.samples
         return other
@@ -416,7 +417,7 @@ def _fit(outcomes: Iterable[Placing], bots: Sequence[str] | None, prior: float,
     if bots is not None:
         names = list(bots)
     elif tally is not None:
-        names = sorted(tally.names)
+        names = sorted(tally.bots)
     else:
         names = sorted({b for o in outcomes for b in o.bots})
     data = _Pairs(outcomes, names, tally)

@@ -146,6 +146,21 @@ def test_a_bigger_table_s_ladder_holds_a_bounded_share_of_its_outcomes():
     assert grown < 20_000, grown      # each match kept: 10,000 more outcomes, 1.4 MB
 
 
+def test_a_ladder_s_retired_versions_cost_only_the_pairs_they_met():
+    """Every version a ladder has seen stays in its standings, but meets only the field of
+    its time: 1,000 names, 40 of them playing at a time. An n-by-n matrix of counts for
+    the sums would take 16 MB; a count for each two bots that met takes 1.6 MB."""
+    rng = random.Random(15)
+    results = Results()
+    for k in range(20_000):
+        low = k * 960 // 20_000
+        seated = rng.sample(range(low, low + 40), 4)
+        results.add(Played(f"V{k}", tuple(f"b{b}" for b in seated),
+                           tuple(rng.sample([1, 2, 3, 4], 4)), f"V{k}"))
+    assert len(results.bots) > 990
+    assert _size(results.tally) < 3_000_000, _size(results.tally)
+
+
 def test_a_share_of_the_outcomes_rates_as_all_of_them():
     """The estimate reads every match's sums; the intervals, a share of the outcomes (an
     unbiased sample of the spread): they stay within a few Elo of those from every one."""
