@@ -191,7 +191,8 @@ class Results:
             folded = self.folded
             if outcome in folded:
                 folded[outcome] += 1
-            elif _share(outcome) >> (64 - self.halvings) == 0:   # below the threshold
+            elif not self.halvings or _share(outcome) >> (64 - self.halvings) == 0:
+                # below the threshold (every outcome is, until the first halving: no hash)
                 folded[outcome] = 1
                 while len(folded) > self.keep:
                     self.halvings += 1
