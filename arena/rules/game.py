@@ -1221,5 +1221,5 @@ def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
 
 #: Game fields a clone shares with its original: values never changed in place.
 _SHARED = tuple(n for n in Game.__slots__ if n not in {
-    "hands", "draw", "discard", "out_of_play", "revealed", "in_game", "in_round", "tokens",
+    "_keys", "draw", "discard", "out_of_play", "revealed", "in_game", "in_round", "tokens",
     "scores", "events", "_out_blocks", "_cards", "_getrandbits", "_hand_sizes"})
