@@ -295,8 +295,14 @@ class OrganizerMachine(FuzzMachine):
             del request.bots[1:]
             code = grpc.StatusCode.INVALID_ARGUMENT
         elif fault == "bots none":
+            # organizer.proto: no bots with a name follows that tournament, NOT_FOUND where
+            # there is none (this name is new); with no name, a new one has too few bots
             del request.bots[:]
-            code = grpc.StatusCode.INVALID_ARGUMENT
+            if data.draw(st.booleans()):
+                request.name = ""
+                code = grpc.StatusCode.INVALID_ARGUMENT
+            else:
+                code = grpc.StatusCode.NOT_FOUND
         elif fault == "bots removed":
             removed = [v.display for v in self.mine if v.status == "removed" and v.kind == "remote"]
             only_if(removed and all(self._find(r) is None for r in removed))
