@@ -226,13 +226,6 @@ class Tally:
                 out.update(pair)
         return out
 
-    def head_to_head(self, a: str, b: str) -> tuple[int, int, int]:
-        """How often ``a`` finished ahead of ``b``, behind it, and level with it."""
-        key = (a, b) if a < b else (b, a)
-        return (sum(t.get(a, {}).get(b, 0) for t in self.ahead.values()),
-                sum(t.get(b, {}).get(a, 0) for t in self.ahead.values()),
-                sum(t.get(key, 0) for t in self.level.values()))
-
     def sums(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Each of ``names``'s weighted score, and each two's weighted number of pairs (an
         n-by-n matrix): each pair of a K-seat match weighs 1 / (K - 1). Summed as integers
@@ -301,11 +294,9 @@ class _Pairs:
         orders = sum(c * (k + 1) / (3 * (k - 1)) for k, c in sorted(tally.tables.items()))
         self.orders = orders / self.matches if self.matches else 1.0
         rows, cols = np.nonzero(np.triu(games, 1))       # each pair of bots that met, once
-        self.games = [((int(i), int(j)), float(games[i, j])) for i, j in zip(rows, cols)]
+        self._i, self._j, self._w = rows.astype(np.intp), cols.astype(np.intp), games[rows, cols]
+        self.games = [((int(i), int(j)), float(w)) for i, j, w in zip(rows, cols, self._w)]
         self._wins = np.array(self.wins)
-        self._i = np.array([i for (i, _), _ in self.games], dtype=np.intp)
-        self._j = np.array([j for (_, j), _ in self.games], dtype=np.intp)
-        self._w = np.array([w for _, w in self.games], dtype=float)
         #: (how many samples, their pairs): one sample each but a folded outcome's
         self.samples = [(counts[key], pairs_of) for key, pairs_of in samples.items()]
         self.sample_count = sum(counts.values()) if own else tally.samples

@@ -288,9 +288,21 @@ def crosstable(played: Results | Iterable[Played],
     """For each bot, against each other bot: how often it finished ahead, behind, level."""
     results = played if isinstance(played, Results) else Results(played)
     table = {a: {b: CrossCell() for b in bots if b != a} for a in bots}
-    for a, row in table.items():
-        for b, cell in row.items():
-            cell.ahead, cell.behind, cell.level = results.tally.head_to_head(a, b)
+    # one pass over the tally's pairs that met, each giving both bots' cells
+    for ahead in results.tally.ahead.values():
+        for a, row in ahead.items():
+            cells = table.get(a)
+            if cells is None:
+                continue
+            for b, count in row.items():
+                if b in cells:
+                    cells[b].ahead += count
+                    table[b][a].behind += count
+    for level in results.tally.level.values():
+        for (a, b), count in level.items():
+            if a in table and b in table[a]:
+                table[a][b].level += count
+                table[b][a].level += count
     return table
 
 
