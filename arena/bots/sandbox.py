@@ -4,8 +4,9 @@ The arena runs strangers' programs, so by default every bot runs in a bubblewrap
 (Debian's ``bubblewrap``, the sandbox Flatpak is built on): new user, PID, network, IPC,
 UTS and mount namespaces, no capabilities (bwrap run by root keeps them unless told: with
 CAP_SYS_ADMIN a bot could remount its read-only mounts writable) and no further user
-namespaces; no kernel keyring (a seccomp filter: the keyrings are shared beyond every
-namespace, so a key one process adds, a later or a concurrent one could read); the system
+namespaces; no kernel keyring and no exact probe of the page cache (a seccomp filter: both
+are shared beyond every namespace, so what one process leaves there, a later or a
+concurrent one could read); the system
 read-only; its own folder read-only; a fresh scratch ``HOME`` and a
 private ``/tmp``, both size-capped in-memory file systems; the Python, Node.js and
 C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing else of
@@ -67,7 +68,7 @@ class Limits:
     open_files: int | None = 256      # file descriptors of each process
     file_size_mb: int | None = 64     # the largest file it may write
     output_mb: int | None = 16        # stdout and stderr together, kept in its log
-    scratch_mb: int | None = 256      # its /scratch, and its /tmp, each (sandboxed: in memory)
+    scratch_mb: int | None = 256      # its /scratch, /tmp and /dev/shm, each (sandboxed: in memory)
 
     NAMES = {"memory": "memory_mb", "processes": "processes", "cpu": "cpu_s",
              "files": "open_files", "file-size": "file_size_mb", "output": "output_mb",
@@ -270,9 +271,9 @@ class SandboxFactory(ProcessFactory):
         super().__init__(limits)
         self.setup_network = setup_network
         if _seccomp_program() is None:
-            self.notice = ("the sandbox leaves the kernel keyring open to bots (a channel "
-                           "between their processes): libseccomp (Debian: libseccomp2) is "
-                           "missing or failed")
+            self.notice = ("the sandbox leaves the kernel keyring and the page cache's probes "
+                           "open to bots (channels between their processes): libseccomp "
+                           "(Debian: libseccomp2) is missing or failed")
 
     @staticmethod
     def unavailable() -> str | None:
@@ -287,21 +288,26 @@ class SandboxFactory(ProcessFactory):
         env = bot_env(env, SCRATCH)
         if referee_socket is not None and "ONO99_REFEREE" in env:
             env["ONO99_REFEREE"] = f"unix:{SOCKET_DIR}/referee.sock"
-        # /tmp and the scratch HOME are in-memory file systems of the sandbox's own, each
-        # capped (their pages count in the memory cgroup too): nothing a bot writes
-        # reaches the host's disk or outlives the process
+        # /tmp, /dev/shm and the scratch HOME are in-memory file systems of the sandbox's
+        # own, each capped (their pages count in the memory cgroup too): nothing a bot
+        # writes reaches the host's disk or outlives the process. /dev itself (bwrap's
+        # tmpfs of device nodes, uncapped) is read-only after
         size = [] if limits.scratch_mb is None else ["--size", str(limits.scratch_mb * 2**20)]
         # no --new-session: bwrap's first process stays in the process group _spawn made
         # (whose watchdog kills it; the group's session has no terminal to protect)
         box = ["bwrap", "--die-with-parent", "--unshare-all",
                *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_MASKS,
-               "--dev", "/dev", *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
+               "--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+               *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
                "--dir", "/run", "--clearenv"]
         if setup and self.setup_network:
             box.append("--share-net")        # the organiser lets setups download
         for name, value in env.items():
             box += ["--setenv", name, value]
         box += _system_mounts()
+        if setup:
+            box += [arg for name in _SETUP_ETC if (Path("/etc") / name).exists()
+                    for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
         for path in _runtime_paths():
             box += ["--ro-bind", path, path]
         box += ["--bind" if setup else "--ro-bind", str(folder), str(folder)]
@@ -435,7 +441,10 @@ def _system_mounts() -> list[str]:
 #: What of /etc a program needs (the loader, certificates, names, time), not its secrets.
 _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
         "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "resolv.conf",
-        "host.conf", "gai.conf", "os-release", "mime.types", "npmrc")
+        "host.conf", "gai.conf", "os-release", "mime.types")
+#: What of /etc only a setup step needs: npm's settings (its certificates and proxy, and
+#: often the organiser's registry token, which no bot may read while it plays).
+_SETUP_ETC = ("npmrc",)
 
 
 def _runtime_paths() -> list[str]:
@@ -503,13 +512,52 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list")
                for arg in ("--dev-bind", "/dev/null", f"/proc/{name}")]
 
 #: System calls that reach what the kernel shares beyond every namespace, refused in the
-#: sandbox (EPERM): the keyrings. A key one process adds to its user's keyring, another
-#: process of the same user reads, sandboxed or not: memory across phases (a fresh process
-#: recognising the deal it played before) or a channel between two bots at one table.
-#: No bot needs them (Docker's and Flatpak's default filters refuse them too).
-_REFUSED_CALLS = (b"add_key", b"request_key", b"keyctl")
+#: sandbox (EPERM unless said). No bot needs them; Docker's and Flatpak's default filters
+#: refuse the keyrings' and io_uring's too.
+#:
+#: - The keyrings: a key one process adds to its user's keyring, another process of the
+#:   same user reads, sandboxed or not: memory across phases (a fresh process recognising
+#:   the deal it played before) or a channel between two bots at one table.
+#: - The page cache's exact probes and eviction: every bot reads the same host files (its
+#:   folder, the runtimes, /usr), whose cached pages outlive its process. A process that
+#:   evicted a file's pages (fadvise DONTNEED, madvise COLD or PAGEOUT) and read back the
+#:   ones standing for 1 bits left a message that the next phase's process read with
+#:   mincore (the file's owner may: bots run as the root that owns most host files),
+#:   cachestat, or a read that must not wait (preadv2's RWF_NOWAIT: refused with
+#:   EOPNOTSUPP, as for a file that cannot do it, so honest callers read normally). A
+#:   tournament's second phase named the opponent's dealt hand in 3 deals of 3. io_uring
+#:   goes too: its requests run without passing this filter.
+#:
+#: Each entry: the call, and the conditions on its arguments (index, mask, value: the call
+#: is refused where ``arg & mask == value`` for each), none for every use.
+_RWF_NOWAIT = 0x8
+_REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] = (
+    (b"add_key", (), errno.EPERM),
+    (b"request_key", (), errno.EPERM),
+    (b"keyctl", (), errno.EPERM),
+    (b"mincore", (), errno.EPERM),
+    (b"cachestat", (), errno.EPERM),
+    (b"fadvise64", ((3, 0xFFFFFFFF, 4),), errno.EPERM),       # POSIX_FADV_DONTNEED
+    (b"madvise", ((2, 0xFFFFFFFF, 20),), errno.EPERM),        # MADV_COLD
+    (b"madvise", ((2, 0xFFFFFFFF, 21),), errno.EPERM),        # MADV_PAGEOUT
+    (b"process_madvise", (), errno.EPERM),
+    (b"preadv2", ((5, _RWF_NOWAIT, _RWF_NOWAIT),), errno.EOPNOTSUPP),
+    (b"io_uring_setup", (), errno.EPERM),
+    (b"io_uring_enter", (), errno.EPERM),
+    (b"io_uring_register", (), errno.EPERM),
+)
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_ACT_ERRNO = 0x00050000
+_SCMP_CMP_MASKED_EQ = 7
+
+
+class _ArgCompare(ctypes.Structure):
+    """libseccomp's ``struct scmp_arg_cmp``: argument ``arg`` & ``datum_a`` == ``datum_b``."""
+
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
+                ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
 #: libseccomp's program, once: [bytes], or [None] where libseccomp is missing
 _seccomp_made: list[bytes | None] = []
 
@@ -564,10 +612,13 @@ def _make_seccomp_program() -> bytes | None:
         return None
     fd = os.memfd_create("ono99-seccomp-build")
     try:
-        for call in _REFUSED_CALLS:
+        for call, conditions, code in _REFUSED_CALLS:
             number = lib.seccomp_syscall_resolve_name(call)
+            compare = (_ArgCompare * max(1, len(conditions)))(
+                *(_ArgCompare(index, _SCMP_CMP_MASKED_EQ, mask, value)
+                  for index, mask, value in conditions))
             if number < 0 or lib.seccomp_rule_add_array(
-                    ctx, _SCMP_ACT_ERRNO | errno.EPERM, number, 0, None) != 0:
+                    ctx, _SCMP_ACT_ERRNO | code, number, len(conditions), compare) != 0:
                 raise OSError(f"libseccomp cannot refuse {call.decode()}")
         if lib.seccomp_export_bpf(ctx, fd) != 0:
             raise OSError("libseccomp cannot export its filter")

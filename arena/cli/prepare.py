@@ -40,7 +40,7 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
                         f"threads count), cpu (seconds, {defaults.cpu_s}), files (open, "
                         f"{defaults.open_files}), file-size (MiB, {defaults.file_size_mb}), output "
                         f"(MiB kept in its log, {defaults.output_mb}), scratch (MiB in its "
-                        f"/scratch and its /tmp, each, {defaults.scratch_mb}); a bot past one "
+                        f"/scratch, its /tmp and its /dev/shm, each, {defaults.scratch_mb}); a bot past one "
                         "is stopped, or its writes fail")
     p.add_argument("--setup-network", action="store_true",
                    help="let the sandbox give bots' setup steps this machine's network (to "

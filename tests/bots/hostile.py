@@ -32,12 +32,19 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
   keyring PREFIX     at every turn, adds a key named PREFIX + its process id, holding its
                      hand, to its user's kernel keyring, and looks for keys named so by
                      another process (/proc/keys)
+  pagecache FILE     at its first turn: tries the page cache's exact probes and eviction on
+                     FILE (a file of its folder: mincore, cachestat, a read that must not
+                     wait, fadvise DONTNEED, madvise COLD and PAGEOUT) and io_uring, and
+                     reports each; but first reads back, with mincore, a message another
+                     process left in FILE's cached pages (a page a bit); last, leaves its
+                     own (its process id and hand)
 """
 
 from __future__ import annotations
 
 import ctypes
 import json
+import mmap
 import os
 import signal
 import socket
@@ -217,6 +224,110 @@ def keyring(prefix: str, hand: str) -> None:
     report(what="keyring", added=serial >= 0, error=error, found_from_others=sorted(found))
 
 
+PAGE = 4096
+MAGIC = b"ONO99"
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def _called(result: int, libc) -> str:
+    return "ok" if result >= 0 else os.strerror(ctypes.get_errno())
+
+
+def _os_call(fn) -> str:
+    try:
+        fn()
+        return "ok"
+    except BlockingIOError:
+        return "ok"           # a page not cached: the probe answered
+    except OSError as exc:
+        return exc.strerror
+
+
+def resident(path: str, libc) -> list[int] | str:
+    """Whether each page of ``path`` is cached (mincore), or mincore's error."""
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        try:
+            vec = ctypes.create_string_buffer(size // PAGE)
+            if libc.mincore(addr, size, vec) != 0:
+                return os.strerror(ctypes.get_errno())
+            return [b & 1 for b in vec.raw]
+        finally:
+            libc.munmap(addr, size)
+    finally:
+        os.close(fd)
+
+
+def page_probes(path: str) -> dict[str, str]:
+    """What each exact probe or eviction of the page cache, and io_uring, answers."""
+    libc = _libc()
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = {"mincore": "ok" if isinstance(resident(path, libc), list) else resident(path, libc)}
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        got["madvise cold"] = _called(libc.madvise(addr, size, 20), libc)
+        got["madvise pageout"] = _called(libc.madvise(addr, size, 21), libc)
+        libc.munmap(addr, size)
+        got["fadvise dontneed"] = _os_call(lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED))
+        got["read nowait"] = _os_call(lambda: os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT))
+        span, stat = (ctypes.c_uint64 * 2)(), (ctypes.c_uint64 * 8)()
+        got["cachestat"] = _called(libc.syscall(451, fd, span, stat, 0), libc)   # every arch
+        params = (ctypes.c_uint8 * 120)()                                       # io_uring_params
+        ring = libc.syscall(425, 1, params)                                     # io_uring_setup
+        got["io_uring"] = _called(ring, libc)
+        if ring >= 0:
+            os.close(ring)
+        return got
+    finally:
+        os.close(fd)
+
+
+def read_message(path: str) -> str | None:
+    """The message another process left in ``path``'s cached pages (MAGIC, a length,
+    the text: a page a bit, cached for 1), if mincore shows one."""
+    bits = resident(path, _libc())
+    if not isinstance(bits, list):
+        return None
+    data = bytes(int("".join(map(str, bits[i:i + 8])), 2) for i in range(0, len(bits) - 7, 8))
+    if not data.startswith(MAGIC):
+        return None
+    return data[len(MAGIC) + 1:len(MAGIC) + 1 + data[len(MAGIC)]].decode(errors="replace")
+
+
+def leave_message(path: str, text: str) -> bool:
+    """Leave ``text`` in ``path``'s cached pages: evict them all, then read the pages of
+    the 1 bits. Whether it could."""
+    message = MAGIC + bytes([len(text)]) + text.encode()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)                                    # clean pages: eviction drops them
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no readahead: one page a read
+        for i, byte in enumerate(message):
+            for j in range(8):
+                if byte >> (7 - j) & 1:
+                    os.pread(fd, 1, (i * 8 + j) * PAGE)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def fill(folder: str, mib: str):
     with open(os.path.join(folder, "fill"), "wb") as f:
         block = b"\0" * 2**20
@@ -240,6 +351,13 @@ class Hostile(Bot):
             work(int(ARGS[0]))
         elif MODE == "keyring":
             keyring(ARGS[0], " ".join(view.hand))
+        elif MODE == "pagecache" and not self.done:
+            self.done = True
+            found = read_message(ARGS[0])                # before the probes evict it
+            probes = page_probes(ARGS[0])
+            wrote = leave_message(ARGS[0], f"{ME[:8]} {' '.join(view.hand)}")
+            others = [found] if found and not found.startswith(ME[:8]) else []
+            report(what="pagecache", probes=probes, wrote=wrote, found_from_others=others)
         elif not self.done:
             self.done = True
             if MODE == "read":

@@ -72,6 +72,8 @@ def test_it_cannot_read_outside_its_folder(tmp_path, mark):
     other = shutil.copytree(RANDOM, tmp_path / "random", ignore=shutil.ignore_patterns("__pycache__"))
     files = [tmp_path / "t.db", other / "bot.py", "/etc/shadow", ROOT / "README.md",
              ROOT / "tests" / "bots" / "hostile.py", Path.home() / ".bashrc"]
+    # npm's settings, often with the organiser's registry token: for setup steps only
+    files += [p for p in [Path("/etc/npmrc")] if p.exists()]
     folders = [ROOT, tmp_path]
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "read", *files, *folders),
                      other=other)
@@ -85,8 +87,9 @@ def test_it_cannot_read_outside_its_folder(tmp_path, mark):
 def test_it_cannot_write_outside_its_scratch_folder(tmp_path, mark):
     other = shutil.copytree(RANDOM, tmp_path / "random", ignore=shutil.ignore_patterns("__pycache__"))
     bot = tmp_path / "bot"
-    refused = [bot / "mine.txt", other / "bot.py", "/usr/dropped.txt"]
-    private = ["/tmp/fine.txt", "/scratch/fine.txt", tmp_path / "dropped.txt"]  # its own tmpfs
+    refused = [bot / "mine.txt", other / "bot.py", "/usr/dropped.txt", "/dev/dropped.txt"]
+    private = ["/tmp/fine.txt", "/scratch/fine.txt", "/dev/shm/fine.txt",
+               tmp_path / "dropped.txt"]  # its own tmpfs
     # the repository: read-only, unless it lies under /tmp (a fresh clone in CI), where the
     # write lands in the sandbox's private /tmp
     (private if ROOT.is_relative_to("/tmp") else refused).append(ROOT / "dropped.txt")
@@ -113,7 +116,7 @@ def test_it_has_no_capability_and_cannot_remount_its_mounts_writable(tmp_path, m
     assert all("Operation not permitted" in r["error"] for r in tried), tried
 
 
-@pytest.mark.parametrize("place", ["/scratch", "/tmp"])
+@pytest.mark.parametrize("place", ["/scratch", "/tmp", "/dev/shm"])
 def test_its_scratch_and_tmp_are_capped_in_size(tmp_path, mark, place):
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fill", place, 40),
                      "--limit", "scratch=16")
@@ -250,6 +253,63 @@ def test_nothing_put_in_the_kernel_keyring_is_found_by_another_process(tmp_path,
         assert [r["found_from_others"] for r in tried if r["found_from_others"]] == []
     finally:
         remove_keys(prefix)
+
+
+def test_the_page_cache_cannot_be_probed_or_evicted_to_pass_a_message_on(tmp_path, mark):
+    """The cached pages of the files every bot reads outlive its process: without the
+    seccomp filter's refusals, a process evicted the pages of a file of its folder and
+    read back those standing for 1 bits, and the next phase's process read its hand
+    from them with mincore (a found hole: it named the opponent's dealt hand in 3 deals
+    of 3). Each exact probe and eviction is refused, and io_uring with them."""
+    boxed = hostile(tmp_path / "boxed" / "bot", "pagecache", "pad.bin")
+    pad(boxed / "pad.bin")
+    out = tournament(mark, tmp_path / "boxed", boxed, games=3)
+    tried = [r for r in out["reports"] if r["what"] == "pagecache"]
+    assert len({r["process"] for r in tried}) == 2                       # two phases
+    refused = {"mincore": "Operation not permitted", "cachestat": "Operation not permitted",
+               "read nowait": "Operation not supported",
+               "fadvise dontneed": "Operation not permitted",
+               "madvise cold": "Operation not permitted",
+               "madvise pageout": "Operation not permitted",
+               "io_uring": "Operation not permitted"}
+    assert all(r["probes"] == refused for r in tried), tried
+    assert not any(r["wrote"] or r["found_from_others"] for r in tried), tried
+    # without the sandbox the same bot reads its earlier phase's hand: the attack is real
+    # (where this file system's pages can be evicted and probed at all)
+    if not evictable(tmp_path / "probe.bin"):
+        return
+    plain = hostile(tmp_path / "plain" / "bot", "pagecache", "pad.bin")
+    pad(plain / "pad.bin")
+    out = tournament(mark, tmp_path / "plain", plain, "--sandbox", "none", games=3)
+    tried = [r for r in out["reports"] if r["what"] == "pagecache"]
+    assert [r["wrote"] for r in tried] == [True, True], tried
+    first, second = sorted(tried, key=lambda r: bool(r["found_from_others"]))  # logs' order
+    assert first["found_from_others"] == [], tried
+    assert [m.split()[0] for m in second["found_from_others"]] == [first["process"][:8]], tried
+
+
+def pad(path: Path) -> None:
+    """A 1 MiB file of 256 pages, on the disk (clean pages, which eviction drops)."""
+    with open(path, "wb") as f:
+        f.write(b"\0" * 2**20)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def evictable(path: Path) -> bool:
+    """Whether, here, a file's pages leave the cache when told (not on tmpfs)."""
+    pad(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        try:
+            os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT)
+        except BlockingIOError:
+            return True
+        return False
+    finally:
+        os.close(fd)
+        path.unlink()
 
 
 #: keyctl(2) by machine (glibc has no wrapper)
