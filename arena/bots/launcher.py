@@ -7,29 +7,13 @@ matches over one connection; if it dies, it is started again before its next mat
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
-from arena.bots.process import ArenaStartError, BotProcess
+from arena.bots.process import ArenaStartError, BotProcess, log_name
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
 from arena.referee.session import BotSession
-
-
-def log_name(label: str) -> str:
-    """The file a launched bot's stderr goes to in its log folder: its label made a file
-    name (a tournament's K-th process of a bot is labelled ``NAME#K``: ``NAME-K``)."""
-    return f"{label.replace('/', '_').replace('#', '-')}.stderr.log"
-
-
-def is_log_of(filename: str, name: str) -> bool:
-    """Whether ``filename`` is the log of a process of the bot labelled ``name``: its
-    first (:func:`log_name` of ``name``) or its K-th (of ``name#K``)."""
-    first = log_name(name)
-    stem = first.removesuffix(".stderr.log")
-    return filename == first or re.fullmatch(re.escape(stem) + r"-\d+\.stderr\.log",
-                                             filename) is not None
 
 
 class BotStartError(RuntimeError):

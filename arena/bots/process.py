@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import errno
+import re
 import resource
 import signal
 from pathlib import Path
@@ -23,6 +24,62 @@ ENV_NAME = "ONO99_BOT_NAME"
 ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
+
+
+#: A bot's logs in one folder (the files of all its processes there) are kept within this
+#: many times its output limit: a bot that keeps being restarted, each process writing up
+#: to its limit, would otherwise fill the disk of a server that runs for days.
+LOG_KEEP = 4
+
+
+def log_name(label: str) -> str:
+    """The file a launched bot's stderr goes to in its log folder: its label made a file
+    name (a tournament's K-th process of a bot is labelled ``NAME#K``: ``NAME-K``)."""
+    return f"{label.replace('/', '_').replace('#', '-')}.stderr.log"
+
+
+def is_log_of(filename: str, name: str) -> bool:
+    """Whether ``filename`` is the log of a process of the bot labelled ``name``: its
+    first (:func:`log_name` of ``name``) or its K-th (of ``name#K``)."""
+    first = log_name(name)
+    stem = first.removesuffix(".stderr.log")
+    return filename == first or re.fullmatch(re.escape(stem) + r"-\d+\.stderr\.log",
+                                             filename) is not None
+
+
+def make_room(log: Path, label: str, cap_bytes: int) -> None:
+    """Before a process of the bot labelled ``label`` appends to ``log``: cut the bot's
+    logs in that folder to (LOG_KEEP - 1) times ``cap_bytes`` in all, so that with this
+    process's own output they stay within LOG_KEEP times. The oldest files go first; a
+    file still too large keeps its newest part. A log that cannot be read or cut is left
+    as it is: its bot plays on."""
+    numbered = re.fullmatch(r"(.+)#\d+", label)
+    name = numbered.group(1) if numbered else label
+    room = (LOG_KEEP - 1) * cap_bytes
+    try:
+        logs = sorted((p.stat().st_mtime_ns, p.stat().st_size, p) for p in log.parent.iterdir()
+                      if is_log_of(p.name, name) and p.is_file())
+    except OSError:
+        return
+    total = sum(size for _, size, _ in logs)
+    for _, size, path in logs:            # oldest first
+        if total <= room:
+            return
+        try:
+            if total - size >= room:
+                path.unlink()
+                total -= size
+                continue
+            keep = size - (total - room)
+            with path.open("rb") as f:
+                f.seek(size - keep)
+                tail = f.read()
+            tail = tail[tail.find(b"\n") + 1:]    # from the start of a line
+            path.write_bytes(f"[arena: earlier output cut: this bot's logs here are kept "
+                             f"within {LOG_KEEP * cap_bytes // 2**20} MiB]\n".encode() + tail)
+            return
+        except OSError:
+            return
 
 
 class ArenaStartError(OSError):
@@ -85,6 +142,10 @@ class BotProcess:
         cap = jail.limits.output_mb
         cap_bytes = None if cap is None else cap * 2**20
         written = 0
+        if self.log_path is not None and cap_bytes is not None:
+            # in a thread: cutting a log reads and writes megabytes, where the referee's
+            # loop times other bots
+            await asyncio.to_thread(make_room, self.log_path, self.label, cap_bytes)
         try:
             log = self.log_path.open("ab") if self.log_path else None
         except OSError:   # the bot plays on; its output is read and dropped

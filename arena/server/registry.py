@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots.check import Report, check_bot
-from arena.bots.launcher import is_log_of
+from arena.bots.process import is_log_of
 from arena.bots.process import ArenaStartError
 from arena.bots.manifest import NAME, NAME_RULE, ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
