@@ -125,6 +125,22 @@ class SQLiteStore(Store):
             # worker's, a resume's) sees empty: a tournament's results would be lost
             raise StoreError(f"{self.path!r} is no database file: give the path of one "
                              "(it is made if missing)")
+        # SQLite's -wal and -shm files, and this store's claims, go by the file's name: a
+        # second name for the file (a hard link) is a second database to them, and two
+        # servers wrote one file through two names, each with its own -wal, until it was
+        # malformed. SQLite itself follows a symbolic link to its file; the claims are
+        # made beside that file too (before, a server on a link played beside one on the
+        # file's own path).
+        self._real = os.path.realpath(self.path)
+        try:
+            links = os.stat(self._real).st_nlink
+        except OSError:
+            links = 1           # not made yet (or unreadable: connect says why)
+        if links > 1:
+            raise StoreError(f"cannot open database {self.path}: the file has {links} names "
+                             "(hard links), and SQLite keeps its journal and locks by name, so "
+                             "two programs using two names would corrupt it: keep one name "
+                             "(remove the other links, or copy the file)")
         try:
             self.timeout = busy_timeout()
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout,
@@ -228,12 +244,12 @@ class SQLiteStore(Store):
         # whole file, which SQLite's own fcntl locks would meet. The kernel lets it go
         # when the process ends, however it ends; Python's descriptors are not inherited
         # by the processes the server starts.
-        return _flock(f"{self.path}-serving", f"claim {self.path} for this server",
+        return _flock(f"{self._real}-serving", f"claim {self.path} for this server",
                       lambda: already_claimed(self.path))
 
     def claim_tournament(self, tournament: TournamentRecord) -> Claim:
         # as claim, a file of its own for each tournament, in a folder beside the database
-        folder = f"{self.path}-playing"
+        folder = f"{self._real}-playing"
         doing = f"claim tournament {tournament.name!r} in {self.path}"
         try:
             os.makedirs(folder, exist_ok=True)

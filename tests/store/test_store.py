@@ -190,6 +190,37 @@ def test_one_holder_plays_a_tournament_at_a_time(store, backend, location):
         second.close()
 
 
+def test_a_link_to_a_sqlite_file_is_the_same_database_to_its_claims(tmp_path):
+    """SQLite keeps its -wal by the file's name, and so did the claims: two servers on a
+    file and a symbolic link to it both ran (the second played the first's tournament),
+    and two on two hard links wrote one file through two -wal files until it was
+    malformed. A symbolic link now claims the file's own name; a second hard link is
+    refused at open."""
+    from arena.store.base import TournamentInPlayError
+
+    first = SQLiteStore(tmp_path / "arena.db")
+    (tmp_path / "link.db").symlink_to(tmp_path / "arena.db")
+    second = SQLiteStore(tmp_path / "link.db")
+    try:
+        cup = first.create_tournament("cup", {"games": 1}, [])
+        assert second.tournament("cup") == cup                     # one database
+        held = first.claim()
+        with pytest.raises(StoreError, match="another arena serve is already using"):
+            second.claim()
+        held.release()
+        held = first.claim_tournament(cup)
+        with pytest.raises(TournamentInPlayError):
+            second.claim_tournament(cup)
+        held.release()
+    finally:
+        second.close()
+        first.close()
+    os.link(tmp_path / "arena.db", tmp_path / "hard.db")
+    for name in ("hard.db", "arena.db", "link.db"):
+        with pytest.raises(StoreError, match="the file has 2 names"):
+            SQLiteStore(tmp_path / name)
+
+
 def test_a_taken_tournament_name_is_refused_and_nothing_is_stored(store):
     original = tournament(store, "cup", bots=("ada", "bob"))
     with pytest.raises(StoreError, match="'cup'"):
