@@ -11,6 +11,7 @@ seed deals a later match of the tournament). A downloaded record has its frames 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -89,14 +90,27 @@ def from_store(store: Store, match: MatchRecord) -> pb.MatchSnapshot:
 
 
 class StoreRecords:
-    """Finished matches of a database, by the id the referee gave them."""
+    """Finished matches of a database, by the id the referee gave them. Records are made
+    in a worker thread (the spectator service's), on a connection of their own, opened
+    at the first and closed by :meth:`close`."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._own: Store | None = None
+        self._using = threading.Lock()    # close waits for a record in the making
 
     def snapshot(self, match_id: str) -> pb.MatchSnapshot | None:
-        match = self.store.match_by_uid(match_id)
-        return None if match is None else from_store(self.store, match)
+        with self._using:
+            if self._own is None:
+                self._own = self.store.reopen()
+            match = self._own.match_by_uid(match_id)
+            return None if match is None else from_store(self._own, match)
+
+    def close(self) -> None:
+        with self._using:
+            if self._own is not None:
+                self._own.close()
+                self._own = None
 
 
 def from_file(path: Path, max_frames: int | None = None) -> pb.MatchSnapshot:

@@ -19,10 +19,12 @@ MAX_MESSAGE = 64 * 2**20      # a long match's snapshot (a few hundred bytes a f
 class SpectatorServer:
     """A gRPC server with the Spectator service over ``hub``."""
 
-    def __init__(self, server: grpc.aio.Server, address: str, hub: SpectatorHub) -> None:
+    def __init__(self, server: grpc.aio.Server, address: str, hub: SpectatorHub,
+                 records: RecordSource | None = None) -> None:
         self.server = server
         self.address = address
         self.hub = hub
+        self.records = records
 
     @classmethod
     async def start(cls, hub: SpectatorHub, listen: str = DEFAULT_LISTEN,
@@ -53,7 +55,9 @@ class SpectatorServer:
             raise ConfigError(f"spectators cannot be served on {listen!r} (a bad address, or one "
                               "already in use)")
         await server.start()
-        return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub)
+        return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub, records)
 
     async def stop(self, grace: float = 0.5) -> None:
         await self.server.stop(grace)
+        if (close := getattr(self.records, "close", None)) is not None:
+            close()             # its connection (a record in the making has ended)

@@ -4,6 +4,7 @@ matches no longer in memory, a source of stored records."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import secrets
 from collections.abc import AsyncIterator
@@ -26,11 +27,23 @@ MAX_VIEWERS = 2000
 #: them: a web viewer on another machine relays up to its 1,000 pages from its one host
 #: (arena.web.server.MAX_SOCKETS), and no one host can hold every seat
 MAX_VIEWERS_PER_HOST = 1000
+#: Records of stored matches are replays (a database read and the engine, milliseconds
+#: each), asked for by anyone: four loops of GetRecord from one client cut a server's
+#: ladder from 57 matches a second to 8. So they are built one at a time, in a thread,
+#: and after one that took t the next waits RECORD_REST * t: records take at most a
+#: quarter of the server's time. At most RECORD_QUEUE requests wait; more are refused
+#: RESOURCE_EXHAUSTED. The last RECORD_CACHE records are kept (a finished match's record
+#: never changes), those of matches up to RECORD_CACHE_FRAMES frames.
+RECORD_REST = 3.0
+RECORD_QUEUE = 32
+RECORD_CACHE = 64
+RECORD_CACHE_FRAMES = 2000
 _NOTHING = object()
 
 
 class RecordSource(Protocol):
-    def snapshot(self, match_id: str) -> pb.MatchSnapshot | None: ...
+    def snapshot(self, match_id: str) -> pb.MatchSnapshot | None:
+        """A stored match's record, or None; called in a worker thread (one at a time)."""
 
 
 class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
@@ -41,6 +54,10 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self.organizer_hash = organizer_hash
         self.viewers = 0
         self.per_host = hosts.PerHost(MAX_VIEWERS_PER_HOST)
+        self._building = asyncio.Lock()
+        self._waiting = 0
+        self._next_build = 0.0                 # loop time a record may next be built
+        self._records: collections.OrderedDict[str, pb.MatchSnapshot] = collections.OrderedDict()
 
     @contextlib.asynccontextmanager
     async def _viewer(self, context):
@@ -171,11 +188,36 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 return snapshot
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                                 f"match {match_id} is still being played: watch it live")
-        record = None
-        if self.records is not None:
-            record = self.records.snapshot(match_id)   # a replay of one match: milliseconds
+        record = None if self.records is None else await self._stored(match_id, context)
         if record is None:
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
+        return record
+
+    async def _stored(self, match_id: str, context) -> pb.MatchSnapshot | None:
+        """A stored match's record: kept, or built in its turn (see RECORD_REST)."""
+        if (record := self._records.get(match_id)) is not None:
+            self._records.move_to_end(match_id)
+            return record
+        if self._waiting >= RECORD_QUEUE:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{RECORD_QUEUE} records are being made already; try again later")
+        self._waiting += 1
+        try:
+            async with self._building:
+                loop = asyncio.get_running_loop()
+                if (rest := self._next_build - loop.time()) > 0:
+                    await asyncio.sleep(rest)
+                if (record := self._records.get(match_id)) is not None:
+                    return record               # made while this one waited
+                started = loop.time()
+                record = await asyncio.to_thread(self.records.snapshot, match_id)
+                self._next_build = loop.time() + RECORD_REST * (loop.time() - started)
+        finally:
+            self._waiting -= 1
+        if record is not None and len(record.frames) <= RECORD_CACHE_FRAMES:
+            self._records[match_id] = record
+            if len(self._records) > RECORD_CACHE:
+                self._records.popitem(last=False)
         return record
 
     async def _authorize(self, context) -> None:

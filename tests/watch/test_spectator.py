@@ -299,6 +299,51 @@ def test_a_viewer_that_falls_behind_is_resynced_not_buffered():
     assert len(items) <= QUEUE
 
 
+def test_records_of_stored_matches_are_made_one_at_a_time_and_kept(tmp_path):
+    """A stored match's record is a replay, and anyone may ask for one: four loops of
+    GetRecord from one client cut a server's ladder from 57 matches a second to 8, the
+    replays made on its event loop. They are now made in a thread, one at a time with a
+    rest after each; at most RECORD_QUEUE requests wait, more are refused at once; the
+    last ones are kept."""
+    from arena.store import open_store
+    from arena.watch.records import StoreRecords, from_store
+    from arena.watch.servicer import RECORD_QUEUE
+    from support.matches import store_ladder
+
+    db = tmp_path / "arena.db"
+    store_ladder(db, 4, 3 * RECORD_QUEUE)
+    store = open_store(str(db))
+    records = StoreRecords(store)
+    ids = [m.match_uid for m in store.matches(store.tournament("ladder"))]
+
+    async def go():
+        server = await SpectatorServer.start(SpectatorHub(), "127.0.0.1:0", records)
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                first = await stub.GetRecord(pb.GetRecordRequest(match_id=ids[0]))
+                again = await stub.GetRecord(pb.GetRecordRequest(match_id=ids[0]))
+                answers = await asyncio.gather(
+                    *(stub.GetRecord(pb.GetRecordRequest(match_id=i)) for i in ids[1:]),
+                    return_exceptions=True)
+            return first, again, answers
+        finally:
+            await server.stop()
+
+    try:
+        first, again, answers = asyncio.run(go())
+        assert first == again == from_store(store, store.match_by_uid(ids[0]))
+        made = {i: a for i, a in zip(ids[1:], answers) if isinstance(a, pb.MatchSnapshot)}
+        refused = [a for a in answers if not isinstance(a, pb.MatchSnapshot)]
+        assert len(made) >= RECORD_QUEUE and refused, (len(made), refused[:1])
+        assert all(a.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and
+                   f"{RECORD_QUEUE} records are being made already" in a.details() for a in refused)
+        assert all(made[i] == from_store(store, store.match_by_uid(i)) for i in list(made)[:5])
+        assert records._own is None                   # its connection closed with the server
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("queued", [QUEUE - 1, QUEUE])
 def test_a_viewer_resynced_as_the_match_ends_still_gets_the_end(queued):
     """The end of the stream (None) comes right after the match's over: with the queue one
