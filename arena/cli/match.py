@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import math
 import secrets
@@ -82,7 +83,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "with trusted bots only")
     p.add_argument("--games", type=int, default=1, help="number of games (default: 1)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="folder for event logs and bot stderr (default: runs/match-<time>)")
+                   help="folder for event logs and bot stderr (default: a new runs/match-<time>; "
+                        "a folder holding another run's event logs is refused)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only each game's result")
     add_watch_option(p)
     add_web_option(p)
@@ -160,17 +162,41 @@ def run(args: argparse.Namespace) -> int:
     tc = time_control(args)
     set_up(manifests, args, bot_factory(args))
     console = output.console()
-    out = args.out or Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the --out folder {out}: {exc.strerror}") from None
+    out = run_folder(args.out)
     try:
         return asyncio.run(_play(args, manifests, config, tc, console, out))
     except KeyboardInterrupt:
         print(f"arena match: interrupted; the game in progress, if any, is logged as aborted; "
               f"event logs: {out}", file=sys.stderr)
         return 130
+
+
+def run_folder(given: Path | None) -> Path:
+    """Where a run's event logs go: ``given`` (made if missing; refused if it holds
+    another run's logs, which this run's would overwrite in part), or a new folder
+    runs/match-DATE-TIME, numbered -2, -3, ... where that one is taken (two runs started
+    in one second wrote into one folder, the second's logs over the first's)."""
+    if given is not None:
+        try:
+            given.mkdir(parents=True, exist_ok=True)
+            taken = next(given.glob("game-*.jsonl"), None)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the --out folder {given}: {exc.strerror}") from None
+        if taken is not None:
+            raise ConfigError(f"--out {given} holds the event logs of another run ({taken.name}), "
+                              "which this one's would overwrite: give a new folder")
+        return given
+    base = Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
+    for n in itertools.count(1):
+        out = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            out.mkdir(parents=True)
+            return out
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ConfigError(f"cannot create the folder {out}: {exc.strerror}") from None
+    raise AssertionError("unreachable")
 
 
 async def _play(args, manifests, config, tc, console: Console, out: Path) -> int:

@@ -210,20 +210,19 @@ def test_a_bot_past_a_limit_is_stopped_with_a_verdict_naming_it(tmp_path, mark, 
 def test_a_bots_logs_stay_within_four_times_its_output_limit(tmp_path, mark):
     """Each process of a bot may write up to its output limit, and a server restarts its
     bots for days: the bot's logs in one folder are cut to 4 times the limit, oldest
-    output first. Two runs of 3 flooding processes each (retired after 3) wrote 6 MiB
-    on a 1 MiB limit before."""
+    output first. Two tournaments of 3 flooding processes each (retired after 3) into one
+    log folder wrote 6 MiB on a 1 MiB limit before."""
     bot = hostile(tmp_path / "bot", "flood")
     logs = tmp_path / "logs"
-    for _ in range(2):
-        proc = run(mark, "match", bot, RANDOM, "--games", 4, "--limit", "output=1",
-                   "--out", logs, "-q")
+    for k in range(2):
+        proc = run(mark, "tournament", bot, RANDOM, "--games", 2, "--limit", "output=1",
+                   "--db", tmp_path / f"{k}.db", "--logs", logs, "--concurrency", 1, "-q")
         assert proc.returncode == 0, proc.stdout + proc.stderr
-    log = logs / "hostile.stderr.log"
-    text = log.read_bytes()
-    assert 3 * 2**20 < len(text) <= 4 * 2**20 + 1000
-    assert text.startswith(b"[arena: earlier output cut: this bot's logs here are kept within 4 MiB]\n")
-    assert text.count(b"[arena: output limit of 1 MiB") >= 3      # the newest output, whole
-    assert (logs / "random.stderr.log").exists()                  # another bot's: its own
+    kept = sorted(logs.glob("hostile*.stderr.log"), key=lambda p: p.stat().st_mtime)
+    text = b"".join(p.read_bytes() for p in kept)
+    assert 3 * 2**20 < len(text) <= 4 * 2**20 + 1000, [(p.name, p.stat().st_size) for p in kept]
+    assert b"[arena: output limit of 1 MiB" in kept[-1].read_bytes()   # the newest, whole
+    assert list(logs.glob("random*.stderr.log"))                       # another bot's: its own
 
 
 def test_a_bot_that_ignores_sigterm_and_stays_is_gone_at_the_end(tmp_path, mark):

@@ -254,6 +254,29 @@ def test_an_out_folder_that_cannot_be_made_is_one_line(tmp_path, mark):
     assert error_line(proc) == f"arena match: error: cannot create the --out folder {tmp_path / 'file'}: File exists"
 
 
+def test_an_out_folder_holding_another_runs_logs_is_refused(tmp_path, mark):
+    """A second run into one folder wrote its game-1.jsonl over the first's and left the
+    first's game-2 and game-3 beside it."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "game-3.jsonl").write_text("{}\n")
+    proc = arena_match(mark, *RANDOM * 2, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    assert error_line(proc) == (f"arena match: error: --out {tmp_path / 'out'} holds the event logs "
+                                "of another run (game-3.jsonl), which this one's would overwrite: "
+                                "give a new folder")
+    assert (tmp_path / "out" / "game-3.jsonl").read_text() == "{}\n"
+
+
+def test_runs_started_in_one_second_get_folders_of_their_own(tmp_path, monkeypatch):
+    """The default folder was runs/match-DATE-TIME: two runs started in one second wrote
+    their logs into one, the second's over the first's."""
+    from arena.cli.match import run_folder
+
+    monkeypatch.chdir(tmp_path)
+    folders = [run_folder(None) for _ in range(3)]   # well within a second
+    assert len(set(folders)) == 3 and all(f.is_dir() for f in folders)
+
+
 @pytest.mark.parametrize("address, why", [
     ("nonsense", "not HOST:PORT"),
     ("127.0.0.1:99999", "the port must be a number from 0 to 65535, not '99999'"),  # gRPC: 34463
