@@ -14,7 +14,7 @@ from arena.cli import (
     bench, check_bot, conformance, match, new_bot, records, replay, serve, tournament, watch,
     web,
 )
-from arena.cli.signals import as_ctrl_c, stop_signals
+from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
 
 COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
@@ -43,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # closed) stop a command as Ctrl-C does: its bots stopped, what is played kept, the
     # line to resume it printed (a command may set its own handlers)
     if threading.current_thread() is threading.main_thread():
+        note_terminals()
         for sig in stop_signals()[1:]:
             signal.signal(sig, as_ctrl_c)
     try:

@@ -18,10 +18,37 @@ def stop_signals() -> tuple[signal.Signals, ...]:
 def as_ctrl_c(signum, frame) -> None:
     """A handler: the signal delivered as SIGINT, so that asyncio.run's own Ctrl-C handling
     (cancel the main task, clean up, then KeyboardInterrupt) applies wherever the command
-    is. Where SIGINT is ignored (started in the background by a shell), the signal does
-    what it always does."""
+    is. Where SIGINT is ignored (a script's background job, which a Ctrl-C at its terminal
+    must not stop), it raises KeyboardInterrupt itself, as Python's own SIGINT handler does:
+    asyncio.run then cancels every task, each cleans up, and the command stops as after
+    Ctrl-C. (Before, the signal did what it does by default: the arena died at once, with
+    no goodbye to its bots and no line to resume it.)
+
+    A hangup means the terminal is gone: whatever is written to it fails (EIO), and a
+    failed write replaced the stop with an error. So the standard streams that were a
+    terminal at the start (:func:`note_terminals`) are pointed at /dev/null first."""
+    if signum == signal.SIGHUP:
+        _silence_terminals()
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-        return
+        raise KeyboardInterrupt
     os.kill(os.getpid(), signal.SIGINT)
+
+
+_terminals: list[int] = []
+
+
+def note_terminals() -> None:
+    """Remember which of stdout and stderr are a terminal now (after a hangup, isatty no
+    longer says)."""
+    _terminals[:] = [fd for fd in (1, 2) if os.isatty(fd)]
+
+
+def _silence_terminals() -> None:
+    if not _terminals:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in _terminals:
+            os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

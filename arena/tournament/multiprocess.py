@@ -86,6 +86,7 @@ class MultiProcessExecutor(Executor):
         if not plans:
             return
         ctx = multiprocessing.get_context("spawn")  # no fork: gRPC's threads do not survive it
+        _start_tracker()
         inbox: queue.SimpleQueue = queue.SimpleQueue()   # every worker's messages, as read
         n = min(self.workers, len(plans))
         lanes = math.ceil(self.concurrency / n)
@@ -259,6 +260,23 @@ class _Outbox:
         self._queue.put(None)
         self._thread.join(timeout)
         self._writer.close()
+
+
+def _start_tracker() -> None:
+    """Start multiprocessing's resource tracker (a process of its own, which the first
+    queue starts) with SIGHUP ignored, which it keeps. It ignores SIGINT and SIGTERM but
+    not SIGHUP: a closed terminal, which signals the whole group, killed it, and the
+    queues released after printed KeyError tracebacks from the new one started."""
+    from multiprocessing import resource_tracker
+
+    if threading.current_thread() is not threading.main_thread():
+        resource_tracker.ensure_running()
+        return
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, old)
 
 
 def _worker_main(wid, parent_pid, manifests, labels, lanes, listen, log_dir, connect_timeout,

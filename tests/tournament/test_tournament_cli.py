@@ -511,14 +511,21 @@ def test_a_tournament_killed_with_sigkill_resumes_to_the_same_results(tmp_path, 
     assert len(keys_stored(db, "killed")) == LONG_TOTAL
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
-                         ids=["ctrl-c", "sigterm", "sighup"])
+#: as a script's background job: SIGINT ignored (a Ctrl-C at the script's terminal must not
+#: reach it)
+BACKGROUND = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"]
+
+
+@pytest.mark.parametrize("sig, under", [(signal.SIGINT, []), (signal.SIGTERM, []),
+                                        (signal.SIGHUP, []), (signal.SIGTERM, BACKGROUND)],
+                         ids=["ctrl-c", "sigterm", "sighup", "sigterm-background"])
 def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_results(
-        tmp_path, mark, reference, sig):
+        tmp_path, mark, reference, sig, under):
     """SIGHUP is a closed terminal (an SSH connection dropped): before, it ended the
-    tournament as kill -9 does, with no goodbye to its bots and no line to resume it."""
+    tournament as kill -9 does, with no goodbye to its bots and no line to resume it. So
+    did SIGTERM to a script's background job (SIGINT ignored), as a script's kill sends."""
     db = tmp_path / "arena.db"
-    proc = start_long(mark, tmp_path, "interrupted", db)
+    proc = start_long(mark, tmp_path, "interrupted", db, under=under)
     proc.send_signal(sig)
     sent = time.monotonic()
     try:
@@ -544,6 +551,56 @@ def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_resu
     resumed = ok(mark, *resume[1:], "-q", "--logs", tmp_path / "logs")
     assert f"resuming: {played} of {LONG_TOTAL} already played" in resumed.stdout
     same_results(db, "interrupted", reference, mark)
+
+
+def test_a_closed_terminal_stops_a_live_tournament_as_ctrl_c_does(tmp_path, mark, reference):
+    """The terminal closes (its pseudo-terminal's master: a tmux session killed, an SSH
+    connection dropped): the kernel hangs up the whole foreground group. Before, the live
+    view's next write failed (EIO) and replaced the stop with 'error: [Errno 5]
+    Input/output error', and multiprocessing's resource tracker, killed by the hangup,
+    was started again and printed a KeyError traceback for every queue released."""
+    import pty
+    import threading
+
+    db = tmp_path / "arena.db"
+    master, slave = pty.openpty()
+    with (tmp_path / "stderr").open("w") as stderr:
+        proc = subprocess.Popen(
+            launched(command("tournament", *SAMPLES, *[f for f in LONG if f != "-q"], "--name",
+                             "hangup", "--db", db, "--logs", tmp_path / "logs"), ctty=True),
+            cwd=ROOT, env=env_for(mark), stdin=subprocess.DEVNULL, stdout=slave, stderr=stderr)
+    os.close(slave)
+    shown = bytearray()
+
+    def drain() -> None:        # the live view's output, as a terminal reads it
+        try:
+            while chunk := os.read(master, 65536):
+                shown.extend(chunk)
+        except OSError:
+            pass
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 30
+    while stored_matches(db) < LONG_TOTAL // 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, (tmp_path / "stderr").read_text()
+    assert b"hangup" in shown                        # it was showing the live view
+    os.close(master)                                 # the terminal is gone
+    try:
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = (tmp_path / "stderr").read_text()
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text and "error" not in text, text
+    played = stored_matches(db)
+    assert text.splitlines()[0].startswith(f"interrupted: {played} of {LONG_TOTAL} matches are stored")
+    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    ok(mark, "tournament", "--resume", "hangup", "--db", db, "-q", "--logs", tmp_path / "logs")
+    same_results(db, "hangup", reference, mark)
 
 
 def test_under_nohup_a_hangup_changes_nothing(tmp_path, mark, reference):
