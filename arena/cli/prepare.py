@@ -17,14 +17,20 @@ from arena.rules.errors import ConfigError
 
 
 def check_addresses(args: argparse.Namespace) -> None:
-    """--listen and --watch, refused with the reason before anything runs (a bot's setup,
-    a database, an output folder)."""
+    """--listen, --watch and --web, refused with the reason before anything runs (a bot's
+    setup, a database, an output folder: a tournament whose web port was taken was
+    stored, with no match, as the latest)."""
+    from arena.web import DEFAULT_HOST
+
     listen = getattr(args, "listen", "unix")
     if listen not in ("unix", "tcp") and (why := listen_problem(listen)) is not None:
         raise ConfigError(f"the referee cannot listen on {listen!r}: {why}")
     watch = getattr(args, "watch", None)
     if watch is not None and (why := listen_problem(watch)) is not None:
         raise ConfigError(f"spectators cannot be served on {watch!r}: {why}")
+    web = getattr(args, "web", None)
+    if web and (why := listen_problem(f"{DEFAULT_HOST}:{web}")) is not None:
+        raise ConfigError(f"the web viewer cannot listen on {DEFAULT_HOST}:{web}: {why}")
 
 
 def add_sandbox_options(p: argparse.ArgumentParser) -> None:

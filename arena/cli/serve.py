@@ -13,7 +13,7 @@ from pathlib import Path
 from arena.cli import output
 from arena.cli.database import add_db_option, shown
 from arena.cli.match import time_control
-from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
+from arena.cli.prepare import add_sandbox_options, bot_factory, check_addresses, sandbox_config
 from arena.cli.signals import stop_signals
 from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
@@ -165,6 +165,7 @@ def run_serve(args: argparse.Namespace) -> int:
             tls = (Path(args.tls_key).read_bytes(), Path(args.tls_cert).read_bytes())
         except OSError as exc:
             raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    check_addresses(args)   # before the database: a new one's token is printed once
     check_address(args.executor, args.ray_address)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
     log_errors()

@@ -297,7 +297,7 @@ def test_an_empty_host_is_one_line_and_exit_1_not_every_network(host):
                            "give 0.0.0.0 to serve every network\n")
 
 
-def test_a_port_in_use_is_one_line_and_exit_1(tmp_path, mark):
+def test_a_web_port_in_use_is_one_line(tmp_path, mark):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -307,13 +307,19 @@ def test_a_port_in_use_is_one_line_and_exit_1(tmp_path, mark):
         assert proc.returncode == 1 and proc.stdout == ""
         assert proc.stderr == (f"arena web: error: the web viewer cannot listen on 127.0.0.1:{port}: "
                                "the port is already in use\n")
-        proc = subprocess.run(command("match", BOTS / "random", BOTS / "greedy", "--web", port,
-                                      "--out", tmp_path / "out"), cwd=ROOT, env=env_for(mark),
-                              capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        assert proc.stderr.splitlines() == [
-            (f"arena match: error: the web viewer cannot listen on 127.0.0.1:{port}: the port is "
-             "already in use")]
+        # match, tournament and serve refuse it before anything runs or is stored (a
+        # tournament was stored with no match, as the latest; a new server's organiser
+        # token was printed, then the server stopped)
+        for what in (["match", BOTS / "random", BOTS / "greedy", "--out", tmp_path / "out"],
+                     ["tournament", BOTS / "random", BOTS / "greedy", "--db", tmp_path / "t.db"],
+                     ["serve", "--db", tmp_path / "s.db", "--listen", "127.0.0.1:0"]):
+            proc = subprocess.run(command(*what, "--web", port), cwd=ROOT, env=env_for(mark),
+                                  capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert proc.stdout == "" and proc.stderr.splitlines() == [
+                (f"arena {what[0]}: error: the web viewer cannot listen on 127.0.0.1:{port}: the "
+                 "port is already in use")]
+        assert not (tmp_path / "t.db").exists() and not (tmp_path / "s.db").exists()
 
 
 def test_arena_match_web_serves_the_viewer_on_its_own_spectators(tmp_path, mark):
