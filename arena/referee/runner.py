@@ -228,9 +228,7 @@ class MatchRunner:
             session = await wait(timeout)
         except TimeoutError:
             return False
-        self.sessions[seat] = session
-        self._sent[seat] = 0
-        session.begin_match()
+        self._take_over(seat, session)
         try:
             await session.send(match_start(self.spec, seat, rules_to_wire(self.spec.config)))
         except SessionClosed:
@@ -248,15 +246,24 @@ class MatchRunner:
             session = await wait(0)
         except TimeoutError:
             return None
-        self.sessions[seat] = session
-        self._sent[seat] = 0
-        session.begin_match()
+        self._take_over(seat, session)
         try:
             session.post(match_start(self.spec, seat, rules_to_wire(self.spec.config)))
         except SessionClosed:
             return None
         session.end_match()
         return session
+
+    def _take_over(self, seat: int, session: BotSession) -> None:
+        """A seat's bot came back on ``session``: it plays the match on from it. Its refused
+        actions so far still count (reconnecting reset them: a bot could be refused
+        without end, its limit a number per connection)."""
+        old = self.sessions[seat]
+        self.sessions[seat] = session
+        self._sent[seat] = 0
+        session.begin_match()
+        if old is not None:
+            session.rejections = old.rejections
 
     async def _lost(self, seat: int, session: BotSession, latency_us: int) -> None:
         """The seat's stream ended: a crash if its process exited, else a disconnection."""

@@ -128,3 +128,59 @@ def test_a_bot_back_while_another_seat_acts_hears_the_match_end():
     assert [(v.seat, v.kind) for v in end.verdicts] == [(acting, pb.VERDICT_KIND_ILLEGAL)]
     assert [list(p.seats) for p in end.ranking] == [[other], [acting]]
     assert any(e.HasField("round_started") for e in end.events)   # every event, from the deal
+
+
+def test_refused_actions_still_count_after_a_reconnection():
+    """The limit of refused actions is the match's: reconnecting with the resume key reset
+    it, and a bot was refused 20 times in a match, 5 a connection, with no verdict."""
+    async def read(call, kind):
+        while True:
+            msg = await asyncio.wait_for(call.read(), 10)
+            if msg.WhichOneof("kind") == kind:
+                return msg
+
+    async def scenario():
+        server = await RefereeServer.start("tcp")
+        try:
+            regs = [server.lobby.register(n) for n in ("a", "b")]
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = referee_pb2_grpc.RefereeStub(channel)
+
+                async def hello(reg, key=""):
+                    call = stub.Play()
+                    await call.write(pb.BotMessage(hello=pb.Hello(token=reg.token, protocol_version=1,
+                                                                  resume_key=key)))
+                    return call, (await read(call, "welcome")).welcome.resume_key
+
+                calls = [await hello(reg) for reg in regs]
+                sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
+                again = {s: (lambda t, h=r.token_hash: server.lobby.wait_session_hash(h, t))
+                         for s, r in enumerate(regs)}
+                runner = MatchRunner(spec(["a", "b"], max_rejections=2), sessions, reconnect=again)
+                task = asyncio.create_task(runner.run())
+                for call, _ in calls:
+                    await read(call, "match_start")
+                while not any(s._open_turn for s in sessions):
+                    await asyncio.sleep(0.01)
+                acting = next(i for i, s in enumerate(sessions) if s._open_turn)
+                call, key = calls[acting]
+                turn = (await read(call, "turn")).turn
+                for _ in range(2):          # the limit: refused, no verdict yet
+                    await call.write(pb.BotMessage(action=pb.Action(turn_id=turn.turn_id)))
+                    await read(call, "rejected")
+                back, _ = await hello(regs[acting], key)      # replaces its session
+                turn = (await read(back, "turn")).turn        # the same turn, again
+                await back.write(pb.BotMessage(action=pb.Action(turn_id=turn.turn_id)))
+                end = (await read(back, "match_end")).match_end
+                result = await task
+                back.cancel()
+                for c, _ in calls:
+                    c.cancel()
+                return acting, end, result
+        finally:
+            await server.stop()
+
+    acting, end, result = asyncio.run(scenario())
+    assert [(v.seat, v.kind) for v in result.verdicts] == [(acting, VerdictKind.ILLEGAL)]
+    assert "3 refused actions in this match (the limit is 2)" in result.verdicts[0].detail
+    assert [(v.seat, v.kind) for v in end.verdicts] == [(acting, pb.VERDICT_KIND_ILLEGAL)]
