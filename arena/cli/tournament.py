@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import shlex
 import time
@@ -31,13 +32,14 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
+from arena.store.base import TournamentExistsError
 from arena.tournament.executors import EXECUTORS, check_address, joined
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, Played, count_match, standings
 from arena.watch.bus import Bus
 from arena.watch.records import StoreRecords
-from arena.tournament.tournament import Settings, Tournament, default_concurrency
+from arena.tournament.tournament import Settings, Tournament, default_concurrency, name_problem
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -170,6 +172,8 @@ def run_tournament(args: argparse.Namespace) -> int:
         if len(settings.bot_dirs) < 2:
             raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
         manifests = Tournament.check(settings)
+        if args.name is not None and (why := name_problem(args.name)) is not None:
+            raise ConfigError(f"--name {args.name!r} is not allowed: {why}")
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
         logs_folder(args.logs or default_logs(name))   # before any setup runs
         set_up(manifests, args, bot_factory(args))
@@ -184,11 +188,17 @@ def run_tournament(args: argparse.Namespace) -> int:
             claim = store.claim_tournament(tournament.record)   # before its setups run
             set_up(tournament.manifests, args, bot_factory(args))
         else:
-            if store.has_tournament(name):
-                # before Tournament.create stores the bots' versions for nothing
-                raise ConfigError(f"a tournament called {name!r} already exists in {shown(args.db)} "
-                                  f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
-            tournament = Tournament.create(store, name, settings)
+            if args.name is None:
+                # the default name, numbered where taken: two tournaments started in one
+                # second into one database (the second was refused, and told to resume
+                # the first, which another process was playing)
+                tournament = _create_unnamed(store, name, settings)
+            else:
+                if store.has_tournament(name):
+                    # before Tournament.create stores the bots' versions for nothing
+                    raise ConfigError(f"a tournament called {name!r} already exists in {shown(args.db)} "
+                                      f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
+                tournament = Tournament.create(store, name, settings)
             claim = store.claim_tournament(tournament.record)
     except BaseException as exc:
         if claim is not None:
@@ -202,6 +212,20 @@ def run_tournament(args: argparse.Namespace) -> int:
     finally:
         claim.release()
         store.close()
+
+
+def _create_unnamed(store, base: str, settings: Settings) -> Tournament:
+    """A new tournament under ``base``, or ``base-2``, ``base-3``, ... where taken (also
+    by another process between the look and the write)."""
+    for n in itertools.count(1):
+        name = base if n == 1 else f"{base}-{n}"
+        if store.has_tournament(name):
+            continue
+        try:
+            return Tournament.create(store, name, settings)
+        except TournamentExistsError:
+            continue
+    raise AssertionError("unreachable")
 
 
 def default_logs(name: str) -> Path:

@@ -33,6 +33,8 @@ ORG = "/ono99.v1.Organizer/"
 #: organizer.proto: "Letters, digits, '.', '_' and '-', at most 64, starting with a letter
 #: or digit" (written from the proto, not taken from the server)
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: the longest clock a tournament may ask for (arena.referee.results.MAX_CLOCK_S)
+MAX_CLOCK_MS = 86_400_000
 #: the most matches a tournament on a server may have (organizer.proto)
 MAX_MATCHES = 100_000
 RULESETS = ("modern", "classic", "classic-set99")
@@ -255,7 +257,7 @@ class OrganizerMachine(FuzzMachine):
             name=f"org-{secrets.token_hex(4)}", bots=bots, games=data.draw(st.integers(0, 3)),
             table_size=data.draw(st.sampled_from([0, 2])),
             ruleset=data.draw(st.sampled_from(("",) + RULESETS)),
-            move_ms=data.draw(st.sampled_from([0, 1, 500, 2**31 - 1])),
+            move_ms=data.draw(st.sampled_from([0, 1, 500, MAX_CLOCK_MS])),
             bank_ms=data.draw(st.sampled_from([0, 1, 10_000])),
             no_duplicate=data.draw(st.booleans()), seed=data.draw(values.uint64s()))
         if data.draw(st.booleans()):
@@ -269,8 +271,9 @@ class OrganizerMachine(FuzzMachine):
             request.table_size = data.draw(st.one_of(st.integers(-(2**31), -1), st.just(1),
                                                      st.integers(len(bots) + 1, 2**31 - 1)))
             code = grpc.StatusCode.INVALID_ARGUMENT
-        elif fault in ("move", "bank"):
-            setattr(request, f"{fault}_ms", data.draw(st.integers(-(2**31), -1)))
+        elif fault in ("move", "bank"):   # a day at most (MAX_CLOCK_S), as arena match's
+            setattr(request, f"{fault}_ms", data.draw(st.one_of(
+                st.integers(-(2**31), -1), st.integers(MAX_CLOCK_MS + 1, 2**31 - 1))))
             code, words = grpc.StatusCode.INVALID_ARGUMENT, f"{fault}_ms"
         elif fault == "ruleset":
             request.ruleset = data.draw(values.texts(big=False))
@@ -309,8 +312,12 @@ class OrganizerMachine(FuzzMachine):
             request.bots.append(data.draw(st.sampled_from(removed)))
             code = grpc.StatusCode.NOT_FOUND
         elif fault == "name":
+            # arena.tournament.tournament.name_problem: no control or format character, no
+            # blank at either end, no '-' first (a name is printed in commands to copy)
             request.name = data.draw(st.one_of(st.just("ladder"), st.just("x" * 65),
                                                st.text(min_size=1, max_size=3).map(lambda t: "a\x00" + t),
+                                               st.sampled_from(["evil\u202eeman", "a\u200bb", " ",
+                                                                " a", "a ", "-x"]),
                                                st.integers(65, 100_000).map(lambda n: "n" * n)))
             code = grpc.StatusCode.INVALID_ARGUMENT
         elif fault == "name again":

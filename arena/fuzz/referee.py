@@ -85,6 +85,11 @@ class Bot:
     turns_seen: set[int] = field(default_factory=set)   # every turn id of this match
     resent: bool = False                       # the match start came again (a reconnection)
     ended: bool = False                        # got the match end of the current match
+    #: the refusals of the session the match was last played on, which the referee carries
+    #: to the new one when it takes it up (the match start again): those of a session
+    #: it never took up do not count
+    carried: int = 0
+    taken_up: bool = True                      # the match is played on this session
 
 
 class RefereeMachine(FuzzMachine):
@@ -152,7 +157,10 @@ class RefereeMachine(FuzzMachine):
             if not bot.resent:
                 bot.turns_seen = set()
             bot.match_id, bot.seat = start.match_id, start.seat
-            bot.issued, bot.rejections, bot.open_turn = set(), 0, None
+            bot.issued, bot.open_turn = set(), None
+            # a match's refusals count across the bot's reconnections
+            bot.rejections = bot.carried if bot.resent else 0
+            bot.taken_up = True
             bot.seen, bot.ended = {}, False
             if len(start.seat_names) != 2 or start.seat_names[start.seat] != bot.name:
                 raise Broken(f"{bot.name}: match start names {list(start.seat_names)}, seat {start.seat}")
@@ -284,6 +292,9 @@ class RefereeMachine(FuzzMachine):
         bot.stream, bot.pos = stream, 1
         bot.resume_key = first.welcome.resume_key
         self.t.resume_keys[bot.name] = bot.resume_key
+        if bot.taken_up:
+            bot.carried = bot.rejections
+        bot.taken_up = False
         bot.issued, bot.open_turn, bot.rejections, bot.expected = set(), None, 0, deque()
 
     def _start_match(self, seed: int) -> None:

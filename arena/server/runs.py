@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from arena.bots.process import ArenaStartError
-from arena.referee.results import MatchResult, Status, Verdict
+from arena.referee.results import MAX_CLOCK_S, MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import REMOVED, Registry
@@ -28,14 +27,12 @@ from arena.tournament.executors import ExecutorSetup, make_executor
 from arena.tournament.seats import Retirements
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played
-from arena.tournament.tournament import Settings, Tournament
+from arena.tournament.tournament import Settings, Tournament, name_problem
 from arena.watch.bus import Bus
 from arena.watch.hub import SpectatorHub
 
 log = logging.getLogger("arena.server")
 
-#: A new tournament's name: 1 to 64 characters, none of them a control character.
-TOURNAMENT_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 #: The ladder's own name (arena.server.ladder.NAME): no tournament may take it.
 LADDER = "ladder"
 #: The most matches a tournament on a server may have. Its schedule is built in memory
@@ -157,13 +154,13 @@ class Runs:
         if not bots and follow:   # following one by name, and there is none
             raise NotFoundError(f"no tournament called {name!r} on this server (a new one names "
                                 "its bots)")
-        if not TOURNAMENT_NAME.fullmatch(name):
-            raise ConfigError(f"tournament name {name!r} is not allowed: 1 to 64 characters, "
-                              "no control characters")
+        if (why := name_problem(name)) is not None:
+            # repr escapes what is not printable
+            raise ConfigError(f"tournament name {name!r} is not allowed: {why}")
         for key in ("move_ms", "bank_ms"):
-            if (settings.get(key) or 0) < 0:
-                raise ConfigError(f"{key}={settings[key]} is not allowed: milliseconds, 0 or more "
-                                  "(0: the server's)")
+            if not 0 <= (settings.get(key) or 0) <= MAX_CLOCK_S * 1000:
+                raise ConfigError(f"{key}={settings[key]} is not allowed: milliseconds, 0 to "
+                                  f"{MAX_CLOCK_S * 1000:,} (a day; 0: the server's)")
         chosen = [self.registry.find(b, active_only=True) for b in bots]
         values = {**self.defaults.to_dict(), **{k: v for k, v in settings.items() if v is not None}}
         values.update(bot_dirs=[], bots=[b.display for b in chosen],

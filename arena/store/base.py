@@ -116,6 +116,10 @@ class AlreadyStoredError(StoreError):
     help, where other store errors (a full disk, a lock, a server away) may pass."""
 
 
+class TournamentExistsError(StoreError):
+    """A tournament of that name is stored already."""
+
+
 class Claim:
     """A process's hold on a database (:meth:`Store.claim`): ``close`` lets it go (the
     lock's file or session)."""

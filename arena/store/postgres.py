@@ -48,6 +48,7 @@ from arena.store.base import (
     RegisteredBot,
     Store,
     StoreError,
+    TournamentExistsError,
     TournamentRecord,
     already_claimed,
     is_row_id,
@@ -270,8 +271,8 @@ class PostgresStore(Store):
                             "INSERT INTO tournament_bots (tournament_id, position, bot_id) "
                             "VALUES (%s, %s, %s)", [(tid, i, b.id) for i, b in enumerate(records)])
             except errors.UniqueViolation:
-                raise StoreError(f"a tournament called {name!r} already exists in "
-                                 f"{self.describe()}") from None
+                raise TournamentExistsError(f"a tournament called {name!r} already exists in "
+                                            f"{self.describe()}") from None
         return TournamentRecord(tid, name, created, settings, [b.name for b in records])
 
     _TOURNAMENT_COLUMNS = "id, name, created_at, settings"

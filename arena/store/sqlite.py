@@ -35,6 +35,7 @@ from arena.store.base import (
     RegisteredBot,
     Store,
     StoreError,
+    TournamentExistsError,
     TournamentRecord,
     already_claimed,
     is_row_id,
@@ -278,7 +279,8 @@ class SQLiteStore(Store):
             self.db.execute("COMMIT")
         except sqlite3.IntegrityError:
             self._rollback()
-            raise StoreError(f"a tournament called {name!r} already exists in {self.path}") from None
+            raise TournamentExistsError(f"a tournament called {name!r} already exists in "
+                                        f"{self.path}") from None
         except BaseException:
             self._rollback()
             raise

@@ -309,6 +309,27 @@ class Tournament:
             self._writer = None
 
 
+#: The longest tournament name.
+MAX_NAME = 64
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a new tournament, or None. Names are printed in commands
+    to copy (--resume NAME, arena standings NAME) and shown on terminals: a name starting
+    with '-' reads as an option there, blanks at its ends are lost, and control or format
+    characters (a right-to-left override, a zero-width space) show one name as another."""
+    if not 1 <= len(name) <= MAX_NAME:
+        return f"1 to {MAX_NAME} characters"
+    if name.strip() != name:
+        return "no blanks at either end"
+    if name.startswith("-"):
+        return "it may not start with '-' (it would read as an option)"
+    if not name.isprintable():
+        bad = next(c for c in name if not c.isprintable())
+        return f"no control or format characters (it holds U+{ord(bad):04X})"
+    return None
+
+
 def default_concurrency() -> int:
     return max(1, os.cpu_count() or 1)
 

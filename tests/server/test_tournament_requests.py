@@ -85,12 +85,21 @@ def test_following_a_tournament_that_is_not_there_is_not_found(tmp_path):
     ({"move_ms": -1}, "move_ms=-1 is not allowed"),
     ({"bank_ms": -(2**31)}, "bank_ms=-2147483648 is not allowed"),
     ({"name": "n" * 65}, "is not allowed: 1 to 64 characters"),
-    ({"name": "tab\tname"}, "no control characters"),
+    ({"name": "tab\tname"}, "no control or format characters (it holds U+0009)"),
+    ({"name": "evil\u202eeman"}, "no control or format characters (it holds U+202E)"),
+    ({"name": "a\u200bb"}, "no control or format characters (it holds U+200B)"),
+    ({"name": " "}, "no blanks at either end"),
+    ({"name": "-x"}, "it may not start with '-'"),
     ({"name": "ladder"}, "'ladder' is the ladder, not a tournament"),
+    ({"move_ms": 86_400_001}, "move_ms=86400001 is not allowed: milliseconds, 0 to 86,400,000"),
+    ({"bank_ms": 2**31 - 1}, "bank_ms=2147483647 is not allowed"),
 ])
 def test_settings_no_tournament_can_have_are_refused(tmp_path, change, words):
     """They were accepted: a negative clock (every move then times out), a name of any
-    length (100,000 characters were stored), or the ladder's name. Found by the fuzzer."""
+    length (100,000 characters were stored), or the ladder's name (found by the fuzzer);
+    a clock of 2**31 - 1 ms (a silent bot held a table for 50 days), a name with a
+    right-to-left override or a zero-width space (shown as another name), blank, or
+    starting with '-' (the printed commands read it as an option: a review)."""
     request = pb.TournamentRequest(name="fine", bots=["ra", "rb"], games=1)
     for key, value in change.items():
         setattr(request, key, value)

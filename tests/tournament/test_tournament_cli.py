@@ -314,11 +314,37 @@ REFUSALS = {
                                        "--ray-address 'head-node' is not HOST:PORT"),
     "no games": ([BOTS / "random", BOTS / "greedy", "--games", 0], False,
                  "--games 0 is not allowed; every table plays at least one deal"),
+    # the printed commands (--resume NAME, arena standings NAME) read it as an option
+    "a name like an option": ([BOTS / "random", BOTS / "greedy", "--name=-x"], False,
+                              "--name '-x' is not allowed: it may not start with '-' (it would "
+                              "read as an option)"),
+    "an empty name": ([BOTS / "random", BOTS / "greedy", "--name", ""], False,
+                      "--name '' is not allowed: 1 to 64 characters"),
+    "a name with a format character": ([BOTS / "random", BOTS / "greedy", "--name", "a\u202eb"],
+                                       False, "--name 'a\\u202eb' is not allowed: no control or "
+                                       "format characters (it holds U+202E)"),
     # its plan grew to 400 MB in 8 s without a word, on its way to every byte there is
     "a typo of a game count": ([BOTS / "random", BOTS / "greedy", "--games", 99999999999], False,
                                "--games 99,999,999,999 makes a tournament of 199,999,999,998 "
                                "matches, more than one tournament plays (at most 1,000,000)"),
 }
+
+
+def test_an_unnamed_tournament_takes_a_number_where_its_default_name_is_taken(tmp_path):
+    """Two tournaments started in one second into one database both took the default
+    name t-DATE-TIME: the second was refused and told to resume the first, which another
+    process was playing."""
+    from arena.cli.tournament import _create_unnamed
+    from arena.store import open_store
+    from arena.tournament.tournament import Settings
+
+    store = open_store(str(tmp_path / "arena.db"))
+    try:
+        settings = Settings(bot_dirs=(str(BOTS / "random"), str(BOTS / "greedy")), games=1)
+        names = [_create_unnamed(store, "t-20261204-193427", settings).name for _ in range(3)]
+        assert names == ["t-20261204-193427", "t-20261204-193427-2", "t-20261204-193427-3"]
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("case", REFUSALS)
