@@ -207,15 +207,28 @@ async def _serve(db: str, options, web: int | None) -> int:
                   f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
     console.print(f"spectators at {app.spectators.address}: arena watch {app.spectators.address} "
                   f"--tv", soft_wrap=True, highlight=False)
+    # a PostgreSQL restart ends the session that holds the database: if another server
+    # takes it before this one can again, this one stops (two would play the same ladder
+    # and tournaments, each refusing the other's results)
+    lost = asyncio.ensure_future(app.claim_lost())
+    stopped = asyncio.ensure_future(stop.wait())
     try:
         async with web_viewer(web, app.spectators.address, console):
             sys.stdout.flush()
-            await stop.wait()
+            await asyncio.wait((stopped, lost), return_when=asyncio.FIRST_COMPLETED)
     except WebServeError as exc:
         print(f"arena serve: error: {exc}", file=sys.stderr)
         return 1
     finally:
+        for task in (lost, stopped):
+            task.cancel()
+        await asyncio.gather(lost, stopped, return_exceptions=True)
         await app.stop()
+    if lost.done() and not lost.cancelled() and lost.exception() is None:
+        print(f"arena serve: error: another arena serve holds {shown(db)} now: this one lost "
+              "its hold when its connection to the database ended (a restart of the database "
+              "server?), and stops", file=sys.stderr)
+        return 1
     console.print("arena server stopped")
     return 0
 

@@ -38,6 +38,8 @@ from arena.watch.records import StoreRecords
 from arena.watch.server import SpectatorServer
 
 log = logging.getLogger("arena.server")
+#: How often a server checks that it still holds its database (see ArenaServer.claim_lost).
+CLAIM_CHECK_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,23 @@ class ArenaServer:
         ladder's, which never ends, as last made (over the matches it says) when there is
         one, the next made meanwhile."""
         return await self.boards.board(name, fresh=name != ladder_module.NAME)
+
+    async def claim_lost(self) -> None:
+        """Return once this server no longer holds its database (see :meth:`Claim.held`):
+        a PostgreSQL restart ended the session that held it, and another arena serve
+        took it before this one could again. Two servers would deal the same ladder
+        matches and resume the same tournaments, each refusing the other's results."""
+        while True:
+            await asyncio.sleep(CLAIM_CHECK_S)
+            if self._claim is None:
+                return
+            try:
+                held = await asyncio.to_thread(self._claim.held)
+            except Exception:          # not knowing is no reason to stop: look again
+                log.exception("cannot tell whether this server still holds its database")
+                continue
+            if not held:
+                return
 
     async def stop(self) -> None:
         """Stop the ladder and the tournaments (they resume at the next start), say goodbye

@@ -122,10 +122,19 @@ class TournamentExistsError(StoreError):
 
 class Claim:
     """A process's hold on a database (:meth:`Store.claim`): ``close`` lets it go (the
-    lock's file or session)."""
+    lock's file or session); ``keep``, where a hold can be lost without the process
+    knowing (a database server's restart ends its session), says whether it still holds
+    it, taking it again where it can."""
 
-    def __init__(self, close: Callable[[], None]) -> None:
+    def __init__(self, close: Callable[[], None], keep: Callable[[], bool] | None = None) -> None:
         self._close: Callable[[], None] | None = close
+        self._keep = keep
+
+    def held(self) -> bool:
+        """Whether this process still holds the claim (blocking: a database round trip)."""
+        if self._close is None:
+            return False
+        return self._keep is None or self._keep()
 
     def release(self) -> None:
         """Let another process claim the database (once; again does nothing)."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -190,17 +191,49 @@ class PostgresStore(Store):
         of its own, held until the claim is released or the process ends; ``taken()`` if
         another session holds it."""
         args = "%s" if len(key) == 1 else "%s::int4, %s::int4"
+        lock = f"SELECT pg_try_advisory_lock({args})"
         db = self._open()
         try:
             with self._errors(doing):
-                held = db.execute(f"SELECT pg_try_advisory_lock({args})", key).fetchone()[0]
+                held = db.execute(lock, key).fetchone()[0]
         except BaseException:
             db.close()
             raise
         if not held:
             db.close()
             raise taken()
-        return Claim(db.close)                 # the session ends, and its lock with it
+        session = [db]
+        using = threading.Lock()
+
+        def keep() -> bool:
+            # the session answers: the lock is its own. Gone (the database server
+            # restarted, the connection cut): the lock went with it, and another process
+            # may have it now; take it again on a new session if none has. A database
+            # still away holds it for nobody: held, until it is back.
+            with using:
+                try:
+                    session[0].execute("SELECT 1")
+                    return True
+                except psycopg.Error:
+                    pass
+                session[0].close()
+                try:
+                    db = self._open()
+                except (psycopg.Error, StoreError):
+                    return True
+                try:
+                    again = db.execute(lock, key).fetchone()[0]
+                except psycopg.Error:
+                    db.close()
+                    return True
+                session[0] = db
+                return bool(again)
+
+        def close() -> None:
+            with using:
+                session[0].close()     # the session ends, and its lock with it
+
+        return Claim(close, keep)
 
     def _scrub(self, exc: BaseException) -> str:
         """The driver's message, on one line (libpq adds hints on lines of their own; a

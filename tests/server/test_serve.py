@@ -19,8 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from arena.server.app import CLAIM_CHECK_S
 from arena.rules.errors import ConfigError
-from support.processes import kill_marked, new_mark, process_names, processes_marked
+from support.launch import launched
+from support.processes import env_for, kill_marked, new_mark, process_names, processes_marked
 from support.matches import store_ladder
 from support.serve import BOTS, ROOT, Served, command
 
@@ -299,6 +302,41 @@ def test_a_ladder_on_postgresql_rides_out_a_restart_of_the_database_server(
         keys = [r[0] for r in conn.execute("SELECT key FROM matches")]
     assert len(keys) == len(set(keys)) >= before + 10
     assert "Traceback" not in served.output and "is kept until" not in served.output
+
+
+def test_after_a_database_restart_one_server_at_a_time_still_holds(tmp_path, mark,
+                                                                   postgres_server, postgres_url):
+    """A PostgreSQL restart ends the session that holds a server's lock: a second server
+    started then got it, and both played the ladder (550 matches, none stored: each
+    'already stored'). Now the first takes its lock again when the database is back, or,
+    where the second was quicker, stops with an error: one of the two serves on."""
+    first = Served(postgres_url, mark, "--data", str(tmp_path / "a"), out=tmp_path / "a.log")
+    second = None
+    try:
+        postgres_server.restart(1.0)                 # every session ended; down for 1 s
+        with (tmp_path / "b.log").open("w") as out:
+            second = subprocess.Popen(
+                launched(command("serve", "--db", postgres_url, "--listen", "127.0.0.1:0",
+                                 "--data", tmp_path / "b")),
+                cwd=ROOT, env=env_for(mark), stdout=out, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 30
+        while first.proc.poll() is None and second.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(3 * CLAIM_CHECK_S)                # time for the first to find out
+        gone = [p for p in (first.proc, second) if p.poll() is not None]
+        assert len(gone) == 1, (first.output, (tmp_path / "b.log").read_text())
+        if gone[0] is second:                        # the first took its lock again
+            assert second.returncode == 2
+            assert "another arena serve is already using" in (tmp_path / "b.log").read_text()
+        else:                                        # the second was quicker
+            assert first.proc.returncode == 1
+            assert "arena serve: error: another arena serve holds" in first.output
+            assert "arena server at" in (tmp_path / "b.log").read_text()
+    finally:
+        first.stop()
+        if second is not None and second.poll() is None:
+            second.send_signal(signal.SIGTERM)
+            second.wait(30)
 
 
 def test_the_ladder_keeps_what_it_plays_while_its_database_cannot_take_it(tmp_path, mark):
