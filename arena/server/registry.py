@@ -15,6 +15,7 @@ round trip in the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import shutil
 import tarfile
@@ -23,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots.check import Report, check_bot
-from arena.bots.process import is_log_of
-from arena.bots.process import ArenaStartError
+from arena.bots.process import ArenaStartError, is_log_of
 from arena.bots.manifest import NAME, NAME_RULE, ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.referee.lobby import Lobby, new_token, token_hash
@@ -76,9 +76,15 @@ class Registry:
         #: every version entered, removed ones too, by id (in the order entered)
         self._bots: dict[int, RegisteredBot] = {
             b.id: b for b in store.registered_bots(include_removed=True)}
-        for bot in self._bots.values():
+        for bot in list(self._bots.values()):
             if bot.kind == "remote" and bot.status == "active":
                 self._admit_remote(bot)
+            elif bot.status == "validating":
+                # its check was cut short (the server stopped or was killed): it was never
+                # entered, and stayed 'validating' for good
+                self._update(bot.id, status="failed", report={
+                    "error": "its check did not finish: the server stopped meanwhile; add it "
+                             "again"})
 
     # ---------------------------------------------------------------- entering bots
 
@@ -109,6 +115,11 @@ class Registry:
             report = await check_bot(manifest, setup_timeout=setup_timeout,
                                      sandbox=self.sandbox,
                                      log_dir=self.logs_dir(bot.display) / "check")
+        except asyncio.CancelledError:
+            # the upload's call ended (its client went, the server stops): not entered
+            self._update(bot.id, status="failed", folder=str(folder), report={
+                "error": "its check did not finish: the upload was cancelled; add it again"})
+            raise
         except ArenaStartError as exc:
             # the server ran out of open files, processes or memory of its own: the
             # version is not entered (never left 'validating'), and the author is told the

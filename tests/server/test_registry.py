@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
+import tarfile
+
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.lobby import Lobby
 from arena.server.registry import Registry
@@ -29,3 +33,35 @@ def test_the_registry_answers_from_memory_what_it_wrote_to_the_store(tmp_path):
     assert [b.display for b in registry.active()] == ["beta", "alpha v2"]
     assert registry.find("alpha").display == "alpha v2"
     assert registry.find("alpha", include_removed=True).status == "removed"
+
+
+def test_an_upload_whose_check_did_not_finish_is_failed_not_validating(tmp_path):
+    """An upload cut short during its check (its client gone, the server stopped or
+    killed) stayed 'validating' for good, also after a restart, never entered."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        toml = b'name = "slow"\ncommand = "{python} -c pass"\nsetup = "sleep 3"\n'
+        info = tarfile.TarInfo("bot.toml")
+        info.size = len(toml)
+        tar.addfile(info, io.BytesIO(toml))
+
+    async def cut_short():
+        upload = asyncio.create_task(registry.add_hosted("slow", archive.getvalue()))
+        while not [b for b in registry.bots() if b.status == "validating"]:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)                     # its setup is running
+        upload.cancel()
+        await asyncio.gather(upload, return_exceptions=True)
+
+    asyncio.run(cut_short())
+    [bot] = registry.bots()
+    assert bot.status == "failed" and "the upload was cancelled" in bot.report["error"]
+    # a server killed while it checked one: the next start fails it
+    left = store.register_bot("left", "hosted", status="validating")
+    again = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    found = again.find("left", include_removed=True)
+    assert found.status == "failed" and "the server stopped meanwhile" in found.report["error"]
+    assert store.registered_bots()[-1].id == left.id and store.registered_bots()[-1].status == "failed"
+    store.close()
