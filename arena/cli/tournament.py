@@ -103,7 +103,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # ------------------------------------------------------------------------ tournament
 
 _SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset", "option",
-                  "move_time", "bank", "on_fault", "max_rejections", "retire_after")
+                  "move_time", "bank", "on_fault", "max_rejections", "retire_after", "sandbox",
+                  "limit")
 
 
 #: what a tournament on a server takes from the command line (its TournamentRequest, and
@@ -168,7 +169,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             duplicate=args.duplicate, seed=args.seed, phases=args.phases,
             move_ms=tc.move_ms, bank_ms=tc.bank_ms,
             on_fault=args.on_fault, max_rejections=args.max_rejections,
-            retire_after=args.retire_after)
+            retire_after=args.retire_after, sandbox=args.sandbox, limits=tuple(args.limit))
         if len(settings.bot_dirs) < 2:
             raise ConfigError(f"a tournament needs at least 2 bot folders, got {len(settings.bot_dirs)}")
         manifests = Tournament.check(settings)
@@ -185,6 +186,9 @@ def run_tournament(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             tournament = Tournament.resume(store, args.resume)
+            if tournament.settings.sandbox is not None:
+                # its bots run as in its first part: sandboxed alike, with the same limits
+                args.sandbox, args.limit = tournament.settings.sandbox, list(tournament.settings.limits)
             claim = store.claim_tournament(tournament.record)   # before its setups run
             set_up(tournament.manifests, args, bot_factory(args))
         else:

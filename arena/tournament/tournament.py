@@ -60,17 +60,21 @@ class Settings:
     on_fault: str = FaultPolicy.FORFEIT
     max_rejections: int = 5
     retire_after: int = 3
+    # how a local tournament's bots run (--sandbox, --limit), kept so that a resume plays
+    # its second half as its first (None: stored by an arena before it kept them)
+    sandbox: str | None = None
+    limits: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        for key in ("bot_dirs", "bots", "remote"):
+        for key in ("bot_dirs", "bots", "remote", "limits"):
             out[key] = list(out[key])
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
         data = dict(data)
-        for key in ("bot_dirs", "bots", "remote"):
+        for key in ("bot_dirs", "bots", "remote", "limits"):
             data[key] = tuple(data.get(key, ()))
         # stored by an arena before secret seeds: its deals came from public seeds, and
         # no scheme here rebuilds them

@@ -294,6 +294,10 @@ REFUSALS = {
     # a repeatable option: its check was a traceback
     "resume with an --option": (["--resume", "known", "--option", "max_total=99"], True,
                                 "--resume keeps the stored settings; drop --option"),
+    # how its bots run is part of it: half a tournament unsandboxed, or on other limits
+    "resume with the sandbox off and other limits": (
+        ["--resume", "known", "--sandbox", "none", "--limit", "memory=512"], True,
+        "--resume keeps the stored settings; drop --sandbox, --limit"),
     "resume a tournament of an older arena": (["--resume", "old"], True,
                                               "tournament 'old' was stored by an older arena, "
                                               "whose deals came from public seeds"),
@@ -328,6 +332,24 @@ REFUSALS = {
                                "--games 99,999,999,999 makes a tournament of 199,999,999,998 "
                                "matches, more than one tournament plays (at most 1,000,000)"),
 }
+
+
+def test_how_its_bots_run_is_stored_with_a_tournament_for_its_resume(tmp_path, mark):
+    """--resume took --sandbox none and other limits: half a tournament could be played
+    unsandboxed, or on other limits. They are stored with it now, and its resume uses
+    them (and refuses the flags: see REFUSALS)."""
+    from arena.tournament.tournament import Settings
+
+    db = tmp_path / "arena.db"
+    ok(mark, "tournament", BOTS / "random", BOTS / "greedy", "--games", 1, "--name", "kept",
+       "--sandbox", "none", "--limit", "memory=512", "--limit", "cpu=60", "--db", db,
+       "--logs", tmp_path / "logs", "-q")
+    with sqlite3.connect(db) as conn:
+        stored = json.loads(conn.execute("SELECT settings FROM tournaments").fetchone()[0])
+    conn.close()
+    assert (stored["sandbox"], stored["limits"]) == ("none", ["memory=512", "cpu=60"])
+    settings = Settings.from_dict(stored)
+    assert (settings.sandbox, settings.limits) == ("none", ("memory=512", "cpu=60"))
 
 
 def test_an_unnamed_tournament_takes_a_number_where_its_default_name_is_taken(tmp_path):
