@@ -14,7 +14,23 @@ from rich.console import Console
 
 
 def console(stderr: bool = False) -> Console:
-    return Console(highlight=False, soft_wrap=True, stderr=stderr)
+    return _Console(highlight=False, soft_wrap=True, stderr=stderr)
+
+
+_closed = [False]
+
+
+def output_closed() -> bool:
+    """Whether a console met a closed output (rich then stops the command with
+    SystemExit(1), stdout sent to /dev/null): a command that must say what it kept, on
+    stderr, tells this exit from another."""
+    return _closed[0]
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        _closed[0] = True
+        super().on_broken_pipe()
 
 
 def stdout_gone() -> None:

@@ -289,6 +289,20 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
                   f"  arena tournament --resume {escape(shlex.quote(t.name))} "
                   f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
         return 1
+    except (BrokenPipeError, SystemExit) as exc:
+        # whoever read the output went (arena tournament ... | head): the run stops, as a
+        # writer to a closed pipe does (rich: SystemExit(1), stdout sent to /dev/null),
+        # and says on stderr what is kept and how to go on (it stopped without a word)
+        if isinstance(exc, SystemExit) and not output.output_closed():
+            raise
+        output.stdout_gone()
+        stored = len(t.store.finished_keys(t.record))
+        err.print(f"arena tournament: its output was closed (the reader of a pipe went): "
+                  f"{stored} of {total} matches are stored; the matches in flight will be "
+                  f"played again from their seeds. Resume with:\n"
+                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
+                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
+        return 1
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
         return 1

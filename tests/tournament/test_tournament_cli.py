@@ -651,6 +651,31 @@ def test_a_closed_terminal_stops_a_live_tournament_as_ctrl_c_does(tmp_path, mark
     same_results(db, "hangup", reference, mark)
 
 
+def test_a_closed_output_stops_a_tournament_with_its_resume_line(tmp_path, mark):
+    """arena tournament ... | head -3: the run stopped after 2 of 60 matches, exit 1,
+    without a word (rich's own SystemExit on a closed pipe). It still stops, as a writer
+    to a closed pipe does, but says on stderr what is stored and how to resume."""
+    db = tmp_path / "arena.db"
+    proc = subprocess.Popen(command("tournament", *SAMPLES, "--games", 10, "--name", "piped",
+                                    "--db", db, "--logs", tmp_path / "logs"),
+                            cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    lines = [proc.stdout.readline() for _ in range(3)]   # as head -3 reads
+    proc.stdout.close()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1, stderr
+    assert lines[0].startswith("tournament piped in ")
+    played = stored_matches(db)
+    assert stderr.splitlines() == [
+        f"arena tournament: its output was closed (the reader of a pipe went): {played} of 60 "
+        "matches are stored; the matches in flight will be played again from their seeds. "
+        "Resume with:", f"  arena tournament --resume piped --db {db}"], stderr
+    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    resumed = ok(mark, "tournament", "--resume", "piped", "--db", db, "-q", "--logs", tmp_path / "logs")
+    assert f"resuming: {played} of 60 already played" in resumed.stdout
+    assert stored_matches(db) == 60
+
+
 def test_under_nohup_a_hangup_changes_nothing(tmp_path, mark, reference):
     """nohup ignores SIGHUP for the command it runs, and the arena leaves it so: the
     tournament plays on to the results of an undisturbed run."""
