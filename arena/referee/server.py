@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import tempfile
 
@@ -68,21 +69,29 @@ class RefereeServer:
         for add in services:
             add(server)
         socket_dir = tempfile.mkdtemp(prefix="ono99-")
-        private = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
-        server.add_insecure_port(private)   # in a private folder: for launched bots only
-        if listen == "unix":
-            address = private
-        else:
-            try:
-                port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
-                        if tls is not None else server.add_insecure_port(where))
-            except RuntimeError:
-                port = 0
-            if port == 0:
-                raise OSError(f"the referee cannot listen on {listen!r} (a bad address, or one "
-                              "already in use)")
-            address = where if where.startswith("unix:") else f"{where.rsplit(':', 1)[0]}:{port}"
-        await server.start()
+        try:
+            private = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
+            server.add_insecure_port(private)   # in a private folder: for launched bots only
+            if listen == "unix":
+                address = private
+            else:
+                try:
+                    port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
+                            if tls is not None else server.add_insecure_port(where))
+                except RuntimeError:
+                    port = 0
+                if port == 0:
+                    raise OSError(f"the referee cannot listen on {listen!r} (a bad address, or "
+                                  "one already in use)")
+                address = where if where.startswith("unix:") else f"{where.rsplit(':', 1)[0]}:{port}"
+            await server.start()
+        except BaseException:
+            # refused, or stopped as it started (Ctrl-C in a tournament's first second):
+            # its folder went with it, and its server is stopped here, not left to its
+            # finalizer (whose shutdown printed "Task exception was never retrieved")
+            await _quietly_stopped(server)
+            _remove(socket_dir)
+            raise
         return cls(server, address, lobby, socket_dir)
 
     async def stop(self, reason: str = "the referee is stopping", grace: float = 1.0) -> None:
@@ -91,9 +100,19 @@ class RefereeServer:
         await asyncio.gather(*(s.say_goodbye(reason) for s in self.lobby.sessions()))
         await self.server.stop(grace)
         if self._socket_dir:
-            try:
-                for name in os.listdir(self._socket_dir):
-                    os.unlink(os.path.join(self._socket_dir, name))
-                os.rmdir(self._socket_dir)
-            except OSError:
-                pass
+            _remove(self._socket_dir)
+
+
+async def _quietly_stopped(server: grpc.aio.Server) -> None:
+    """Stop a server that may not have started (or not wholly): whatever it says."""
+    with contextlib.suppress(Exception):
+        await asyncio.shield(server.stop(None))
+
+
+def _remove(socket_dir: str) -> None:
+    try:
+        for name in os.listdir(socket_dir):
+            os.unlink(os.path.join(socket_dir, name))
+        os.rmdir(socket_dir)
+    except OSError:
+        pass

@@ -339,3 +339,36 @@ def test_a_session_whose_bot_sends_over_64_kib_ends_saying_it_may_have():
             await server.stop()
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 3])
+def test_a_referee_stopped_as_it_starts_leaves_no_folder_and_no_task(tmp_path, monkeypatch, steps):
+    """Ctrl-C in a tournament's first second cancelled a referee (a worker's) as it
+    started: its socket folder stayed in /tmp, and gRPC's server, left to its finalizer,
+    printed 'Task exception was never retrieved' (InvalidStateError) twice."""
+    import gc
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    errors = []
+
+    async def go():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: errors.append(ctx))
+        task = asyncio.create_task(RefereeServer.start("unix"))
+        for _ in range(steps):          # cancelled at one of its first awaits, or before
+            await asyncio.sleep(0)
+        task.cancel()
+        try:
+            server = await task
+        except asyncio.CancelledError:
+            server = None
+        if server is not None:          # it had started: stopped as usual
+            await server.stop()
+        del task, server
+        gc.collect()
+        await asyncio.sleep(0.2)
+
+    asyncio.run(go())
+    gc.collect()
+    assert [p.name for p in tmp_path.iterdir()] == []
+    assert errors == []
