@@ -263,6 +263,9 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     console.print(f"{clock}; concurrency {args.concurrency}; {integrity}"
                   + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
     view = LiveView(t.names, total, done_before, console, args.quiet)
+    if done_before:   # a resume: the standings start from what is stored
+        view.earlier([Played.of(m) for m in t.store.matches(t.record)
+                      if m.status == Status.FINISHED and m.ranking])
     logs = args.logs or default_logs(t.name)
     try:
         # the executor's cluster first: the live view and the listener bus start threads
@@ -490,6 +493,18 @@ class LiveView:
         if self._live is not None:
             self._live.__exit__(*exc)
             self._live = None
+
+    def earlier(self, matches: list[Played]) -> None:
+        """Matches stored before this run (a resume): counted in the provisional standings
+        and faults, not in this run's rate (they showed every bot at 0 matches and 1500,
+        and the Elo line reported after each new match until it caught up)."""
+        for m in matches:
+            self.elo.update(Placing(list(m.bots), list(m.places), m.sample))
+            count_match(self.lines, list(m.bots), list(m.places), list(m.verdicts))
+            for _, kind in m.verdicts:
+                self.faults[kind] += 1
+        self.progress.update(self.task, faults=f"faults {sum(self.faults.values())}")
+        self._next_report = (int(self.done / self.total * 10) + 1) / 10
 
     def retired(self, bot: str, reason: str) -> None:
         msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason)}"

@@ -651,6 +651,25 @@ def test_a_closed_terminal_stops_a_live_tournament_as_ctrl_c_does(tmp_path, mark
     same_results(db, "hangup", reference, mark)
 
 
+def test_a_resumed_tournament_reports_standings_from_what_is_stored(tmp_path, mark):
+    """A resume showed every bot at 0 matches and 1500, and off a terminal printed its
+    provisional Elo line after every new match until it passed the first tenth again:
+    the stored matches were left out. Now its reports come at the tenths still ahead,
+    counting the stored matches."""
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "again", db)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=15)
+    done = stored_matches(db)
+    resumed = ok(mark, "tournament", "--resume", "again", "--db", db, "--logs", tmp_path / "logs")
+    reports = [int(line.split("after ")[1].split()[0]) for line in resumed.stdout.splitlines()
+               if line.startswith("  provisional Elo after ")]
+    assert reports and reports[-1] == LONG_TOTAL
+    first_tenth = (done * 10 // LONG_TOTAL + 1) / 10
+    assert reports[0] >= first_tenth * LONG_TOTAL, (done, reports)
+    assert len(reports) <= 10 - done * 10 // LONG_TOTAL, (done, reports)
+
+
 def test_a_closed_output_stops_a_tournament_with_its_resume_line(tmp_path, mark):
     """arena tournament ... | head -3: the run stopped after 2 of 60 matches, exit 1,
     without a word (rich's own SystemExit on a closed pipe). It still stops, as a writer
