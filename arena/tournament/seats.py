@@ -232,7 +232,10 @@ class RemoteSeats(SeatProvider):
     """A bot that connects from elsewhere with its token (registered in ``lobby`` under its
     token's hash). It plays one match at a time; a seat waits while it is busy, and up to
     ``absent_after`` seconds for it to connect, after which the seat is *absent* for that
-    match. Its memory cannot be reset: it is not ``resettable``."""
+    match; once found absent, it is not waited for again until it connects (each of its
+    matches waited the whole time again, holding a slot of the tournament's concurrency:
+    one bot gone offline slowed a whole tournament to a match every 30 s). Its memory
+    cannot be reset: it is not ``resettable``."""
 
     resettable = False
     retires_on_crashes = False
@@ -243,6 +246,7 @@ class RemoteSeats(SeatProvider):
         self.token_hash = token_hash
         self.absent_after = absent_after
         self._turn = asyncio.Lock()   # one match at a time
+        self._away = False            # found absent, and not connected since
 
     @property
     def busy(self) -> bool:
@@ -258,11 +262,17 @@ class RemoteSeats(SeatProvider):
             return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
         started = time.monotonic()
         try:
-            session = await self.lobby.wait_session_hash(self.token_hash, self.absent_after)
+            session = await self.lobby.wait_session_hash(
+                self.token_hash, 0 if self._away else self.absent_after)
         except TimeoutError:
             self._turn.release()
+            if self._away:
+                return Seat(None, (VerdictKind.ABSENT, "not connected since it was found "
+                                   "absent from an earlier match"))
+            self._away = True
             return Seat(None, (VerdictKind.ABSENT, f"not connected within "
                                f"{time.monotonic() - started:.0f} s of its match"))
+        self._away = False
         return Seat(session, handle=self._turn,
                     reconnect=lambda timeout: self.lobby.wait_session_hash(self.token_hash, timeout))
 

@@ -5,6 +5,7 @@ that never connect: a tournament of them is over within a second of their remova
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from ono99.transport import grpc
@@ -203,3 +204,34 @@ def test_bots_removed_while_their_tournament_waits_for_them_retire_it_cleanly(tm
     assert len(played) == 6 and progress[-1].HasField("finished")
     kinds = sorted({v.kind for m in played for v in m.verdicts})
     assert kinds == ["absent", "retired"], kinds
+
+
+def test_a_remote_bot_found_absent_is_not_waited_for_again_until_it_connects(tmp_path):
+    """Each match of a remote bot gone offline waited --absent-after again, one at a time
+    (its matches take turns), holding the tournament's slots: one bot offline slowed a
+    whole tournament to a match every 30 s. Now its first match waits; the others are
+    absent at once, until it connects again."""
+    async def go():
+        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
+            listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=2.0, concurrency=2))
+        auth = (("authorization", f"Bearer {app.new_token}"),)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as channel:
+                stub = organizer_pb2_grpc.OrganizerStub(channel)
+                for name in ("ra", "rb", "rc"):
+                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                started = time.monotonic()
+                call = stub.RunTournament(pb.TournamentRequest(
+                    name="away", bots=["ra", "rb", "rc"], games=3, no_duplicate=True), metadata=auth)
+                progress = [p async for p in call]
+                return progress, time.monotonic() - started
+        finally:
+            await app.stop()
+
+    progress, took = asyncio.run(go())
+    played = [p.match for p in progress if p.HasField("match")]
+    assert len(played) == 9 and progress[-1].HasField("finished")
+    assert {v.kind for m in played for v in m.verdicts} == {"absent"}
+    details = [v.detail for m in played for v in m.verdicts]
+    assert sum("not connected within" in d for d in details) == 3      # one wait a bot
+    assert took < 8, took     # each bot's 6 matches waited 2 s in turn: 12 s and more
