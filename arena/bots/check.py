@@ -285,7 +285,16 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
         return p.result is not None and not p.verdicts()
 
     def failures(ps) -> str:
-        return "; ".join(f"{p.scenario.label}: {', '.join(p.verdicts())}" for p in ps if not clean(p))
+        # matches that failed alike are named together, their reason once (a crashing
+        # bot's 13 matches repeated the same excerpt of its stderr 13 times)
+        alike: dict[str, list[str]] = {}
+        for p in ps:
+            if not clean(p):
+                alike.setdefault(", ".join(p.verdicts()), []).append(p.scenario.label)
+        return "; ".join(f"{labels[0]}: {why}" if len(labels) == 1 else
+                         f"{len(labels)} matches ({', '.join(labels[:3])}"
+                         f"{', ...' if len(labels) > 3 else ''}): {why}"
+                         for why, labels in alike.items())
 
     out = []
     rulesets = {}
@@ -333,14 +342,17 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
                      f"{'; ' + failures(p for p in played if p.result is None) if any(p.result is None for p in played) else ''}. "
                      "Keep reading the stream after match_end: the next match_start follows"))
 
+    # a bot that answered no turn passed these two unseen: they need answers to judge
     wrong_turn = {k: refused[k] for k in ("stale_turn", "not_your_turn", "malformed") if refused[k]}
-    out.append(Check("own turns", not wrong_turn,
+    out.append(Check("own turns", bool(latencies) and not wrong_turn,
+                     "it answered no turn" if not latencies and not wrong_turn else
                      "answered only its own turns, each with its turn id" if not wrong_turn else
                      f"refused: {', '.join(f'{n} {k}' for k, n in wrong_turn.items())}. Answer each "
                      "TurnRequest once, echoing its turn_id (all 64 bits), and send nothing else"))
 
     illegal = {k: refused[k] for k in ("not_in_hand", "illegal_play") if refused[k]}
-    out.append(Check("legal cards", not illegal,
+    out.append(Check("legal cards", bool(latencies) and not illegal,
+                     "it answered no turn" if not latencies and not illegal else
                      "played only cards from the turn's legal list" if not illegal else
                      f"refused: {', '.join(f'{n} {k}' for k, n in illegal.items())}. Play one of "
                      "TurnRequest.legal"))

@@ -98,6 +98,20 @@ def test_a_planted_fault_fails_its_check_and_the_run(tmp_path, mark, mode):
     assert proc.stdout.splitlines()[-1].endswith(" failed") and " 0 failed" not in proc.stdout
 
 
+def test_a_bot_that_answers_no_turn_fails_the_checks_that_judge_answers(tmp_path, mark):
+    """A bot crashing at its first turn passed 'own turns' and 'legal cards', though it
+    answered nothing; and the 'rulesets' and 'no faults' lines repeated the same excerpt
+    of its stderr once a match (about 2,000 characters each)."""
+    proc = check_bot(mark, rogue(tmp_path, "exit", 1))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = lines(proc)
+    for check in ("own turns", "legal cards", "move time"):
+        assert found[check].startswith("FAIL") and "it answered no turn" in found[check], found[check]
+    faults = found["no faults"]
+    assert faults.startswith("FAIL") and " matches (" in faults, faults
+    assert len(faults) < 600, faults
+
+
 def test_a_healthy_raw_protocol_bot_passes(tmp_path, mark):
     proc = check_bot(mark, rogue(tmp_path, "good"))
     assert proc.returncode == 0, proc.stdout
