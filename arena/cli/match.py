@@ -102,9 +102,10 @@ def game_spec(args: argparse.Namespace, i: int, config, names: Sequence[str],
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
-    if not (0.001 <= args.move_time <= MAX_CLOCK_S and 0 <= args.bank <= MAX_CLOCK_S):
-        raise ConfigError(f"--move-time must be from 0.001 to {MAX_CLOCK_S:,} seconds and "
-                          f"--bank from 0 to {MAX_CLOCK_S:,} (a day)")
+    if not 0.001 <= args.move_time <= MAX_CLOCK_S:
+        raise ConfigError(f"--move-time must be from 0.001 to {MAX_CLOCK_S:,} seconds (a day)")
+    if not 0 <= args.bank <= MAX_CLOCK_S:
+        raise ConfigError(f"--bank must be from 0 to {MAX_CLOCK_S:,} seconds (a day)")
     return TimeControl(round(args.move_time * 1000), round(args.bank * 1000))
 
 

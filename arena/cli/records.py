@@ -35,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("name", nargs="?", help="tournament name (default: the latest)")
     add_db_option(m, "the database of the tournament")
     m.add_argument("--json", action="store_true", help="machine-readable output")
-    m.add_argument("--limit", type=int, default=None, help="only the last N matches")
+    m.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="only the last N matches (at least 1)")
     m.set_defaults(run=run_matches)
 
     w = sub.add_parser("show", help="show one stored match and its event log")
@@ -118,6 +119,8 @@ def run_standings(args: argparse.Namespace) -> int:
 
 
 def run_matches(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:   # 0 and -1 printed an empty table
+        raise ConfigError(f"--limit must be at least 1, not {args.limit}")
     store = _open(args)
     try:
         record = store.tournament(args.name)
@@ -127,7 +130,7 @@ def run_matches(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.limit is not None:
-        matches = matches[-args.limit:] if args.limit > 0 else []
+        matches = matches[-args.limit:]
     if args.json:
         print(json.dumps([m.to_dict() for m in matches], indent=2))
         return 0

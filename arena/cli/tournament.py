@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import math
 import os
 import shlex
 import time
@@ -143,6 +144,11 @@ def run_tournament(args: argparse.Namespace) -> int:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
         raise ConfigError("--retire-after must be at least 1")
+    # as arena match checks them (0 s: every bot failed to connect; -1 accepted)
+    if not 0 < args.connect_timeout < math.inf:
+        raise ConfigError("--connect-timeout must be positive (finite seconds)")
+    if args.max_rejections < 0:
+        raise ConfigError("--max-rejections must be at least 0")
     check_address(args.executor, args.ray_address)
     check_addresses(args)
     console = output.console()

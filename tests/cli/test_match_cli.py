@@ -206,7 +206,8 @@ def test_when_no_bot_starts_the_match_is_one_error_line(tmp_path, mark):
 # ---------------------------------------------------------------- bad arguments
 
 RANDOM = [BOTS / "random"]
-CLOCK = "--move-time must be from 0.001 to 86,400 seconds and --bank from 0 to 86,400 (a day)"
+CLOCK = "--move-time must be from 0.001 to 86,400 seconds (a day)"
+BANK = "--bank must be from 0 to 86,400 seconds (a day)"   # it named --move-time first
 ARGUMENT_CASES = {
     "unknown ruleset": (RANDOM * 2 + ["--ruleset", "poker"],
                         "argument --ruleset: invalid choice: 'poker'"),
@@ -227,10 +228,11 @@ ARGUMENT_CASES = {
     "a limit below 0": (RANDOM * 2 + ["--limit", "cpu=-1"], "--limit 'cpu=-1': the value must"),
     "no move time": (RANDOM * 2 + ["--move-time", "0"], CLOCK),
     "move time nan": (RANDOM * 2 + ["--move-time", "nan"], CLOCK),
-    "infinite bank": (RANDOM * 2 + ["--bank", "inf"], CLOCK),
+    "infinite bank": (RANDOM * 2 + ["--bank", "inf"], BANK),
+    "negative bank": (RANDOM * 2 + ["--bank", "-1"], BANK),
     # past the protocol's 32-bit milliseconds: a traceback once the bots had started
     "move time of months": (RANDOM * 2 + ["--move-time", "5e6"], CLOCK),
-    "bank of months": (RANDOM * 2 + ["--bank", "5e6"], CLOCK),
+    "bank of months": (RANDOM * 2 + ["--bank", "5e6"], BANK),
     "no connect time": (RANDOM * 2 + ["--connect-timeout", "0"],
                         "--connect-timeout must be positive"),
     "negative rejections": (RANDOM * 2 + ["--max-rejections", "-1"],

@@ -215,6 +215,10 @@ def test_a_tournament_prints_its_schedule_and_standings_and_stores_every_match(t
     # with no name, the latest tournament
     assert read_json(mark, "standings", "--db", db)["tournament"] == "three"
     assert len(read_json(mark, "matches", "--db", db, "--limit", 5)) == 5
+    for limit in (0, -1):   # an empty table, without a word, before
+        proc = arena(mark, "matches", "--db", db, "--limit", limit)
+        assert proc.returncode == 2 and proc.stderr == (f"arena matches: error: --limit must be "
+                                                        f"at least 1, not {limit}\n"), proc.stderr
 
 
 @pytest.mark.parametrize("case", ["3 seats of 4 bots", "no duplicates", "3 seats, no duplicates"])
@@ -307,6 +311,11 @@ REFUSALS = {
                        "--concurrency must be at least 1"),
     "no retirement": ([BOTS / "random", BOTS / "greedy", "--retire-after", 0], False,
                       "--retire-after must be at least 1"),
+    # as arena match refuses them: 0 s failed every bot's start; -1 was taken
+    "no connect time": ([BOTS / "random", BOTS / "greedy", "--connect-timeout", 0], False,
+                        "--connect-timeout must be positive"),
+    "negative rejections": ([BOTS / "random", BOTS / "greedy", "--max-rejections", -1], False,
+                            "--max-rejections must be at least 0"),
     "a cluster address without ray": ([BOTS / "random", BOTS / "greedy", "--ray-address",
                                        "10.0.0.5:6379"], False,
                                       "--ray-address is the cluster of --executor ray"),
