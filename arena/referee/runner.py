@@ -76,6 +76,7 @@ class MatchRunner:
         self._absent = absent or {}
         self._reconnect = reconnect or {}
         self._grace = grace
+        self._waited: dict[int, float] = {}    # a seat's last wait for its bot to come back
         self._now_ns = time.perf_counter_ns     # the bots' clock: the loop's live clock, in run
 
     # ---------------------------------------------------------------- the match
@@ -222,6 +223,7 @@ class MatchRunner:
         if wait is None:
             return False
         timeout = min(self._grace, (deadline - self._now_ns()) / 1e9)
+        self._waited[seat] = max(0.0, timeout)
         if timeout <= 0:
             return False
         try:
@@ -275,7 +277,11 @@ class MatchRunner:
                 return
         detail = session.close_reason or "the stream ended"
         if seat in self._reconnect:
-            detail += f"; it did not reconnect within {self._grace:g} s"
+            # the wait it had: the grace, or what was left of its clock (it said the
+            # grace, 10 s, after a wait of 1.5 s in a match of 4 s)
+            waited = self._waited.pop(seat, self._grace)
+            detail += (f"; it did not reconnect within {waited:.3g} s" if waited > 0 else
+                       "; its clock had run out, with no time left to reconnect")
         self._fault(seat, VerdictKind.DISCONNECTED, detail, latency_us)
 
     def _fault(self, seat: int, kind: str, detail: str, latency_us: int = 0) -> None:

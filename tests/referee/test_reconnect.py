@@ -10,6 +10,7 @@ with the key it was welcomed with; a second process with only the token is still
 from __future__ import annotations
 
 import asyncio
+import re
 
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2 as pb, referee_pb2_grpc
@@ -49,6 +50,17 @@ def test_past_the_grace_window_the_seat_is_disconnected():
     assert result.ranking[0] == (1,)
     assert rc == 5 and "could not reconnect to the referee within 2 s" in err, err
     assert near_rc == 0
+
+
+def test_a_drop_with_little_clock_left_names_the_wait_it_had():
+    """The wait for a dropped bot is the grace or what is left of its clock, whichever is
+    less: the verdict said the grace ('within 10 s') after a wait of 1.5 s."""
+    result, [(rc, err), _], _ = asyncio.run(
+        one_match(Relay.drop, grace=30, refuse=True, reconnect="2"))
+    [verdict] = result.verdicts
+    assert verdict.kind == VerdictKind.DISCONNECTED
+    waited = re.search(r"it did not reconnect within ([0-9.]+) s", verdict.detail)
+    assert waited and 0 < float(waited.group(1)) <= 11, verdict.detail   # 1 s + 10 s of bank
 
 
 def test_the_token_alone_does_not_take_over_a_live_session():
