@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from arena.rules.conformance import find_vectors, run_file
 
@@ -32,5 +33,8 @@ def run(args: argparse.Namespace) -> int:
             passed += 1
         else:
             failed += 1
+    if passed + failed == 0:   # exit 1 with no word of why
+        print(f"arena conformance: no vector (*.json) found in {' '.join(args.paths)}",
+              file=sys.stderr)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1

@@ -209,6 +209,8 @@ def list_matches(console: Console, client: SpectatorClient) -> int:
     for m in matches:
         console.print(escape(f"{m.match_id}  {m.tournament or '-'}  {' vs '.join(m.names)}: "
                              f"{summary_text(m)}"))
+    if not matches:   # on stderr: stdout stays one line a match (it printed nothing)
+        print(f"arena watch: no live or recent matches at {client.address}", file=sys.stderr)
     return 0
 
 

@@ -47,6 +47,13 @@ def test_cli_runs_the_vectors_and_closes_with_the_count():
     assert all(line.startswith("PASS ") for line in lines[:-1])
 
 
+def test_cli_says_why_when_it_finds_no_vector(tmp_path):
+    """An empty folder gave '0 passed, 0 failed' and exit 1, with no word of why."""
+    out = arena("conformance", str(tmp_path))
+    assert out.returncode == 1 and out.stdout == "0 passed, 0 failed\n"
+    assert out.stderr == f"arena conformance: no vector (*.json) found in {tmp_path}\n"
+
+
 BASE = {
     "name": "t/base", "ruleset": "modern", "seats": 2,
     "deals": [{"hands": [["1", "2", "3", "4"], ["5", "6", "7", "8"]], "draw": ["9"]}],

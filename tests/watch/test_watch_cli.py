@@ -220,6 +220,13 @@ def test_the_organiser_view_shows_the_same_log(service, mark):
     assert proc.stdout.splitlines() == expected(played)
 
 
+def test_with_no_match_to_list_it_says_so_on_stderr(service, mark):
+    """Off a terminal it printed nothing at all (a terminal showed an empty table)."""
+    proc = arena(mark, "watch", service.address)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout
+    assert proc.stderr == f"arena watch: no live or recent matches at {service.address}\n"
+
+
 def test_without_a_mode_it_lists_the_live_and_recent_matches(service, mark):
     done = [service.play(spec(NAMES[:2], seed=s), Script(), tournament="cup") for s in (1, 2)]
     for m in done:
