@@ -72,6 +72,17 @@ def listen_problem(address: str) -> str | None:
     return None
 
 
+def add_port(server: grpc.aio.Server, address: str, tls: tuple[bytes, bytes] | None) -> int:
+    """Have ``server`` listen on ``address`` (with ``tls``, PEM key and certificate, in
+    TLS); the port bound, 0 where it cannot (gRPC raises for some bad addresses and
+    answers 0 for others)."""
+    try:
+        return (server.add_secure_port(address, grpc.ssl_server_credentials([tls]))
+                if tls is not None else server.add_insecure_port(address))
+    except RuntimeError:
+        return 0
+
+
 def details(text: str) -> str:
     """``text``, cut to :data:`MAX_DETAILS` bytes (on a character boundary) with an ellipsis."""
     data = text.encode()

@@ -15,7 +15,7 @@ from ono99.v1 import referee_pb2_grpc
 from arena import files
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena.rpc import RejectUnparsable, listen_problem
+from arena.rpc import RejectUnparsable, add_port, listen_problem
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -75,11 +75,7 @@ class RefereeServer:
             if listen == "unix":
                 address = private
             else:
-                try:
-                    port = (server.add_secure_port(where, grpc.ssl_server_credentials([tls]))
-                            if tls is not None else server.add_insecure_port(where))
-                except RuntimeError:
-                    port = 0
+                port = add_port(server, where, tls)
                 if port == 0:
                     raise OSError(f"the referee cannot listen on {listen!r} (a bad address, or "
                                   "one already in use)")

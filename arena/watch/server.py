@@ -6,7 +6,7 @@ from ono99.transport import grpc
 from ono99.v1 import spectator_pb2_grpc
 
 from arena import files
-from arena.rpc import RejectUnparsable, listen_problem
+from arena.rpc import RejectUnparsable, add_port, listen_problem
 from arena.rules.errors import ConfigError
 from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
 from arena.watch.hub import SpectatorHub
@@ -46,11 +46,7 @@ class SpectatorServer:
         ])
         spectator_pb2_grpc.add_SpectatorServicer_to_server(
             SpectatorServicer(hub, records, organizer_hash), server)
-        try:
-            port = (server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
-                    if tls is not None else server.add_insecure_port(listen))
-        except RuntimeError:
-            port = 0
+        port = add_port(server, listen, tls)
         if port == 0:
             raise ConfigError(f"spectators cannot be served on {listen!r} (a bad address, or one "
                               "already in use)")

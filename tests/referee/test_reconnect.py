@@ -23,6 +23,42 @@ from support.proxy import Relay
 from support.reconnect import launch, one_match
 
 
+async def read(call, kind):
+    """The next message of ``kind`` on ``call`` (others skipped)."""
+    while True:
+        msg = await asyncio.wait_for(call.read(), 10)
+        if msg.WhichOneof("kind") == kind:
+            return msg
+
+
+async def raw_match(server, max_rejections: int):
+    """Two raw bots said hello to ``server``; a match between them runs, each may come
+    back with its resume key. Returns the runner's task, the bots' registrations, their
+    calls with their resume keys, their sessions, and ``hello(reg, key)`` for another
+    stream of a bot."""
+    regs = [server.lobby.register(n) for n in ("a", "b")]
+    channel = grpc.aio.insecure_channel(server.address)
+    stub = referee_pb2_grpc.RefereeStub(channel)
+
+    async def hello(reg, key=""):
+        call = stub.Play()
+        await call.write(pb.BotMessage(hello=pb.Hello(token=reg.token, protocol_version=1,
+                                                      resume_key=key)))
+        return call, (await read(call, "welcome")).welcome.resume_key
+
+    calls = [await hello(reg) for reg in regs]
+    sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
+    again = {s: (lambda t, h=r.token_hash: server.lobby.wait_session_hash(h, t))
+             for s, r in enumerate(regs)}
+    runner = MatchRunner(spec(["a", "b"], max_rejections=max_rejections), sessions, reconnect=again)
+    task = asyncio.create_task(runner.run())
+    for call, _ in calls:
+        await read(call, "match_start")
+    while not any(s._open_turn for s in sessions):
+        await asyncio.sleep(0.01)
+    return task, regs, calls, sessions, hello, channel
+
+
 def test_a_bot_whose_connection_drops_comes_back_and_the_match_goes_on():
     result, [(rc, err), (near_rc, _)], relay = asyncio.run(one_match(Relay.drop))
     assert result.status == Status.FINISHED and result.verdicts == [], result.verdicts
@@ -89,35 +125,11 @@ def test_a_bot_back_while_another_seat_acts_hears_the_match_end():
     it still gets the match start (it has heard nothing of the match on this session) and
     the match end. (Found by the fuzzer: the runner held the old, closed session to the
     end, and the match end reached nobody.)"""
-    async def read(call, kind):
-        while True:
-            msg = await asyncio.wait_for(call.read(), 10)
-            if msg.WhichOneof("kind") == kind:
-                return msg
-
     async def scenario():
         server = await RefereeServer.start("tcp")
         try:
-            regs = [server.lobby.register(n) for n in ("a", "b")]
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                stub = referee_pb2_grpc.RefereeStub(channel)
-
-                async def hello(reg, key=""):
-                    call = stub.Play()
-                    await call.write(pb.BotMessage(hello=pb.Hello(token=reg.token, protocol_version=1,
-                                                                  resume_key=key)))
-                    return call, (await read(call, "welcome")).welcome.resume_key
-
-                calls = [await hello(reg) for reg in regs]
-                sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
-                again = {s: (lambda t, h=r.token_hash: server.lobby.wait_session_hash(h, t))
-                         for s, r in enumerate(regs)}
-                runner = MatchRunner(spec(["a", "b"], max_rejections=0), sessions, reconnect=again)
-                task = asyncio.create_task(runner.run())
-                for call, _ in calls:
-                    await read(call, "match_start")
-                while not any(s._open_turn for s in sessions):
-                    await asyncio.sleep(0.01)
+            task, regs, calls, sessions, hello, channel = await raw_match(server, 0)
+            async with channel:
                 acting = next(i for i, s in enumerate(sessions) if s._open_turn)
                 other = 1 - acting
                 turn = (await read(calls[acting][0], "turn")).turn
@@ -145,35 +157,11 @@ def test_a_bot_back_while_another_seat_acts_hears_the_match_end():
 def test_refused_actions_still_count_after_a_reconnection():
     """The limit of refused actions is the match's: reconnecting with the resume key reset
     it, and a bot was refused 20 times in a match, 5 a connection, with no verdict."""
-    async def read(call, kind):
-        while True:
-            msg = await asyncio.wait_for(call.read(), 10)
-            if msg.WhichOneof("kind") == kind:
-                return msg
-
     async def scenario():
         server = await RefereeServer.start("tcp")
         try:
-            regs = [server.lobby.register(n) for n in ("a", "b")]
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                stub = referee_pb2_grpc.RefereeStub(channel)
-
-                async def hello(reg, key=""):
-                    call = stub.Play()
-                    await call.write(pb.BotMessage(hello=pb.Hello(token=reg.token, protocol_version=1,
-                                                                  resume_key=key)))
-                    return call, (await read(call, "welcome")).welcome.resume_key
-
-                calls = [await hello(reg) for reg in regs]
-                sessions = [await server.lobby.wait_session(r.token, 10) for r in regs]
-                again = {s: (lambda t, h=r.token_hash: server.lobby.wait_session_hash(h, t))
-                         for s, r in enumerate(regs)}
-                runner = MatchRunner(spec(["a", "b"], max_rejections=2), sessions, reconnect=again)
-                task = asyncio.create_task(runner.run())
-                for call, _ in calls:
-                    await read(call, "match_start")
-                while not any(s._open_turn for s in sessions):
-                    await asyncio.sleep(0.01)
+            task, regs, calls, sessions, hello, channel = await raw_match(server, 2)
+            async with channel:
                 acting = next(i for i, s in enumerate(sessions) if s._open_turn)
                 call, key = calls[acting]
                 turn = (await read(call, "turn")).turn

@@ -14,11 +14,17 @@ from ono99.v1 import organizer_pb2 as pb, organizer_pb2_grpc
 from arena.server.app import ArenaServer, ServeOptions
 
 
-async def _serve(tmp_path, token: str | None = None):
-    """A server on ``tmp_path``'s database; its organiser token (``token`` if it is not new)."""
+async def _serve(tmp_path, token: str | None = None, **options):
+    """A server on ``tmp_path``'s database (``options``: more of its ServeOptions); its
+    organiser token (``token`` if it is not new)."""
     app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
-        listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.2))
+        listen="127.0.0.1:0", watch="127.0.0.1:0", **{"absent_after": 0.2, **options}))
     return app, (("authorization", f"Bearer {app.new_token or token}"),)
+
+
+async def _remote_bots(stub, auth, names) -> None:
+    for name in names:
+        await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
 
 
 async def _started(stub, auth, request: pb.TournamentRequest):
@@ -38,8 +44,7 @@ def run(tmp_path, scenario):
         try:
             async with grpc.aio.insecure_channel(app.address) as channel:
                 stub = organizer_pb2_grpc.OrganizerStub(channel)
-                for name in ("ra", "rb", "rc"):
-                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                await _remote_bots(stub, auth, ("ra", "rb", "rc"))
                 try:
                     return await scenario(stub, auth)
                 finally:
@@ -155,8 +160,7 @@ def test_a_finished_tournament_followed_after_a_restart_tells_its_end(tmp_path):
                 async with grpc.aio.insecure_channel(app.address) as channel:
                     stub = organizer_pb2_grpc.OrganizerStub(channel)
                     if attempt == 0:
-                        for name in ("ra", "rb"):
-                            await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                        await _remote_bots(stub, auth, ("ra", "rb"))
                     call = stub.RunTournament(pb.TournamentRequest(name="done", bots=["ra", "rb"],
                                                                    games=1), metadata=auth)
                     kinds.append([p.WhichOneof("kind") async for p in call])
@@ -175,14 +179,11 @@ def test_bots_removed_while_their_tournament_waits_for_them_retire_it_cleanly(tm
     tournament's task, and its other matches were never played. Found by the fuzzer.
     Now the seat is retired, and the tournament ends with every match accounted for."""
     async def go():
-        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
-            listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=0.5, concurrency=2))
-        auth = (("authorization", f"Bearer {app.new_token}"),)
+        app, auth = await _serve(tmp_path, absent_after=0.5, concurrency=2)
         try:
             async with grpc.aio.insecure_channel(app.address) as channel:
                 stub = organizer_pb2_grpc.OrganizerStub(channel)
-                for name in ("ra", "rb", "rc"):
-                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                await _remote_bots(stub, auth, ("ra", "rb", "rc"))
                 call = stub.RunTournament(pb.TournamentRequest(
                     name="gone", bots=["ra", "rb", "rc"], games=2, no_duplicate=True), metadata=auth)
                 assert (await call.read()).HasField("started")
@@ -212,14 +213,11 @@ def test_a_remote_bot_found_absent_is_not_waited_for_again_until_it_connects(tmp
     whole tournament to a match every 30 s. Now its first match waits; the others are
     absent at once, until it connects again."""
     async def go():
-        app = await ArenaServer.start(tmp_path / "arena.db", ServeOptions(
-            listen="127.0.0.1:0", watch="127.0.0.1:0", absent_after=2.0, concurrency=2))
-        auth = (("authorization", f"Bearer {app.new_token}"),)
+        app, auth = await _serve(tmp_path, absent_after=2.0, concurrency=2)
         try:
             async with grpc.aio.insecure_channel(app.address) as channel:
                 stub = organizer_pb2_grpc.OrganizerStub(channel)
-                for name in ("ra", "rb", "rc"):
-                    await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
+                await _remote_bots(stub, auth, ("ra", "rb", "rc"))
                 started = time.monotonic()
                 call = stub.RunTournament(pb.TournamentRequest(
                     name="away", bots=["ra", "rb", "rc"], games=3, no_duplicate=True), metadata=auth)
