@@ -39,7 +39,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="only the last N matches (at least 1)")
     m.set_defaults(run=run_matches)
 
-    w = sub.add_parser("show", help="show one stored match and its event log")
+    w = sub.add_parser("show", help="show one stored match and its event log",
+                       description="One stored match: its bots, seed, rules and result, then "
+                                   "every event of its log, one line each (--json: the record "
+                                   "and its events).")
     w.add_argument("match", metavar="MATCH",
                    help="the match's number (see 'arena matches') or the match id spectators "
                         "see (16 hex digits, as arena watch prints it)")

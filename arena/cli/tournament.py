@@ -40,18 +40,22 @@ from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, Played, count_match, standings
 from arena.watch.bus import Bus
 from arena.watch.records import StoreRecords
-from arena.tournament.tournament import Settings, Tournament, default_concurrency, name_problem
+from arena.tournament.tournament import (
+    Settings, Tournament, counted, default_concurrency, name_problem,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tournament",
-        help="run a round-robin tournament, live, with standings saved to SQLite",
+        help="run a round-robin tournament, live, with standings saved to its database",
         description="Round-robin for any table size: every combination of K bots is a table and "
-                    "every table plays the same deals. With duplicate deals (the default) each "
-                    "deal is played once per rotation of the seats, so every bot holds every "
-                    "seat's cards and luck cancels. Bots are started once and reused; results "
-                    "go to a SQLite file as each match finishes, so an interrupted tournament "
+                    "every table plays the same number of deals, each table its own. With "
+                    "duplicate deals (the default) each deal is played once per rotation of the "
+                    "seats, so every bot holds every seat's cards and luck cancels; each "
+                    "rotation is a phase, played by fresh bot processes (each reused for many "
+                    "matches within it). Results go to the database (a SQLite file, or "
+                    "PostgreSQL by URL) as each match finishes, so an interrupted tournament "
                     "resumes with --resume NAME.",
     )
     p.add_argument("bots", nargs="*", metavar="BOT_DIR", help="bot folders (bot.toml), 2 or more")
@@ -513,7 +517,8 @@ class LiveView:
         self._next_report = (int(self.done / self.total * 10) + 1) / 10
 
     def retired(self, bot: str, reason: str) -> None:
-        msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason)}"
+        # the reason may say it ("retired after 3 crashes ..."): once is enough
+        msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason.removeprefix('retired '))}"
         (self._live.console if self._live else self.console).print(msg, soft_wrap=True)
 
     def result(self, plan: PlannedMatch, result: MatchResult) -> None:
@@ -547,7 +552,8 @@ class LiveView:
             self._next_report += 0.1
             board = ", ".join(f"{b} {r:.0f}" for b, r in
                               sorted(self.elo.ratings.items(), key=lambda kv: -kv[1]))
-            self.console.print(f"  provisional Elo after {self.done} matches ({rate:.1f}/s): {escape(board)}",
+            self.console.print(f"  provisional Elo after {counted(self.done, 'match', 'matches')} "
+                               f"({rate:.1f}/s): {escape(board)}",
                                soft_wrap=True)
 
     def _table(self) -> Table:

@@ -452,7 +452,7 @@ def test_a_bot_that_keeps_crashing_is_retired_and_forfeits_the_rest(tmp_path, ma
               "--retire-after", 2, "--concurrency", 1, "--name", "r", "--db", db,
               "--logs", tmp_path / "logs", "--executor", executor, timeout=120)
     retire = [line for line in proc.stdout.splitlines() if "is retired" in line]
-    assert retire == ["rogue is retired: retired after 2 crashes or failed starts (last: bot "
+    assert retire == ["rogue is retired: after 2 crashes or failed starts (last: bot "
                       "process exited with code 1)"], proc.stdout
 
     matches = read_json(mark, "matches", "r", "--db", db)
