@@ -11,6 +11,7 @@ import re
 import resource
 import signal
 from pathlib import Path
+from stat import S_ISREG
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import Jail, ProcessFactory, SandboxConfig
@@ -57,10 +58,10 @@ def make_room(log: Path, label: str, cap_bytes: int) -> None:
     name = numbered.group(1) if numbered else label
     room = (LOG_KEEP - 1) * cap_bytes
     try:
-        logs = sorted((p.stat().st_mtime_ns, p.stat().st_size, p) for p in log.parent.iterdir()
-                      if is_log_of(p.name, name) and p.is_file())
+        found = [(p, p.stat()) for p in log.parent.iterdir() if is_log_of(p.name, name)]
     except OSError:
         return
+    logs = sorted((st.st_mtime_ns, st.st_size, p) for p, st in found if S_ISREG(st.st_mode))
     total = sum(size for _, size, _ in logs)
     for _, size, path in logs:            # oldest first
         if total <= room:

@@ -277,6 +277,9 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         view.earlier([Played.of(m) for m in t.store.matches(t.record)
                       if m.status == Status.FINISHED and m.ranking])
     logs = args.logs or default_logs(t.name)
+    # the end of every line that stops the run early (interrupted, an error, a closed output)
+    resume = (f"Resume with:\n  arena tournament --resume {escape(shlex.quote(t.name))} "
+              f"--db {escape(shlex.quote(shown(args.db)))}")
     try:
         # the executor's cluster first: the live view and the listener bus start threads
         with joined(args.executor if pending else "local", args.ray_address), view:
@@ -284,9 +287,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     except KeyboardInterrupt:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "
-                  f"will be played again from their seeds. Resume with:\n"
-                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
-                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
+                  f"will be played again from their seeds. {resume}", soft_wrap=True)
         return 130
     except (StoreError, RuntimeError, ConfigError, ArenaStartError) as exc:
         # a result could not be stored (a lock held too long), or the executor could not go
@@ -298,9 +299,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         except StoreError:
             stored = "the matches stored so far are kept"
         err.print(f"arena tournament: error: {escape(str(exc))}\n{stored}; the others will be "
-                  f"played again from their seeds. Resume with:\n"
-                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
-                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
+                  f"played again from their seeds. {resume}", soft_wrap=True)
         return 1
     except (BrokenPipeError, SystemExit) as exc:
         # whoever read the output went (arena tournament ... | head): the run stops, as a
@@ -312,9 +311,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"arena tournament: its output was closed (the reader of a pipe went): "
                   f"{stored} of {total} matches are stored; the matches in flight will be "
-                  f"played again from their seeds. Resume with:\n"
-                  f"  arena tournament --resume {escape(shlex.quote(t.name))} "
-                  f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
+                  f"played again from their seeds. {resume}", soft_wrap=True)
         return 1
     except (BotStartError, OSError) as exc:
         err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
@@ -509,12 +506,16 @@ class LiveView:
         and faults, not in this run's rate (they showed every bot at 0 matches and 1500,
         and the Elo line reported after each new match until it caught up)."""
         for m in matches:
-            self.elo.update(Placing(list(m.bots), list(m.places), m.sample))
-            count_match(self.lines, list(m.bots), list(m.places), list(m.verdicts))
-            for _, kind in m.verdicts:
-                self.faults[kind] += 1
+            self._count(list(m.bots), list(m.places), m.sample, m.verdicts)
         self.progress.update(self.task, faults=f"faults {sum(self.faults.values())}")
         self._next_report = (int(self.done / self.total * 10) + 1) / 10
+
+    def _count(self, names: list[str], places: list[int], sample: str, verdicts) -> None:
+        """One finished match into the online Elo, the bots' lines and the faults."""
+        self.elo.update(Placing(names, places, sample))
+        count_match(self.lines, names, places, verdicts)
+        for _, kind in verdicts:
+            self.faults[kind] += 1
 
     def retired(self, bot: str, reason: str) -> None:
         # the reason may say it ("retired after 3 crashes ..."): once is enough
@@ -531,10 +532,7 @@ class LiveView:
         """A match has ended (here, or on a server)."""
         self.done += 1
         self.played += 1
-        self.elo.update(Placing(names, places, sample))
-        count_match(self.lines, names, places, verdicts)
-        for _, kind in verdicts:
-            self.faults[kind] += 1
+        self._count(names, places, sample, verdicts)
         elapsed = time.perf_counter() - self.started
         rate = self.played / elapsed if elapsed > 0 else 0.0
         self.progress.update(self.task, completed=self.done, rate=f"{rate:.1f} matches/s",
