@@ -1,10 +1,11 @@
 """Fuzzing the Referee service: a state machine that plays both seats of a match itself,
 over raw ``Referee.Play`` streams, and sends everything a bot should not.
 
-The machine holds two bots' streams (``fuzz-a``, ``fuzz-b``) and starts their matches
-through the Organizer (a one-match tournament each time). Both seats being its own, it
-knows everything the referee knows of the match, and keeps a model of each session: the
-open turn, the turn ids it was issued, its hand and legal cards, its refusals so far.
+The machine holds two bots' streams (``fuzz-a`` and ``fuzz-b``, or another pair) and
+starts their matches through the Organizer (a one-match tournament each time). Both
+seats being its own, it knows everything the referee knows of the match, and keeps a
+model of each session: the open turn, the turn ids it was issued, its hand and legal
+cards, its refusals so far.
 Every message it sends is predicted before it is sent (accepted, or refused with which
 code for which turn id, and whether that refusal ends the match with an ILLEGAL verdict)
 and the referee's answers are checked against the prediction. Hostile hellos come on
@@ -39,7 +40,7 @@ from arena.fuzz import values
 from arena.fuzz.client import Inbox, RawStream
 from arena.fuzz.machine import Broken, FuzzMachine, step
 from arena.fuzz.target import FUZZ_BOTS, FUZZ_MOVE_MS, HEALTHY, ServedArena
-from arena.referee import servicer
+from arena.referee import lobby, servicer
 
 WAIT = 15.0          # seconds an expected answer may take (a loaded machine)
 MAX_REJECTIONS = 5   # a tournament's default (arena.tournament.tournament.Settings)
@@ -98,7 +99,9 @@ class RefereeMachine(FuzzMachine):
     def __init__(self, target: ServedArena) -> None:
         super().__init__(target)
         self.inbox = Inbox()
-        self.bots = [Bot(n, target.tokens[n]) for n in FUZZ_BOTS]
+        first = 2 * (target.examples % (len(FUZZ_BOTS) // 2))
+        target.examples += 1
+        self.bots = [Bot(n, target.tokens[n]) for n in FUZZ_BOTS[first:first + 2]]
         self.hostile: list[RawStream] = []
         self.accepted: dict[int, list[int]] = {}   # seat -> cards accepted this match
         self.verdicts: dict[int, int] = {}        # seat -> predicted VerdictKind
@@ -277,6 +280,12 @@ class RefereeMachine(FuzzMachine):
 
     def _connect(self, bot: Bot) -> None:
         """A new session for ``bot`` (replacing its old one, if the referee still has it)."""
+        # the referee lets a token in lobby.MAX_HELLOS times a window: between matches
+        # (begin) wait for room; the rules that may reconnect in a match are skipped
+        # without it (_room: time is no precondition, which hypothesis must replay alike)
+        while not self._room(bot, 1):
+            time.sleep(0.5)
+        self.t.admitted[bot.name].append(time.monotonic())
         stream = self._stream(self.t.player, bot.name)
         key = self.t.resume_keys.get(bot.name, "")
         self.t.messages += 1
@@ -297,13 +306,24 @@ class RefereeMachine(FuzzMachine):
         bot.taken_up = False
         bot.issued, bot.open_turn, bot.rejections, bot.expected = set(), None, 0, deque()
 
+    def _room(self, bot: Bot | None = None, spare: int = 2) -> bool:
+        """Whether ``bot`` (None: each bot) may say hello ``spare`` times more without
+        reaching lobby.MAX_HELLOS within the window (2 s of margin for the referee's
+        clock)."""
+        if bot is None:
+            return all(self._room(b, spare) for b in self.bots)
+        since = time.monotonic() - lobby.HELLO_WINDOW_S - 2
+        times = self.t.admitted[bot.name] = [t for t in self.t.admitted.get(bot.name, [])
+                                             if t > since]
+        return len(times) + spare < lobby.MAX_HELLOS
+
     def _start_match(self, seed: int) -> None:
         """A one-match tournament of the two bots, its deal from ``seed`` (drawn: the match
         replays exactly when Hypothesis replays the example)."""
         self._n += 1
         name = f"fuzz-{secrets.token_hex(4)}-{self._n}"
-        request = opb.TournamentRequest(name=name, bots=list(FUZZ_BOTS), games=1, seed=seed,
-                                         no_duplicate=True, move_ms=FUZZ_MOVE_MS, bank_ms=0)
+        request = opb.TournamentRequest(name=name, bots=[b.name for b in self.bots], games=1,
+                                         seed=seed, no_duplicate=True, move_ms=FUZZ_MOVE_MS, bank_ms=0)
         self.progress = []
 
         async def follow() -> None:
@@ -420,6 +440,8 @@ class RefereeMachine(FuzzMachine):
     @step
     def send_bytes(self, which: int, payload: bytes) -> None:
         """Bytes that are not a BotMessage, or another message's, on a live session."""
+        if not self._room():   # it may reconnect: not while a token is near its limit
+            return
         bot = self.bots[which]
         self._send(bot, payload)
         try:
@@ -471,6 +493,8 @@ class RefereeMachine(FuzzMachine):
         """An action padded with a field the protocol does not have, to about ``size``
         bytes: over 4096 it is refused (even for the open turn), over 64 KiB gRPC ends
         the stream."""
+        if not self._room():   # it may reconnect: not while a token is near its limit
+            return
         bot = self.bots[which]
         card = bot.legal[0] if bot.open_turn is not None else 7
         turn_id = bot.open_turn if turn == "open" and bot.open_turn is not None else 0
@@ -488,6 +512,8 @@ class RefereeMachine(FuzzMachine):
         """A bot connects again with its resume key: its old stream ends with a goodbye.
         In a match, the new one gets the match start and the same open turn again at once
         if it is to act; else the match start comes with its next turn or the match end."""
+        if not self._room():   # it may reconnect: not while a token is near its limit
+            return
         bot = self.bots[which]
         old, turn_id = bot.stream, bot.open_turn
         self._connect(bot)
@@ -593,10 +619,6 @@ class RefereeMachine(FuzzMachine):
         blocked = self.t.blocked(host, servicer.MAX_FAILED_HELLOS, servicer.FAILED_WINDOW_S)
         if blocked and host == self.t.player_host and self.t.player_host != self.t.hostile_host:
             raise Broken("the players' host is blocked")
-        counted = len(self.t.refused_hellos.get(host, []))
-        if self.t.player_host == self.t.hostile_host and code in (*_COUNTED, _TOO_BIG) \
-                and counted >= servicer.MAX_FAILED_HELLOS - 2:
-            return   # one host only (no IPv6): keep it usable for our own bots
         if code == _TOO_BIG and blocked is None:
             # the referee counts it unless the host is blocked, and the client cannot tell
             # which (gRPC ends the stream before any refusal): only when the model knows
@@ -627,8 +649,10 @@ class RefereeMachine(FuzzMachine):
             self.hostile.remove(stream)
             return
         got = [m.refusal.code for m in stream.received if m.HasField("refusal")]
-        allowed = {code} if blocked is False else {rpb.REFUSAL_CODE_TOO_MANY} if blocked else \
-            {code, rpb.REFUSAL_CODE_TOO_MANY}
+        # a blocked host's hellos that would count are refused as TOO_MANY; the others
+        # (a registered token's) are answered as from any host
+        allowed = {code} if blocked is False or code not in _COUNTED else \
+            {rpb.REFUSAL_CODE_TOO_MANY} if blocked else {code, rpb.REFUSAL_CODE_TOO_MANY}
         if len(stream.received) != 1 or len(got) != 1 or got[0] not in allowed:
             raise Broken(f"first message {first!r:.200}: expected refusal "
                          f"{[rpb.RefusalCode.Name(c) for c in allowed]}, got {list(stream.received)!r:.300} "

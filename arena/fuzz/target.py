@@ -44,7 +44,10 @@ ERROR_PATTERNS = re.compile(
 
 HEALTHY = ("healthy-a", "healthy-b")
 HEALTHY_GAMES = 20                 # matches per healthy tournament
-FUZZ_BOTS = ("fuzz-a", "fuzz-b")   # the Referee machine's two seats
+#: the Referee machine's two seats, a pair of these in turn from example to example: a
+#: token is let in 60 times a minute (arena.referee.lobby), and each example connects its
+#: pair afresh, about once a second
+FUZZ_BOTS = tuple(f"fuzz-{c}" for c in "abcdefgh")
 #: the fuzz tournaments' clock: no fuzz step ever times out a turn
 FUZZ_MOVE_MS = 120_000
 #: how long a bot whose stream ended may take to come back mid-match: the fuzzer's bots
@@ -94,6 +97,8 @@ class ServedArena:
         #: what the machines' examples leave for the next (the server remembers it too):
         #: each fuzz bot's last resume key, and the last version number of each bot name
         self.resume_keys: dict[str, str] = {}
+        self.admitted: dict[str, list[float]] = {}   # bot name -> when its hellos were let in
+        self.examples = 0               # the Referee machine's, so far (its pair of bots)
         self.versions: dict[str, int] = {}
         self._healthy_task = None
         self._stopping = False

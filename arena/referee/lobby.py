@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import secrets
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -19,6 +21,9 @@ from arena.referee.liveclock import live_timeout
 from arena.referee.session import MAX_BOT_MESSAGE, BotSession
 
 PROTOCOL_VERSION = 1
+MAX_HELLOS = 60          # hellos one token is let in with within HELLO_WINDOW_S ... (each
+HELLO_WINDOW_S = 60.0    # ... costs a session, and may replace a live one: a bot stuck in
+                         # a reconnection loop is slowed, honest reconnections never are)
 
 
 @dataclass
@@ -77,6 +82,7 @@ class Registration:
     name: str
     token: str | None = None      # the token itself, only for bots this process launches
     session: BotSession | None = None
+    hellos: deque[float] = field(default_factory=deque)   # when it was let in, lately
     _waiters: list[asyncio.Future] = field(default_factory=list)
 
 
@@ -127,6 +133,14 @@ class Lobby:
         if reg is None or not secrets.compare_digest(reg.token_hash, hashed):
             raise Refused(referee_pb2.REFUSAL_CODE_BAD_TOKEN,
                           "unknown token" if hello.token else "no token in the hello")
+        now = time.monotonic()
+        while reg.hellos and reg.hellos[0] <= now - HELLO_WINDOW_S:
+            reg.hellos.popleft()
+        if len(reg.hellos) >= MAX_HELLOS:
+            raise Refused(referee_pb2.REFUSAL_CODE_TOO_MANY,
+                          f"too many hellos with the token of bot {reg.name!r}: "
+                          f"{len(reg.hellos)} within {HELLO_WINDOW_S:g} s; try again in "
+                          f"{math.ceil(reg.hellos[0] + HELLO_WINDOW_S - now)} s")
         old = reg.session
         if old is not None and not old.closed and hello.resume_key and \
                 secrets.compare_digest(hello.resume_key.encode(), old.resume_key.encode()):
@@ -137,6 +151,7 @@ class Lobby:
                           f"{reg.session.session_id}")
         session = BotSession(reg.token_hash, reg.name, context, hello.sdk)
         reg.session = session
+        reg.hellos.append(now)
         for waiter in reg._waiters:
             if not waiter.done():
                 waiter.set_result(session)

@@ -26,11 +26,12 @@ MAX_RECEIVE = 64 * 1024
 #: why a session ended when its stream did
 CLOSED = (f"the bot's stream ended: it closed it, or sent a message over "
           f"{MAX_RECEIVE // 1024} KiB, which gRPC refuses")
-REFUSE_READ_S = 1.0           # a connection refused unheard: its hello is awaited this long
+REFUSE_READ_S = 1.0           # a blocked host's stream: its hello is awaited this long
 MAX_UNAUTHENTICATED = 64      # streams that have not said hello yet, at once (then the
                               # longest waiting is closed for the newest)
 MAX_FAILED_HELLOS = 10        # refused hellos from one host within FAILED_WINDOW_S ...
-FAILED_WINDOW_S = 60.0        # ... after which its hellos are refused unread until it passes
+FAILED_WINDOW_S = 60.0        # ... after which only its hellos with a registered token get
+                              # in, until it passes
 
 # the gRPC status that ends the stream after each refusal
 _REFUSAL_STATUS = {
@@ -78,34 +79,12 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC's name)
         peer = _host(context.peer())
-        if self._blocked(peer):
-            await _read_hello(context)
-            await self._refuse(context, Refused(
-                referee_pb2.REFUSAL_CODE_TOO_MANY, f"too many refused hellos from {peer}; "
-                f"try again in {FAILED_WINDOW_S:g} s"), count=False)
-            return
-        me = None
-        try:
-            async with live_timeout(HELLO_TIMEOUT_S) as timeout:
-                # at the cap, the longest waiting stream gives way: silent streams, however
-                # many, cannot keep out a bot that says hello at once
-                if len(self._waiting) >= MAX_UNAUTHENTICATED:
-                    oldest = next(iter(self._waiting))
-                    del self._waiting[oldest]
-                    oldest.evict()
-                me = _Waiting(timeout)
-                self._waiting[me] = None
-                first = await context.read()
-        except TimeoutError:
-            first = (Refused(referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections waiting "
-                             "to say hello: the longest waiting (this one) was closed; try "
-                             "again shortly") if me is not None and me.evicted
-                     else Refused(referee_pb2.REFUSAL_CODE_NO_HELLO,
-                                  f"no hello within {HELLO_TIMEOUT_S:g} s"))
-        except DecodeError as exc:
-            first = Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, _not_a_bot_message(exc))
-        finally:
-            self._waiting.pop(me, None)
+        # a host refused too often is still heard, briefly: a hello with a registered token
+        # gets in (behind one NAT, a stranger's guesses must not keep out every bot of the
+        # address: a 256-bit token is not guessed), any other is refused as TOO_MANY,
+        # without counting
+        blocked = self._blocked(peer)
+        first = await self._first(context, REFUSE_READ_S if blocked else HELLO_TIMEOUT_S)
         try:
             if isinstance(first, Refused):
                 raise first
@@ -116,7 +95,11 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                               "the first message of a session must be a hello")
             session = self.lobby.admit(first.hello, context)
         except Refused as refusal:
-            await self._refuse(context, refusal, peer)
+            if blocked and refusal.code in _COUNTED:
+                refusal = Refused(referee_pb2.REFUSAL_CODE_TOO_MANY,
+                                  f"too many refused hellos from {peer}; "
+                                  f"try again in {FAILED_WINDOW_S:g} s")
+            await self._refuse(context, refusal, peer, count=not blocked)
             return
         try:
             await session.send(wire.welcome(PROTOCOL_VERSION, f"ono99-arena/{__version__}",
@@ -136,6 +119,32 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                           by_referee=True)
         finally:
             session.close("the stream ended")
+
+    async def _first(self, context, wait: float):
+        """The stream's first message, gRPC's EOF, or the :class:`Refused` it earns by
+        saying nothing within ``wait`` s (or by giving way to newer streams)."""
+        me = None
+        try:
+            async with live_timeout(wait) as timeout:
+                # at the cap, the longest waiting stream gives way: silent streams, however
+                # many, cannot keep out a bot that says hello at once
+                if len(self._waiting) >= MAX_UNAUTHENTICATED:
+                    oldest = next(iter(self._waiting))
+                    del self._waiting[oldest]
+                    oldest.evict()
+                me = _Waiting(timeout)
+                self._waiting[me] = None
+                return await context.read()
+        except TimeoutError:
+            return (Refused(referee_pb2.REFUSAL_CODE_TOO_MANY, "too many connections waiting "
+                            "to say hello: the longest waiting (this one) was closed; try "
+                            "again shortly") if me is not None and me.evicted
+                    else Refused(referee_pb2.REFUSAL_CODE_NO_HELLO,
+                                 f"no hello within {wait:g} s"))
+        except DecodeError as exc:
+            return Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, _not_a_bot_message(exc))
+        finally:
+            self._waiting.pop(me, None)
 
     def _blocked(self, peer: str | None) -> bool:
         times = self._failures.get(peer)
@@ -206,17 +215,6 @@ async def _read(session: BotSession, context) -> None:
             return
         if not session.take(msg):
             await session.on_message(msg)
-
-
-async def _read_hello(context) -> None:
-    """Read (and drop) the hello of a connection about to be refused unheard, waiting a
-    moment at most: a client that writes its hello after the stream had already ended
-    would see a broken stream, not the refusal."""
-    try:
-        async with asyncio.timeout(REFUSE_READ_S):
-            await context.read()
-    except Exception:
-        pass
 
 
 def _not_a_bot_message(exc: DecodeError) -> str:

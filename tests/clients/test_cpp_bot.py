@@ -30,13 +30,14 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.reconnect import (
+    TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, one_match, restart, too_many, welcomed,
 )
 from support.requirements import missing as missing_tool
 
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import SetupError, ensure_setup
-from arena.referee import servicer
+from arena.referee import lobby
 from arena.referee.results import Status, VerdictKind
 from arena.referee.server import RefereeServer
 
@@ -604,14 +605,15 @@ def test_a_server_restart_keeps_the_bot_through_shutting_down_refusals(cpp_bot):
     assert "reconnected to the referee after" in err and "error:" not in err, err
 
 
-def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(cpp_bot, monkeypatch):
+def test_a_token_refused_as_too_many_for_a_while_gets_in_when_it_passes(cpp_bot, monkeypatch):
     """REFUSAL_CODE_TOO_MANY from a real referee: the bot tries again within its
     reconnect window, and plays once let in."""
-    monkeypatch.setattr(servicer, "FAILED_WINDOW_S", 1.5)
+    monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 1.5)
     rc, err, took, refused = asyncio.run(too_many([str(cpp_bot / BINARY_NAME)]))
     assert rc == 0, err
-    assert ("warning: referee refused the connection (REFUSAL_CODE_TOO_MANY): too many refused "
-            "hellos from ipv4:127.0.0.1; try again in 1.5 s; trying again for up to 10 s") in err
+    assert ("warning: referee refused the connection (REFUSAL_CODE_TOO_MANY): "
+            f"{TOO_MANY_HELLOS} 1.5 s; try again in ") in err
+    assert " s; trying again for up to 10 s" in err
     assert "connected to the referee after" in err
     assert refused and took < 8   # refused at least once, and let in soon after the block
 

@@ -14,9 +14,11 @@ import pytest
 
 from support.matches import BOTS, RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.reconnect import cut_before_welcome, one_match, restart, too_many
+from support.reconnect import (
+    TOO_MANY_HELLOS, cut_before_welcome, one_match, restart, too_many,
+)
 
-from arena.referee import servicer
+from arena.referee import lobby
 
 from arena.referee.results import Status
 
@@ -133,13 +135,13 @@ def test_a_broken_connection_comes_back_and_the_match_goes_on(node, break_with):
     assert (rc, near_rc) == (0, 0), err
 
 
-def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(node, monkeypatch):
+def test_a_token_refused_as_too_many_for_a_while_gets_in_when_it_passes(node, monkeypatch):
     """REFUSAL_CODE_TOO_MANY from a real referee: node-counter tries again within its
     reconnect window, and plays once let in."""
-    monkeypatch.setattr(servicer, "FAILED_WINDOW_S", 1.5)
+    monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 1.5)
     rc, err, took, refused = asyncio.run(too_many([node, str(NODE_COUNTER / "bot.js")]))
     assert rc == 0, err
-    assert "warning: referee refused the connection (too_many): too many refused hellos" in err
+    assert f"warning: referee refused the connection (too_many): {TOO_MANY_HELLOS} 1.5 s" in err
     assert "connected to the referee after" in err
     assert refused and took < 8   # refused at least once, and let in soon after the block
 
@@ -148,7 +150,7 @@ def test_too_many_for_longer_than_the_window_exits_3(node):
     rc, err, took, refused = asyncio.run(too_many([node, str(NODE_COUNTER / "bot.js")], "1"))
     assert rc == 3, err
     assert ("error: could not connect to the referee within 1 s (last: referee refused the "
-            "connection (too_many): too many refused hellos") in err
+            f"connection (too_many): {TOO_MANY_HELLOS} 60 s") in err
     assert len(refused) >= 2 and 1 <= took < 5
 
 

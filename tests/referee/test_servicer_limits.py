@@ -1,5 +1,6 @@
 """The Referee service's own defences: a host whose hellos keep being refused is refused
-unread for a while, and streams that have not said hello are capped."""
+for a while (but for registered tokens), a token let in too often likewise, and streams
+that have not said hello are capped."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
-from arena.referee import servicer
+from arena.referee import lobby, servicer
+from arena.referee.lobby import token_hash
 from arena.referee.server import RefereeServer
 from arena.referee.session import MAX_REFUSED_OUTSIDE
 
@@ -23,7 +25,10 @@ async def hello(address: str, token: str) -> referee_pb2.RefereeMessage:
         return await call.read()
 
 
-def test_a_host_with_too_many_refused_hellos_is_refused_for_a_while():
+def test_a_host_with_too_many_refused_hellos_is_refused_but_for_registered_tokens():
+    """Past 10 refused hellos, the host's other hellos are refused as TOO_MANY (not
+    counted, not told whether the token exists), but a registered token still gets in: a
+    stranger behind the same NAT must not keep out every bot of the address."""
     async def go():
         server = await RefereeServer.start("tcp")
         try:
@@ -31,16 +36,53 @@ def test_a_host_with_too_many_refused_hellos_is_refused_for_a_while():
             for _ in range(servicer.MAX_FAILED_HELLOS):
                 msg = await hello(server.address, "wrong")
                 assert msg.refusal.code == referee_pb2.REFUSAL_CODE_BAD_TOKEN
-            msg = await hello(server.address, good)      # even a good token, from this host
+            msg = await hello(server.address, "wrong")
             assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
-            assert "too many refused hellos from ipv4:127.0.0.1" in msg.refusal.reason
+            assert msg.refusal.reason == ("too many refused hellos from ipv4:127.0.0.1; "
+                                          "try again in 60 s")
+            msg = await hello(server.address, good)      # a good token, from this host
+            assert msg.HasField("welcome"), msg
             # another way in (the private unix socket, another "host") is not blocked
-            msg = await hello(f"unix:{server.socket_path}", good)
-            assert msg.HasField("welcome")
+            msg = await hello(f"unix:{server.socket_path}", "wrong")
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_BAD_TOKEN
         finally:
             await server.stop()
 
     asyncio.run(go())
+
+
+def test_a_token_let_in_too_often_is_refused_as_too_many_until_its_window_passes(monkeypatch):
+    """A bot stuck in a reconnection loop costs a session each time: past MAX_HELLOS
+    within HELLO_WINDOW_S, its token is refused as TOO_MANY, saying when to try again;
+    another token is not, and the host is not blocked (a valid token is no guess)."""
+    monkeypatch.setattr(lobby, "MAX_HELLOS", 5)
+    monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 1.0)
+
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            loop = server.lobby.register("loop").token
+            other = server.lobby.register("other").token
+            for _ in range(5):
+                assert (await hello(server.address, loop)).HasField("welcome")
+                await server_sees_gone(server, loop)
+            msg = await hello(server.address, loop)
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
+            assert msg.refusal.reason == ("too many hellos with the token of bot 'loop': 5 "
+                                          "within 1 s; try again in 1 s")
+            assert (await hello(server.address, other)).HasField("welcome")
+            await asyncio.sleep(1.0)
+            assert (await hello(server.address, loop)).HasField("welcome")
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+
+
+async def server_sees_gone(server: RefereeServer, token: str) -> None:
+    async with asyncio.timeout(5):
+        while server.lobby.connected(token_hash(token)):
+            await asyncio.sleep(0.01)
 
 
 def test_first_messages_over_the_limit_count_against_their_host():
@@ -66,7 +108,7 @@ def test_first_messages_over_the_limit_count_against_their_host():
                         while len(server.lobby.refusals) < n:
                             await asyncio.sleep(0.01)
                     assert "ended before a hello" in server.lobby.refusals[-1]
-            msg = await hello(server.address, server.lobby.register("good").token)
+            msg = await hello(server.address, "wrong")
             assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
         finally:
             await server.stop()

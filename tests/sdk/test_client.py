@@ -19,8 +19,9 @@ from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.rulesets import make_config
-from arena.referee import servicer
+from arena.referee import lobby
 from support.reconnect import (
+    TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, restart, too_many, welcomed,
 )
 
@@ -302,14 +303,15 @@ def test_a_referee_that_vanishes_without_goodbye_exits_5(reconnect, message):
     assert float(reconnect) <= took < float(reconnect) + 3
 
 
-def test_a_host_refused_as_too_many_for_a_while_gets_in_when_it_passes(monkeypatch):
-    """REFUSAL_CODE_TOO_MANY is the referee's load, not the bot's fault: the bot tries
+def test_a_token_refused_as_too_many_for_a_while_gets_in_when_it_passes(monkeypatch):
+    """REFUSAL_CODE_TOO_MANY passes (here: the token said hello too often): the bot tries
     again, backing off, within its reconnect window, and plays once let in."""
-    monkeypatch.setattr(servicer, "FAILED_WINDOW_S", 1.5)
+    monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 1.5)
     rc, err, took, refused = asyncio.run(too_many())
     assert rc == EXIT_OK, err
-    assert ("warning: referee refused the connection (REFUSAL_CODE_TOO_MANY): too many refused "
-            "hellos from ipv4:127.0.0.1; try again in 1.5 s; trying again for up to 10 s") in err
+    assert ("warning: referee refused the connection (REFUSAL_CODE_TOO_MANY): "
+            f"{TOO_MANY_HELLOS} 1.5 s; try again in ") in err
+    assert " s; trying again for up to 10 s" in err
     assert "connected to the referee after" in err
     assert refused and took < 8   # refused at least once, and let in soon after the block
 

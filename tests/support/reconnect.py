@@ -1,7 +1,7 @@
 """A remote bot's connection breaks, for the tests of every SDK: mid-match (a real referee
 on TCP, seat 0's bot, any SDK in its own process, behind a relay the test breaks,
 support/proxy.py; seat 1 a Python bot connected directly), between its hello and its
-welcome, or its host is refused as too many for a while; or its server restarts, refusing
+welcome, or its token is refused as too many for a while; or its server restarts, refusing
 it as shutting down meanwhile."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
-from arena.referee import servicer
+from arena.referee import lobby
+from arena.referee.lobby import token_hash
 from arena.referee.listeners import MatchListener
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
@@ -158,26 +159,33 @@ async def cut_before_welcome(command: Sequence[str] = PYTHON_RANDOM, reconnect: 
         await server.stop()
 
 
-async def refuse_this_host(server: RefereeServer) -> None:
-    """Have the referee refuse every hello from 127.0.0.1 as REFUSAL_CODE_TOO_MANY (for
-    servicer.FAILED_WINDOW_S from now): as many hellos with a wrong token as it takes."""
+async def use_up_hellos(server: RefereeServer, token: str) -> None:
+    """Have the referee refuse ``token``'s hellos as REFUSAL_CODE_TOO_MANY (for
+    lobby.HELLO_WINDOW_S from now): it is let in lobby.MAX_HELLOS times, each session
+    replacing the last with its resume key, and the last one ends."""
+    key = ""
     async with grpc.aio.insecure_channel(server.address) as channel:
-        for _ in range(servicer.MAX_FAILED_HELLOS):
+        for _ in range(lobby.MAX_HELLOS):
             call = referee_pb2_grpc.RefereeStub(channel).Play()
             await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
-                name="guess", token="wrong", protocol_version=1)))
-            assert (await call.read()).refusal.code == referee_pb2.REFUSAL_CODE_BAD_TOKEN
+                name="far", token=token, protocol_version=1, resume_key=key)))
+            key = (await call.read()).welcome.resume_key
+            assert key
+        call.cancel()
+    async with asyncio.timeout(5):
+        while server.lobby.connected(token_hash(token)):
+            await asyncio.sleep(0.01)
 
 
 async def too_many(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"):
-    """A bot started on a TCP referee that refuses its host as too many
-    (REFUSAL_CODE_TOO_MANY, for servicer.FAILED_WINDOW_S), then says goodbye to it if it
+    """A bot started on a TCP referee that refuses its token as too many
+    (REFUSAL_CODE_TOO_MANY, for lobby.HELLO_WINDOW_S), then says goodbye to it if it
     gets in. Returns the bot's exit code, its stderr, the seconds it ran, and the
     referee's TOO_MANY refusals (one a hello it refused)."""
     server = await RefereeServer.start("tcp")
     try:
         token = server.lobby.register("far").token
-        await refuse_this_host(server)
+        await use_up_hellos(server, token)
         started = time.monotonic()
         proc = await launch(server.address, token, "--reconnect-timeout", reconnect,
                             command=command)
@@ -190,6 +198,10 @@ async def too_many(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"
         await server.stop()
 
 
+#: how the referee words a refusal of too many hellos with the bot's token
+TOO_MANY_HELLOS = "too many hellos with the token of bot 'far': 60 within"
+
+
 def check_too_many_past_the_window(outcome, reconnect: str, exit_refused: int = 3,
                                    code: str = "REFUSAL_CODE_TOO_MANY") -> None:
     """What :func:`too_many` returns for a bot still refused when its window ends: it
@@ -199,12 +211,12 @@ def check_too_many_past_the_window(outcome, reconnect: str, exit_refused: int = 
     assert rc == exit_refused, err
     if reconnect == "0":
         assert len(refused) == 1 and took < 3
-        assert err.endswith(f"error: referee refused the connection ({code}): too many refused "
-                            "hellos from ipv4:127.0.0.1; try again in 60 s\n"), err
+        assert err.endswith(f"error: referee refused the connection ({code}): "
+                            f"{TOO_MANY_HELLOS} 60 s; try again in 60 s\n"), err
     else:
         assert len(refused) >= 2 and 1 <= took < 5
         assert ("error: could not connect to the referee within 1 s (last: referee refused the "
-                f"connection ({code}): too many refused hellos") in err
+                f"connection ({code}): {TOO_MANY_HELLOS} 60 s") in err
 
 
 SHUTTING_DOWN = "the referee is shutting down"   # the reason of its refusals
