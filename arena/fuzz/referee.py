@@ -280,11 +280,7 @@ class RefereeMachine(FuzzMachine):
 
     def _connect(self, bot: Bot) -> None:
         """A new session for ``bot`` (replacing its old one, if the referee still has it)."""
-        # the referee lets a token in lobby.MAX_HELLOS times a window: between matches
-        # (begin) wait for room; the rules that may reconnect in a match are skipped
-        # without it (_room: time is no precondition, which hypothesis must replay alike)
-        while not self._room(bot, 1):
-            time.sleep(0.5)
+        self._wait_room(bot, 1)
         self.t.admitted[bot.name].append(time.monotonic())
         stream = self._stream(self.t.player, bot.name)
         key = self.t.resume_keys.get(bot.name, "")
@@ -306,16 +302,21 @@ class RefereeMachine(FuzzMachine):
         bot.taken_up = False
         bot.issued, bot.open_turn, bot.rejections, bot.expected = set(), None, 0, deque()
 
-    def _room(self, bot: Bot | None = None, spare: int = 2) -> bool:
-        """Whether ``bot`` (None: each bot) may say hello ``spare`` times more without
+    def _wait_room(self, bot: Bot | None = None, spare: int = 2) -> None:
+        """Wait until ``bot`` (None: each bot) may say hello ``spare`` times more without
         reaching lobby.MAX_HELLOS within the window (2 s of margin for the referee's
-        clock)."""
-        if bot is None:
-            return all(self._room(b, spare) for b in self.bots)
-        since = time.monotonic() - lobby.HELLO_WINDOW_S - 2
-        times = self.t.admitted[bot.name] = [t for t in self.t.admitted.get(bot.name, [])
-                                             if t > since]
-        return len(times) + spare < lobby.MAX_HELLOS
+        clock). A rule that may end a bot's stream waits first: its reconnection must
+        come within the grace. (Each example connects its pair of bots, and the pairs
+        take turns: waits are rare. Time is no precondition: hypothesis must see the same
+        rules enabled when it replays an example.)"""
+        for one in self.bots if bot is None else [bot]:
+            while True:
+                since = time.monotonic() - lobby.HELLO_WINDOW_S - 2
+                times = self.t.admitted[one.name] = [
+                    t for t in self.t.admitted.get(one.name, []) if t > since]
+                if len(times) + spare < lobby.MAX_HELLOS:
+                    break
+                time.sleep(0.5)
 
     def _start_match(self, seed: int) -> None:
         """A one-match tournament of the two bots, its deal from ``seed`` (drawn: the match
@@ -440,8 +441,7 @@ class RefereeMachine(FuzzMachine):
     @step
     def send_bytes(self, which: int, payload: bytes) -> None:
         """Bytes that are not a BotMessage, or another message's, on a live session."""
-        if not self._room():   # it may reconnect: not while a token is near its limit
-            return
+        self._wait_room()   # it may reconnect
         bot = self.bots[which]
         self._send(bot, payload)
         try:
@@ -493,8 +493,7 @@ class RefereeMachine(FuzzMachine):
         """An action padded with a field the protocol does not have, to about ``size``
         bytes: over 4096 it is refused (even for the open turn), over 64 KiB gRPC ends
         the stream."""
-        if not self._room():   # it may reconnect: not while a token is near its limit
-            return
+        self._wait_room()   # it may reconnect
         bot = self.bots[which]
         card = bot.legal[0] if bot.open_turn is not None else 7
         turn_id = bot.open_turn if turn == "open" and bot.open_turn is not None else 0
@@ -512,8 +511,7 @@ class RefereeMachine(FuzzMachine):
         """A bot connects again with its resume key: its old stream ends with a goodbye.
         In a match, the new one gets the match start and the same open turn again at once
         if it is to act; else the match start comes with its next turn or the match end."""
-        if not self._room():   # it may reconnect: not while a token is near its limit
-            return
+        self._wait_room()   # it may reconnect
         bot = self.bots[which]
         old, turn_id = bot.stream, bot.open_turn
         self._connect(bot)
