@@ -60,10 +60,11 @@ class Version:
 
 def bot_names() -> st.SearchStrategy[str]:
     """Valid names (kept apart from the fuzz's and healthy bots': they start with 'o'),
-    and anything at all."""
+    two that differ only in case, and anything at all."""
     valid = st.from_regex(r"[A-Za-z0-9_.-]{0,20}", fullmatch=True).map(lambda n: "o" + n)
     return st.one_of(valid, valid, values.texts(),
-                     st.sampled_from(["o" * 64, "o" * 65, "-o", ".o", "o o", "o/o", "o\n", "ø"]))
+                     st.sampled_from(["o" * 64, "o" * 65, "-o", ".o", "o o", "o/o", "o\n", "ø",
+                                      "ocase", "oCase"]))
 
 
 def archives() -> st.SearchStrategy[bytes]:
@@ -138,6 +139,12 @@ class OrganizerMachine(FuzzMachine):
         found = [v for v in live if v.display == name] or [v for v in live if v.base == name]
         return found[-1] if found else None
 
+    def _case_twin(self, name: str) -> bool:
+        """Whether a name entered on the server differs from ``name`` only in case: the
+        server refuses it (arena/server/registry.py)."""
+        return any(n != name and n.casefold() == name.casefold()
+                   for n in (*self.versions, *self.reserved))
+
     def _enter(self, base: str, kind: str, status: str) -> Version:
         number = self.versions.get(base, 0) + 1
         self.versions[base] = number
@@ -152,7 +159,7 @@ class OrganizerMachine(FuzzMachine):
     def add_remote_bot(self, name: str) -> None:
         only_if(name not in self.reserved)
         outcome = self.call("AddRemoteBot", opb.AddRemoteBotRequest(name=name))
-        if not BOT_NAME.fullmatch(name):
+        if not BOT_NAME.fullmatch(name) or self._case_twin(name):
             return expect(outcome, grpc.StatusCode.INVALID_ARGUMENT, f"AddRemoteBot({name!r:.80})")
         expect(outcome, OK, f"AddRemoteBot({name!r})")
         version = self._enter(name, "remote", "active")
@@ -183,7 +190,8 @@ class OrganizerMachine(FuzzMachine):
         if shape in ("no header", "data first", "two headers") or not BOT_NAME.fullmatch(name):
             return expect(outcome, grpc.StatusCode.INVALID_ARGUMENT, what)
         expect(outcome, grpc.StatusCode.INVALID_ARGUMENT, what)
-        self._enter(name, "hosted", "failed")
+        if not self._case_twin(name):
+            self._enter(name, "hosted", "failed")
 
     @rule()
     @step

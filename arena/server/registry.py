@@ -229,10 +229,17 @@ class Registry:
         self.remote[bot.display] = RemoteSeats(bot.display, self.lobby, bot.token_hash,
                                                self.absent_after)
 
-    @staticmethod
-    def _check_name(name: str) -> None:
+    def _check_name(self, name: str) -> None:
         if not NAME.fullmatch(name):
             raise RegistryError(f"bot name {name!r} is not allowed: {NAME_RULE}")
+        # 'Alpha' beside 'alpha' reads as the same bot in every table, and on a file
+        # system that ignores case (macOS's, by default) its folders are the other's
+        other = next((b.name for b in self._bots.values()
+                      if b.name != name and b.name.casefold() == name.casefold()), None)
+        if other is not None:
+            raise RegistryError(f"bot name {name!r} differs from the entered {other!r} only "
+                                f"in case: use {other!r} (a new version of it), or another "
+                                "name")
 
 
 def _unpack(archive: bytes, folder: Path) -> None:

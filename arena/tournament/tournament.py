@@ -155,11 +155,18 @@ class Tournament:
         :class:`ConfigError` saying what is wrong. Needs no store: a refused tournament
         leaves nothing behind."""
         manifests = [load_manifest(d) for d in settings.bot_dirs]
+        # names that differ only in case are one name: they read alike in every table,
+        # and their log folders are one on a file system that ignores case
         names = [m.name for m in manifests]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ConfigError(f"two bots are named {duplicates[0]!r}: every bot of a tournament "
-                              "needs its own name (the 'name' in bot.toml)")
+        for i, name in enumerate(names):
+            other = next((n for n in names[:i] if n.casefold() == name.casefold()), None)
+            if other == name:
+                raise ConfigError(f"two bots are named {name!r}: every bot of a tournament "
+                                  "needs its own name (the 'name' in bot.toml)")
+            if other is not None:
+                raise ConfigError(f"two bots are named {other!r} and {name!r}: every bot of a "
+                                  "tournament needs its own name (the 'name' in bot.toml), "
+                                  "which case alone does not make")
         schedule.check(len(manifests), settings.table_size, settings.games)
         matches = settings.matches()
         if matches > MAX_MATCHES:

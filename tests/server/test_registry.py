@@ -6,9 +6,11 @@ import asyncio
 import io
 import tarfile
 
+import pytest
+
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.lobby import Lobby
-from arena.server.registry import Registry
+from arena.server.registry import Registry, RegistryError
 from arena.store.sqlite import SQLiteStore
 
 
@@ -33,6 +35,24 @@ def test_the_registry_answers_from_memory_what_it_wrote_to_the_store(tmp_path):
     assert [b.display for b in registry.active()] == ["beta", "alpha v2"]
     assert registry.find("alpha").display == "alpha v2"
     assert registry.find("alpha", include_removed=True).status == "removed"
+
+
+def test_a_name_differing_from_an_entered_one_only_in_case_is_refused(tmp_path):
+    """'Alpha' beside 'alpha' reads as the same bot in every table, and on a file system
+    that ignores case its hosted folders (hosted/NAME/vN) are the other's: refused, also
+    when the entered one was removed (its folders stay), saying which name to use."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    registry.add_remote("alpha")
+    registry.remove("alpha")
+    with pytest.raises(RegistryError) as refused:
+        registry.add_remote("Alpha")
+    assert str(refused.value) == ("bot name 'Alpha' differs from the entered 'alpha' only in "
+                                  "case: use 'alpha' (a new version of it), or another name")
+    with pytest.raises(RegistryError):
+        asyncio.run(registry.add_hosted("ALPHA", b""))
+    assert registry.add_remote("alpha")[0].display == "alpha v2"
+    assert [b.name for b in store.registered_bots(include_removed=True)] == ["alpha", "alpha"]
 
 
 def test_an_upload_whose_check_did_not_finish_is_failed_not_validating(tmp_path):

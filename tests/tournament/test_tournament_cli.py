@@ -274,6 +274,9 @@ REFUSALS = {
                                    "--table-size 3 needs at least 3 bots, but 2 were given"),
     "two bots of one name": ([BOTS / "random", "{random copy}"], False,
                              "two bots are named 'random'"),
+    # they read alike in every table, and their log folders are one where case is ignored
+    "two bots of one name but for case": ([BOTS / "random", "{Random copy}"], False,
+                                          "two bots are named 'random' and 'Random'"),
     "one bot": ([BOTS / "random"], False, "a tournament needs at least 2 bot folders, got 1"),
     "no bot": ([], False, "a tournament needs at least 2 bot folders, got 0"),
     "resume with bot folders": ([BOTS / "random", BOTS / "greedy", "--resume", "known"], True,
@@ -399,6 +402,12 @@ def test_a_refused_tournament_is_one_line_and_stores_nothing(tmp_path, mark, kno
                                ignore=shutil.ignore_patterns("__pycache__"))
         (copy / "extra.txt").write_text("a version no database has seen\n")
         args = [copy if a == "{random copy}" else a for a in args]
+    if "{Random copy}" in args:  # the same, its bot.toml saying "Random"
+        copy = shutil.copytree(BOTS / "random", tmp_path / "Random-copy",
+                               ignore=shutil.ignore_patterns("__pycache__"))
+        toml = copy / "bot.toml"
+        toml.write_text(toml.read_text().replace('name = "random"', 'name = "Random"'))
+        args = [copy if a == "{Random copy}" else a for a in args]
     proc = arena(mark, "tournament", *args, "--db", db, "--logs", tmp_path / "logs")
     line = error_line(proc)
     assert expected.format(db=db) in line
