@@ -37,7 +37,7 @@ def open_existing(location: str, hint: str) -> Store:
     if missing_file(location):
         raise ConfigError(f"no database at {location} ({hint})")
     try:
-        return open_store(location)
+        return open_store(location, reading=True)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
 

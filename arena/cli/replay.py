@@ -91,7 +91,7 @@ def load(match: str, db: str | None) -> pb.MatchSnapshot:
     if missing_file(location):
         raise RecordError(f"{match} is not a file, and there is no database at {location} to "
                           "find it in (give --db PATH|URL)")
-    store = open_store(location)
+    store = open_store(location, reading=True)
     try:
         try:
             found = store.find_match(match)

@@ -13,15 +13,16 @@ from arena.store.location import is_url, redact
 from arena.store.sqlite import SQLiteStore
 
 
-def open_store(location: str, durable: bool = False) -> Store:
+def open_store(location: str, durable: bool = False, reading: bool = False) -> Store:
     """The store at ``location``: a PostgreSQL database for a ``postgresql://`` (or
     ``postgres://``) URL, else a SQLite file at that path (created if missing).
-    :class:`StoreError` if it cannot be opened."""
+    ``reading``: the caller only reads (a SQLite file on a read-only file system is then
+    opened as it is). :class:`StoreError` if it cannot be opened."""
     if is_url(location):
         # imported here: psycopg is only loaded by those who use a server
         from arena.store.postgres import PostgresStore
         return PostgresStore(location, durable=durable)
-    return SQLiteStore(location, durable=durable)
+    return SQLiteStore(location, durable=durable, reading=reading)
 
 
 __all__ = ["BotRecord", "BotVersion", "MatchRecord", "RegisteredBot", "SQLiteStore", "Store", "StoreError",

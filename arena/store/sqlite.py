@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,12 @@ def _flock(path: str, doing: str, taken: Callable[[], StoreError]) -> Claim:
 class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file."""
 
-    def __init__(self, path: str | Path, durable: bool = False, *, any_thread: bool = False) -> None:
+    def __init__(self, path: str | Path, durable: bool = False, *, any_thread: bool = False,
+                 reading: bool = False) -> None:
         """``any_thread``: the connection may be used by a thread other than the one that
-        opened it (one thread at a time), as :meth:`reopen`'s is."""
+        opened it (one thread at a time), as :meth:`reopen`'s is. ``reading``: the caller
+        only reads, so a file on a read-only file system is opened as it is (see
+        :meth:`_open_read_only`)."""
         self.path = str(path)
         self.durable = durable
         if self.path in ("", ":memory:") or self.path.startswith("file:"):
@@ -152,7 +156,40 @@ class SQLiteStore(Store):
             self._set_up()
         except sqlite3.Error as exc:
             self.db.close()
+            if reading and _read_only_fs(self._real):
+                self._open_read_only(exc)
+                return
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _open_read_only(self, why: sqlite3.Error) -> None:
+        """Open the file on a read-only file system (a published results volume, a
+        read-only mount): SQLite cannot make the shared-memory file a WAL database's
+        readers need there, so the file is opened immutable, which no other process may
+        then change; a `-wal` beside it (a writer's, through another mount) or an older
+        schema (no migration can run) is refused, saying why."""
+        if os.path.exists(f"{self._real}-wal"):
+            raise StoreError(f"cannot open database {self.path}: it is on a read-only file "
+                             f"system, beside a -wal file of changes not yet in it (another "
+                             f"program may be writing it): open it where it is written, or "
+                             f"copy the file and its -wal ({why})")
+        try:
+            self.db = sqlite3.connect(f"file:{urllib.parse.quote(self._real)}?mode=ro&immutable=1",
+                                      uri=True, isolation_level=None)
+            self._refuse_foreign()
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+        try:
+            refuse_newer(self.path, version, "sqlite")
+            if version != SCHEMA_VERSION:
+                raise StoreError(f"cannot open database {self.path}: it was written by an "
+                                 f"older arena (schema {version}, now {SCHEMA_VERSION}), "
+                                 "and is on a read-only file system, where it cannot be "
+                                 "brought up to date: copy it somewhere writable")
         except BaseException:
             self.db.close()
             raise
@@ -481,3 +518,11 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.db.close()
+
+
+def _read_only_fs(path: str) -> bool:
+    """Whether the file system holding ``path`` is mounted read-only."""
+    try:
+        return bool(os.statvfs(os.path.dirname(path) or ".").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -1057,3 +1058,52 @@ def test_sqlite_a_full_disk_is_a_store_error_and_the_store_goes_on(tmp_path):
     store.record_match(t, "again", "s", list(NAMES[:3]), played(99))
     assert store.finished_keys(t) == {*stored, "again"}
     store.close()
+
+
+def _on_read_only_fs(folder: Path, *command: str) -> subprocess.CompletedProcess:
+    """``arena COMMAND`` with ``folder`` mounted read-only (a bind mount made by bwrap,
+    as a published results volume or a read-only container mount is)."""
+    return subprocess.run(["bwrap", "--dev-bind", "/", "/", "--ro-bind", folder, folder,
+                           sys.executable, "-m", "arena.cli.main", *command],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install "
+                    "bubblewrap) to mount a folder read-only")
+def test_sqlite_reading_commands_open_a_database_on_a_read_only_file_system(tmp_path):
+    """SQLite cannot make a WAL database's shared-memory file on a read-only file system,
+    so `arena standings` said "unable to open database file". Reading commands open it
+    as it is; a -wal beside it (changes not in the file: a writer elsewhere) or an older
+    schema (no migration can run there) is refused, saying why."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    db = folder / "arena.db"
+    store = SQLiteStore(db)
+    t = tournament(store)
+    store.record_match(t, "k1", "s1", ["ada", "bob", "cy"], played(1))
+    store.close()
+    assert not Path(f"{db}-wal").exists()
+    for command, shows in [("standings", "ada"), ("matches", "k1"), ("show", "1")]:
+        proc = _on_read_only_fs(folder, command, *(["1"] if command == "show" else []),
+                                "--db", str(db))
+        assert proc.returncode == 0, proc.stderr
+        assert shows in proc.stdout and not proc.stderr
+    proc = _on_read_only_fs(folder, "replay", "1", "--db", str(db))
+    assert proc.returncode == 0 and "bob is eliminated" in proc.stdout, proc.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["arena.db"]   # nothing written
+
+    Path(f"{db}-wal").write_bytes(b"")
+    proc = _on_read_only_fs(folder, "standings", "--db", str(db))
+    assert proc.returncode == 2
+    assert "on a read-only file system, beside a -wal file of changes not yet in it" \
+        in proc.stderr
+    Path(f"{db}-wal").unlink()
+
+    old = sqlite3.connect(db)
+    old.execute("PRAGMA user_version=2")
+    old.commit()
+    old.close()
+    proc = _on_read_only_fs(folder, "standings", "--db", str(db))
+    assert proc.returncode == 2
+    assert (f"it was written by an older arena (schema 2, now {SCHEMA_VERSION}), and is on a "
+            "read-only file system") in proc.stderr
