@@ -80,6 +80,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", default=None, help="tournament name (default: t-<date>-<time>)")
     p.add_argument("--resume", default=None, metavar="NAME",
                    help="continue the interrupted tournament NAME with its stored settings")
+    p.add_argument("--cancel", default=None, metavar="NAME",
+                   help="with --server: stop the server's tournament NAME (matches in "
+                        "flight are dropped, those played stay; it is not resumed when the "
+                        "server restarts, but --resume NAME plays what is left)")
     p.add_argument("--retire-after", type=int, default=3, metavar="N",
                    help="retire a bot after N crashes or failed starts (default: 3); its "
                         "remaining matches are forfeits")
@@ -115,8 +119,8 @@ _SETTING_FLAGS = ("table_size", "games", "duplicate", "seed", "phases", "ruleset
 #: what a tournament on a server takes from the command line (its TournamentRequest, and
 #: how to reach and follow it); every other flag is for one played here
 _SERVER_FLAGS = ("help", "table_size", "games", "duplicate", "seed", "name", "resume",
-                 "ruleset", "option", "move_time", "bank", "quiet", "web", "server", "token",
-                 "tls", "tls_ca")
+                 "cancel", "ruleset", "option", "move_time", "bank", "quiet", "web", "server",
+                 "token", "tls", "tls_ca")
 
 
 def given_options(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
@@ -144,6 +148,9 @@ def given_options(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
 def run_tournament(args: argparse.Namespace) -> int:
     if args.server:
         return run_on_server(args)
+    if args.cancel is not None:
+        raise ConfigError("--cancel NAME stops a tournament on a server: give --server "
+                          "HOST:PORT (one played here stops with Ctrl-C)")
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
@@ -334,6 +341,8 @@ def run_on_server(args: argparse.Namespace) -> int:
     server, which runs the tournament; this shows its progress as a local one would."""
     from ono99.v1 import organizer_pb2 as pb
 
+    if args.cancel is not None:
+        return cancel_on_server(args)
     if args.resume and args.bots:
         raise ConfigError("--resume NAME follows the server's tournament; give no bot names")
     if args.resume and args.name is not None:
@@ -435,6 +444,24 @@ def run_on_server(args: argparse.Namespace) -> int:
         err.print(f"error: tournament {escape(name)} stopped on the server: {escape(stopped)}. "
                   f"What is left plays with: {follow_again()}")
         return 1
+    return 0
+
+
+def cancel_on_server(args: argparse.Namespace) -> int:
+    """``arena tournament --cancel NAME --server ADDR``: stop the server's tournament."""
+    others = given_options(args, [a.dest for a in args.parser._actions if a.option_strings
+                                  and a.dest not in ("help", "cancel", "server", "token", "tls",
+                                                     "tls_ca")])
+    if others or args.bots:
+        raise ConfigError("--cancel NAME takes only how to reach the server: drop "
+                          + ", ".join(others + (["the bot names"] if args.bots else [])))
+    with client(args) as c:
+        done = c.cancel(args.cancel)
+    output.console().print(
+        f"tournament {escape(done.name)} cancelled on {escape(args.server)} after "
+        f"{done.played} of {done.total} matches; it is not resumed when the server restarts. "
+        f"What is left plays with: arena tournament --resume {escape(shlex.quote(done.name))} "
+        f"--server {escape(args.server)}")
     return 0
 
 

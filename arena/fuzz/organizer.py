@@ -42,7 +42,7 @@ REQUESTS = {
     "AddRemoteBot": opb.AddRemoteBotRequest, "UploadBot": opb.UploadChunk,
     "ListBots": opb.ListBotsRequest, "RemoveBot": opb.RemoveBotRequest,
     "BotLogs": opb.BotLogsRequest, "RunTournament": opb.TournamentRequest,
-    "Standings": opb.StandingsRequest,
+    "Standings": opb.StandingsRequest, "CancelTournament": opb.CancelTournamentRequest,
 }
 OK = grpc.StatusCode.OK
 
@@ -366,6 +366,29 @@ class OrganizerMachine(FuzzMachine):
             only_if(not name.startswith(("healthy-", "fuzz-", "org-")))
             return expect(outcome, grpc.StatusCode.NOT_FOUND, f"Standings({name!r:.80})")
         expect(outcome, OK, f"Standings({name!r})")
+
+    @rule(name=st.one_of(st.just(""), st.just("ladder"), values.texts()), mine=st.booleans())
+    @step
+    def cancel_tournament(self, name: str, mine: bool) -> None:
+        """One of the machine's tournaments (its bots never connect: running, or over
+        already), the ladder, or a name that is none."""
+        if mine and self.tournaments:
+            name = self.tournaments[-1]
+        # another example's tournament (or a healthy one) is not for this one to stop
+        only_if(name in self.tournaments or name == "ladder"
+                or not name.startswith(("healthy-", "fuzz-", "org-")))
+        outcome = self.call("CancelTournament", opb.CancelTournamentRequest(name=name))
+        what = f"CancelTournament({name!r:.80})"
+        if name in self.tournaments:
+            if outcome.code == OK:
+                reply = opb.CancelTournamentResponse.FromString(outcome.reply)
+                if reply.name != name or not 0 <= reply.played <= reply.total:
+                    raise Broken(f"{what} answered {reply}")
+                return
+            return expect(outcome, grpc.StatusCode.FAILED_PRECONDITION, what, "is not running")
+        if name == "ladder":
+            return expect(outcome, grpc.StatusCode.FAILED_PRECONDITION, what, "the ladder")
+        expect(outcome, grpc.StatusCode.NOT_FOUND, what)
 
     # ---------------------------------------------------------------- strangers
 

@@ -107,6 +107,9 @@ class OrganizerClient:
     def logs(self, name: str) -> pb.BotLogsResponse:
         return self._call(self.stub.BotLogs, pb.BotLogsRequest(name=name))
 
+    def cancel(self, name: str) -> pb.CancelTournamentResponse:
+        return self._call(self.stub.CancelTournament, pb.CancelTournamentRequest(name=name))
+
     def standings(self, name: str | None, los_max_bots: int = 0) -> pb.StandingsResponse:
         """A tournament's standings; its likelihoods of superiority only for a field of at
         most ``los_max_bots`` bots (0: any)."""

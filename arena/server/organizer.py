@@ -17,6 +17,7 @@ from arena.rpc import abort
 from arena.rules.errors import ConfigError
 from arena.server import wire
 from arena.server.registry import MAX_UPLOAD, NotHostedError, UnknownBotError
+from arena.server.runs import NotRunningError
 from arena.store.base import NotFoundError, StoreError
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 #: Domain errors and their codes; any other is a request that cannot be met as it is.
 _CODES = ((UnknownBotError, grpc.StatusCode.NOT_FOUND), (NotFoundError, grpc.StatusCode.NOT_FOUND),
-          (NotHostedError, grpc.StatusCode.FAILED_PRECONDITION))
+          (NotHostedError, grpc.StatusCode.FAILED_PRECONDITION),
+          (NotRunningError, grpc.StatusCode.FAILED_PRECONDITION))
 
 
 class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
@@ -130,6 +132,15 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
             await self._fail(context, exc)
         async for event in run.follow():
             yield wire.progress(event)
+
+    async def CancelTournament(self, request, context):  # noqa: N802
+        await self._authorize(context)
+        try:
+            run = await self.app.runs.cancel(request.name)
+        except (ConfigError, StoreError) as exc:
+            await self._fail(context, exc)
+        return pb.CancelTournamentResponse(name=run.t.name, played=run.done_before + run.played,
+                                           total=run.total)
 
     async def Standings(self, request, context):  # noqa: N802
         await self._authorize(context)

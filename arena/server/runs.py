@@ -44,6 +44,10 @@ MAX_MATCHES = 100_000
 FINISHED_KEPT = 100
 
 
+class NotRunningError(ConfigError):
+    """A tournament to cancel that is not running (over, or stopped)."""
+
+
 @dataclass
 class Event:
     """One thing a follower hears: ``kind`` is started, match, retired or finished."""
@@ -89,6 +93,8 @@ class Run:
         self.task: asyncio.Task | None = None
         #: what plays it, once it plays
         self.executor: Executor | None = None
+        #: its organiser stopped it (Runs.cancel)
+        self.cancelled = False
 
     def publish(self, event: Event) -> None:
         self.history.append(event)
@@ -146,11 +152,14 @@ class Runs:
             raise ConfigError("'ladder' is the ladder, not a tournament: follow it with arena "
                               "watch, or read its standings")
         if self.store.has_tournament(name):   # one row read: a server keeps thousands
-            stored = Settings.from_dict(self.store.tournament(name).settings)
-            plan = await asyncio.to_thread(stored.schedule)
+            record = self.store.tournament(name)
+            plan = await asyncio.to_thread(Settings.from_dict(record.settings).schedule)
             # the same name was followed meanwhile, or it goes on with what is left
-            return self._followable(name) or self._begin(Tournament.resume(self.store, name,
-                                                                            plan))
+            if (run := self._followable(name)) is not None:
+                return run
+            if record.cancelled_at is not None:   # followed again: it plays on
+                self.store.set_cancelled(record, False)
+            return self._begin(Tournament.resume(self.store, name, plan))
         if not bots and follow:   # following one by name, and there is none
             raise NotFoundError(f"no tournament called {name!r} on this server (a new one names "
                                 "its bots)")
@@ -188,7 +197,8 @@ class Runs:
         """After a restart: every server tournament with matches left goes on."""
         out = []
         for record in self.store.tournaments():
-            if record.settings.get("bots") and record.name not in self.runs:
+            if record.settings.get("bots") and record.name not in self.runs \
+                    and record.cancelled_at is None:
                 t = Tournament.resume(self.store, record.name)
                 if t.pending():
                     out.append(self._begin(t))
@@ -248,9 +258,13 @@ class Runs:
             if hub is not None:
                 hub.tournament_finished(t.name)
         except asyncio.CancelledError:
-            # the server is stopping: its followers hear so, not that the tournament is over
-            run.error = "the server stopped; the tournament resumes when the server starts again"
-            raise
+            if not run.cancelled:
+                # the server is stopping: its followers hear so, not that it is over
+                run.error = ("the server stopped; the tournament resumes when the server "
+                             "starts again")
+                raise
+            run.error = (f"cancelled by the organiser after {run.done_before + run.played} of "
+                         f"{run.total} matches; following it by name plays what is left")
         except Exception as exc:   # noqa: BLE001 - whatever stopped it: said, the server goes on
             # the executor could not go on (a Ray cluster with no room, a referee actor that
             # would not start, a database gone): its followers hear why
@@ -265,6 +279,31 @@ class Runs:
                                            "seconds": time.monotonic() - run.started,
                                            "error": run.error}))
             self._forget_finished()
+
+    async def cancel(self, name: str) -> Run:
+        """Stop tournament ``name``, running here: its matches in flight are dropped (their
+        bots told the match is over), and it is marked so that no restart resumes it
+        (marked first: a server killed meanwhile does not resume it either).
+        :class:`NotFoundError` for no tournament of that name, :class:`NotRunningError`
+        for one not running."""
+        run = self.runs.get(name)
+        if run is None or run.finished:
+            if name == LADDER:
+                raise NotRunningError("the ladder is no tournament: it stops with the server")
+            if run is not None:
+                why = run.error or "it is over"
+            elif not self.store.has_tournament(name):
+                raise NotFoundError(f"no tournament called {name!r} on this server")
+            elif self.store.tournament(name).cancelled_at is not None:
+                why = "it was cancelled"
+            else:
+                why = "it is over, or was played by another arena"
+            raise NotRunningError(f"tournament {name!r} is not running: {why}")
+        self.store.set_cancelled(run.t.record, True)
+        run.cancelled = True
+        run.task.cancel()
+        await asyncio.wait({run.task})
+        return run
 
     def _elsewhere(self, t: Tournament, on_retire) -> Executor:
         """The server's executor for a tournament of hosted bots: their folders launched

@@ -25,6 +25,8 @@ class TournamentRecord:
     created_at: float
     settings: dict[str, Any]
     bots: list[str]            # bot names, in the order of the schedule
+    #: when its organiser cancelled it (a server tournament: not resumed at a restart)
+    cancelled_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def has_tournament(self, name: str) -> bool:
         """Whether a tournament is called ``name`` (one row read, however many there are)."""
+
+    @abc.abstractmethod
+    def set_cancelled(self, tournament: TournamentRecord, cancelled: bool) -> TournamentRecord:
+        """Mark ``tournament`` cancelled by its organiser now (a server does not resume it
+        when it starts again), or, with False, no longer; the record as stored."""
 
     @abc.abstractmethod
     def tournament_names(self, limit: int) -> list[str]:

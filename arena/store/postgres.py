@@ -308,14 +308,24 @@ class PostgresStore(Store):
                                             f"{self.describe()}") from None
         return TournamentRecord(tid, name, created, settings, [b.name for b in records])
 
-    _TOURNAMENT_COLUMNS = "id, name, created_at, settings"
+    _TOURNAMENT_COLUMNS = "id, name, created_at, settings, cancelled_at"
 
     def _tournament(self, row) -> TournamentRecord:
-        tid, name, created, settings = row
+        tid, name, created, settings, cancelled = row
         bots = [r[0] for r in self.db.execute(
             "SELECT b.name FROM tournament_bots tb JOIN bots b ON b.id = tb.bot_id "
             "WHERE tb.tournament_id = %s ORDER BY tb.position", (tid,))]
-        return TournamentRecord(tid, name, created, json.loads(settings), bots)
+        return TournamentRecord(tid, name, created, json.loads(settings), bots, cancelled)
+
+    @_reconnecting
+    def set_cancelled(self, tournament: TournamentRecord, cancelled: bool) -> TournamentRecord:
+        with self._errors(f"mark tournament {tournament.name!r} cancelled"):
+            row = self.db.execute(f"UPDATE tournaments SET cancelled_at = %s WHERE id = %s "
+                                  f"RETURNING {self._TOURNAMENT_COLUMNS}",
+                                  (time.time() if cancelled else None, tournament.id)).fetchone()
+            if row is None:
+                raise StoreError(f"no tournament {tournament.id} in {redact(self._url)}")
+            return self._tournament(row)
 
     @_reconnecting
     def tournament(self, name: str | None = None) -> TournamentRecord:

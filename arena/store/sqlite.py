@@ -324,21 +324,31 @@ class SQLiteStore(Store):
         return TournamentRecord(tid, name, created, settings, [b.name for b in records])
 
     def _tournament(self, row) -> TournamentRecord:
-        tid, name, created, settings = row
+        tid, name, created, settings, cancelled = row
         bots = [r[0] for r in self.db.execute(
             "SELECT b.name FROM tournament_bots tb JOIN bots b ON b.id = tb.bot_id "
             "WHERE tb.tournament_id = ? ORDER BY tb.position", (tid,))]
-        return TournamentRecord(tid, name, created, json.loads(settings), bots)
+        return TournamentRecord(tid, name, created, json.loads(settings), bots, cancelled)
+
+    @_said("mark a tournament cancelled")
+    def set_cancelled(self, tournament: TournamentRecord, cancelled: bool) -> TournamentRecord:
+        self.db.execute("UPDATE tournaments SET cancelled_at = ? WHERE id = ?",
+                        (time.time() if cancelled else None, tournament.id))
+        row = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM "
+                              "tournaments WHERE id = ?", (tournament.id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no tournament {tournament.id} in {self.path}")
+        return self._tournament(row)
 
     @_said("read a tournament")
     def tournament(self, name: str | None = None) -> TournamentRecord:
         if name is None:
-            row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
+            row = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM tournaments "
                                   "ORDER BY id DESC LIMIT 1").fetchone()
             if row is None:
                 raise NotFoundError(f"no tournament in {self.path} yet")
         else:
-            row = self.db.execute("SELECT id, name, created_at, settings FROM tournaments "
+            row = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM tournaments "
                                   "WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise not_found(name, str(self.path), self)
@@ -346,7 +356,7 @@ class SQLiteStore(Store):
 
     @_said("read the tournaments")
     def tournaments(self) -> list[TournamentRecord]:
-        rows = self.db.execute("SELECT id, name, created_at, settings FROM tournaments ORDER BY id")
+        rows = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM tournaments ORDER BY id")
         return [self._tournament(r) for r in rows.fetchall()]
 
     @_said("read a tournament")

@@ -869,3 +869,46 @@ def test_a_big_ladder_s_standings_are_fitted_without_stalling_the_server(tmp_pat
             assert again == answer and time.monotonic() - t0 < took / 2
     finally:
         assert served.stop() == 0
+
+
+def test_a_cancelled_tournament_stops_is_not_resumed_by_a_restart_and_plays_on_when_followed(
+        tmp_path, mark):
+    """There was no way to stop a server tournament: killing the server only paused it
+    (it resumes at every start). Cancelled, its matches in flight are dropped, those
+    played stay; its follower says so; a restart leaves it; --resume plays what is left."""
+    served = Served(tmp_path / "t.db", mark)
+    for name in ("random", "greedy"):
+        served.ok("bots", "add", name, "--dir", BOTS / name)
+    follower = following(served, "long", 20, "random", "greedy", "--games", "150")
+    proc = served.ok("tournament", "--cancel", "long")
+    said = re.fullmatch(r"tournament long cancelled on \S+ after (\d+) of 300 matches; it is not "
+                        r"resumed when the server restarts\. What is left plays with: arena "
+                        r"tournament --resume long --server \S+\n", " ".join(proc.stdout.split())
+                        + "\n")
+    assert said, proc.stdout
+    played = int(said.group(1))
+    assert 20 <= played < 300 and matches_in(served.db, "long") == played
+    out, err = follower.communicate(timeout=30)
+    assert follower.returncode == 1, out + err
+    assert (f"cancelled by the organiser after {played} of 300 matches; following it by name "
+            "plays what is left") in " ".join(err.split()), err
+    time.sleep(0.5)
+    assert matches_in(served.db, "long") == played          # nothing plays on
+    again = served.arena("tournament", "--cancel", "long")
+    assert again.returncode == 2
+    assert "tournament 'long' is not running: cancelled by the organiser" in again.stderr
+    missing = served.arena("tournament", "--cancel", "nope")
+    assert missing.returncode == 2 and "no tournament called 'nope' on this server" in missing.stderr
+    served.stop()
+
+    restarted = Served(tmp_path / "t.db", mark, token=served.token)
+    try:
+        time.sleep(1.0)
+        assert matches_in(restarted.db, "long") == played   # not resumed by the restart
+        left = restarted.arena("tournament", "--cancel", "long")
+        assert left.returncode == 2 and "is not running: it was cancelled" in left.stderr
+        proc = restarted.ok("tournament", "--resume", "long")
+        assert f"resuming: {played} of 300 already played" in proc.stdout, proc.stdout
+        assert matches_in(restarted.db, "long") == 300
+    finally:
+        restarted.stop()

@@ -233,3 +233,29 @@ def test_a_remote_bot_found_absent_is_not_waited_for_again_until_it_connects(tmp
     details = [v.detail for m in played for v in m.verdicts]
     assert sum("not connected within" in d for d in details) == 3      # one wait a bot
     assert took < 8, took     # each bot's 6 matches waited 2 s in turn: 12 s and more
+
+
+def test_cancelling_what_is_not_a_running_tournament_says_which_it_is(tmp_path):
+    """CancelTournament: NOT_FOUND for no tournament of the name; FAILED_PRECONDITION,
+    saying why, for the ladder and for one that is over; the organiser token first."""
+    async def scenario(stub, auth):
+        call = stub.RunTournament(pb.TournamentRequest(name="over", bots=["ra", "rb"], games=1),
+                                  metadata=auth)
+        assert [p.WhichOneof("kind") async for p in call][-1] == "finished"
+        got = []
+        for name, metadata in (("nope", auth), ("ladder", auth), ("over", auth),
+                               ("over", (("authorization", "Bearer wrong"),))):
+            try:
+                await stub.CancelTournament(pb.CancelTournamentRequest(name=name),
+                                            metadata=metadata)
+            except grpc.aio.AioRpcError as exc:
+                got.append((exc.code(), exc.details()))
+        return got
+
+    nope, ladder, over, stranger = run(tmp_path, scenario)
+    assert nope == (grpc.StatusCode.NOT_FOUND, "no tournament called 'nope' on this server")
+    assert ladder == (grpc.StatusCode.FAILED_PRECONDITION,
+                      "the ladder is no tournament: it stops with the server")
+    assert over == (grpc.StatusCode.FAILED_PRECONDITION,
+                    "tournament 'over' is not running: it is over")
+    assert stranger[0] == grpc.StatusCode.UNAUTHENTICATED

@@ -168,6 +168,18 @@ def test_tournaments_are_found_by_name_the_latest_by_none_and_listed_oldest_firs
     assert second.bots == ["cy", "ada"]
 
 
+def test_a_tournament_is_marked_cancelled_and_no_longer(store):
+    """A server does not resume a tournament its organiser cancelled: the mark is stored,
+    read back with the tournament, and taken off when it is followed again."""
+    t = tournament(store)
+    assert t.cancelled_at is None
+    before = time.time()
+    marked = store.set_cancelled(t, True)
+    assert before <= marked.cancelled_at <= time.time()
+    assert store.tournament("cup") == marked and store.tournaments() == [marked]
+    assert store.set_cancelled(t, False) == t == store.tournament("cup")
+
+
 def test_one_holder_plays_a_tournament_at_a_time(store, backend, location):
     """Two processes resuming one tournament played the same matches, and the second
     stopped on the first's results ("already stored"). A claim, held by whatever plays
@@ -612,7 +624,7 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
         assert store.register_bot("alpha", "remote", token_hash="h").version == 1
     finally:
         store.close()
-    assert _pragma(path, "user_version") == SCHEMA_VERSION == 3
+    assert _pragma(path, "user_version") == SCHEMA_VERSION == 4
 
 
 def test_sqlite_migration_statements_end_only_at_a_semicolon_that_ends_a_statement():

@@ -234,6 +234,22 @@ class TournamentFinished(_message.Message):
     error: str
     def __init__(self, name: _Optional[str] = ..., played: _Optional[int] = ..., seconds: _Optional[float] = ..., error: _Optional[str] = ...) -> None: ...
 
+class CancelTournamentRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class CancelTournamentResponse(_message.Message):
+    __slots__ = ("name", "played", "total")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PLAYED_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    played: int
+    total: int
+    def __init__(self, name: _Optional[str] = ..., played: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
 class StandingsRequest(_message.Message):
     __slots__ = ("name", "los_max_bots")
     NAME_FIELD_NUMBER: _ClassVar[int]

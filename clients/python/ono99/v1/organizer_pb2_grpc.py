@@ -65,6 +65,11 @@ class OrganizerStub:
                 request_serializer=ono99_dot_v1_dot_organizer__pb2.TournamentRequest.SerializeToString,
                 response_deserializer=ono99_dot_v1_dot_organizer__pb2.TournamentProgress.FromString,
                 _registered_method=True)
+        self.CancelTournament = channel.unary_unary(
+                '/ono99.v1.Organizer/CancelTournament',
+                request_serializer=ono99_dot_v1_dot_organizer__pb2.CancelTournamentRequest.SerializeToString,
+                response_deserializer=ono99_dot_v1_dot_organizer__pb2.CancelTournamentResponse.FromString,
+                _registered_method=True)
         self.Standings = channel.unary_unary(
                 '/ono99.v1.Organizer/Standings',
                 request_serializer=ono99_dot_v1_dot_organizer__pb2.StandingsRequest.SerializeToString,
@@ -124,6 +129,16 @@ class OrganizerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CancelTournament(self, request, context):
+        """Stop a tournament running on the server: its matches in flight are dropped (their
+        bots told goodbye), those played stay, and it is not resumed when the server starts
+        again. Following it by name (RunTournament) plays what is left. NOT_FOUND for no
+        tournament of that name; FAILED_PRECONDITION for one not running (over, stopped).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Standings(self, request, context):
         """The standings of a tournament (the latest without a name) or of the ladder.
         """
@@ -163,6 +178,11 @@ def add_OrganizerServicer_to_server(servicer, server):
                     servicer.RunTournament,
                     request_deserializer=ono99_dot_v1_dot_organizer__pb2.TournamentRequest.FromString,
                     response_serializer=ono99_dot_v1_dot_organizer__pb2.TournamentProgress.SerializeToString,
+            ),
+            'CancelTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTournament,
+                    request_deserializer=ono99_dot_v1_dot_organizer__pb2.CancelTournamentRequest.FromString,
+                    response_serializer=ono99_dot_v1_dot_organizer__pb2.CancelTournamentResponse.SerializeToString,
             ),
             'Standings': grpc.unary_unary_rpc_method_handler(
                     servicer.Standings,
@@ -333,6 +353,33 @@ class Organizer:
             '/ono99.v1.Organizer/RunTournament',
             ono99_dot_v1_dot_organizer__pb2.TournamentRequest.SerializeToString,
             ono99_dot_v1_dot_organizer__pb2.TournamentProgress.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ono99.v1.Organizer/CancelTournament',
+            ono99_dot_v1_dot_organizer__pb2.CancelTournamentRequest.SerializeToString,
+            ono99_dot_v1_dot_organizer__pb2.CancelTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,
