@@ -62,11 +62,19 @@ class Subscription:
     hands: bool = False
     queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE))
     resyncs: int = 0
+    #: its queue overflowed: a RESYNC waits in it, and nothing more is queued (but the
+    #: end) until its viewer takes it (:meth:`caught_up`): the fresh snapshot then holds
+    #: all that was not queued. A viewer that never reads costs nothing more.
+    behind: bool = False
 
     def push(self, item) -> None:
         """Queue ``item`` (None: the end of the stream). A full queue is emptied for a
         RESYNC; the end is never among what is dropped: after the fresh snapshot, the
         stream must still end (else the viewer of a finished match waits for ever)."""
+        if self.behind:
+            if item is None and self.queue.qsize() < 2:   # the RESYNC, then the end
+                self.queue.put_nowait(None)
+            return
         try:
             self.queue.put_nowait(item)
         except asyncio.QueueFull:
@@ -74,8 +82,13 @@ class Subscription:
                 self.queue.get_nowait()
             self.queue.put_nowait(RESYNC)
             self.resyncs += 1
+            self.behind = True
             if item is None:
                 self.queue.put_nowait(None)
+
+    def caught_up(self) -> None:
+        """Its viewer took the RESYNC, and gets a fresh snapshot: queue again."""
+        self.behind = False
 
 
 class LiveMatch:
@@ -88,6 +101,9 @@ class LiveMatch:
         self.verdicts: list[referee_pb2.Verdict] = []
         self.over: pb.MatchOver | None = None
         self.viewers: set[Subscription] = set()
+        #: viewers behind (Subscription.behind): no message is made for them until they
+        #: take their RESYNC, but the end
+        self.behind: set[Subscription] = set()
         self.last_frame = time.monotonic()
         self.first_frame = math.inf            # when its first frame came (TV shows it from then)
         self.ratings: tuple[float, ...] = ()
@@ -134,6 +150,11 @@ class LiveMatch:
             closeness = 1.0 / (1.0 + gap / 200.0)
         return (0.4 * alive / seats + 0.4 * min(state.total, limit) / limit + 0.2 * closeness
                 + max(0, min(len(self.frames) - delay, 1000)) * 1e-6)   # a tie: the longer one
+
+    def fell_behind(self, viewer: Subscription) -> None:
+        """``viewer``'s queue overflowed: it is left out of every frame until it reads."""
+        self.viewers.discard(viewer)
+        self.behind.add(viewer)
 
     def shown(self, delay: int) -> pb.MatchFrame:
         """The frame a viewer ``delay`` frames behind sees last (the first, at least)."""
@@ -359,6 +380,8 @@ class SpectatorHub:
                 if live is None:
                     live = pb.MatchFeed(frame=frame)
                 viewer.push(live)
+                if viewer.behind:
+                    match.fell_behind(viewer)
                 continue
             if viewer.delay:
                 i = len(frames) - 1 - viewer.delay
@@ -371,6 +394,8 @@ class SpectatorHub:
             if hand is not None:
                 shown = wire.with_hands(shown, hand)
             viewer.push(pb.MatchFeed(frame=shown))
+            if viewer.behind:
+                match.fell_behind(viewer)
 
     def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
         match = self.matches.get(match_id)
@@ -380,6 +405,8 @@ class SpectatorHub:
         for viewer in list(match.viewers):
             if not viewer.delay:
                 viewer.push(pb.MatchFeed(verdict=verdict))
+                if viewer.behind:
+                    match.fell_behind(viewer)
 
     def match_ended(self, match_id: str, over: pb.MatchOver) -> None:
         match = self.matches.get(match_id)
@@ -401,7 +428,10 @@ class SpectatorHub:
                     viewer.push(pb.MatchFeed(verdict=v))
             viewer.push(pb.MatchFeed(over=over))
             viewer.push(None)
+        for viewer in match.behind:   # their RESYNC's snapshot holds the end; then the end
+            viewer.push(None)
         match.viewers.clear()
+        match.behind.clear()
         self._recent.append(match_id)
         while len(self._recent) > self._recent_cap:
             self.matches.pop(self._recent.popleft(), None)
@@ -444,13 +474,21 @@ class SpectatorHub:
         return sub, snapshot
 
     def resnapshot(self, match_id: str, sub: Subscription) -> pb.MatchSnapshot | None:
+        """A fresh snapshot for a viewer that took its RESYNC, which is queued for again."""
+        sub.caught_up()
         match = self.matches.get(match_id)
-        return None if match is None else match.snapshot("resync", sub.delay, sub.hands)
+        if match is None:
+            return None
+        if sub in match.behind:
+            match.behind.discard(sub)
+            match.viewers.add(sub)
+        return match.snapshot("resync", sub.delay, sub.hands)
 
     def unsubscribe(self, match_id: str, sub: Subscription) -> None:
         match = self.matches.get(match_id)
         if match is not None:
             match.viewers.discard(sub)
+            match.behind.discard(sub)
 
     def best_live(self, tournament: str = "") -> LiveMatch | None:
         live = [m for m in self.matches.values() if m.live and m.frames

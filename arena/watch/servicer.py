@@ -125,6 +125,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             try:
                 while (item := await sub.queue.get()) is not None:
                     if item is RESYNC:
+                        sub.caught_up()
                         item = pb.TournamentFeed(snapshot=log.snapshot(self.hub.summaries(log.name)))
                     yield item
             finally:

@@ -363,6 +363,32 @@ def test_a_viewer_resynced_as_the_match_ends_still_gets_the_end(queued):
     assert RESYNC in items and items[-1] is None
 
 
+def test_a_viewer_behind_costs_nothing_until_it_reads_then_is_fed_again():
+    """A viewer whose queue overflowed was sent on: each frame made its queue overflow
+    again every QUEUE frames (emptied, a RESYNC queued), for as long as it did not read:
+    1,500 such viewers cost 659 us a frame. Behind, it is left out of every frame until
+    it takes its RESYNC; its fresh snapshot holds all it missed, and it is fed again."""
+    hub = SpectatorHub()
+    hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+    hub.frame("m", pb.MatchFrame(seq=0))
+    sub, _ = hub.subscribe("m")
+    match = hub.matches["m"]
+    for i in range(3 * QUEUE):   # frames the viewer does not read
+        hub.frame("m", pb.MatchFrame(seq=1 + i))
+    assert sub.behind and sub.resyncs == 1 and sub.queue.qsize() == 1
+    assert sub not in match.viewers and sub in match.behind
+    assert sub.queue.get_nowait() is RESYNC
+    again = hub.resnapshot("m", sub)                      # the viewer takes it
+    assert again.frames[-1].seq == 3 * QUEUE and not sub.behind and sub in match.viewers
+    hub.frame("m", pb.MatchFrame(seq=3 * QUEUE + 1))
+    assert sub.queue.get_nowait().frame.seq == 3 * QUEUE + 1
+    for i in range(QUEUE + 1):   # behind again, as the match ends: the RESYNC, then the end
+        hub.frame("m", pb.MatchFrame(seq=3 * QUEUE + 2 + i))
+    hub.match_ended("m", pb.MatchOver())
+    assert [sub.queue.get_nowait() for _ in range(2)] == [RESYNC, None] and sub.queue.empty()
+    assert hub.resnapshot("m", sub).HasField("over")
+
+
 def test_list_matches_and_records_of_finished_ones():
     specs = [spec(["a", "b"], seed=s) for s in (1, 2, 3)]
 
