@@ -19,6 +19,7 @@ import random
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -207,9 +208,16 @@ async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout:
     report = Report(manifest.name, str(manifest.folder))
     checks = report.checks
     if setup:
+        stop = threading.Event()
         try:
             result = await asyncio.to_thread(ensure_setup, manifest, setup_timeout, None,
-                                             sandbox.factory())
+                                             sandbox.factory(), stop)
+        except asyncio.CancelledError:
+            # the thread runs on: an upload cut short (its client gone, the server
+            # stopping) left its setup running to its end, up to setup_timeout, and a
+            # stopping server waited for it
+            stop.set()
+            raise
         except SetupError as exc:
             checks.append(Check("setup", False, str(exc)))
             return _not_run(report, "its setup failed", started)

@@ -32,6 +32,7 @@ import os
 import shutil
 import signal
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ STATE = ".arena-setup.json"
 LOG = ".arena-setup.log"
 LOCK = ".arena-setup.lock"
 DEFAULT_TIMEOUT_S = 600.0
+STOP_POLL_S = 0.1          # how often a setup under way looks whether it is to stop
 _STATE_VERSION = 1
 
 
@@ -213,10 +215,13 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
-                 on_start=None, factory: ProcessFactory | None = None) -> SetupResult:
+                 on_start=None, factory: ProcessFactory | None = None,
+                 stop: threading.Event | None = None) -> SetupResult:
     """Run the bot's setup unless its sources are already set up; then check that the
     bot's program exists. ``on_start(manifest, log_path)`` is called before a setup runs
-    (to tell the user why they wait). Raises :class:`SetupError`."""
+    (to tell the user why they wait). ``stop``, set by another thread (this runs in one
+    of its own, as check-bot's does), kills a setup under way. Raises
+    :class:`SetupError`."""
     folder = manifest.folder
     if manifest.setup is None:
         return SetupResult(manifest.name, False)
@@ -235,7 +240,7 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
             on_start(manifest, log)
         before = snapshot(folder)
         hash_before = source_hash(folder)
-        seconds = _run(manifest, log, timeout, factory or SandboxConfig().factory())
+        seconds = _run(manifest, log, timeout, factory or SandboxConfig().factory(), stop)
         _check_program(manifest, log)   # before recording it: a setup that built nothing
         after = snapshot(folder)         # usable is run again next time
         outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
@@ -252,7 +257,8 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
         lock.__exit__(None, None, None)
 
 
-def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFactory) -> float:
+def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFactory,
+         stop: threading.Event | None = None) -> float:
     """Run the setup command through ``factory`` (sandboxed, with its folder writable, and
     the network if the organiser allows it), output to ``log``; its duration, or
     :class:`SetupError`."""
@@ -262,21 +268,28 @@ def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFacto
             os.sep not in program and shutil.which(program) is None
             and not (manifest.folder / program).exists()):
         raise SetupError(f"the setup of bot {manifest.name} cannot start: {program} is not found")
-    return asyncio.run(_run_jailed(manifest, log, timeout, factory))
+    return asyncio.run(_run_jailed(manifest, log, timeout, factory, stop))
 
 
 async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
-                      factory: ProcessFactory) -> float:
+                      factory: ProcessFactory, stop: threading.Event | None) -> float:
     started = time.monotonic()
     with _fresh(log) as out:
         try:
-            return await _run_logged(manifest, log, out, timeout, factory, started)
+            return await _run_logged(manifest, log, out, timeout, factory, started, stop)
         finally:   # the setup has ended: the log's name is the arena's file again
             _reclaim(log, out)
 
 
+async def _stopped(stop: threading.Event | None) -> None:
+    """Return once ``stop`` is set (never, for None)."""
+    while stop is None or not stop.is_set():
+        await asyncio.sleep(STOP_POLL_S)
+
+
 async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
-                      factory: ProcessFactory, started: float) -> float:
+                      factory: ProcessFactory, started: float,
+                      stop: threading.Event | None = None) -> float:
     """The setup, its output written to ``out`` (the log's open file); its duration."""
     out.write(f"$ {' '.join(manifest.setup)}\n".encode())
     out.flush()
@@ -296,7 +309,20 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
 
     try:
         async with asyncio.timeout(timeout):
-            await asyncio.gather(pump(), jail.proc.wait())
+            ended = asyncio.gather(pump(), jail.proc.wait())
+            stopping = asyncio.ensure_future(_stopped(stop))
+            try:
+                await asyncio.wait((ended, stopping), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+            if not ended.done():   # stopped (check-bot's caller went: an upload cut short)
+                jail.signal(signal.SIGKILL)
+                await jail.proc.wait()
+                ended.cancel()
+                jail.close()
+                raise SetupError(f"the setup of bot {manifest.name} was stopped: its check "
+                                 "was cancelled")
+            ended.result()
     except TimeoutError:
         jail.signal(signal.SIGKILL)
         await jail.proc.wait()

@@ -136,6 +136,42 @@ def test_a_setup_over_its_time_is_stopped_with_everything_it_started(tmp_path, m
     assert processes_marked(mark) == []
 
 
+def test_a_check_cancelled_during_its_setup_stops_the_setup_at_once(tmp_path, mark):
+    """check-bot runs the setup in a thread, which a cancelled check (an upload cut
+    short, a server stopping) did not stop: the setup ran on to its end or its timeout
+    (600 s on a server), and a stopping server waited for it. Now it is killed within a
+    moment, with everything it started."""
+    import asyncio
+
+    from arena.bots.check import check_bot
+    from arena.bots.sandbox import SandboxConfig
+
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "touch started; sleep 30 & sleep 30"]')
+    env = env_for(mark)
+    os.environ.update(env)   # the setup and its children inherit the mark
+
+    async def go() -> float:
+        task = asyncio.create_task(check_bot(load_manifest(folder), setup_timeout=60,
+                                             sandbox=SandboxConfig("none")))
+        while not (folder / "started").exists():
+            await asyncio.sleep(0.02)
+        task.cancel()
+        cancelled = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return cancelled
+
+    try:
+        cancelled = asyncio.run(go())   # asyncio.run waits for the thread's end too
+    finally:
+        del os.environ["ARENA_TEST_MARK"]
+    while processes_marked(mark) and time.monotonic() < cancelled + 5:
+        time.sleep(0.05)
+    assert processes_marked(mark) == []
+    assert time.monotonic() - cancelled < 5
+    assert not up_to_date(load_manifest(folder))
+
+
 # A setup that puts links to the host's files where the arena writes its own (its folder is
 # writable while it runs; the arena may run as root): argv[1] is the folder of the victims.
 LINKS = textwrap.dedent("""\
