@@ -21,9 +21,11 @@ from arena.referee.liveclock import live_timeout
 from arena.referee.session import MAX_BOT_MESSAGE, BotSession
 
 PROTOCOL_VERSION = 1
-MAX_HELLOS = 60          # hellos one token is let in with within HELLO_WINDOW_S ... (each
-HELLO_WINDOW_S = 60.0    # ... costs a session, and may replace a live one: a bot stuck in
-                         # a reconnection loop is slowed, honest reconnections never are)
+MAX_HELLOS = 60          # hellos a remote bot's token is let in with within HELLO_WINDOW_S
+HELLO_WINDOW_S = 60.0    # ... (each costs a session, and may replace a live one: a bot
+                         # stuck in a reconnection loop is slowed, honest reconnections never
+                         # are). Not a launched bot's: the arena starts its processes, and a
+                         # bot that exits after each match is started again for the next
 
 
 @dataclass
@@ -136,7 +138,7 @@ class Lobby:
         now = time.monotonic()
         while reg.hellos and reg.hellos[0] <= now - HELLO_WINDOW_S:
             reg.hellos.popleft()
-        if len(reg.hellos) >= MAX_HELLOS:
+        if reg.token is None and len(reg.hellos) >= MAX_HELLOS:   # a remote bot's
             raise Refused(referee_pb2.REFUSAL_CODE_TOO_MANY,
                           f"too many hellos with the token of bot {reg.name!r}: "
                           f"{len(reg.hellos)} within {HELLO_WINDOW_S:g} s; try again in "
@@ -151,7 +153,8 @@ class Lobby:
                           f"{reg.session.session_id}")
         session = BotSession(reg.token_hash, reg.name, context, hello.sdk)
         reg.session = session
-        reg.hellos.append(now)
+        if reg.token is None:
+            reg.hellos.append(now)
         for waiter in reg._waiters:
             if not waiter.done():
                 waiter.set_result(session)

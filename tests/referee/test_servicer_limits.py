@@ -12,7 +12,7 @@ from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 from arena.referee import lobby, servicer
-from arena.referee.lobby import token_hash
+from arena.referee.lobby import new_token, token_hash
 from arena.referee.server import RefereeServer
 from arena.referee.session import MAX_REFUSED_OUTSIDE
 
@@ -52,20 +52,26 @@ def test_a_host_with_too_many_refused_hellos_is_refused_but_for_registered_token
 
 
 def test_a_token_let_in_too_often_is_refused_as_too_many_until_its_window_passes(monkeypatch):
-    """A bot stuck in a reconnection loop costs a session each time: past MAX_HELLOS
-    within HELLO_WINDOW_S, its token is refused as TOO_MANY, saying when to try again;
-    another token is not, and the host is not blocked (a valid token is no guess)."""
+    """A remote bot stuck in a reconnection loop costs a session each time: past
+    MAX_HELLOS within HELLO_WINDOW_S, its token is refused as TOO_MANY, saying when to
+    try again; another token is not, nor a launched bot's, and the host is not blocked (a
+    valid token is no guess)."""
     monkeypatch.setattr(lobby, "MAX_HELLOS", 5)
     monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 1.0)
 
     async def go():
         server = await RefereeServer.start("tcp")
         try:
-            loop = server.lobby.register("loop").token
-            other = server.lobby.register("other").token
+            loop, other, launched = new_token(), new_token(), new_token()
+            server.lobby.register_hash("loop", token_hash(loop))     # remote bots'
+            server.lobby.register_hash("other", token_hash(other))
+            server.lobby.register("launched", launched)   # the arena starts its processes
             for _ in range(5):
-                assert (await hello(server.address, loop)).HasField("welcome")
-                await server_sees_gone(server, loop)
+                for token in (loop, launched):
+                    assert (await hello(server.address, token)).HasField("welcome")
+                    await server_sees_gone(server, token)
+            # a launched bot that exits after each match is started again for the next
+            assert (await hello(server.address, launched)).HasField("welcome")
             msg = await hello(server.address, loop)
             assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
             assert msg.refusal.reason == ("too many hellos with the token of bot 'loop': 5 "

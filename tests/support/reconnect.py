@@ -17,7 +17,7 @@ from ono99.transport import grpc
 from ono99.v1 import referee_pb2, referee_pb2_grpc
 
 from arena.referee import lobby
-from arena.referee.lobby import token_hash
+from arena.referee.lobby import new_token, token_hash
 from arena.referee.listeners import MatchListener
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
@@ -184,7 +184,8 @@ async def too_many(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10"
     referee's TOO_MANY refusals (one a hello it refused)."""
     server = await RefereeServer.start("tcp")
     try:
-        token = server.lobby.register("far").token
+        token = new_token()
+        server.lobby.register_hash("far", token_hash(token))   # a remote bot's, as a server's
         await use_up_hellos(server, token)
         started = time.monotonic()
         proc = await launch(server.address, token, "--reconnect-timeout", reconnect,
