@@ -118,6 +118,14 @@ class LiveArena:
                 await self.viewer.stop()
             if self.server is not None:
                 await self.server.stop()
+            # as asyncio.run ends (the viewer's own process, `arena web`): what aiohttp's
+            # shutdown cancelled (a request handler whose connection it closed) still has
+            # to run to its end, or closing the loop destroys it pending, with a warning
+            # at the worker's exit (seen once in four CI runs)
+            left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in left:
+                task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
         try:
             self.run(go())
         finally:
