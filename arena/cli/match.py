@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.rule import Rule
 from rich.table import Table
 
 from arena.cli import output
@@ -216,7 +217,8 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                 for i in range(args.games):
                     spec = game_spec(args, i, config, local.labels, tc)
                     if not args.quiet:  # the seed is shown once the game is over
-                        console.rule(f"game {i + 1} of {args.games}")
+                        console.print(Rule(f"game {i + 1} of {args.games}"),
+                                      width=None if console.is_terminal else 80)
                     result = await local.play(spec, listeners)
                     summary.add(result)
                     write_log(out / f"game-{i + 1}.jsonl", result)

@@ -2,7 +2,7 @@
 
 Lines are never wrapped (``soft_wrap``): a summary or a log line stays one line whatever
 the terminal's width, and off a terminal (where rich would assume 80 columns) a script or
-a test reads it whole. Tables still fit the width.
+a test reads it whole. Tables still fit the width: a terminal's, else OFF_TERMINAL_WIDTH.
 """
 
 from __future__ import annotations
@@ -13,8 +13,17 @@ import sys
 from rich.console import Console
 
 
+#: The width tables may take off a terminal (a pipe, a file), where rich would assume 80
+#: columns and cut names and numbers short (`arena matches | grep` lost them): a table is
+#: only as wide as what it holds. $COLUMNS still rules where it is set.
+OFF_TERMINAL_WIDTH = 240
+
+
 def console(stderr: bool = False) -> Console:
-    return _Console(highlight=False, soft_wrap=True, stderr=stderr)
+    made = _Console(highlight=False, soft_wrap=True, stderr=stderr)
+    if not made.is_terminal and not os.environ.get("COLUMNS"):
+        made.width = OFF_TERMINAL_WIDTH
+    return made
 
 
 _closed = [False]

@@ -1119,3 +1119,26 @@ def test_sqlite_reading_commands_open_a_database_on_a_read_only_file_system(tmp_
     assert proc.returncode == 2
     assert (f"it was written by an older arena (schema 2, now {SCHEMA_VERSION}), and is on a "
             "read-only file system") in proc.stderr
+
+
+def test_tables_off_a_terminal_are_whole(tmp_path):
+    """Piped (`arena matches | grep`), rich took 80 columns: names and endings were cut
+    ('last_stan…') or folded onto lines of their own, and a script lost them. Off a
+    terminal, tables are as wide as what they hold; $COLUMNS still rules where set."""
+    db = tmp_path / "arena.db"
+    store = SQLiteStore(db)
+    long = [f"{n}-{'x' * 36}" for n in ("ada", "bob", "cy")]
+    t = store.create_tournament("cup", {"games": 3, "table_size": 3, "seed": 7},
+                                [bot(store, b) for b in long])
+    result = played(3)
+    store.record_match(t, "t0-d0-r0", "t0-d0", long, result)
+    store.close()
+    run = [sys.executable, "-m", "arena.cli.main", "matches", "--db", str(db)]
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    [row] = [line for line in proc.stdout.splitlines() if "t0-d0-r0" in line]
+    assert all(name in row for name in long) and result.termination in row, proc.stdout
+    narrow = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            env={**env, "COLUMNS": "60"})
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
