@@ -265,6 +265,8 @@ class Runs:
                 raise
             run.error = (f"cancelled by the organiser after {run.done_before + run.played} of "
                          f"{run.total} matches; following it by name plays what is left")
+            if hub is not None:   # its spectators' feed ends too, as for a tournament over
+                hub.tournament_finished(t.name)
         except Exception as exc:   # noqa: BLE001 - whatever stopped it: said, the server goes on
             # the executor could not go on (a Ray cluster with no room, a referee actor that
             # would not start, a database gone): its followers hear why

@@ -259,3 +259,35 @@ def test_cancelling_what_is_not_a_running_tournament_says_which_it_is(tmp_path):
     assert over == (grpc.StatusCode.FAILED_PRECONDITION,
                     "tournament 'over' is not running: it is over")
     assert stranger[0] == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_a_tournament_waiting_for_its_bots_is_cancelled_at_once_and_its_spectators_told(
+        tmp_path):
+    """Cancelled while its first match waits for bots that are not there: the wait ends
+    at once, its follower hears why, and its spectators' feed ends (it waited for ever)."""
+    async def go():
+        app, auth = await _serve(tmp_path, absent_after=30)
+        try:
+            async with grpc.aio.insecure_channel(app.address) as channel:
+                stub = organizer_pb2_grpc.OrganizerStub(channel)
+                await _remote_bots(stub, auth, ("ra", "rb"))
+                call = stub.RunTournament(pb.TournamentRequest(name="wait", bots=["ra", "rb"],
+                                                               games=2), metadata=auth)
+                assert (await call.read()).HasField("started")
+                started = time.monotonic()
+                done = await stub.CancelTournament(pb.CancelTournamentRequest(name="wait"),
+                                                   metadata=auth)
+                took = time.monotonic() - started
+                rest = []
+                while (p := await call.read()) is not grpc.aio.EOF:
+                    rest.append(p)
+                return done, took, rest, app.hub.tournaments["wait"].finished
+        finally:
+            await app.stop()
+
+    done, took, rest, spectators_told = asyncio.run(go())
+    assert (done.name, done.played, done.total) == ("wait", 0, 2) and took < 5
+    assert [p.WhichOneof("kind") for p in rest] == ["finished"]
+    assert rest[0].finished.error == ("cancelled by the organiser after 0 of 2 matches; "
+                                      "following it by name plays what is left")
+    assert spectators_told
