@@ -44,6 +44,10 @@ MAX_MATCHES = 100_000
 FINISHED_KEPT = 100
 
 
+#: what a tournament's followers hear when the server stops it (not that it is over)
+_STOPPED = "the server stopped; the tournament resumes when the server starts again"
+
+
 class NotRunningError(ConfigError):
     """A tournament to cancel that is not running (over, or stopped)."""
 
@@ -140,8 +144,20 @@ class Runs:
         self.defaults = defaults
         self.concurrency = concurrency or max(1, os.cpu_count() or 1)
         self.runs: dict[str, Run] = {}
+        self._starting: dict[str, int] = {}   # name -> starts under way (Runs.start)
 
     async def start(self, name: str, bots: list[str], follow: bool = True, **settings) -> Run:
+        """As :meth:`_start`; meanwhile (its schedule is built in a thread) a cancel of
+        ``name`` waits for it, and cancels what it starts."""
+        self._starting[name] = self._starting.get(name, 0) + 1
+        try:
+            return await self._start(name, bots, follow, **settings)
+        finally:
+            self._starting[name] -= 1
+            if not self._starting[name]:
+                del self._starting[name]
+
+    async def _start(self, name: str, bots: list[str], follow: bool = True, **settings) -> Run:
         """Start a tournament of the registered ``bots`` (or follow the one called ``name``;
         one that stopped on an error goes on with what is left). With no bots, ``name`` is
         one to follow (:class:`NotFoundError` if there is none) unless ``follow`` is False
@@ -157,9 +173,10 @@ class Runs:
             # the same name was followed meanwhile, or it goes on with what is left
             if (run := self._followable(name)) is not None:
                 return run
+            run = self._begin(Tournament.resume(self.store, name, plan))
             if record.cancelled_at is not None:   # followed again: it plays on
                 self.store.set_cancelled(record, False)
-            return self._begin(Tournament.resume(self.store, name, plan))
+            return run
         if not bots and follow:   # following one by name, and there is none
             raise NotFoundError(f"no tournament called {name!r} on this server (a new one names "
                                 "its bots)")
@@ -212,6 +229,7 @@ class Runs:
                                       "bots": t.names,
                                       "total": run.total, "done": run.done_before}))
         run.task = asyncio.create_task(self._play(run))
+        run.task.add_done_callback(lambda _: self._finish(run))
         return run
 
     async def _play(self, run: Run) -> None:
@@ -259,12 +277,8 @@ class Runs:
                 hub.tournament_finished(t.name)
         except asyncio.CancelledError:
             if not run.cancelled:
-                # the server is stopping: its followers hear so, not that it is over
-                run.error = ("the server stopped; the tournament resumes when the server "
-                             "starts again")
+                run.error = _STOPPED   # the server is stopping: its followers hear so
                 raise
-            run.error = (f"cancelled by the organiser after {run.done_before + run.played} of "
-                         f"{run.total} matches; following it by name plays what is left")
             if hub is not None:   # its spectators' feed ends too, as for a tournament over
                 hub.tournament_finished(t.name)
         except Exception as exc:   # noqa: BLE001 - whatever stopped it: said, the server goes on
@@ -276,11 +290,24 @@ class Runs:
         finally:
             if claim is not None:
                 claim.release()
-            run.finished = True
-            run.publish(Event("finished", {"name": t.name, "played": run.played,
-                                           "seconds": time.monotonic() - run.started,
-                                           "error": run.error}))
-            self._forget_finished()
+            self._finish(run)
+
+    def _finish(self, run: Run) -> None:
+        """Tell ``run``'s followers it has ended (once): at the end of its play, or when
+        its task ends without having begun it (cancelled in the moment after its start,
+        which a coroutine not yet begun does not see: its handlers never run)."""
+        if run.finished:
+            return
+        if run.cancelled:
+            run.error = (f"cancelled by the organiser after {run.done_before + run.played} of "
+                         f"{run.total} matches; following it by name plays what is left")
+        elif run.task is not None and run.task.done() and run.task.cancelled():
+            run.error = _STOPPED     # the server stopping, before the run began
+        run.finished = True
+        run.publish(Event("finished", {"name": run.t.name, "played": run.played,
+                                       "seconds": time.monotonic() - run.started,
+                                       "error": run.error}))
+        self._forget_finished()
 
     async def cancel(self, name: str) -> Run:
         """Stop tournament ``name``, running here: its matches in flight are dropped (their
@@ -288,6 +315,8 @@ class Runs:
         (marked first: a server killed meanwhile does not resume it either).
         :class:`NotFoundError` for no tournament of that name, :class:`NotRunningError`
         for one not running."""
+        while name in self._starting:   # its schedule is being built: cancel what starts
+            await asyncio.sleep(0.05)
         run = self.runs.get(name)
         if run is None or run.finished:
             if name == LADDER:

@@ -272,6 +272,11 @@ class RemoteSeats(SeatProvider):
             self._away = True
             return Seat(None, (VerdictKind.ABSENT, f"not connected within "
                                f"{time.monotonic() - started:.0f} s of its match"))
+        except BaseException:
+            # its tournament cancelled (or the server stopping) while the bot was waited
+            # for: held on, the lock kept the bot out of every later match of the server
+            self._turn.release()
+            raise
         self._away = False
         return Seat(session, handle=self._turn,
                     reconnect=lambda timeout: self.lobby.wait_session_hash(self.token_hash, timeout))

@@ -306,8 +306,11 @@ class SpectatorHub:
                    played: Sequence[Played] = ()) -> TournamentLog:
         """Start following a tournament (``total`` 0: the ladder, which never ends)."""
         log = self.tournaments.get(name)
-        if log is None:
+        if log is None or log.finished:
+            # over (a server tournament cancelled, now followed again): a fresh log, whose
+            # viewers are not told at once that it is over, nor forgotten as finished
             log = self.tournaments[name] = TournamentLog(name, bots, total, played)
+            self._finished.pop(name, None)
         self._current = name
         return log
 

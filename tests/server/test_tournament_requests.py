@@ -281,13 +281,39 @@ def test_a_tournament_waiting_for_its_bots_is_cancelled_at_once_and_its_spectato
                 rest = []
                 while (p := await call.read()) is not grpc.aio.EOF:
                     rest.append(p)
-                return done, took, rest, app.hub.tournaments["wait"].finished
+                # the bots are free for the server's other matches (the seat waiting for
+                # one held it for good)
+                busy = [n for n, seats in app.registry.remote.items() if seats.busy]
+                return done, took, rest, app.hub.tournaments["wait"].finished, busy
         finally:
             await app.stop()
 
-    done, took, rest, spectators_told = asyncio.run(go())
+    done, took, rest, spectators_told, busy = asyncio.run(go())
+    assert busy == []
     assert (done.name, done.played, done.total) == ("wait", 0, 2) and took < 5
     assert [p.WhichOneof("kind") for p in rest] == ["finished"]
     assert rest[0].finished.error == ("cancelled by the organiser after 0 of 2 matches; "
                                       "following it by name plays what is left")
     assert spectators_told
+
+
+def test_a_cancel_while_the_tournament_is_being_started_cancels_it(tmp_path):
+    """A big schedule is built in a thread before the tournament is registered: a cancel
+    meanwhile was told there is no such tournament, which then started anyway (the very
+    case of a tournament started by mistake). It now waits for the start, and cancels."""
+    async def scenario(stub, auth):
+        call = stub.RunTournament(pb.TournamentRequest(name="big", bots=["ra", "rb"],
+                                                       games=40_000, no_duplicate=True),
+                                  metadata=auth)
+        await asyncio.sleep(0.1)   # the request is in, its schedule in the making
+        done = await stub.CancelTournament(pb.CancelTournamentRequest(name="big"),
+                                           metadata=auth)
+        kinds = []
+        while (p := await call.read()) is not grpc.aio.EOF:
+            kinds.append(p)
+        return done, kinds
+
+    done, progress = run(tmp_path, scenario)
+    assert (done.name, done.total) == ("big", 40_000) and done.played < 40_000
+    assert progress[0].HasField("started") and progress[-1].HasField("finished")
+    assert progress[-1].finished.error.startswith("cancelled by the organiser after")

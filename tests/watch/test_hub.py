@@ -110,3 +110,16 @@ def test_the_crosstable_is_sent_for_fields_of_up_to_32_bots():
             assert {r.bot for r in board.crosstable} == set(bots)
         else:
             assert list(board.crosstable) == []
+
+
+def test_a_tournament_followed_again_after_it_ended_is_followed_afresh():
+    """A server tournament cancelled (its spectators told it is over), then followed again
+    by name, plays on: its viewers were told at once that it was over (the finished log
+    was reused), and it could be forgotten as finished while it ran."""
+    h = hub.SpectatorHub()
+    h.tournament("cup", ["a", "b"], 4)
+    h.tournament_finished("cup")
+    log = h.tournament("cup", ["a", "b"], 4)           # resumed
+    assert not log.finished and "cup" not in h._finished
+    sub, _ = h.follow_tournament(log)
+    assert sub.queue.empty() and sub in log.viewers

@@ -131,7 +131,7 @@ class OrganizerServicer:
 
     def CancelTournament(self, request, context):
         """Stop a tournament running on the server: its matches in flight are dropped (their
-        bots told goodbye), those played stay, and it is not resumed when the server starts
+        bots told the match is over), those played stay, and it is not resumed when the server starts
         again. Following it by name (RunTournament) plays what is left. NOT_FOUND for no
         tournament of that name; FAILED_PRECONDITION for one not running (over, stopped).
         """
