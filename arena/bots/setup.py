@@ -307,6 +307,7 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
                 out.flush()
             written += len(chunk)
 
+    stopped = False
     try:
         async with asyncio.timeout(timeout):
             ended = asyncio.gather(pump(), jail.proc.wait())
@@ -315,14 +316,13 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
                 await asyncio.wait((ended, stopping), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopping.cancel()
-            if not ended.done():   # stopped (check-bot's caller went: an upload cut short)
+            if ended.done():
+                ended.result()
+            else:   # stopped (check-bot's caller went: an upload cut short)
+                stopped = True
                 jail.signal(signal.SIGKILL)
                 await jail.proc.wait()
                 ended.cancel()
-                jail.close()
-                raise SetupError(f"the setup of bot {manifest.name} was stopped: its check "
-                                 "was cancelled")
-            ended.result()
     except TimeoutError:
         jail.signal(signal.SIGKILL)
         await jail.proc.wait()
@@ -335,6 +335,9 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
         jail.close()
         raise
     jail.close()
+    if stopped:
+        raise SetupError(f"the setup of bot {manifest.name} was stopped: its check was "
+                         "cancelled")
     code = jail.proc.returncode
     if code != 0:
         cause = jail.cause(code)

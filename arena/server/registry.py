@@ -233,9 +233,11 @@ class Registry:
         if not NAME.fullmatch(name):
             raise RegistryError(f"bot name {name!r} is not allowed: {NAME_RULE}")
         # 'Alpha' beside 'alpha' reads as the same bot in every table, and on a file
-        # system that ignores case (macOS's, by default) its folders are the other's
-        other = next((b.name for b in self._bots.values()
-                      if b.name != name and b.name.casefold() == name.casefold()), None)
+        # system that ignores case (macOS's, by default) its folders are the other's. (A
+        # database that has both from before takes new versions of each.)
+        names = {b.name for b in self._bots.values()}
+        other = None if name in names else next(
+            (n for n in names if n.casefold() == name.casefold()), None)
         if other is not None:
             raise RegistryError(f"bot name {name!r} differs from the entered {other!r} only "
                                 f"in case: use {other!r} (a new version of it), or another "

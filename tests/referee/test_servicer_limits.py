@@ -57,7 +57,7 @@ def test_a_token_let_in_too_often_is_refused_as_too_many_until_its_window_passes
     try again; another token is not, nor a launched bot's, and the host is not blocked (a
     valid token is no guess)."""
     monkeypatch.setattr(lobby, "MAX_HELLOS", 5)
-    monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 1.0)
+    monkeypatch.setattr(lobby, "HELLO_WINDOW_S", 3.0)   # room for 10 round trips
 
     async def go():
         server = await RefereeServer.start("tcp")
@@ -74,10 +74,10 @@ def test_a_token_let_in_too_often_is_refused_as_too_many_until_its_window_passes
             assert (await hello(server.address, launched)).HasField("welcome")
             msg = await hello(server.address, loop)
             assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
-            assert msg.refusal.reason == ("too many hellos with the token of bot 'loop': 5 "
-                                          "within 1 s; try again in 1 s")
+            assert msg.refusal.reason.startswith("too many hellos with the token of bot "
+                                                 "'loop': 5 within 3 s; try again in ")
             assert (await hello(server.address, other)).HasField("welcome")
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(3.0)
             assert (await hello(server.address, loop)).HasField("welcome")
         finally:
             await server.stop()

@@ -53,6 +53,11 @@ def test_a_name_differing_from_an_entered_one_only_in_case_is_refused(tmp_path):
         asyncio.run(registry.add_hosted("ALPHA", b""))
     assert registry.add_remote("alpha")[0].display == "alpha v2"
     assert [b.name for b in store.registered_bots(include_removed=True)] == ["alpha", "alpha"]
+    store.register_bot("Beta", "remote", token_hash="h1")   # both, from before the rule
+    store.register_bot("beta", "remote", token_hash="h2")
+    again = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    assert again.add_remote("beta")[0].display == "beta v2"
+    assert again.add_remote("Beta")[0].display == "Beta v2"
 
 
 def test_an_upload_whose_check_did_not_finish_is_failed_not_validating(tmp_path):
