@@ -135,14 +135,16 @@ class Lobby:
         if reg is None or not secrets.compare_digest(reg.token_hash, hashed):
             raise Refused(referee_pb2.REFUSAL_CODE_BAD_TOKEN,
                           "unknown token" if hello.token else "no token in the hello")
+        remote = reg.token is None   # registered by hash: a server's remote bot
         now = time.monotonic()
-        while reg.hellos and reg.hellos[0] <= now - HELLO_WINDOW_S:
-            reg.hellos.popleft()
-        if reg.token is None and len(reg.hellos) >= MAX_HELLOS:   # a remote bot's
-            raise Refused(referee_pb2.REFUSAL_CODE_TOO_MANY,
-                          f"too many hellos with the token of bot {reg.name!r}: "
-                          f"{len(reg.hellos)} within {HELLO_WINDOW_S:g} s; try again in "
-                          f"{math.ceil(reg.hellos[0] + HELLO_WINDOW_S - now)} s")
+        if remote:
+            while reg.hellos and reg.hellos[0] <= now - HELLO_WINDOW_S:
+                reg.hellos.popleft()
+            if len(reg.hellos) >= MAX_HELLOS:
+                raise Refused(referee_pb2.REFUSAL_CODE_TOO_MANY,
+                              f"too many hellos with the token of bot {reg.name!r}: "
+                              f"{len(reg.hellos)} within {HELLO_WINDOW_S:g} s; try again in "
+                              f"{math.ceil(reg.hellos[0] + HELLO_WINDOW_S - now)} s")
         old = reg.session
         if old is not None and not old.closed and hello.resume_key and \
                 secrets.compare_digest(hello.resume_key.encode(), old.resume_key.encode()):
@@ -153,7 +155,7 @@ class Lobby:
                           f"{reg.session.session_id}")
         session = BotSession(reg.token_hash, reg.name, context, hello.sdk)
         reg.session = session
-        if reg.token is None:
+        if remote:
             reg.hellos.append(now)
         for waiter in reg._waiters:
             if not waiter.done():

@@ -323,12 +323,13 @@ class Runs:
                 raise NotRunningError("the ladder is no tournament: it stops with the server")
             if run is not None:
                 why = run.error or "it is over"
-            elif not self.store.has_tournament(name):
-                raise NotFoundError(f"no tournament called {name!r} on this server")
-            elif self.store.tournament(name).cancelled_at is not None:
-                why = "it was cancelled"
             else:
-                why = "it is over, or was played by another arena"
+                try:
+                    record = self.store.tournament(name)
+                except NotFoundError:
+                    raise NotFoundError(f"no tournament called {name!r} on this server") from None
+                why = ("it was cancelled" if record.cancelled_at is not None else
+                       "it is over, or was played by another arena")
             raise NotRunningError(f"tournament {name!r} is not running: {why}")
         self.store.set_cancelled(run.t.record, True)
         run.cancelled = True

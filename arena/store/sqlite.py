@@ -47,6 +47,8 @@ from arena.store.migrations import migrations, refuse_newer, schema_version
 
 #: The schema version this arena's files bring a database to (``PRAGMA user_version``).
 SCHEMA_VERSION = schema_version("sqlite")
+#: A tournament's row, as :meth:`SQLiteStore._tournament` reads it.
+_TOURNAMENT_COLUMNS = "id, name, created_at, settings, cancelled_at"
 
 
 def statements(sql: str) -> list[str]:
@@ -334,8 +336,8 @@ class SQLiteStore(Store):
     def set_cancelled(self, tournament: TournamentRecord, cancelled: bool) -> TournamentRecord:
         self.db.execute("UPDATE tournaments SET cancelled_at = ? WHERE id = ?",
                         (time.time() if cancelled else None, tournament.id))
-        row = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM "
-                              "tournaments WHERE id = ?", (tournament.id,)).fetchone()
+        row = self.db.execute(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE id = ?",
+                              (tournament.id,)).fetchone()
         if row is None:
             raise StoreError(f"no tournament {tournament.id} in {self.path}")
         return self._tournament(row)
@@ -343,12 +345,12 @@ class SQLiteStore(Store):
     @_said("read a tournament")
     def tournament(self, name: str | None = None) -> TournamentRecord:
         if name is None:
-            row = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM tournaments "
+            row = self.db.execute(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments "
                                   "ORDER BY id DESC LIMIT 1").fetchone()
             if row is None:
                 raise NotFoundError(f"no tournament in {self.path} yet")
         else:
-            row = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM tournaments "
+            row = self.db.execute(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments "
                                   "WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise not_found(name, str(self.path), self)
@@ -356,7 +358,7 @@ class SQLiteStore(Store):
 
     @_said("read the tournaments")
     def tournaments(self) -> list[TournamentRecord]:
-        rows = self.db.execute("SELECT id, name, created_at, settings, cancelled_at FROM tournaments ORDER BY id")
+        rows = self.db.execute(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id")
         return [self._tournament(r) for r in rows.fetchall()]
 
     @_said("read a tournament")
