@@ -5,6 +5,7 @@ that never connect: a tournament of them is over within a second of their remova
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
@@ -27,6 +28,30 @@ async def _remote_bots(stub, auth, names) -> None:
         await stub.AddRemoteBot(pb.AddRemoteBotRequest(name=name), metadata=auth)
 
 
+@contextlib.asynccontextmanager
+async def _organizer(tmp_path, bots=("ra", "rb", "rc"), **options):
+    """A server (``options``: more of its ServeOptions) with ``bots`` entered as remote
+    bots that never connect: the server, a stub of its Organizer service, and the
+    organiser's metadata."""
+    app, auth = await _serve(tmp_path, **options)
+    try:
+        async with grpc.aio.insecure_channel(app.address) as channel:
+            stub = organizer_pb2_grpc.OrganizerStub(channel)
+            await _remote_bots(stub, auth, bots)
+            yield app, stub, auth
+    finally:
+        await app.stop()
+
+
+async def _rest(call) -> list[pb.TournamentProgress]:
+    """What a RunTournament call says from now to its end (read, not iterated: a call
+    already read from cannot be iterated)."""
+    rest = []
+    while (p := await call.read()) is not grpc.aio.EOF:
+        rest.append(p)
+    return rest
+
+
 async def _started(stub, auth, request: pb.TournamentRequest):
     """The first progress message of RunTournament, or the call's (code, details)."""
     call = stub.RunTournament(request, metadata=auth)
@@ -40,18 +65,12 @@ async def _started(stub, auth, request: pb.TournamentRequest):
 
 def run(tmp_path, scenario):
     async def go():
-        app, auth = await _serve(tmp_path)
-        try:
-            async with grpc.aio.insecure_channel(app.address) as channel:
-                stub = organizer_pb2_grpc.OrganizerStub(channel)
-                await _remote_bots(stub, auth, ("ra", "rb", "rc"))
-                try:
-                    return await scenario(stub, auth)
-                finally:
-                    for name in ("ra", "rb", "rc"):
-                        await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
-        finally:
-            await app.stop()
+        async with _organizer(tmp_path) as (_, stub, auth):
+            try:
+                return await scenario(stub, auth)
+            finally:
+                for name in ("ra", "rb", "rc"):
+                    await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
 
     return asyncio.run(go())
 
@@ -179,25 +198,17 @@ def test_bots_removed_while_their_tournament_waits_for_them_retire_it_cleanly(tm
     tournament's task, and its other matches were never played. Found by the fuzzer.
     Now the seat is retired, and the tournament ends with every match accounted for."""
     async def go():
-        app, auth = await _serve(tmp_path, absent_after=0.5, concurrency=2)
-        try:
-            async with grpc.aio.insecure_channel(app.address) as channel:
-                stub = organizer_pb2_grpc.OrganizerStub(channel)
-                await _remote_bots(stub, auth, ("ra", "rb", "rc"))
-                call = stub.RunTournament(pb.TournamentRequest(
-                    name="gone", bots=["ra", "rb", "rc"], games=2, no_duplicate=True), metadata=auth)
-                assert (await call.read()).HasField("started")
-                await asyncio.sleep(0.1)   # two matches in flight, both waiting for ra
-                for name in ("ra", "rb", "rc"):
-                    await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
-                progress = []
-                while (p := await call.read()) is not grpc.aio.EOF:
-                    progress.append(p)
-                task = app.runs.runs["gone"].task
-                await asyncio.wait_for(task, 10)
-                return progress, task.exception()
-        finally:
-            await app.stop()
+        async with _organizer(tmp_path, absent_after=0.5, concurrency=2) as (app, stub, auth):
+            call = stub.RunTournament(pb.TournamentRequest(
+                name="gone", bots=["ra", "rb", "rc"], games=2, no_duplicate=True), metadata=auth)
+            assert (await call.read()).HasField("started")
+            await asyncio.sleep(0.1)   # two matches in flight, both waiting for ra
+            for name in ("ra", "rb", "rc"):
+                await stub.RemoveBot(pb.RemoveBotRequest(name=name), metadata=auth)
+            progress = await _rest(call)
+            task = app.runs.runs["gone"].task
+            await asyncio.wait_for(task, 10)
+            return progress, task.exception()
 
     progress, error = asyncio.run(go())
     assert error is None
@@ -213,18 +224,12 @@ def test_a_remote_bot_found_absent_is_not_waited_for_again_until_it_connects(tmp
     whole tournament to a match every 30 s. Now its first match waits; the others are
     absent at once, until it connects again."""
     async def go():
-        app, auth = await _serve(tmp_path, absent_after=2.0, concurrency=2)
-        try:
-            async with grpc.aio.insecure_channel(app.address) as channel:
-                stub = organizer_pb2_grpc.OrganizerStub(channel)
-                await _remote_bots(stub, auth, ("ra", "rb", "rc"))
-                started = time.monotonic()
-                call = stub.RunTournament(pb.TournamentRequest(
-                    name="away", bots=["ra", "rb", "rc"], games=3, no_duplicate=True), metadata=auth)
-                progress = [p async for p in call]
-                return progress, time.monotonic() - started
-        finally:
-            await app.stop()
+        async with _organizer(tmp_path, absent_after=2.0, concurrency=2) as (_, stub, auth):
+            started = time.monotonic()
+            call = stub.RunTournament(pb.TournamentRequest(
+                name="away", bots=["ra", "rb", "rc"], games=3, no_duplicate=True), metadata=auth)
+            progress = [p async for p in call]
+            return progress, time.monotonic() - started
 
     progress, took = asyncio.run(go())
     played = [p.match for p in progress if p.HasField("match")]
@@ -266,27 +271,19 @@ def test_a_tournament_waiting_for_its_bots_is_cancelled_at_once_and_its_spectato
     """Cancelled while its first match waits for bots that are not there: the wait ends
     at once, its follower hears why, and its spectators' feed ends (it waited for ever)."""
     async def go():
-        app, auth = await _serve(tmp_path, absent_after=30)
-        try:
-            async with grpc.aio.insecure_channel(app.address) as channel:
-                stub = organizer_pb2_grpc.OrganizerStub(channel)
-                await _remote_bots(stub, auth, ("ra", "rb"))
-                call = stub.RunTournament(pb.TournamentRequest(name="wait", bots=["ra", "rb"],
-                                                               games=2), metadata=auth)
-                assert (await call.read()).HasField("started")
-                started = time.monotonic()
-                done = await stub.CancelTournament(pb.CancelTournamentRequest(name="wait"),
-                                                   metadata=auth)
-                took = time.monotonic() - started
-                rest = []
-                while (p := await call.read()) is not grpc.aio.EOF:
-                    rest.append(p)
-                # the bots are free for the server's other matches (the seat waiting for
-                # one held it for good)
-                busy = [n for n, seats in app.registry.remote.items() if seats.busy]
-                return done, took, rest, app.hub.tournaments["wait"].finished, busy
-        finally:
-            await app.stop()
+        async with _organizer(tmp_path, ("ra", "rb"), absent_after=30) as (app, stub, auth):
+            call = stub.RunTournament(pb.TournamentRequest(name="wait", bots=["ra", "rb"],
+                                                           games=2), metadata=auth)
+            assert (await call.read()).HasField("started")
+            started = time.monotonic()
+            done = await stub.CancelTournament(pb.CancelTournamentRequest(name="wait"),
+                                               metadata=auth)
+            took = time.monotonic() - started
+            rest = await _rest(call)
+            # the bots are free for the server's other matches (the seat waiting for one
+            # held it for good)
+            busy = [n for n, seats in app.registry.remote.items() if seats.busy]
+            return done, took, rest, app.hub.tournaments["wait"].finished, busy
 
     done, took, rest, spectators_told, busy = asyncio.run(go())
     assert busy == []
@@ -308,10 +305,7 @@ def test_a_cancel_while_the_tournament_is_being_started_cancels_it(tmp_path):
         await asyncio.sleep(0.1)   # the request is in, its schedule in the making
         done = await stub.CancelTournament(pb.CancelTournamentRequest(name="big"),
                                            metadata=auth)
-        kinds = []
-        while (p := await call.read()) is not grpc.aio.EOF:
-            kinds.append(p)
-        return done, kinds
+        return done, await _rest(call)
 
     done, progress = run(tmp_path, scenario)
     assert (done.name, done.total) == ("big", 40_000) and done.played < 40_000
