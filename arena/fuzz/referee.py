@@ -591,7 +591,9 @@ class RefereeMachine(FuzzMachine):
         # never refused unread: the hostile one is, once it has been refused ten times
         here = (self.t.player, self.t.player_host) if code in _UNCOUNTED and end else \
             (self.t.hostile, self.t.hostile_host)
-        self._hello(*here, first, code, more=more, end=end)
+        self._hello(*here, first, code, more=more, end=end,
+                    registered=msg is not None and msg.HasField("hello")
+                    and msg.hello.token in self._live_tokens())
 
     def _refusal_for(self, msg: rpb.BotMessage | None, first: bytes) -> int:
         if len(first) > values.MAX_RECEIVE:
@@ -605,15 +607,21 @@ class RefereeMachine(FuzzMachine):
             return rpb.REFUSAL_CODE_BAD_HELLO
         if hello.protocol_version != PROTOCOL:
             return rpb.REFUSAL_CODE_UNSUPPORTED_PROTOCOL
+        return rpb.REFUSAL_CODE_TOKEN_IN_USE if hello.token in self._live_tokens() \
+            else rpb.REFUSAL_CODE_BAD_TOKEN
+
+    def _live_tokens(self) -> set[str]:
+        """The registered tokens a stranger may send (each in use)."""
         live = {b.token for b in self.bots}
         if self.t.with_healthy:
             live.update(self.t.tokens[h] for h in HEALTHY)
-        return rpb.REFUSAL_CODE_TOKEN_IN_USE if hello.token in live else rpb.REFUSAL_CODE_BAD_TOKEN
+        return live
 
     def _hello(self, address: str, host: str, first: bytes | None, code: int,
-               more: list[bytes] = (), end: bool = True) -> None:
+               more: list[bytes] = (), end: bool = True, registered: bool = False) -> None:
         """A new stream whose first message is ``first`` (None: no message at all) must be
-        refused with ``code`` (or TOO_MANY, when its host has been refused too often)."""
+        refused with ``code`` (or TOO_MANY, when its host has been refused too often and
+        the hello's token is not ``registered``)."""
         blocked = self.t.blocked(host, servicer.MAX_FAILED_HELLOS, servicer.FAILED_WINDOW_S)
         if blocked and host == self.t.player_host and self.t.player_host != self.t.hostile_host:
             raise Broken("the players' host is blocked")
@@ -621,6 +629,8 @@ class RefereeMachine(FuzzMachine):
             # the referee counts it unless the host is blocked, and the client cannot tell
             # which (gRPC ends the stream before any refusal): only when the model knows
             return
+        if registered and code in _COUNTED and blocked is None:
+            return    # likewise: refused with its reason either way, counted or not
         stream = self._stream(address, "stranger")
         self.hostile.append(stream)
         self.t.messages += 1
@@ -648,8 +658,8 @@ class RefereeMachine(FuzzMachine):
             return
         got = [m.refusal.code for m in stream.received if m.HasField("refusal")]
         # a blocked host's hellos that would count are refused as TOO_MANY; the others
-        # (a registered token's) are answered as from any host
-        allowed = {code} if blocked is False or code not in _COUNTED else \
+        # and a registered token's are answered as from any host
+        allowed = {code} if blocked is False or code not in _COUNTED or registered else \
             {rpb.REFUSAL_CODE_TOO_MANY} if blocked else {code, rpb.REFUSAL_CODE_TOO_MANY}
         if len(stream.received) != 1 or len(got) != 1 or got[0] not in allowed:
             raise Broken(f"first message {first!r:.200}: expected refusal "
@@ -660,7 +670,7 @@ class RefereeMachine(FuzzMachine):
             raise Broken(f"refusal {rpb.RefusalCode.Name(got[0])} of first message {first!r:.200} "
                          f"(then {more!r:.200}, end {end}) ended the stream with {stream.code}: "
                          f"{stream.details!r}, not {_STATUS[got[0]]}")
-        if got[0] in _COUNTED:
+        if got[0] in _COUNTED and not (registered and blocked):
             self.t.note_refused(host)
         self.hostile.remove(stream)
 

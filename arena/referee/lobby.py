@@ -192,6 +192,10 @@ class Lobby:
         if reg is not None and reg.session is not None:
             reg.session.drop(reason)
 
+    def registered(self, token: str) -> bool:
+        """Whether ``token`` is registered (connected or not)."""
+        return token_hash(token) in self._by_hash
+
     def connected(self, hashed: str) -> bool:
         reg = self._by_hash.get(hashed)
         return reg is not None and reg.session is not None and not reg.session.closed

@@ -80,9 +80,9 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC's name)
         peer = _host(context.peer())
         # a host refused too often is still heard, briefly: a hello with a registered token
-        # gets in (behind one NAT, a stranger's guesses must not keep out every bot of the
-        # address: a 256-bit token is not guessed), any other is refused as TOO_MANY,
-        # without counting
+        # gets in, or is told what is wrong with it (behind one NAT, a stranger's guesses
+        # must not keep out every bot of the address: a 256-bit token is not guessed); any
+        # other is refused as TOO_MANY, without counting
         blocked = self._blocked(peer)
         first = await self._first(context, REFUSE_READ_S if blocked else HELLO_TIMEOUT_S)
         try:
@@ -95,7 +95,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                               "the first message of a session must be a hello")
             session = self.lobby.admit(first.hello, context)
         except Refused as refusal:
-            if blocked and refusal.code in _COUNTED:
+            if blocked and refusal.code in _COUNTED and not self._registered(first):
                 refusal = Refused(referee_pb2.REFUSAL_CODE_TOO_MANY,
                                   f"too many refused hellos from {peer}; "
                                   f"try again in {FAILED_WINDOW_S:g} s")
@@ -145,6 +145,11 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
             return Refused(referee_pb2.REFUSAL_CODE_NO_HELLO, _not_a_bot_message(exc))
         finally:
             self._waiting.pop(me, None)
+
+    def _registered(self, first) -> bool:
+        """Whether the stream's first message is a hello with a registered token."""
+        return isinstance(first, referee_pb2.BotMessage) and first.HasField("hello") \
+            and self.lobby.registered(first.hello.token)
 
     def _blocked(self, peer: str | None) -> bool:
         times = self._failures.get(peer)

@@ -17,18 +17,19 @@ from arena.referee.server import RefereeServer
 from arena.referee.session import MAX_REFUSED_OUTSIDE
 
 
-async def hello(address: str, token: str) -> referee_pb2.RefereeMessage:
+async def hello(address: str, token: str, name: str = "x") -> referee_pb2.RefereeMessage:
     async with grpc.aio.insecure_channel(address) as channel:
         call = referee_pb2_grpc.RefereeStub(channel).Play()
         await call.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
-            name="x", token=token, protocol_version=1)))
+            name=name, token=token, protocol_version=1)))
         return await call.read()
 
 
 def test_a_host_with_too_many_refused_hellos_is_refused_but_for_registered_tokens():
     """Past 10 refused hellos, the host's other hellos are refused as TOO_MANY (not
-    counted, not told whether the token exists), but a registered token still gets in: a
-    stranger behind the same NAT must not keep out every bot of the address."""
+    counted, not told whether the token exists), but a registered token still gets in, or
+    is told what is wrong with its hello: a stranger behind the same NAT must not keep out
+    every bot of the address, nor hide from its author why it was refused."""
     async def go():
         server = await RefereeServer.start("tcp")
         try:
@@ -40,6 +41,11 @@ def test_a_host_with_too_many_refused_hellos_is_refused_but_for_registered_token
             assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
             assert msg.refusal.reason == ("too many refused hellos from ipv4:127.0.0.1; "
                                           "try again in 60 s")
+            msg = await hello(server.address, good, name="bad\nname")
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_BAD_HELLO
+            assert msg.refusal.reason == "hello.name holds control characters"
+            msg = await hello(server.address, "wrong", name="bad\nname")   # not a bot's
+            assert msg.refusal.code == referee_pb2.REFUSAL_CODE_TOO_MANY
             msg = await hello(server.address, good)      # a good token, from this host
             assert msg.HasField("welcome"), msg
             # another way in (the private unix socket, another "host") is not blocked
