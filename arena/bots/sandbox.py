@@ -347,13 +347,13 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
     starting bwrap left it 79 times in 300)."""
     guard = f'[ "$PPID" = {os.getpid()} ] || exit 1'
     try:
-        death = _setpriv_works()
+        death = setpriv_works()
         steps = [guard]
         if death:
             steps.append(f"{shlex.join(_WATCHDOG)} $$ </dev/null >/dev/null 2>&1 &")
         steps += [*prelude, "exec " + shlex.join(command)]
         return await asyncio.create_subprocess_exec(
-            *(_DIE_WITH_PARENT if death else ()), "/bin/sh", "-c", "\n".join(steps),
+            *(DIE_WITH_PARENT if death else ()), "/bin/sh", "-c", "\n".join(steps),
             cwd=folder, env=env, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True, pass_fds=pass_fds)
@@ -363,7 +363,7 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
         raise (OSError(exc.errno, message) if exc.errno else OSError(message)) from None
 
 
-_DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
+DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
 
 #: The watchdog of a process group, given the pid of its parent (which then execs the
 #: command it watches): a signal at that process's death (SIGWINCH, asked for before
@@ -387,13 +387,13 @@ OOM_SCORE_ADJ = 1000
 
 
 @functools.cache
-def _setpriv_works() -> bool:
+def setpriv_works() -> bool:
     """Whether util-linux's ``setpriv --pdeathsig`` (Essential in Debian) runs here,
     checked once; without it only ``sh``'s check of its parent and bwrap's own request
     remain, with their windows. A failure that may pass (no free file descriptor, a
     machine too busy to answer in 10 s) raises OSError and is not remembered."""
     try:
-        done = subprocess.run([*_DIE_WITH_PARENT, "/bin/true"], capture_output=True, timeout=10)
+        done = subprocess.run([*DIE_WITH_PARENT, "/bin/true"], capture_output=True, timeout=10)
     except FileNotFoundError:
         return False
     except subprocess.TimeoutExpired:

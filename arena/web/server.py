@@ -31,7 +31,7 @@ import asyncio
 import errno
 import json
 import os
-import tempfile
+import sys
 import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -40,10 +40,12 @@ from aiohttp import web
 from google.protobuf.message import Message
 
 from arena import files
+from arena.bots import sandbox
+from arena.text import printable
 from arena.watch import hosts, records
 from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.watch.hub import MAX_DELAY_TURNS
-from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
+from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError, replayer
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
@@ -289,9 +291,10 @@ async def _record(request: web.Request) -> web.Response:
 async def _upload(request: web.Request) -> web.Response:
     """A file the page was given that is not a record already (an event log): read as
     `arena watch` reads it, replayed from its seed here, where the seed stays. The replay
-    and its JSON are made in a thread, one upload at a time, of a match of at most
-    MAX_UPLOAD_TURNS turns: an upload never holds up the matches this process plays. Its
-    file is received first, in time for its size, as one of MAX_UPLOADS at most."""
+    and its JSON are made in a process of their own (:mod:`arena.web.replayer`), one
+    upload at a time, of a match of at most MAX_UPLOAD_TURNS turns: an upload never holds
+    up the matches this process plays, nor keeps its memory. Its file is received first,
+    in time for its size, as one of MAX_UPLOADS at most."""
     if request.headers.get(UPLOAD_HEADER) != "1":
         return web.json_response({"error": f"an upload is the viewer page's own request "
                                            f"(header {UPLOAD_HEADER}: 1)"}, status=403)
@@ -320,21 +323,41 @@ async def _upload(request: web.Request) -> web.Response:
                                            "in a moment"}, status=503)
     async with lock:
         try:
-            text = await asyncio.to_thread(_replayed, data, name)
+            text = await _replayed(data, name)
         except records.RecordError as exc:
             return web.json_response({"error": str(exc)}, status=400)
     return web.Response(text=text, content_type="application/json")
 
 
-def _replayed(data: bytes, name: str) -> str:
-    """An uploaded file's record, as JSON (in a worker thread)."""
-    with tempfile.TemporaryDirectory(prefix="ono99-web-") as folder:
-        path = Path(folder) / name
-        path.write_bytes(data)
-        try:
-            return records.to_json(records.from_file(path, MAX_UPLOAD_TURNS))
-        except records.RecordError as exc:
-            raise records.RecordError(str(exc).replace(str(path), name)) from None
+async def _replayed(data: bytes, name: str) -> str:
+    """An uploaded file's record, as JSON, made by :mod:`arena.web.replayer`."""
+    try:   # it dies with this process, whatever kills it
+        death = sandbox.DIE_WITH_PARENT if await asyncio.to_thread(sandbox.setpriv_works) else ()
+    except OSError:
+        death = ()
+    reader = await asyncio.create_subprocess_exec(
+        *death, sys.executable, "-m", "arena.web.replayer", name, str(MAX_UPLOAD_TURNS),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    try:
+        async with asyncio.timeout(replayer.CPU_S + 30):
+            out, err = await reader.communicate(data)
+    except TimeoutError:
+        raise records.RecordError(f"{name} took over {replayer.CPU_S + 30} s to read: replay "
+                                  "it with `arena replay`") from None
+    finally:
+        if reader.returncode is None:    # timed out, or the request was cancelled
+            reader.kill()
+            await asyncio.shield(reader.wait())
+    if reader.returncode == 0:
+        return out.decode()
+    lines = err.decode(errors="replace").strip().splitlines()
+    last = printable(lines[-1]) if lines else ""      # its traceback's last line
+    if reader.returncode == 2:
+        raise records.RecordError(last)
+    ended = f"signal {-reader.returncode}" if reader.returncode < 0 else f"exit {reader.returncode}"
+    raise records.RecordError(f"{name} could not be read here (its reader ended with {ended}"
+                              f"{': ' + last if last else ''}): replay it with `arena replay`")
 
 
 # ---------------------------------------------------------------- streams

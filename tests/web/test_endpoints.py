@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 import socket
@@ -185,6 +186,39 @@ def test_an_uploaded_match_too_long_to_replay_here_is_a_400_before_its_replay(
     assert status == 400, body
     assert re.search(r"game-1.jsonl holds a match of \d+ turns, more than the 10 replayed "
                      r"here: replay it with `arena replay`", json.loads(body)["error"]), body
+
+
+def test_an_upload_that_takes_long_to_read_holds_up_nothing_else(arena):
+    """A record of a million empty messages (3 MB) took seconds of protobuf's C calls and
+    garbage collection, which hold the interpreter's lock: read in a thread, it held every
+    thread of the process that plays the matches (2 to 8 s here; 60 s for 16 MB), and the
+    process kept the memory it took (190 MB here; 630 MB for 16 MB). It is read in a
+    process of its own, which ends with the answer."""
+    seats = ",".join(["{}"] * 1_000_000)
+    data = ('{"match":{"match_id":"x","names":["a","b"]},"frames":[{"seq":0,"state":'
+            '{"seats":[' + seats + ']}}]}').encode()
+    before = rss_mb()
+    status, _, body = get(arena, "/api/record?name=big.json", method="POST", data=data,
+                          headers=PAGE)
+    assert status in (200, 400), body          # read, or too large to read: either way ...
+    assert rss_mb() - before < 100, "the viewer kept the memory its reading took"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_an_upload_whose_reader_dies_is_a_400_that_says_so(arena, monkeypatch):
+    """The reader's memory limit, a crash: the page is told, the viewer goes on."""
+    monkeypatch.setattr(server, "MAX_UPLOAD_TURNS", "not a number")   # the reader's argv
+    status, _, body = get(arena, "/api/record?name=x.jsonl", method="POST", data=b"hello\n",
+                          headers=PAGE)
+    assert status == 400
+    assert re.fullmatch(r"x\.jsonl could not be read here \(its reader ended with exit 1: "
+                        r"ValueError: .*\): replay it with `arena replay`",
+                        json.loads(body)["error"]), body
+    assert get(arena, "/api/matches")[0] == 200
 
 
 @pytest.mark.parametrize("path", ["/ws/tv?delay=99999999999999999999", "/ws/tv?delay=3000000000",
