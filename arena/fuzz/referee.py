@@ -74,6 +74,7 @@ class Bot:
     pos: int = 0                               # messages of the stream the model has read
     resume_key: str = ""
     issued: set[int] = field(default_factory=set)
+    issued_before: set[int] = field(default_factory=set)   # in the match before, this session
     open_turn: int | None = None
     rejections: int = 0
     hand: list[int] = field(default_factory=list)
@@ -160,7 +161,7 @@ class RefereeMachine(FuzzMachine):
             if not bot.resent:
                 bot.turns_seen = set()
             bot.match_id, bot.seat = start.match_id, start.seat
-            bot.issued, bot.open_turn = set(), None
+            bot.issued_before, bot.issued, bot.open_turn = bot.issued, set(), None
             # a match's refusals count across the bot's reconnections
             bot.rejections = bot.carried if bot.resent else 0
             bot.taken_up = True
@@ -301,6 +302,7 @@ class RefereeMachine(FuzzMachine):
             bot.carried = bot.rejections
         bot.taken_up = False
         bot.issued, bot.open_turn, bot.rejections, bot.expected = set(), None, 0, deque()
+        bot.issued_before = set()   # a new session knows no turn of its own
 
     def _wait_room(self, bot: Bot | None = None, spare: int = 2) -> None:
         """Wait until ``bot`` (None: each bot) may say hello ``spare`` times more without
@@ -416,14 +418,16 @@ class RefereeMachine(FuzzMachine):
             self._refused(bot, turn_id, code)
 
     @precondition(lambda self: self.running)
-    @rule(which=st.integers(0, 1), how=st.sampled_from(["stale", "other", "next", "zero", "random"]),
+    @rule(which=st.integers(0, 1), how=st.sampled_from(["stale", "last_match", "other", "next",
+                                                        "zero", "random"]),
           random_id=values.uint64s(), card=values.cards())
     @step
     def play_wrong_turn(self, which: int, how: str, random_id: int, card: int) -> None:
-        """A seat answers a turn that is not its open one: an old one, the other seat's,
-        the next one (not issued yet), zero, or any number."""
+        """A seat answers a turn that is not its open one: an old one, one of the match
+        before, the other seat's, the next one (not issued yet), zero, or any number."""
         bot, other = self.bots[which], self.bots[1 - which]
         turn_id = {"stale": max(bot.issued - {bot.open_turn}, default=random_id),
+                   "last_match": max(bot.issued_before, default=random_id),
                    "other": other.open_turn or max(other.issued, default=random_id),
                    "next": max(bot.issued | other.issued, default=random_id) + 1,
                    "zero": 0, "random": random_id}[how]
@@ -434,8 +438,7 @@ class RefereeMachine(FuzzMachine):
             if code is None:
                 return self._accepted(bot, card)
             return self._refused(bot, turn_id, code)
-        code = rpb.ERROR_CODE_STALE_TURN if turn_id in bot.issued else rpb.ERROR_CODE_NOT_YOUR_TURN
-        self._refused(bot, turn_id, code)
+        self._refused(bot, turn_id, _wrong_turn(bot, turn_id))
 
     @rule(which=st.integers(0, 1), payload=st.one_of(values.raw_bytes(), values.other_messages()))
     @step
@@ -467,8 +470,7 @@ class RefereeMachine(FuzzMachine):
             if turn_id and turn_id == bot.open_turn:
                 code = self._predict_card(bot, card)
                 return self._accepted(bot, card) if code is None else self._refused(bot, turn_id, code)
-            code = rpb.ERROR_CODE_STALE_TURN if turn_id in bot.issued else rpb.ERROR_CODE_NOT_YOUR_TURN
-            return self._refused(bot, turn_id, code)
+            return self._refused(bot, turn_id, _wrong_turn(bot, turn_id))
         self._refused(bot, 0, rpb.ERROR_CODE_MALFORMED)
 
     @rule(which=st.integers(0, 1), hello=values.hellos(st.sampled_from(["", "x"])))
@@ -707,6 +709,12 @@ class RefereeMachine(FuzzMachine):
                 # disconnected after the reconnection grace)
                 self.inbox.wait(lambda: any(p.HasField("finished") for p in self.progress), WAIT)
                 self._follow.cancel()
+
+
+def _wrong_turn(bot: Bot, turn_id: int) -> int:
+    """The refusal of an action for a turn that is not the bot's open one."""
+    return rpb.ERROR_CODE_STALE_TURN if turn_id in bot.issued or turn_id in bot.issued_before \
+        else rpb.ERROR_CODE_NOT_YOUR_TURN
 
 
 def _varint(n: int) -> bytes:

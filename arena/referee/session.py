@@ -78,7 +78,9 @@ class BotSession:
         self._write_since: float | None = None    # when the write under way began
         self._drained: asyncio.Future | None = None  # someone waits for the queue to empty
         self._open_turn: int | None = None
-        self._issued: set[int] = set()
+        self._issued: set[int] = set()          # turn ids given it in this match ...
+        self._issued_before: set[int] = set()   # ... and in the one before (a late answer
+                                                # may come in the next match)
         self._inbox: deque = deque()            # actions (or nudges) not yet taken
         self._waiter: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None  # rings for the waiting runner
@@ -246,7 +248,7 @@ class BotSession:
     def begin_match(self) -> None:
         self.rejections = 0
         self._refused_outside = 0
-        self._issued.clear()
+        self._issued_before, self._issued = self._issued, set()
 
     def end_match(self) -> None:
         self._open_turn = None
@@ -345,7 +347,7 @@ class BotSession:
                               f"{MAX_BOT_MESSAGE} bytes")
         elif kind == "action":
             turn_id = msg.action.turn_id
-            if turn_id in self._issued:
+            if turn_id in self._issued or turn_id in self._issued_before:
                 await self.reject(turn_id, "stale_turn", f"turn {turn_id} is already over")
             else:
                 await self.reject(turn_id, "not_your_turn",

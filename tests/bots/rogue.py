@@ -11,6 +11,8 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
   not_in_hand    answers once with a card it does not hold, then correctly
   other_turn     answers once with a turn id never given to it, then correctly
   stale          answers once with the previous turn's id, then correctly
+  stale_match    answers its first turn of each match but the first once with its last
+                 turn id of the match before (a late answer), then correctly
   flood          sends $ROGUE_FLOOD (default 200000) actions for turns not its own, as
                  fast as it can, and never reads its stream again
   padded         answers with its first legal card padded by an unknown field of
@@ -90,6 +92,7 @@ def main():
     turns = 0
     seat = -1
     previous = None
+    new_match = False
     last_legal = None
     pending = None  # the open turn to answer correctly after a deliberate mistake
     rng = random.Random(0)
@@ -110,6 +113,7 @@ def main():
                 return 0
             if kind == "match_start":
                 rng = random.Random(msg.match_start.bot_seed)
+                new_match = True
                 seat = msg.match_start.seat
                 if ((MODE == "crash_on_big_tables" and msg.match_start.rules.seats > 4)
                         or (MODE == "modern_only" and msg.match_start.rules.ruleset != "modern")):
@@ -143,6 +147,10 @@ def main():
                 os._exit(1)
             if MODE == "slow_sometimes" and turns % TRIGGER == 0:
                 time.sleep(float(os.environ.get("ROGUE_SLEEP", "0.2")))
+            if MODE == "stale_match" and new_match and previous is not None:
+                answer.action.turn_id = previous
+                pending = t
+            new_match = False
             if MODE == "record":
                 answer.action.card = t.legal[rng.randrange(len(t.legal))]
             elif turns == TRIGGER:

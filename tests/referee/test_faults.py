@@ -103,6 +103,9 @@ def test_a_bot_that_sends_undecodable_bytes_is_disconnected(rogue):
     ("not_in_hand", "ERROR_CODE_NOT_IN_HAND"),
     ("other_turn", "ERROR_CODE_NOT_YOUR_TURN"),
     ("stale", "ERROR_CODE_STALE_TURN"),
+    # a late answer to the last match's turn, read in the next: stale too (it was told
+    # "not a turn of yours", and bots.md promises stale_turn for a late answer)
+    ("stale_match", "ERROR_CODE_STALE_TURN"),
 ])
 def test_a_refused_action_leaves_the_turn_open(rogue, tmp_path, monkeypatch, mode, code):
     results = play([rogue(mode, 3), BOTS / "random"], lambda n: [spec(n, seed=s) for s in (3, 4, 5)],
