@@ -11,6 +11,10 @@ to RECONNECT_S seconds: a server restarted in that time (arena serve) is followe
 and since every stream starts with a snapshot, the viewer resyncs from it without
 losing or repeating anything (:mod:`arena.watch.viewer`). Any other failure ends the
 stream with the server's own message, as one :class:`WatchError` line.
+
+What :class:`SpectatorClient` receives is shown on a terminal: its strings (names, details,
+the server's messages) are made printable as they arrive (:mod:`arena.text`), whoever runs
+the service. The web viewer's page shows them as text, isolated (static/js/text.js).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 from arena.rpc import port_out_of_range
 from arena.rules.errors import ConfigError
 from arena.server.client import channel_credentials
+from arena.text import printable, printable_strings
 from arena.watch.server import MAX_MESSAGE
 
 ENV_ADDRESS = "ONO99_SPECTATORS"
@@ -71,8 +76,9 @@ def call_error(address: str, exc: grpc.RpcError) -> WatchError:
     what went wrong."""
     code = exc.code()
     retry = code in _RETRY
+    details = printable(exc.details() or "")     # a server's words, shown on a terminal
     if code == grpc.StatusCode.UNAVAILABLE:
-        return WatchError(f"no spectator service at {address} ({exc.details()})", retry)
+        return WatchError(f"no spectator service at {address} ({details})", retry)
     if code == grpc.StatusCode.UNIMPLEMENTED:
         return WatchError(f"no spectator service at {address} (something answers there, but "
                           "not the Spectator service)")
@@ -80,7 +86,7 @@ def call_error(address: str, exc: grpc.RpcError) -> WatchError:
         return WatchError(f"the spectator service at {address} did not answer in time", retry)
     if code == grpc.StatusCode.CANCELLED:
         return WatchError(f"the spectator service at {address} ended the stream", retry)
-    return WatchError(exc.details() or code.name)
+    return WatchError(details or code.name)
 
 
 @dataclass(frozen=True)
@@ -167,9 +173,11 @@ class SpectatorClient:
 
     def _unary(self, method, request):
         try:
-            return method(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+            answer = method(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
         except grpc.RpcError as exc:
             raise self.error(exc) from None
+        printable_strings(answer)
+        return answer
 
     def error(self, exc: grpc.RpcError) -> WatchError:
         return call_error(self.address, exc)
@@ -239,6 +247,7 @@ class Feed:
                     return
                 for message in call:
                     gone_since = None
+                    printable_strings(message)
                     self._queue.put(message)
                 self._queue.put(_END)
                 return

@@ -27,7 +27,7 @@ from arena.rules.events import FORFEIT, PLAY, decisions, event_from_dict
 from arena.rules.game import Game
 from arena.rules.rulesets import GameConfig, played_config
 from arena.store.base import MatchRecord, Store
-from arena.text import printable_strings
+from arena.text import printable, printable_strings
 from arena.watch import wire
 
 
@@ -118,8 +118,11 @@ def from_file(path: Path, max_frames: int | None = None) -> pb.MatchSnapshot:
     seed, the events, the result), or a record saved from the spectator service (one
     JSON object, a MatchSnapshot). Its texts (names, details) are made safe to show: a
     file may come from anyone. With ``max_frames``, a longer match is refused (before an
-    event log is replayed)."""
-    snapshot = _from_file(path, max_frames)
+    event log is replayed). Its error's line is made safe too: it may quote the file."""
+    try:
+        snapshot = _from_file(path, max_frames)
+    except RecordError as exc:
+        raise RecordError(printable(str(exc))) from None
     printable_strings(snapshot)
     return snapshot
 

@@ -154,7 +154,8 @@ def test_a_tournament_match_replays_by_number_or_by_id(tmp_path, mark):
 @pytest.mark.parametrize("case", ["no file", "not a record", "JSON of something else",
                                   "a seat it does not have", "a card no deck has",
                                   "unknown match", "no database", "an empty file",
-                                  "events with no match line"])
+                                  "events with no match line", "escapes in a record",
+                                  "escapes in an event log"])
 def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
     db = tmp_path / "empty.db"
     open_store(str(db)).close()
@@ -167,6 +168,12 @@ def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
     # these two said "(StopIteration: )"
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "events.jsonl").write_text('{"type": "event"}\n{"type": "event"}\n')
+    # the file's own bytes in the error line: a terminal would run them (a title, a clear)
+    (tmp_path / "esc.json").write_text('{"match": {"started_at": "\\u001b]0;TITLE\\u001b\\\\"}, '
+                                       '"frames": [{}]}')
+    (tmp_path / "esc.jsonl").write_text('{"type": "match", "seats": ["a", "b"], "ruleset": '
+                                        '"modern", "match_id": "m", "seed": 1, "time_control": '
+                                        '{"\\u001b[2J": 1}}\n{"type": "result"}\n')
     args, message = {
         "no file": ([tmp_path / "gone.jsonl"], f"cannot read {tmp_path / 'gone.jsonl'}: No such file"),
         "not a record": ([tmp_path / "notes.txt"], "is neither an arena match event log nor a "
@@ -185,8 +192,11 @@ def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
         "events with no match line": ([tmp_path / "events.jsonl"], "events.jsonl is neither an "
                                       "arena match event log nor a match record (it has no "
                                       "match line)"),
+        "escapes in a record": ([tmp_path / "esc.json"], "\\x1b]0;TITLE\\x1b"),
+        "escapes in an event log": ([tmp_path / "esc.jsonl"], "'\\x1b[2J'"),
     }[case]
     proc = arena(mark, "replay", *args)
+    assert "\x1b" not in proc.stderr, repr(proc.stderr)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("arena replay: error: ") and message in proc.stderr
     assert len(proc.stderr.splitlines()) == 1

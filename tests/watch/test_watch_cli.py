@@ -16,9 +16,12 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import pytest
+from ono99.v1 import spectator_pb2, spectator_pb2_grpc
 from support.launch import launched
 from support.matches import spec
 from support.processes import env_for
@@ -413,3 +416,40 @@ def test_a_tournament_is_followed_to_its_end_and_its_standings(tmp_path, mark):
         minus, plus = map(int, shown.groups())   # the 95% interval, as distances from the Elo
         assert abs(minus - (row["elo"] - row["elo_low"])) <= 1
         assert abs(plus - (row["elo_high"] - row["elo"])) <= 1
+
+
+# ---------------------------------------------------------------- a hostile service
+
+#: a window title, a clipboard write, colours and a bidi override: a terminal obeys each
+HOSTILE = "bob\x1b]0;TITLE\x1b\\\x1b]52;c;cm0gLXJmIH4K\x1b\\\x1b[31mRED\x1b[0m\u202egnp.exe"
+
+
+class _Hostile(spectator_pb2_grpc.SpectatorServicer):
+    def ListMatches(self, request, context):  # noqa: N802
+        return spectator_pb2.ListMatchesResponse(matches=[spectator_pb2.MatchSummary(
+            match_id="m1", tournament=HOSTILE, names=["ann", HOSTILE],
+            status=spectator_pb2.MATCH_STATUS_LIVE)])
+
+    def WatchMatch(self, request, context):  # noqa: N802
+        context.abort(grpc.StatusCode.NOT_FOUND, HOSTILE)
+        yield
+
+
+def test_what_a_hostile_service_sends_is_printed_escaped(mark):
+    """Whoever runs a spectator service (or sits on a plain connection to it) chose its
+    strings: `arena watch` printed them raw, and the terminal set its title, wrote the
+    clipboard, turned the line around. They are escaped, as a file's are."""
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    spectator_pb2_grpc.add_SpectatorServicer_to_server(_Hostile(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        listed = arena(mark, "watch", f"127.0.0.1:{port}")
+        refused = arena(mark, "watch", f"127.0.0.1:{port}", "--match", "m1")
+    finally:
+        server.stop(None)
+    assert listed.returncode == 0, listed.stderr
+    for out in (listed.stdout + listed.stderr, refused.stdout + refused.stderr):
+        assert "\x1b" not in out and "\u202e" not in out, repr(out)
+        assert "bob\\x1b]0;TITLE" in out and "\\x1b]52;c;" in out and "\\u202egnp.exe" in out, repr(out)
+    assert refused.returncode != 0
