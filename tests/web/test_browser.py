@@ -310,6 +310,34 @@ def test_a_malformed_link_and_a_record_of_absurd_tokens_still_show_a_page(browse
     assert text(browser, ".tokens") == "● × 400000000"
 
 
+def test_a_record_s_invisible_characters_are_shown_as_escapes(browser, arena, tmp_path):
+    """A record opened from a file reaches the page unchecked: a name with a bidi override
+    turned its lines around ("\u202egnp.exe plays 9" read "9 syalp exe.png")."""
+    match_id = arena.play(["ann", "bob"], 0.0, seed=26)
+    arena.wait(match_id)
+    record = record_of(arena, match_id)
+    record["match"]["names"][1] = "\u202egnp.exe"
+    shared = tmp_path / "shared.json"
+    shared.write_text(json.dumps(record))
+    open_page(browser, arena.url)
+    field = browser.find_element("id", "open-file")
+    browser.execute_script("arguments[0].style.display = 'block'", field)
+    field.send_keys(str(shared))
+    until(browser, lambda b: shown(b, "#match-view") and text(b, "#match-names"), "the record")
+    assert text(browser, "#match-names") == "ann vs \\u202egnp.exe"
+    page = browser.execute_script("return document.body.innerText + document.title")
+    assert "\u202e" not in page and "\\u202egnp.exe" in page
+
+
+def test_a_delay_of_part_of_a_turn_in_an_address_is_read_as_whole_turns(browser, arena):
+    """The service takes whole turns: ?delay=1.5 was refused, and the page said the viewer
+    did not answer, trying again for good."""
+    match_id = arena.play(["half", "turn"], 0.0, seed=27)
+    arena.wait(match_id)
+    open_page(browser, f"{arena.url}#/match/{match_id}?delay=1.5")
+    until(browser, lambda b: shown(b, "#result"), "the match shown")
+
+
 # ---------------------------------------------------------------- tournaments
 
 

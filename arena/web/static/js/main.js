@@ -10,7 +10,7 @@
 // Any of them with &embed=1 (or ?embed=1) shows the view alone, for an iframe; with
 // &delay=N, a live match is shown N turns behind.
 
-import { $, el, fill } from "./dom.js";
+import { $, el, fill, printable } from "./dom.js";
 import { Feed } from "./feed.js";
 import { MatchRecord, Player, SPEEDS } from "./match.js";
 import { TournamentView, renderMatches } from "./lists.js";
@@ -39,6 +39,15 @@ function decodedOrAsIs(part) {
   }
 }
 
+// A delay the service takes: whole turns, at most MAX_DELAY_TURNS (arena.watch.hub); 1.5
+// is 1, and what is no number of turns is none. Refused, the page tried again for good.
+const MAX_DELAY_TURNS = 100_000;
+
+function wholeTurns(text) {
+  const turns = Math.floor(Number(text ?? 0));
+  return Number.isFinite(turns) && turns > 0 ? Math.min(turns, MAX_DELAY_TURNS) : 0;
+}
+
 function parseRoute() {
   const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
   const params = new URLSearchParams(query);
@@ -49,7 +58,7 @@ function parseRoute() {
     id: parts.slice(1).join("/"),
     turn: turn === null || turn === "" || isNaN(turn) ? null : Number(turn),
     embed: params.get("embed") === "1" || new URLSearchParams(location.search).get("embed") === "1",
-    delay: Number(params.get("delay") ?? 0) || 0,
+    delay: wholeTurns(params.get("delay")),
     tournament: params.get("tournament") ?? "",
   };
 }
@@ -148,7 +157,7 @@ function matchFeed(path, endsWithMatch, onSnapshot) {
 function openMatch(id, turn, delay) {
   show("match-view");
   view.label = "";
-  document.title = `ONO 99 Arena: match ${id}`;
+  document.title = printable(`ONO 99 Arena: match ${id}`);
   view.clear(`match ${id}: connecting…`);
   let first = true;
   matchFeed(`/ws/match/${encodeURIComponent(id)}${delay ? `?delay=${delay}` : ""}`, true, (record) => {
@@ -176,7 +185,7 @@ function openFile(record) {
   show("match-view");
   view.label = "file";
   view.clear("");
-  document.title = `ONO 99 Arena: ${record.names.join(" vs ")} (file)`;
+  document.title = printable(`ONO 99 Arena: ${record.names.join(" vs ")} (file)`);
   player.load(record, route.turn);
 }
 
@@ -202,7 +211,7 @@ function keepTurnInAddress() {
 
 function openTournament(name) {
   show("tournament-view");
-  document.title = `ONO 99 Arena: ${name || "tournament"}`;
+  document.title = printable(`ONO 99 Arena: ${name || "tournament"}`);
   const tournament = new TournamentView();
   fill($("#tournament-title"), name || "waiting for a tournament…");
   feed = new Feed(`/ws/tournament${name ? `?name=${encodeURIComponent(name)}` : ""}`, {
