@@ -17,9 +17,10 @@ speed moves by 20% from minute to minute) weighs on all four alike.
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from arena.bots.manifest import load_manifest
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.listeners import MatchListener
 from arena.referee.runner import MatchRunner
-from arena.referee.server import RefereeServer
+from arena.referee.server import RefereeServer, socket_folder
 from arena.referee.wire import EventEncoder, SeatStatesCache, turn_request
 from arena.rules.game import Game
 from arena.rules.rulesets import make_config
@@ -133,8 +134,8 @@ class _Latencies(MatchListener):
 
 
 def _address(server: grpc.aio.Server, listen: str, name: str) -> str:
-    if listen == "unix":
-        address = f"unix:{tempfile.mkdtemp(prefix='ono99-bench-')}/{name}.sock"
+    if listen == "unix":   # in a folder as the referee's (a short path), removed after
+        address = f"unix:{socket_folder()}/{name}.sock"
         server.add_insecure_port(address)
         return address
     return f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
@@ -208,6 +209,8 @@ async def measure(seconds: float, listen: str, rounds: int = 4) -> dict[str, Fig
         gate.open("stop", None)
         await asyncio.gather(*(c.wait() for c in clients))
         await bare.stop(0)
+        if bare_address.startswith("unix:"):
+            shutil.rmtree(os.path.dirname(bare_address.removeprefix("unix:")), ignore_errors=True)
         await referee.stop()
         await asyncio.gather(*(b.stop() for pair in pairs for b in pair))
     return figures

@@ -27,6 +27,26 @@ HANDSHAKE_TIMEOUT_MS = 5000
 MAX_CONNECTIONS = 2000
 #: The largest message sent: an organiser's answers (lists of bots, standings) grow.
 MAX_SEND = 16 * 2**20
+#: The longest path a unix socket may have (Linux's sun_path: 108 bytes with its NUL).
+MAX_SOCKET_PATH = 107
+
+
+def socket_folder() -> str:
+    """A fresh private folder for the referee's socket: in the temporary folder ($TMPDIR),
+    or in /tmp where that one's path is too long for a socket (a deep $TMPDIR, pytest's
+    folders: gRPC failed to bind, and every command that plays a match with it)."""
+    folder = tempfile.mkdtemp(prefix="ono99-")
+    if len(os.path.join(folder, "referee.sock").encode()) <= MAX_SOCKET_PATH:
+        return folder
+    os.rmdir(folder)
+    if os.path.isdir("/tmp"):
+        short = tempfile.mkdtemp(prefix="ono99-", dir="/tmp")
+        if len(os.path.join(short, "referee.sock").encode()) <= MAX_SOCKET_PATH:
+            return short
+        os.rmdir(short)
+    raise OSError(f"the temporary folder {tempfile.gettempdir()} has too long a path for the "
+                  f"referee's socket (at most {MAX_SOCKET_PATH} bytes with its name): set "
+                  "TMPDIR to a shorter one")
 
 
 class RefereeServer:
@@ -68,8 +88,9 @@ class RefereeServer:
         referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
         for add in services:
             add(server)
-        socket_dir = tempfile.mkdtemp(prefix="ono99-")
+        socket_dir = None
         try:
+            socket_dir = socket_folder()
             private = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
             server.add_insecure_port(private)   # in a private folder: for launched bots only
             if listen == "unix":
@@ -86,7 +107,8 @@ class RefereeServer:
             # its folder went with it, and its server is stopped here, not left to its
             # finalizer (whose shutdown printed "Task exception was never retrieved")
             await _quietly_stopped(server)
-            _remove(socket_dir)
+            if socket_dir is not None:
+                _remove(socket_dir)
             raise
         return cls(server, address, lobby, socket_dir)
 

@@ -5,6 +5,8 @@ that have not said hello are capped."""
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 import pytest
 
@@ -403,7 +405,10 @@ def test_a_referee_stopped_as_it_starts_leaves_no_folder_and_no_task(tmp_path, m
     import gc
     import tempfile
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # a folder of its own, short enough for the socket whatever $TMPDIR is (a longer one's
+    # sockets go to /tmp, where this test would not see them)
+    short = Path(tempfile.mkdtemp(prefix="t-", dir="/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
     errors = []
 
     async def go():
@@ -424,5 +429,32 @@ def test_a_referee_stopped_as_it_starts_leaves_no_folder_and_no_task(tmp_path, m
 
     asyncio.run(go())
     gc.collect()
-    assert [p.name for p in tmp_path.iterdir()] == []
+    left = [p.name for p in short.iterdir()]
+    if not left:
+        short.rmdir()
+    assert left == []
     assert errors == []
+
+
+def test_a_temporary_folder_too_deep_for_a_socket_is_left_for_tmp(tmp_path, monkeypatch):
+    """A unix socket's path has at most 107 bytes: under a deep $TMPDIR (pytest's folders
+    with a TMPDIR of 17 characters), gRPC failed to bind, and every command that plays a
+    match with it failed with a traceback. The referee's folder goes to /tmp instead."""
+    import tempfile
+
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+
+    async def go():
+        server = await RefereeServer.start("unix")
+        try:
+            assert server.socket_path.startswith("/tmp/ono99-")
+            token = server.lobby.register("bot").token
+            assert (await hello(server.address, token)).HasField("welcome")
+        finally:
+            await server.stop()
+        return server.socket_path
+
+    path = asyncio.run(go())
+    assert not os.path.exists(os.path.dirname(path)) and list(deep.iterdir()) == []
