@@ -25,6 +25,7 @@ ENV_NAME = "ONO99_BOT_NAME"
 ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
+NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each line's end
 
 
 #: A bot's logs in one folder (the files of all its processes there) are kept within this
@@ -231,8 +232,11 @@ class BotProcess:
         return f"exited with code {code}"
 
     def stderr_note(self) -> str:
-        """``"; stderr: "`` and the last lines of its output on one line, or ``""``."""
-        tail = " | ".join(list(self.stderr_tail)[-3:])
+        """``"; stderr: "`` and the last lines of its output on one line, or ``""``: the
+        end of each, NOTE_LINE characters at most (a bot that floods its stderr with one
+        long line made a verdict, and the line saying it retired, 2,600 characters long)."""
+        tail = " | ".join(line if len(line) <= NOTE_LINE else "…" + line[1 - NOTE_LINE:]
+                          for line in list(self.stderr_tail)[-3:])
         return f"; stderr: {tail}" if tail else ""
 
     def peak_memory_mb(self) -> float | None:

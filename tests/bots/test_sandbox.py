@@ -202,6 +202,9 @@ def test_a_bot_past_a_limit_is_stopped_with_a_verdict_naming_it(tmp_path, mark, 
     assert out["faults"].get("crashed", 0) >= 1, out["faults"]
     assert any(words in v["detail"] for v in out["verdicts"]), out["verdicts"]
     if mode == "flood":   # each process's output stops at the cap (restarts share a log)
+        # and a verdict shows the end of each of its last lines (of 1,000 x): 2,600
+        # characters long before
+        assert all(len(v["detail"]) < 800 for v in out["verdicts"]), out["verdicts"]
         for log in out["logs"]:
             stops = log.read_text(errors="replace").count("[arena: output limit of 1 MiB")
             assert stops >= 1 and log.stat().st_size <= stops * (2**20 + 200)
