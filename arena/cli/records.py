@@ -31,7 +31,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_server_options(s, required=False)
     s.set_defaults(run=run_standings)
 
-    m = sub.add_parser("matches", help="list a tournament's matches from the database")
+    m = sub.add_parser("matches", help="list a tournament's matches from the database",
+                       description="The matches of a stored tournament (the latest if no "
+                                   "name), one line each: its number, bots, result and "
+                                   "verdicts; 'arena show N' shows one, 'arena replay N' "
+                                   "replays it.")
     m.add_argument("name", nargs="?", help="tournament name (default: the latest)")
     add_db_option(m, "the database of the tournament")
     m.add_argument("--json", action="store_true", help="machine-readable output")

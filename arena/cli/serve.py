@@ -117,12 +117,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "in its sandbox when it plays; the check's report is printed, and a bot "
                     "that fails does not enter (exit code 1). A name entered again becomes its "
                     "next version ('NAME v2'), rated on its own.")
-    add.add_argument("name")
+    add.add_argument("name", help="the bot's name: up to 64 letters, digits, '_', '.' and '-' (a name "
+                                   "entered before gets its next version)")
     add.add_argument("--dir", type=Path, default=None, help="a hosted bot's folder")
     add_server_options(add)
     add.set_defaults(run=run_bots_add)
     ls = what.add_parser("list", help="the bots entered, with their ratings and faults")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
     add_server_options(ls)
     ls.set_defaults(run=run_bots_list)
     rm = what.add_parser("remove", help="withdraw a bot version (its token stops working)")
@@ -130,7 +131,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_server_options(rm)
     rm.set_defaults(run=run_bots_remove)
     lg = what.add_parser("logs", help="a hosted bot's recent output")
-    lg.add_argument("name")
+    lg.add_argument("name", help="the name it plays under ('alpha', 'alpha v2')")
     add_server_options(lg)
     lg.set_defaults(run=run_bots_logs)
 
