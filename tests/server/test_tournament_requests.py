@@ -144,7 +144,9 @@ def test_a_tournament_too_big_for_a_server_is_refused(tmp_path):
 
 def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
     """A tournament under the limit but big (60,000 matches, about 1.5 s of planning) does
-    not stop the server's loop: other calls are answered meanwhile."""
+    not stop the server's loop: other calls are answered meanwhile. (The planning is in a
+    thread; on a machine loaded many times over its cores, the loop's thread waited
+    0.53 s once for its turn: the bound is 1 s, under the planning's own time.)"""
     async def scenario(stub, auth):
         gaps, stop = [], asyncio.Event()
 
@@ -163,7 +165,7 @@ def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
 
     started, gap = run(tmp_path, scenario)
     assert started.started.total == 60_000
-    assert gap < 0.5, f"the server's loop stood still for {gap:.2f} s"
+    assert gap < 1.0, f"the server's loop stood still for {gap:.2f} s"
 
 
 def test_a_finished_tournament_followed_after_a_restart_tells_its_end(tmp_path):
