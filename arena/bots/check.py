@@ -202,15 +202,17 @@ class _Played:
 async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout: float = 600.0,
                     move_ms: int = 1000, bank_ms: int = 10_000, connect_timeout: float = 10.0,
                     seed: int = 1, listen: str = "unix", log_dir: Path | None = None,
-                    sandbox: SandboxConfig = SandboxConfig()) -> Report:
-    """Examine the bot of ``manifest``; never raises for the bot's faults (they are FAILs)."""
+                    sandbox: SandboxConfig = SandboxConfig(), on_setup=None) -> Report:
+    """Examine the bot of ``manifest``; never raises for the bot's faults (they are FAILs).
+    ``on_setup(manifest, log_path)`` is called before its setup runs (a build may take a
+    minute: the user is told why they wait)."""
     started = time.monotonic()
     report = Report(manifest.name, str(manifest.folder))
     checks = report.checks
     if setup:
         stop = threading.Event()
         try:
-            result = await asyncio.to_thread(ensure_setup, manifest, setup_timeout, None,
+            result = await asyncio.to_thread(ensure_setup, manifest, setup_timeout, on_setup,
                                              sandbox.factory(), stop)
         except asyncio.CancelledError:
             # the thread runs on: an upload cut short (its client gone, the server

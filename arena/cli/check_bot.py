@@ -10,7 +10,7 @@ import math
 from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
 from arena.bots.setup import DEFAULT_TIMEOUT_S
-from arena.cli.prepare import add_sandbox_options, bot_factory, sandbox_config
+from arena.cli.prepare import add_sandbox_options, announce_setup, bot_factory, sandbox_config
 from arena.referee.results import MAX_CLOCK_S
 from arena.rules.errors import ConfigError
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(check_bot(
         manifest, setup=args.setup, setup_timeout=args.setup_timeout,
         move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed,
-        sandbox=sandbox_config(args)))
+        sandbox=sandbox_config(args), on_setup=announce_setup))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

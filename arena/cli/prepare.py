@@ -93,12 +93,12 @@ def set_up(manifests: Sequence[BotManifest], args: argparse.Namespace,
                 raise ConfigError(f"bot {m.name} ({m.folder}): {problem}; its setup has not run "
                                   "(drop --no-setup)")
             continue
-        result = ensure_setup(m, args.setup_timeout, on_start=_announce, factory=factory)
+        result = ensure_setup(m, args.setup_timeout, on_start=announce_setup, factory=factory)
         if result.ran:
             print(f"bot {m.name}: set up in {result.seconds:.1f} s", file=sys.stderr, flush=True)
 
 
-def _announce(m: BotManifest, log) -> None:
+def announce_setup(m: BotManifest, log) -> None:
     print(f"bot {m.name}: running its setup ({' '.join(m.setup)}), output in {log}",
           file=sys.stderr, flush=True)
 

@@ -115,3 +115,18 @@ def test_a_bot_that_answers_no_turn_fails_the_checks_that_judge_answers(tmp_path
 def test_a_healthy_raw_protocol_bot_passes(tmp_path, mark):
     proc = check_bot(mark, rogue(tmp_path, "good"))
     assert proc.returncode == 0, proc.stdout
+
+
+def test_a_setup_that_runs_is_announced_first(tmp_path, mark):
+    """A C++ bot's first check builds it for a minute: check-bot said nothing meanwhile
+    (arena match says why it waits). It says so on stderr, as arena match does; the
+    report on stdout is as before."""
+    folder = rogue(tmp_path, "good")
+    with open(folder / "bot.toml", "a") as toml:
+        toml.write('setup = ["sh", "-c", "echo built"]\n')
+    proc = check_bot(mark, folder)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("bot good: running its setup (sh -c echo built), output in ")
+    assert lines(proc)["setup"].startswith("PASS setup: ran in ")
+    again = check_bot(mark, folder)
+    assert "running its setup" not in again.stderr       # up to date: nothing to wait for
