@@ -41,6 +41,7 @@ from arena.fuzz.client import Inbox, RawStream
 from arena.fuzz.machine import Broken, FuzzMachine, step
 from arena.fuzz.target import FUZZ_BOTS, FUZZ_MOVE_MS, HEALTHY, ServedArena
 from arena.referee import lobby, servicer
+from arena.referee.session import RECENT_MATCHES
 
 WAIT = 15.0          # seconds an expected answer may take (a loaded machine)
 MAX_REJECTIONS = 5   # a tournament's default (arena.tournament.tournament.Settings)
@@ -74,7 +75,8 @@ class Bot:
     pos: int = 0                               # messages of the stream the model has read
     resume_key: str = ""
     issued: set[int] = field(default_factory=set)
-    issued_before: set[int] = field(default_factory=set)   # in the match before, this session
+    #: in the matches before, this session (the referee remembers RECENT_MATCHES of them)
+    issued_before: deque = field(default_factory=lambda: deque(maxlen=RECENT_MATCHES))
     open_turn: int | None = None
     rejections: int = 0
     hand: list[int] = field(default_factory=list)
@@ -161,7 +163,8 @@ class RefereeMachine(FuzzMachine):
             if not bot.resent:
                 bot.turns_seen = set()
             bot.match_id, bot.seat = start.match_id, start.seat
-            bot.issued_before, bot.issued, bot.open_turn = bot.issued, set(), None
+            bot.issued_before.append(bot.issued)
+            bot.issued, bot.open_turn = set(), None
             # a match's refusals count across the bot's reconnections
             bot.rejections = bot.carried if bot.resent else 0
             bot.taken_up = True
@@ -302,7 +305,7 @@ class RefereeMachine(FuzzMachine):
             bot.carried = bot.rejections
         bot.taken_up = False
         bot.issued, bot.open_turn, bot.rejections, bot.expected = set(), None, 0, deque()
-        bot.issued_before = set()   # a new session knows no turn of its own
+        bot.issued_before.clear()   # a new session knows no turn of its own
 
     def _wait_room(self, bot: Bot | None = None, spare: int = 2) -> None:
         """Wait until ``bot`` (None: each bot) may say hello ``spare`` times more without
@@ -427,7 +430,8 @@ class RefereeMachine(FuzzMachine):
         before, the other seat's, the next one (not issued yet), zero, or any number."""
         bot, other = self.bots[which], self.bots[1 - which]
         turn_id = {"stale": max(bot.issued - {bot.open_turn}, default=random_id),
-                   "last_match": max(bot.issued_before, default=random_id),
+                   "last_match": max(bot.issued_before[-1] if bot.issued_before else (),
+                                     default=random_id),
                    "other": other.open_turn or max(other.issued, default=random_id),
                    "next": max(bot.issued | other.issued, default=random_id) + 1,
                    "zero": 0, "random": random_id}[how]
@@ -713,7 +717,8 @@ class RefereeMachine(FuzzMachine):
 
 def _wrong_turn(bot: Bot, turn_id: int) -> int:
     """The refusal of an action for a turn that is not the bot's open one."""
-    return rpb.ERROR_CODE_STALE_TURN if turn_id in bot.issued or turn_id in bot.issued_before \
+    return rpb.ERROR_CODE_STALE_TURN \
+        if turn_id in bot.issued or any(turn_id in ids for ids in bot.issued_before) \
         else rpb.ERROR_CODE_NOT_YOUR_TURN
 
 

@@ -47,6 +47,9 @@ HARD_CAP = 4096
 #: (a late answer after a timeout is one); past that it is cut off: each costs the
 #: referee a read and a write, and a flood between its matches slowed everyone else's.
 MAX_REFUSED_OUTSIDE = 16
+#: Matches whose turn ids a session remembers after they end, to tell a late answer
+#: (``stale_turn``) from a wrong id (``not_your_turn``).
+RECENT_MATCHES = 4
 
 
 class SessionClosed(Exception):
@@ -79,8 +82,9 @@ class BotSession:
         self._drained: asyncio.Future | None = None  # someone waits for the queue to empty
         self._open_turn: int | None = None
         self._issued: set[int] = set()          # turn ids given it in this match ...
-        self._issued_before: set[int] = set()   # ... and in the one before (a late answer
-                                                # may come in the next match)
+        #: ... and in the last matches before (a late answer may come matches later: a
+        #: bot asleep times out in each match that comes meanwhile)
+        self._issued_before: deque[set[int]] = deque(maxlen=RECENT_MATCHES)
         self._inbox: deque = deque()            # actions (or nudges) not yet taken
         self._waiter: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None  # rings for the waiting runner
@@ -248,7 +252,8 @@ class BotSession:
     def begin_match(self) -> None:
         self.rejections = 0
         self._refused_outside = 0
-        self._issued_before, self._issued = self._issued, set()
+        self._issued_before.append(self._issued)
+        self._issued = set()
 
     def end_match(self) -> None:
         self._open_turn = None
@@ -347,7 +352,7 @@ class BotSession:
                               f"{MAX_BOT_MESSAGE} bytes")
         elif kind == "action":
             turn_id = msg.action.turn_id
-            if turn_id in self._issued or turn_id in self._issued_before:
+            if turn_id in self._issued or any(turn_id in ids for ids in self._issued_before):
                 await self.reject(turn_id, "stale_turn", f"turn {turn_id} is already over")
             else:
                 await self.reject(turn_id, "not_your_turn",
