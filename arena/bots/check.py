@@ -34,7 +34,7 @@ from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.bots.setup import SetupError, ensure_setup
 from arena.referee.house import FirstLegal, Forcer, HouseSession
-from arena.referee.results import MatchResult, MatchSpec, TimeControl
+from arena.referee.results import MatchResult, MatchSpec, TimeControl, VerdictKind
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.cards import parse_cards
@@ -354,9 +354,18 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
 
     # a bot that answered no turn passed these two unseen: they need answers to judge
     wrong_turn = {k: refused[k] for k in ("stale_turn", "not_your_turn", "malformed") if refused[k]}
-    out.append(Check("own turns", bool(latencies) and not wrong_turn,
+    # answers that came after their turn timed out are refused as stale: the time-outs are
+    # the fault (move time, no faults), not the turn ids (it was told "not_your_turn" here,
+    # and looked for a bug in its ids)
+    timeouts = sum(1 for p in played if p.result is not None for v in p.result.verdicts
+                   if v.seat == p.scenario.seat and v.kind == VerdictKind.TIMEOUT)
+    late = set(wrong_turn) == {"stale_turn"} and timeouts > 0
+    out.append(Check("own turns", bool(latencies) and (not wrong_turn or late),
                      "it answered no turn" if not latencies and not wrong_turn else
                      "answered only its own turns, each with its turn id" if not wrong_turn else
+                     f"answered only its own turns; {wrong_turn['stale_turn']} answers came after "
+                     f"their turn had timed out ({timeouts} time-outs) and were refused as "
+                     "stale_turn" if late else
                      f"refused: {', '.join(f'{n} {k}' for k, n in wrong_turn.items())}. Answer each "
                      "TurnRequest once, echoing its turn_id (all 64 bits), and send nothing else"))
 

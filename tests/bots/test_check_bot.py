@@ -130,3 +130,23 @@ def test_a_setup_that_runs_is_announced_first(tmp_path, mark):
     assert lines(proc)["setup"].startswith("PASS setup: ran in ")
     again = check_bot(mark, folder)
     assert "running its setup" not in again.stderr       # up to date: nothing to wait for
+
+
+def test_answers_after_a_time_out_are_the_time_out_s_fault_not_the_turn_ids(tmp_path,
+                                                                           monkeypatch):
+    """A slow bot's answers that came after its turn had timed out were refused, and its
+    "own turns" check failed on them (it was told "not_your_turn", and looked for a bug in
+    its turn ids): the time-out is the fault, which "move time" and "no faults" name."""
+    import asyncio
+
+    from arena.bots.check import check_bot as examine
+    from arena.bots.manifest import load_manifest
+
+    monkeypatch.setenv("ROGUE_SLEEP", "0.6")
+    report = asyncio.run(examine(load_manifest(rogue(tmp_path, "sleep", trigger=3)),
+                                 move_ms=100, bank_ms=100))
+    checks = {c.name: c for c in report.checks}
+    assert not checks["no faults"].passed and "timeout" in checks["no faults"].detail
+    own = checks["own turns"]
+    assert own.passed, own.detail
+    assert "came after their turn had timed out" in own.detail and "stale_turn" in own.detail
