@@ -27,6 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default=DEFAULT_HOST,
                    help=f"the page's address (default: {DEFAULT_HOST}, this machine only; "
                         "0.0.0.0 for every network)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="on a loopback --host, answer to this host name too (a proxy in front "
+                        "that passes its own name on; repeatable). Otherwise only the page's "
+                        "addresses and localhost are answered: a site whose name leads to this "
+                        "machine cannot use the viewer through its visitors' browsers")
     p.add_argument("--tls", action="store_true",
                    help="speak TLS to the spectator service, trusting the system's certificates")
     p.add_argument("--tls-ca", default=None, metavar="FILE",
@@ -36,14 +41,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(spectator_address(args.connect), args.host, args.port,
-                              args.tls, args.tls_ca))
+                              args.tls, args.tls_ca, args.allow_host))
 
 
-async def _serve(connect: str, host: str, port: int, tls: bool, tls_ca: str | None) -> int:
+async def _serve(connect: str, host: str, port: int, tls: bool, tls_ca: str | None,
+                 allow_hosts: list[str]) -> int:
     from arena.web.server import WebViewer   # aiohttp: imported only when serving
 
     try:
-        viewer = await WebViewer.start(connect, host, port, tls, tls_ca)
+        viewer = await WebViewer.start(connect, host, port, tls, tls_ca, allow_hosts)
     except WebServeError as exc:
         print(f"arena web: error: {exc}", file=sys.stderr)
         return 1

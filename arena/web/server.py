@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import ipaddress
 import json
 import os
 import sys
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from google.protobuf.message import Message
@@ -86,9 +88,10 @@ PER_HOST = web.AppKey("per_host", hosts.PerHost)
 UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 
-def make_app(spectators: AsyncSpectatorClient) -> web.Application:
-    """The viewer's routes over a client of the spectator service."""
-    app = web.Application(client_max_size=MAX_UPLOAD)
+def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> web.Application:
+    """The viewer's routes over a client of the spectator service; ``names``: the host
+    names it answers to (None: any)."""
+    app = web.Application(client_max_size=MAX_UPLOAD, middlewares=[_guard(names)])
     app[SPECTATORS] = spectators
     app[SOCKETS] = weakref.WeakSet()
     app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
@@ -116,17 +119,21 @@ class WebViewer:
 
     @classmethod
     async def start(cls, connect: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                    tls: bool = False, tls_ca: str | None = None) -> WebViewer:
+                    tls: bool = False, tls_ca: str | None = None,
+                    allow_hosts: Sequence[str] = ()) -> WebViewer:
         """Serve on ``host:port`` (port 0: any free one) the spectator service at
         ``connect`` (with TLS: ``tls``, ``tls_ca``, as :class:`AsyncSpectatorClient`).
-        :class:`WebServeError` if the port cannot be had."""
+        On a loopback address it answers to its addresses, ``localhost`` and the names
+        of ``allow_hosts`` only (see :class:`Names`). :class:`WebServeError` if the port
+        cannot be had."""
         if not host.strip():
             # aiohttp reads an empty host as every interface, IPv4 and IPv6: a typo would
             # show the viewer to every network
             raise WebServeError("the web viewer needs a host to listen on (--host): give "
                                 "0.0.0.0 to serve every network")
         spectators = AsyncSpectatorClient(connect, tls, tls_ca)
-        runner = web.AppRunner(make_app(spectators), access_log=None, shutdown_timeout=1.0,
+        names = Names(allow_hosts) if _loopback(host) else None
+        runner = web.AppRunner(make_app(spectators, names), access_log=None, shutdown_timeout=1.0,
                                keepalive_timeout=IDLE_S)
         await runner.setup()
         try:
@@ -147,6 +154,69 @@ class WebViewer:
     async def stop(self) -> None:
         await self.runner.cleanup()
         await self.spectators.close()
+
+
+# ---------------------------------------------------------------- who may ask
+
+
+class Names:
+    """The host names a viewer on a loopback address answers to: IP addresses, localhost
+    (and its subdomains), and the names it was given (``--allow-host``: a proxy in front
+    of it that passes its own name on). A page of another site whose name its DNS points
+    at this machine (DNS rebinding) is the browser's own origin to the browser, and could
+    use the viewer's API as the page does; the name it sends (``Host``) is not one of
+    these."""
+
+    def __init__(self, allowed: Sequence[str] = ()) -> None:
+        self.allowed = frozenset(n.strip().lower().rstrip(".") for n in allowed if n.strip())
+
+    def __contains__(self, name: str) -> bool:
+        name = name.lower().rstrip(".")
+        if name == "localhost" or name.endswith(".localhost") or name in self.allowed:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+
+def _loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _guard(names: Names | None):
+    """Refuse (403) a request whose ``Host`` names another site (``names``), and a
+    WebSocket or an upload that a page of another site (``Origin``) opened: no page but
+    the viewer's own may follow streams or send uploads through a visitor's browser."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler):
+        host = request.headers.get("Host")
+        if host is not None and names is not None:
+            name = urlsplit("//" + host).hostname or ""
+            if name not in names:
+                return web.json_response(
+                    {"error": f"this viewer answers to its own address and localhost, not to "
+                              f"{printable(name)!r} (a page of another site whose name leads "
+                              f"here); arena web --allow-host {printable(name)} lets that "
+                              "name in"}, status=403)
+        if request.method == "POST" or request.headers.get("Upgrade", "").lower() == "websocket":
+            origin = request.headers.get("Origin")
+            mine = {h.strip().lower() for h in (host, request.headers.get("X-Forwarded-Host"))
+                    if h is not None}
+            if origin is not None and urlsplit(origin).netloc.lower() not in mine:
+                return web.json_response(
+                    {"error": f"a page of another site ({printable(origin)}) may not open the "
+                              "viewer's streams or send it files"}, status=403)
+        return await handler(request)
+
+    return guard
 
 
 # ---------------------------------------------------------------- connections

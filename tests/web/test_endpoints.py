@@ -158,11 +158,65 @@ def test_an_upload_of_anything_is_a_400_that_says_what_it_is_not(arena, name, da
 
 def test_an_upload_is_only_the_pages_own_request(arena, tmp_path):
     """A page of another site can make a visitor's browser post a file here, but not with
-    a header of ours (that needs a CORS preflight, never granted): such a post is a 403,
-    before anything is read or replayed."""
+    a header of ours (that needs a CORS preflight, never granted), and its browser says
+    where it comes from (Origin): such a post is a 403, before anything is read or
+    replayed."""
     status, _, body = get(arena, "/api/record?name=x.jsonl", method="POST", data=b"{}\n",
-                          headers={"Content-Type": "text/plain", "Origin": "http://evil.example"})
+                          headers={"Content-Type": "text/plain"})
     assert status == 403 and "X-Ono99-Upload" in json.loads(body)["error"]
+    status, _, body = get(arena, "/api/record?name=x.jsonl", method="POST", data=b"{}\n",
+                          headers={**PAGE, "Origin": "http://evil.example"})
+    assert status == 403 and json.loads(body)["error"] == (
+        "a page of another site (http://evil.example) may not open the viewer's streams or "
+        "send it files")
+
+
+def test_a_page_of_another_site_cannot_use_the_viewer_through_a_visitor_s_browser(arena):
+    """A site whose name its DNS points at 127.0.0.1 (DNS rebinding) is the browser's own
+    origin to the browser: it read the viewer's API, followed its streams and sent it
+    uploads from any visitor's browser. The name it sends (Host) is refused, and a stream
+    opened from another site's page (Origin) too; the viewer's own names still work."""
+    port = arena.url.rsplit(":", 1)[1].strip("/")
+    status, _, body = get(arena, "/api/matches", headers={"Host": f"evil.example:{port}"})
+    assert status == 403 and "not to 'evil.example'" in json.loads(body)["error"]
+    for name in ("localhost", "127.0.0.1", "arena.localhost"):
+        assert get(arena, "/api/matches", headers={"Host": f"{name}:{port}"})[0] == 200, name
+
+    async def socket(origin: str) -> int:
+        async with aiohttp.ClientSession() as session:
+            try:
+                async with session.ws_connect(arena.url + "ws/tv", origin=origin):
+                    return 101
+            except aiohttp.WSServerHandshakeError as exc:
+                return exc.status
+
+    assert arena.run(socket("http://evil.example")) == 403
+    assert arena.run(socket(arena.url.rstrip("/"))) == 101   # the page's own
+
+
+def test_a_name_given_with_allow_host_is_answered(mark):
+    """Behind a proxy that passes its own name on (nginx's proxy_set_header Host $host)."""
+    live = LiveArena()
+    try:
+        live.serve_spectators()
+
+        async def go():
+            viewer = await WebViewer.start(live.spectators_at, port=0,
+                                           allow_hosts=["arena.example.org"])
+            try:
+                async with aiohttp.ClientSession() as session:
+                    statuses = []
+                    for name in ("arena.example.org", "other.example.org"):
+                        async with session.get(viewer.url + "api/matches",
+                                               headers={"Host": name}) as answer:
+                            statuses.append(answer.status)
+                    return statuses
+            finally:
+                await viewer.stop()
+
+        assert live.run(go()) == [200, 403]
+    finally:
+        live.close()
 
 
 @pytest.mark.parametrize("name", ["a\x00b", "x" * 300])
@@ -429,8 +483,8 @@ def test_a_connection_without_a_whole_request_is_closed_but_a_quiet_websocket_is
                     return not ws.closed
 
         async def go():
-            return (await closed_after(b"GET / HTTP/1.1\r\nHost: x\r\n"),   # and never the rest
-                    await closed_after(b"GET /api/matches HTTP/1.1\r\nHost: x\r\n\r\n"),
+            return (await closed_after(b"GET / HTTP/1.1\r\nHost: localhost\r\n"),   # and never the rest
+                    await closed_after(b"GET /api/matches HTTP/1.1\r\nHost: localhost\r\n\r\n"),
                     await quiet_socket_open_after(3.0))
 
         (half, half_s), (whole, whole_s), socket_open = live.run(go())
@@ -452,7 +506,7 @@ def test_an_upload_sent_slowly_holds_up_no_other_and_gets_a_408(monkeypatch):
     async def test(ip: str, port: int):
         async def slow_upload(host: str):
             reader, writer = await asyncio.open_connection(host, port)
-            writer.write(b"POST /api/record?name=x.jsonl HTTP/1.1\r\nHost: x\r\n"
+            writer.write(b"POST /api/record?name=x.jsonl HTTP/1.1\r\nHost: localhost\r\n"
                          b"X-Ono99-Upload: 1\r\nContent-Length: 1000\r\n\r\n{")  # and no more
             await writer.drain()
             return reader, writer
@@ -516,7 +570,7 @@ def test_connections_are_capped_in_all_and_per_address_and_a_refused_one_hears_w
     async def test(ip: str, port: int):
         async def half_a_request(host: str):
             reader, writer = await asyncio.open_connection(host, port)
-            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")    # and never the rest
+            writer.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n")    # and never the rest
             await writer.drain()
             return reader, writer
 
