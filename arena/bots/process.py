@@ -26,6 +26,9 @@ ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
 NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each line's end
+#: a line that names an error: "Error: Cannot find module", "TypeError: x",
+#: "Exception in thread "main" java.lang.IllegalStateException: x", "error: the bot failed"
+_ERROR = re.compile(r"(error|exception)\b.*:", re.IGNORECASE)
 
 
 #: A bot's logs in one folder (the files of all its processes there) are kept within this
@@ -234,9 +237,18 @@ class BotProcess:
     def stderr_note(self) -> str:
         """``"; stderr: "`` and the last lines of its output on one line, or ``""``: the
         end of each, NOTE_LINE characters at most (a bot that floods its stderr with one
-        long line made a verdict, and the line saying it retired, 2,600 characters long)."""
+        long line made a verdict, and the line saying it retired, 2,600 characters long).
+        Where none of them names an error and an earlier line does, that line comes first:
+        Node.js (and Java) print the error, then its stack, and Node its version last
+        (`} | | Node.js v20.20.2` said nothing of "Cannot find module")."""
+        lines = list(self.stderr_tail)
+        shown = lines[-3:]
+        if not any(_ERROR.search(line) for line in shown):
+            named = next((line for line in lines[:-3] if _ERROR.search(line)), None)
+            if named is not None:
+                shown = [named, "…", *shown]
         tail = " | ".join(line if len(line) <= NOTE_LINE else "…" + line[1 - NOTE_LINE:]
-                          for line in list(self.stderr_tail)[-3:])
+                          for line in shown)
         return f"; stderr: {tail}" if tail else ""
 
     def peak_memory_mb(self) -> float | None:

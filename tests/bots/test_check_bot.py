@@ -150,3 +150,40 @@ def test_answers_after_a_time_out_are_the_time_out_s_fault_not_the_turn_ids(tmp_
     own = checks["own turns"]
     assert own.passed, own.detail
     assert "came after their turn had timed out" in own.detail and "stale_turn" in own.detail
+
+
+#: what Node.js prints of an uncaught error, as a hosted Node bot whose SDK is not found
+#: printed it: the error, its stack, and Node's version last
+NODE_ERROR = """node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module '../../clients/node'
+Require stack:
+- /bot/bot.js
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at Module._load (node:internal/modules/cjs/loader:1051:27)
+    at Module.require (node:internal/modules/cjs/loader:1311:19)
+    at require (node:internal/modules/helpers:179:18)
+    at Object.<anonymous> (/bot/bot.js:3:13)
+    at node:internal/main/run_main_module:28:49 {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: [ '/bot/bot.js' ]
+}
+
+Node.js v20.20.2
+"""
+
+
+def test_a_bot_that_fails_at_start_is_told_its_error_line_not_only_its_last(tmp_path, mark):
+    """The last 3 lines of a Node.js error are its stack's end and Node's version: the
+    check said `} | Node.js v20.20.2`, never "Cannot find module"."""
+    folder = tmp_path / "nodeish"
+    folder.mkdir()
+    (folder / "fail.py").write_text(f"import sys\nsys.stderr.write({NODE_ERROR!r})\nsys.exit(1)\n")
+    (folder / "bot.toml").write_text('name = "nodeish"\ncommand = ["{python}", "fail.py"]\n')
+    proc = check_bot(mark, folder)
+    hello = lines(proc)["hello"]
+    assert hello.startswith("FAIL hello: ")
+    assert "stderr: Error: Cannot find module '../../clients/node' | … | " in hello, hello
+    assert hello.count("Node.js v20.20.2") == 1
