@@ -72,6 +72,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         f"matches, those seated last; the others are stopped, and started "
                         f"again when next seated (default: {WARM}; each is a sandbox and an "
                         f"interpreter, about 40 MB for a Python bot)")
+    p.add_argument("--ladder-rest", type=float, default=0.0, metavar="SECONDS",
+                   help="how long a bot rests after each ladder match before it is seated "
+                        "again (default: 0, the ladder plays as fast as the bots and "
+                        "--ladder-concurrency allow; a day's matches and the database grow "
+                        "with it)")
     p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
                    help="time per move (default: 1)")
     p.add_argument("--bank", type=float, default=10.0, metavar="SECONDS",
@@ -152,7 +157,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError("--ladder-warm must be at least 0")
     if not 0 <= args.spectator_delay <= MAX_DELAY_TURNS:
         raise ConfigError(f"--spectator-delay must be from 0 to {MAX_DELAY_TURNS:,} (turns)")
-    for flag in ("absent_after", "reconnect_grace"):
+    for flag in ("absent_after", "reconnect_grace", "ladder_rest"):
         if not 0 <= getattr(args, flag) < math.inf:
             raise ConfigError(f"--{flag.replace('_', '-')} must be at least 0 (finite seconds)")
     tls = None
@@ -177,7 +182,8 @@ def run_serve(args: argparse.Namespace) -> int:
                            watch=args.watch, spectator_delay=args.spectator_delay,
                            executor=args.executor, executor_address=args.ray_address,
                            ladder_concurrency=args.ladder_concurrency,
-                           ladder_warm=args.ladder_warm, data_dir=args.data)
+                           ladder_warm=args.ladder_warm, ladder_rest=args.ladder_rest,
+                           data_dir=args.data)
     with joined(args.executor, args.ray_address):   # before the server's threads start
         return asyncio.run(_serve(args.db, options, args.web))
 

@@ -64,6 +64,7 @@ class ServeOptions:
     executor_address: str | None = None         # its cluster (ray)
     ladder_concurrency: int = 1
     ladder_warm: int = ladder_module.WARM       # hosted bots' processes kept between matches
+    ladder_rest: float = 0.0                    # seconds a bot rests after a ladder match
     data_dir: Path | None = None                # hosted bots' folders and logs (None: data_dir_for)
 
 
@@ -146,7 +147,7 @@ class ArenaServer:
             app.ladder = Ladder(store, app.registry, app.referee, options.table_size,
                                 options.move_ms, options.bank_ms, options.ladder_concurrency,
                                 grace=options.reconnect_grace, hub=app.hub,
-                                warm=options.ladder_warm)
+                                warm=options.ladder_warm, rest=options.ladder_rest)
             app._ladder_task = asyncio.create_task(app.ladder.run())
             app._ladder_task.add_done_callback(_said_if_failed)
         return app

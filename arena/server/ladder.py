@@ -62,7 +62,7 @@ class Ladder:
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
                  table_size: int = 2, move_ms: int = 1000, bank_ms: int = 10_000,
                  concurrency: int = 1, ruleset: str = "modern", grace: float = 10.0,
-                 hub: SpectatorHub | None = None, warm: int = WARM) -> None:
+                 hub: SpectatorHub | None = None, warm: int = WARM, rest: float = 0.0) -> None:
         self.store = store
         self.hub = hub
         self.grace = grace
@@ -99,6 +99,10 @@ class Ladder:
         self.playing: set[str] = set()
         self.faults_in_a_row: Counter[str] = Counter()  # matches ending in a wait on it
         self.benched: dict[str, float] = {}              # bot -> until when it sits out
+        #: seconds a bot rests after each of its ladder matches (0: it may be seated again
+        #: at once, and a few bots play flat out: 19,000 matches in 8 minutes for 4 bots)
+        self.rest = rest
+        self.resting: dict[str, float] = {}              # bot -> until when it rests
         self._wake = asyncio.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
 
@@ -178,7 +182,8 @@ class Ladder:
         out = []
         now = time.monotonic()
         for bot in self.registry.active():
-            if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now:
+            if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now \
+                    or self.resting.get(bot.display, 0.0) > now:
                 continue
             if bot.kind == "remote":
                 seats = self.registry.remote.get(bot.display)
@@ -267,6 +272,10 @@ class Ladder:
             for p, s in leased:
                 p.release(s, None)
             self.playing.difference_update(names)
+            if self.rest > 0:
+                until = time.monotonic() + self.rest
+                self.resting.update((name, until) for name in names)
+                asyncio.get_running_loop().call_later(self.rest, self._wake.set)
             self._cool()
             self._wake.set()
 
