@@ -40,6 +40,10 @@ def port_out_of_range(address: str) -> bool:
         return False     # not a number: gRPC itself refuses it
 
 
+#: The longest path a unix socket may have (Linux's sun_path: 108 bytes with its NUL).
+MAX_SOCKET_PATH = 107
+
+
 def listen_problem(address: str) -> str | None:
     """Why a server cannot listen on ``address`` (HOST:PORT), or None if it may. Found by
     binding a socket of our own: gRPC says only that it failed, after logging the reason
@@ -47,8 +51,14 @@ def listen_problem(address: str) -> str | None:
     if address.startswith("unix-abstract:"):
         return None                 # a name in the kernel's namespace: no folder to check
     if address.startswith("unix:"):
-        folder = os.path.dirname(address[len("unix:"):]) or "."
-        return None if os.path.isdir(folder) else f"there is no folder {folder}"
+        path = address[len("unix:"):]
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            return f"there is no folder {folder}"
+        if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+            return (f"a unix socket's path has at most {MAX_SOCKET_PATH} bytes; this one has "
+                    f"{len(os.fsencode(path))}")
+        return None
     host, colon, port = address.rpartition(":")
     if not colon or not host:
         return "not HOST:PORT"

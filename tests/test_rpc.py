@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import tempfile
 
 import pytest
 from ono99.transport import grpc
@@ -128,4 +130,15 @@ def test_a_port_past_65535_is_out_of_range(address, out):
 def test_the_addresses_grpc_listens_on_are_not_refused_before_it(address, tmp_path):
     """listen_problem checks an address before gRPC is given it: it must pass every form
     gRPC itself takes (a unix-abstract name has no folder, nor port)."""
-    assert listen_problem(address.format(tmp=tmp_path)) is None
+    short = tempfile.mkdtemp(prefix="t-", dir="/tmp")   # a socket's path fits, whatever TMPDIR
+    try:
+        assert listen_problem(address.format(tmp=short)) is None
+    finally:
+        os.rmdir(short)
+
+
+def test_a_unix_socket_path_too_long_is_refused_before_grpc(tmp_path):
+    """gRPC only logs it ("Path name should not have more than 107 characters") and fails."""
+    path = f"/tmp/{'x' * 110}.sock"
+    assert listen_problem(f"unix:{path}") == ("a unix socket's path has at most 107 bytes; "
+                                              f"this one has {len(path)}")

@@ -15,7 +15,7 @@ from ono99.v1 import referee_pb2_grpc
 from arena import files
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena.rpc import RejectUnparsable, add_port, listen_problem
+from arena.rpc import MAX_SOCKET_PATH, RejectUnparsable, add_port, listen_problem
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -27,8 +27,6 @@ HANDSHAKE_TIMEOUT_MS = 5000
 MAX_CONNECTIONS = 2000
 #: The largest message sent: an organiser's answers (lists of bots, standings) grow.
 MAX_SEND = 16 * 2**20
-#: The longest path a unix socket may have (Linux's sun_path: 108 bytes with its NUL).
-MAX_SOCKET_PATH = 107
 
 
 def socket_folder() -> str:
