@@ -190,6 +190,16 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _netloc(text: str, hostname: bool = False) -> str:
+    """``HOST[:PORT]`` of a header, lowered (its host name alone with ``hostname``); ""
+    for what is none (``[::1`` made urlsplit raise: a 500)."""
+    try:
+        parts = urlsplit("//" + text.strip())
+        return (parts.hostname or "") if hostname else parts.netloc.lower()
+    except ValueError:
+        return ""
+
+
 def _guard(names: Names | None):
     """Refuse (403) a request whose ``Host`` names another site (``names``), and a
     WebSocket or an upload that a page of another site (``Origin``) opened: no page but
@@ -199,7 +209,7 @@ def _guard(names: Names | None):
     async def guard(request: web.Request, handler):
         host = request.headers.get("Host")
         if host is not None and names is not None:
-            name = urlsplit("//" + host).hostname or ""
+            name = _netloc(host, hostname=True)
             if name not in names:
                 return web.json_response(
                     {"error": f"this viewer answers to its own address and localhost, not to "
@@ -210,7 +220,7 @@ def _guard(names: Names | None):
             origin = request.headers.get("Origin")
             mine = {h.strip().lower() for h in (host, request.headers.get("X-Forwarded-Host"))
                     if h is not None}
-            if origin is not None and urlsplit(origin).netloc.lower() not in mine:
+            if origin is not None and _netloc(origin.partition("://")[2]) not in mine:
                 return web.json_response(
                     {"error": f"a page of another site ({printable(origin)}) may not open the "
                               "viewer's streams or send it files"}, status=403)

@@ -181,6 +181,7 @@ def test_a_page_of_another_site_cannot_use_the_viewer_through_a_visitor_s_browse
     assert status == 403 and "not to 'evil.example'" in json.loads(body)["error"]
     for name in ("localhost", "127.0.0.1", "arena.localhost"):
         assert get(arena, "/api/matches", headers={"Host": f"{name}:{port}"})[0] == 200, name
+    assert get(arena, "/api/matches", headers={"Host": "[::1"})[0] == 403   # not a 500
 
     async def socket(origin: str) -> int:
         async with aiohttp.ClientSession() as session:
