@@ -3,7 +3,9 @@
 import fcntl
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,20 @@ from support.processes import bot_env_names, mark  # noqa: F401 (mark: a fixture
 from support.requirements import missing
 
 NODE_SDK = Path(__file__).resolve().parents[1] / "clients" / "node"
+
+# Unix sockets have paths of at most 107 bytes, and the suite makes them in its temporary
+# folders (pytest's, its bots', a Ray node's session: 66 bytes below the temporary folder).
+# Under a temporary folder deeper than SHORT_TMP, the whole run (this process and the
+# ones it starts) uses one of its own in /tmp. The arena itself copes with a deep one:
+# tests/referee/test_servicer_limits.py and tests/test_rpc.py try it.
+SHORT_TMP = 40
+if len(tempfile.gettempdir()) > SHORT_TMP:
+    short = f"/tmp/ono99-tests-{os.getuid()}"
+    os.makedirs(short, mode=0o700, exist_ok=True)
+    held = os.lstat(short)
+    if not stat.S_ISDIR(held.st_mode) or held.st_uid != os.getuid() or held.st_mode & 0o077:
+        short = tempfile.mkdtemp(prefix="ono99-tests-", dir="/tmp")   # not ours: a fresh one
+    os.environ["TMPDIR"] = tempfile.tempdir = short
 
 # The arena passes a bot none of its own environment but the variables named here: the
 # mark tests find leftover processes by, and the rogue bot's settings (with those the

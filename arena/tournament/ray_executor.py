@@ -33,6 +33,7 @@ import math
 import os
 import signal
 import socket
+import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -46,6 +47,7 @@ from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.listeners import ListenerTap
 from arena.referee.results import MatchResult, MatchSpec
+from arena.rpc import MAX_SOCKET_PATH
 from arena.rules.errors import ConfigError
 from arena.tournament.executor import MAX_ATTEMPTS, Executor, LocalExecutor, ResultSink, process_seats
 from arena.tournament.executors import ExecutorSetup
@@ -386,6 +388,21 @@ _users = 0
 _owned = False
 
 
+#: How far below its temporary folder a local Ray cluster makes its deepest unix socket
+#: (``ray/session_2026-12-05_01-18-49_400215_30751/sockets/plasma_store``).
+RAY_SOCKET_DEPTH = 66
+
+
+def _short_temp() -> dict:
+    """Where a local cluster keeps its sessions: Ray's default ($TMPDIR/ray), unless that
+    is too deep for its sockets (MAX_SOCKET_PATH), then /tmp/ray (Ray's default without
+    TMPDIR). Under a deep TMPDIR, Ray failed to start: "AF_UNIX path length cannot exceed
+    107 bytes"."""
+    if len(os.fsencode(tempfile.gettempdir())) + RAY_SOCKET_DEPTH <= MAX_SOCKET_PATH:
+        return {}
+    return {"_temp_dir": "/tmp/ray"}
+
+
 def connect(address: str | None, num_cpus: int | None = None) -> None:
     """Join the cluster at ``address`` (None: start a local one, of ``num_cpus`` CPUs or
     all of this machine's), unless this process is connected already; :func:`disconnect`
@@ -399,7 +416,8 @@ def connect(address: str | None, num_cpus: int | None = None) -> None:
                 # on this machine (no address would join that one)
                 ray.init(address=address or "local",
                          num_cpus=num_cpus if address is None else None,
-                         include_dashboard=False, log_to_driver=False, configure_logging=False)
+                         include_dashboard=False, log_to_driver=False, configure_logging=False,
+                         **({} if address is not None else _short_temp()))
             except ConnectionError as exc:
                 raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
         _owned = True

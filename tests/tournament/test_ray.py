@@ -206,3 +206,20 @@ def test_the_cli_on_two_nodes_with_results_in_postgresql_matches_a_local_run(
         return [(r["bot"], r["matches"], r["wins"]) for r in json.loads(proc.stdout)["standings"]]
 
     assert standings(postgres_url) == standings(local_db)
+
+
+def test_a_local_cluster_under_a_deep_temporary_folder_starts(tmp_path, mark):
+    """Ray keeps its sessions under $TMPDIR/ray, 66 bytes above its deepest unix socket:
+    under a TMPDIR of 46 bytes it failed to start ("AF_UNIX path length cannot exceed 107
+    bytes"). The arena's own local cluster then keeps them in /tmp/ray."""
+    from support.processes import env_for
+
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena.cli.main", "tournament", *map(str, BOTS[:2]), "--games", "1",
+         "--executor", "ray", "--db", str(tmp_path / "t.db"), "--seed", "3"],
+        cwd=ROOT, env={**env_for(mark), "TMPDIR": str(deep)}, capture_output=True, text=True,
+        timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "saved in" in proc.stdout
