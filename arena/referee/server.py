@@ -27,6 +27,12 @@ HANDSHAKE_TIMEOUT_MS = 5000
 MAX_CONNECTIONS = 2000
 #: The largest message sent: an organiser's answers (lists of bots, standings) grow.
 MAX_SEND = 16 * 2**20
+#: The shortest gap between a client's pings that the referee accepts. gRPC's name for it,
+#: grpc.http2.min_ping_interval_without_data_ms, is the receiving side's limit (by default
+#: 5 minutes): a client pinging more often earns strikes, and past two of them the
+#: connection is cut with a GOAWAY "too_many_pings". The SDKs ping every 10 s, to notice a
+#: connection gone silent, for as long as a bot waits between matches.
+MIN_PING_INTERVAL_MS = 5_000
 
 
 def socket_folder() -> str:
@@ -76,7 +82,7 @@ class RefereeServer:
         server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),
-            ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", MIN_PING_INTERVAL_MS),
             ("grpc.max_receive_message_length", MAX_RECEIVE),
             ("grpc.max_send_message_length", MAX_SEND),
             ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),

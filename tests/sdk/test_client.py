@@ -13,16 +13,18 @@ from pathlib import Path
 
 import pytest
 from ono99.bot import Bot, play, run
-from ono99.bot.client import EXIT_BROKEN, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, SDK
+from ono99.bot.client import (
+    CHANNEL_OPTIONS, EXIT_BROKEN, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, SDK,
+)
 
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.runner import MatchRunner
-from arena.referee.server import RefereeServer
+from arena.referee.server import MIN_PING_INTERVAL_MS, RefereeServer
 from arena.rules.rulesets import make_config
 from arena.referee import lobby
 from support.reconnect import (
-    TOO_MANY_HELLOS,
-    check_too_many_past_the_window, cut_before_welcome, restart, too_many, welcomed,
+    NOTICED_WITHIN, TOO_MANY_HELLOS,
+    check_too_many_past_the_window, cut_before_welcome, restart, stalled, too_many, welcomed,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -347,3 +349,32 @@ def test_a_server_restart_keeps_the_bot_through_shutting_down_refusals():
     assert rc == EXIT_OK, err
     assert "warning: connection to the referee broke" in err
     assert "reconnected to the referee after" in err and "error:" not in err, err
+
+
+# ---------------------------------------------------------------- a silent connection
+
+
+def test_a_silent_connection_is_noticed_and_the_bot_reconnects():
+    """Its connection goes silent, no end closed (a NAT that forgot it, a dead route): the
+    bot's pings go unanswered, it drops the connection and comes back with its resume
+    key. Without pings it waited for its next message forever."""
+    rc, err, took = asyncio.run(stalled())
+    assert took is not None and took < NOTICED_WITHIN, err
+    assert "warning: connection to the referee broke: UNAVAILABLE" in err, err
+    assert "; reconnecting for up to 10 s" in err and "reconnected to the referee after" in err
+    assert rc == EXIT_OK, err
+
+
+def test_a_silent_connection_that_cannot_be_restored_exits_5():
+    rc, err, took = asyncio.run(stalled(reconnect="1", refuse=True))
+    assert took is None
+    assert rc == EXIT_BROKEN, err
+    assert "error: could not reconnect to the referee within 1 s (last: " in err, err
+
+
+def test_the_referee_accepts_the_pings_of_the_sdk():
+    """A client pinging more often than the referee accepts is cut (GOAWAY too_many_pings)
+    after two strikes: an idle bot would lose its connection every half minute."""
+    options = dict(CHANNEL_OPTIONS)
+    assert options["grpc.keepalive_time_ms"] >= MIN_PING_INTERVAL_MS
+    assert options["grpc.http2.max_pings_without_data"] == 0

@@ -1,7 +1,9 @@
 """A TCP relay between a bot and the referee, to break the network on purpose: drop a
 connection (both ends see it), black-hole it (the bot's end closes, the referee's end
-stays open and hears nothing more, as when a route dies), refuse new connections, or hold
-back the referee's replies (a welcome that never arrives)."""
+stays open and hears nothing more, as when a route dies), stall it (both ends stay open
+and nothing more passes either way: no end is told, as when a NAT forgets the
+connection), refuse new connections, or hold back the referee's replies (a welcome that
+never arrives)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class Relay:
         self.withholding = False
         self.links: list[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = []
         self.silent: list[asyncio.StreamWriter] = []   # referee ends left open, kept alive
+        self.stalled: set[asyncio.StreamWriter] = set()   # ends open, nothing written to them
         self.accepted = 0
         self._server: asyncio.Server | None = None
         self._pumps: set[asyncio.Task] = set()
@@ -61,6 +64,15 @@ class Relay:
             self.silent.append(referee)
         self.links.clear()
 
+    def stall(self) -> None:
+        """From now on relay nothing on the connections open, either way, and close none
+        of their ends: what each end sends is read and thrown away. New connections are
+        relayed as usual."""
+        for bot, referee in self.links:
+            self.stalled.update((bot, referee))
+            self.silent.extend((bot, referee))   # closed on exit
+        self.links.clear()
+
     async def _link(self, bot_r: asyncio.StreamReader, bot_w: asyncio.StreamWriter) -> None:
         if self.refusing:
             bot_w.transport.abort()
@@ -73,12 +85,13 @@ class Relay:
             self._pumps.add(task)
             task.add_done_callback(self._pumps.discard)
 
-    @staticmethod
-    async def _pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, OSError):
             while data := await src.read(65536):
                 if dst.transport.is_closing():
                     return
+                if dst in self.stalled:
+                    continue
                 dst.write(data)
                 await dst.drain()
 
@@ -91,7 +104,8 @@ class Relay:
                 frame = header + await src.readexactly(int.from_bytes(header[:3], "big"))
                 if dst.transport.is_closing():
                     return
-                if self.withholding and int.from_bytes(header[5:9], "big") & 0x7FFFFFFF:
+                if dst in self.stalled or (self.withholding
+                                           and int.from_bytes(header[5:9], "big") & 0x7FFFFFFF):
                     continue
                 dst.write(frame)
                 await dst.drain()

@@ -2,7 +2,7 @@
 on TCP, seat 0's bot, any SDK in its own process, behind a relay the test breaks,
 support/proxy.py; seat 1 a Python bot connected directly), between its hello and its
 welcome, or its token is refused as too many for a while; or its server restarts, refusing
-it as shutting down meanwhile."""
+it as shutting down meanwhile; or its connection goes silent, no end told."""
 
 from __future__ import annotations
 
@@ -103,14 +103,15 @@ async def _stop(procs) -> list[str]:
     return [(await p.communicate())[1].decode() for p in procs]
 
 
-async def welcomed(proc: asyncio.subprocess.Process, timeout: float = 10) -> None:
+async def welcomed(proc: asyncio.subprocess.Process, timeout: float = 10) -> str:
     """Read the log of a bot started with ``-v`` (any SDK) up to the welcome it received:
-    only then has it a session to get back."""
+    only then has it a session to get back. Returns what it read."""
     lines = []
     async with asyncio.timeout(timeout):
         while not _welcome_logged(line := (await proc.stderr.readline()).decode()):
             assert line, f"the bot ended before its welcome: {lines}"
             lines.append(line)
+    return "".join(lines) + line
 
 
 def _welcome_logged(line: str) -> bool:
@@ -271,3 +272,45 @@ async def restart(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10")
         await first.stop()
         if second is not None:
             await second.stop()
+
+
+#: the SDKs ping every 10 s and give up on a ping not answered within 10 s: a bot notices a
+#: silent connection 10 to 20 s after it went silent (some seconds more on a loaded machine)
+NOTICED_WITHIN = 30
+
+
+async def stalled(command: Sequence[str] = PYTHON_RANDOM, reconnect: str = "10",
+                  refuse: bool = False):
+    """A welcomed bot, waiting for a match on a real TCP referee, whose connection (through
+    a relay) goes silent, both ends kept open: nothing tells the bot, only its own pings
+    can. With ``refuse`` the relay refuses new connections from then on. The referee says
+    goodbye once the bot is back; a bot not back (nor gone) within NOTICED_WITHIN s and
+    its reconnect window is killed. Returns the bot's exit code, its stderr from its
+    welcome on (it runs with ``-v``), and the seconds from the stall to the bot's next
+    connection through the relay (None if none came)."""
+    server = await RefereeServer.start("tcp")
+    try:
+        async with Relay(server.address) as relay:
+            token = server.lobby.register("far").token
+            proc = await launch(relay.address, token, "--reconnect-timeout", reconnect, "-v",
+                                command=command)
+            await welcomed(proc)
+            relay.stall()
+            relay.refusing = refuse
+            stalled_at = time.monotonic()
+            took, seen = None, ""
+            deadline = stalled_at + NOTICED_WITHIN + float(reconnect)
+            while time.monotonic() < deadline and proc.returncode is None:
+                if relay.accepted > 1:
+                    took = time.monotonic() - stalled_at
+                    seen = await welcomed(proc)   # the referee took its resume key
+                    break
+                await asyncio.sleep(0.1)
+            await server.stop("all done")
+            try:
+                _, err = await asyncio.wait_for(proc.communicate(), 10)
+            except TimeoutError:
+                return None, seen + (await _stop([proc]))[0], took
+            return proc.returncode, seen + err.decode(), took
+    finally:
+        await server.stop()

@@ -51,6 +51,19 @@ _TRANSIENT = frozenset({_TOO_MANY, "REFUSAL_CODE_TOKEN_IN_USE", "REFUSAL_CODE_SH
 _FIRST_PAUSE, _MAX_PAUSE, _JITTER = 0.2, 2.0, 0.2
 _jitter = random.Random()
 
+# A connection whose packets stop arriving (a NAT that forgot it, a route that died) gives
+# no error: without pings the bot waited for its next message forever. gRPC pings the
+# referee every 10 s and drops the connection if no answer comes within 10 s; the bot
+# then reconnects. The referee accepts a ping every 5 s (arena/referee/server.py
+# MIN_PING_INTERVAL_MS), so a bot waiting minutes between matches is not cut for pinging;
+# max_pings_without_data 0: gRPC would stop pinging after two pings with nothing written.
+CHANNEL_OPTIONS = (
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.ping_timeout_ms", 10_000),   # grpcio waits 60 s for a ping's ack otherwise
+    ("grpc.http2.max_pings_without_data", 0),
+)
+
 
 def _env_float(name: str, default: float) -> float:
     value = os.environ.get(name)
@@ -154,8 +167,8 @@ class _Link:
 
     def channel(self) -> grpc.aio.Channel:
         if self.tls is not None and not self.referee.startswith("unix:"):
-            return grpc.aio.secure_channel(self.referee, self.tls)
-        return grpc.aio.insecure_channel(self.referee)
+            return grpc.aio.secure_channel(self.referee, self.tls, CHANNEL_OPTIONS)
+        return grpc.aio.insecure_channel(self.referee, CHANNEL_OPTIONS)
 
 
 async def _session(driver: Driver, link: _Link, connect_timeout: float,
