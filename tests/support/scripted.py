@@ -1,0 +1,86 @@
+"""A scripted referee for the SDKs' tests: a real gRPC server whose every Play stream runs
+a script the test writes (read the bot's messages, send any message, end the stream any
+way), to say what no real referee says (64-bit turn ids, a silent stream, a goodbye and
+an error status at once)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
+
+
+class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
+    """Serves ono99.v1.Referee; each Play stream runs ``script(stream)`` (read/write)."""
+
+    def __init__(self, script) -> None:
+        self.script = script
+        self.done: asyncio.Future | None = None
+
+    async def Play(self, request_iterator, context):
+        stream = Stream(context)
+        try:
+            await self.script(stream)
+            self.done.set_result(None)
+        except asyncio.CancelledError:
+            # gRPC cancels this handler when the bot ends its call: right after a goodbye
+            # that is the bot leaving as it should, even if the goodbye's write had not
+            # completed here yet
+            if not self.done.done():
+                if stream.said_goodbye:
+                    self.done.set_result(None)
+                else:
+                    self.done.set_exception(AssertionError("the bot ended its call early"))
+            raise
+        except BaseException as exc:  # the test reports it, not grpc's logs
+            if not self.done.done():
+                self.done.set_exception(exc)
+            raise
+
+
+class Stream:
+    def __init__(self, context) -> None:
+        self.context = context
+        self.said_goodbye = False
+
+    async def read(self, timeout: float = 5) -> referee_pb2.BotMessage:
+        msg = await asyncio.wait_for(self.context.read(), timeout)
+        assert msg is not grpc.aio.EOF, "the bot closed its stream"
+        return msg
+
+    async def send(self, **kind) -> None:
+        self.said_goodbye = self.said_goodbye or "goodbye" in kind
+        await self.context.write(referee_pb2.RefereeMessage(**kind))
+
+
+async def serve(script, address: str, tls: tuple[bytes, bytes] | None = None):
+    """Serve ``script`` on ``address``; with ``tls`` (PEM key and certificate) over TLS.
+    Returns the server, the servicer and the port bound."""
+    servicer = ScriptedReferee(script)
+    servicer.done = asyncio.get_running_loop().create_future()
+    server = grpc.aio.server()
+    referee_pb2_grpc.add_RefereeServicer_to_server(servicer, server)
+    port = (server.add_secure_port(address, grpc.ssl_server_credentials([tls])) if tls
+            else server.add_insecure_port(address))
+    await server.start()
+    return server, servicer, port
+
+
+def turn(turn_id: int, hand, legal, total=50, owed=1) -> referee_pb2.TurnRequest:
+    """A turn of match m1 for seat 0 of two, holding ``hand``."""
+    view = game_pb2.SeatView(
+        seat=0, hand=hand, total=total, direction=1, to_act=0, owed=owed, draw_size=40,
+        seats=[game_pb2.SeatState(hand_size=4, in_game=True, in_round=True) for _ in range(2)],
+        round=1, dealer=1)
+    return referee_pb2.TurnRequest(match_id="m1", turn_id=turn_id, view=view, legal=legal,
+                                   move_ms=1000, bank_ms=5000)
+
+
+def match_start() -> referee_pb2.MatchStart:
+    """The start of match m1 (modern rules), seat 0 of two, with the largest bot seed."""
+    return referee_pb2.MatchStart(
+        match_id="m1", seat=0, seat_names=["cpp-counter", "other"],
+        rules=game_pb2.Rules(ruleset="modern", seats=2, limit=98,
+                             options={"max_total": "98", "max_plays": "1000"}),
+        time_control=referee_pb2.TimeControl(move_ms=1000, bank_ms=5000), bot_seed=2**64 - 1)
