@@ -1,5 +1,5 @@
-"""The real gRPC client (``ono99.bot.run``/``play``) against real referees: exit codes,
-messages, and a whole session. Bots run as subprocesses (the sample bots' scripts) or in
+"""The real gRPC client (``ono99.bot.run``/``play``) against real referees, and a scripted
+one for what no referee says: exit codes, messages, and a whole session. Bots run as subprocesses (the sample bots' scripts) or in
 threads next to a referee served by the test's own event loop; nothing is mocked."""
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from ono99.bot import Bot, play, run
 from ono99.bot.client import (
     CHANNEL_OPTIONS, EXIT_BROKEN, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, SDK,
 )
+from ono99.transport import grpc
+from ono99.v1 import game_pb2, referee_pb2
 
 from arena.referee.results import MatchSpec, TimeControl
 from arena.referee.runner import MatchRunner
 from arena.referee.server import MIN_PING_INTERVAL_MS, RefereeServer
 from arena.rules.rulesets import make_config
 from arena.referee import lobby
+from support.scripted import Stream, match_start, serve, turn
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, restart, stalled, too_many, welcomed,
@@ -30,6 +33,7 @@ from support.reconnect import (
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOT = ROOT / "bots" / "random" / "bot.py"
 GREEDY_BOT = ROOT / "bots" / "greedy" / "bot.py"
+C = game_pb2.Card
 
 
 def bot_env(**extra: str) -> dict[str, str]:
@@ -378,3 +382,106 @@ def test_the_referee_accepts_the_pings_of_the_sdk():
     options = dict(CHANNEL_OPTIONS)
     assert options["grpc.keepalive_time_ms"] >= MIN_PING_INTERVAL_MS
     assert options["grpc.http2.max_pings_without_data"] == 0
+
+
+# ---------------------------------------------------------------- a scripted referee
+
+# A bot slow in each hook: the referee's last messages and the end of its stream (an error
+# status right after its goodbye) are all there before the bot reads or writes again.
+SLOW_BOT = '''
+import sys, time
+from ono99.bot import Bot, run
+
+class Slow(Bot):
+    name = "slow"
+
+    def choose(self, view):
+        time.sleep(0.5)
+        return view.legal[0]
+
+    def on_match_start(self, match):
+        time.sleep(0.5)
+
+    def on_match_end(self, result, match):
+        print("on_match_end:", result.termination, file=sys.stderr)
+
+raise SystemExit(run(Slow()))
+'''
+
+
+def run_slow_bot(tmp_path, script, *args: str) -> tuple[int, str, float]:
+    """The slow bot against ``script`` on a scripted referee: exit code, stderr, seconds."""
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT)
+    address = f"unix:{tmp_path / 'ref.sock'}"
+
+    async def scenario():
+        server, _, _ = await serve(script, address)
+        try:
+            started = time.monotonic()
+            proc = await start_script(bot, "--referee", address, "--token", "t", *args,
+                                      env=bot_env())
+            try:
+                async with asyncio.timeout(15):
+                    await proc.wait()
+            except TimeoutError:
+                proc.kill()
+                raise AssertionError("the bot did not exit within 15 s: "
+                                     f"{(await proc.stderr.read()).decode()[-1500:]}") from None
+            return proc.returncode, (await proc.stderr.read()).decode(), time.monotonic() - started
+        finally:
+            await server.stop(0)
+
+    return asyncio.run(scenario())
+
+
+async def welcome(stream: Stream) -> None:
+    await stream.read()
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, session_id="s1"))
+
+
+def test_no_welcome_within_the_connect_timeout_breaks_the_stream(tmp_path):
+    """A server that takes the stream and never answers the hello: the bot gives up after
+    its connect timeout as after a broken stream (it waited forever)."""
+    async def silent(stream: Stream):
+        await stream.read()
+        await asyncio.sleep(60)
+
+    rc, err, took = run_slow_bot(tmp_path, silent, "--connect-timeout", "1",
+                                 "--reconnect-timeout", "0")
+    assert rc == EXIT_BROKEN, err[-2000:]
+    assert "error: no welcome from the referee within 1 s of the hello" in err
+    assert took < 5
+
+
+def test_a_goodbye_then_an_error_status_ends_the_bot(tmp_path):
+    """The referee writes its match_end and goodbye and ends the stream with an error at
+    once (as it does after a message it cannot parse): the bot reads them all, though its
+    action could not be written, and exits 0. It lost them, as a broken stream, and
+    reconnected and was welcomed again, for ever."""
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.send(match_start=match_start())
+        await stream.send(turn=turn(7, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
+        await stream.send(match_end=referee_pb2.MatchEnd(match_id="m1", termination="aborted"))
+        await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+        await stream.context.abort(grpc.StatusCode.INVALID_ARGUMENT, "scripted error")
+
+    rc, err, _ = run_slow_bot(tmp_path, script)
+    assert rc == EXIT_OK, err[-2000:]
+    assert "on_match_end: aborted" in err
+    assert "the referee said goodbye: scripted" in err
+
+
+def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_window(tmp_path):
+    """A referee that welcomes the bot and breaks the stream at once, each time: every
+    welcome restarted the reconnect window, and the bot tried for ever."""
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.context.abort(grpc.StatusCode.INTERNAL, "scripted break")
+
+    rc, err, took = run_slow_bot(tmp_path, script, "--reconnect-timeout", "1")
+    assert rc == EXIT_BROKEN, err[-2000:]
+    assert ("error: could not reconnect to the referee within 1 s (last: connection to the "
+            "referee broke: INTERNAL: scripted break)") in err
+    assert took < 5

@@ -175,7 +175,9 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
                    resume_key: str = "", welcomed: Callable[[], None] | None = None) -> None:
     """One connection, played until the referee's goodbye. Raises :class:`_Unreachable`,
     :class:`RefusedError`, or :class:`_Broken` (with what happened). ``welcomed`` is
-    called once the referee has admitted the bot."""
+    called once the referee has admitted the bot. The welcome is awaited for up to
+    ``connect_timeout`` s after the hello: a server that takes the stream and says
+    nothing breaks it, as a dropped connection does (a referee answers at once)."""
     async with link.channel() as channel:
         try:
             async with asyncio.timeout(connect_timeout):
@@ -183,22 +185,33 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
         except TimeoutError:
             raise _Unreachable from None
         call = referee_pb2_grpc.RefereeStub(channel).Play()
+        # read through the iterator, not call.read(): once the call has ended, read()
+        # raises its status at once, dropping what the referee wrote before it (a
+        # match_end, its goodbye) when it ends the stream with an error right after them
+        messages = aiter(call)
         verbose = log.isEnabledFor(logging.DEBUG)
+        writing = True
         try:
             hello = driver.hello(link.token, link.name, SDK, resume_key)
             if verbose:
                 log.debug("-> %s", shown(hello))
             await call.write(hello)
             while not driver.finished:
-                msg = await call.read()
-                if msg is grpc.aio.EOF:
-                    raise _Broken("the referee closed the stream without a goodbye")
+                try:
+                    async with asyncio.timeout(None if driver.welcome else connect_timeout):
+                        msg = await anext(messages)
+                except StopAsyncIteration:
+                    raise _Broken("the referee closed the stream without a goodbye") from None
+                except TimeoutError:
+                    raise _Broken(f"no welcome from the referee within {connect_timeout:g} s "
+                                  f"of the hello") from None
                 if verbose:
                     log.debug("<- %s", shown(msg))
                 for answer in driver.handle(msg):
                     if verbose:
                         log.debug("-> %s", shown(answer))
-                    await call.write(answer)
+                    if writing:
+                        writing = await _sent(call, answer)
                 if welcomed is not None and driver.welcome is not None:
                     welcomed()
                     welcomed = None
@@ -208,6 +221,17 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
                               f"{exc.details()}") from None
         finally:
             call.cancel()
+
+
+async def _sent(call, msg: Message) -> bool:
+    """Write ``msg``; False if the call is over. The referee may have ended it after
+    writing its last messages (a match_end, the goodbye): they are read all the same,
+    and the reading says how the stream ended."""
+    try:
+        await call.write(msg)
+        return True
+    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+        return False
 
 
 def shown(msg: Message) -> str:
@@ -265,7 +289,10 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
     """After ``failure`` (the connection broke, or the referee refused the bot as one of
     too many): connect again, with back-off, for up to ``timeout`` seconds, and play on;
     with the resume key of the session it was welcomed to, if any. An exit code, or how
-    the new connection broke in its turn (it was welcomed: the caller may try again)."""
+    the new connection broke in its turn, after it had played for at least ``timeout``
+    s (the caller may try again, for a new window). A session that breaks sooner after
+    its welcome counts against this window: a referee that welcomes the bot and then
+    fails at once is not tried forever."""
     welcome = driver.welcome
     resume_key = welcome.resume_key if welcome is not None else ""
     again = "reconnecting" if welcome is not None else "trying again"
@@ -274,13 +301,19 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
     started = time.monotonic()
     delay = _FIRST_PAUSE
     last = str(failure)
+    welcomed_at = 0.0
+
+    def welcomed() -> None:
+        nonlocal welcomed_at
+        welcomed_at = time.monotonic()
+        print(f"{'re' if welcome is not None else ''}connected to the referee after "
+              f"{welcomed_at - started:.1f} s", file=sys.stderr)
+
     while (left := timeout - (time.monotonic() - started)) > 0:
         driver.welcome = None
         driver.finished = False
         try:
-            await _session(driver, link, left, resume_key, lambda: print(
-                f"{'re' if welcome is not None else ''}connected to the referee after "
-                f"{time.monotonic() - started:.1f} s", file=sys.stderr))
+            await _session(driver, link, left, resume_key, welcomed)
             return _done(driver)
         except RefusedError as exc:
             if exc.code not in _TRANSIENT:
@@ -291,7 +324,9 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
             last = f"no referee reachable at {link.referee}"
         except _Broken as exc:
             if driver.welcome is not None:
-                return exc
+                if time.monotonic() - welcomed_at >= timeout:
+                    return exc
+                resume_key = driver.welcome.resume_key   # the newest session's place
             last = str(exc)
         pause = delay * _jitter.uniform(1 - _JITTER, 1 + _JITTER)
         await asyncio.sleep(min(pause, max(0.0, timeout - (time.monotonic() - started))))
