@@ -307,6 +307,25 @@ def test_an_unknown_token_goes_out_unspecified_and_a_rejection_recovers():
     assert ref.reject("malformed", referee_pb2.ERROR_CODE_MALFORMED) == "3"
 
 
+@pytest.mark.parametrize("code, retried", [
+    (referee_pb2.ERROR_CODE_NOT_IN_HAND, True),
+    (referee_pb2.ERROR_CODE_ILLEGAL_PLAY, True),
+    (referee_pb2.ERROR_CODE_MALFORMED, True),
+    (referee_pb2.ERROR_CODE_STALE_TURN, False),
+    (referee_pb2.ERROR_CODE_NOT_YOUR_TURN, False),
+    (referee_pb2.ERROR_CODE_UNSPECIFIED, False),
+    (42, False),   # a code newer than this SDK
+])
+def test_only_a_refusal_of_the_card_is_answered_with_another_card(code, retried):
+    """Every refusal counts against the bot: after one of the turn (over, or not its own)
+    any card is refused alike, and sending another wasted one more (they were resent)."""
+    ref = FakeReferee(Recorder("5"))
+    ref.turn(hand=["3", "4", "5", "6"])
+    sent = len(ref.sent)
+    assert (ref.reject("refused", code) is not None) is retried
+    assert len(ref.sent) == sent + retried
+
+
 def test_a_rejection_of_another_turn_is_ignored():
     ref = FakeReferee(Recorder("5"))
     ref.turn(hand=["3", "4", "5", "6"])

@@ -116,6 +116,18 @@ bool Driver::rejected(const v1::ActionRejected& rejected, v1::BotMessage* answer
   std::cerr << "warning: action rejected (" << v1::ErrorCode_Name(rejected.code())
             << "): " << rejected.reason() << '\n';
   if (!open_turn_ || open_turn_->view.turn_id != rejected.turn_id()) return false;
+  // Only a refusal of the card sent may be cured by another card (MALFORMED: no card or an
+  // unknown one; the turn id was the open turn's). NOT_YOUR_TURN and STALE_TURN refuse any
+  // card alike, and each refusal counts against the bot (too many in a match: an ILLEGAL
+  // verdict), so no card is sent again after them, nor after a code this SDK does not know.
+  switch (rejected.code()) {
+    case v1::ERROR_CODE_NOT_IN_HAND:
+    case v1::ERROR_CODE_ILLEGAL_PLAY:
+    case v1::ERROR_CODE_MALFORMED:
+      break;
+    default:
+      return false;
+  }
   std::optional<Card> card = bot_.on_rejected(open_turn_->view, rejected.reason(), open_turn_->tried);
   if (!card) return false;
   open_turn_->tried.insert(*card);

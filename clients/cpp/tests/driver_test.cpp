@@ -247,6 +247,28 @@ void test_refusal() {
   CHECK(driver.finished() && driver.refusal() && driver.refusal()->reason() == "unknown token");
 }
 
+// Every refusal counts against the bot: after one of the turn (over, or not its own) any
+// card is refused alike, and another card sent wasted one more (they were resent).
+void test_only_a_refusal_of_the_card_gets_another_card() {
+  const std::vector<std::pair<int, bool>> cases = {
+      {v1::ERROR_CODE_NOT_IN_HAND, true},   {v1::ERROR_CODE_ILLEGAL_PLAY, true},
+      {v1::ERROR_CODE_MALFORMED, true},     {v1::ERROR_CODE_STALE_TURN, false},
+      {v1::ERROR_CODE_NOT_YOUR_TURN, false}, {v1::ERROR_CODE_UNSPECIFIED, false},
+      {42, false},  // a code newer than this SDK
+  };
+  for (const auto& [code, retried] : cases) {
+    Recorder bot;
+    detail::Driver driver(bot);
+    v1::BotMessage out;
+    driver.handle(match_start("m", 1), &out);
+    CHECK(driver.handle(turn("m", 9), &out));
+    v1::RefereeMessage rejected;
+    rejected.mutable_rejected()->set_turn_id(9);
+    rejected.mutable_rejected()->set_code(static_cast<v1::ErrorCode>(code));
+    CHECK(driver.handle(rejected, &out) == retried);
+  }
+}
+
 void test_random_helpers() {
   Recorder bot;
   bot.random.seed(7);
@@ -274,6 +296,7 @@ int main() {
   test_forfeits_alone_and_together();
   test_a_match_through_the_driver();
   test_refusal();
+  test_only_a_refusal_of_the_card_gets_another_card();
   test_a_reconnection_mid_match();
   test_random_helpers();
   if (failures) {

@@ -18,6 +18,12 @@ const { Random } = require('./random');
 
 const PROTOCOL_VERSION = 1;
 
+// Refusals of the card sent, which another card may cure (malformed: no card or an unknown
+// one; the turn id was the open turn's). not_your_turn and stale_turn refuse any card
+// alike, and each refusal counts against the bot (too many in a match: an ILLEGAL
+// verdict), so no card is sent again after them, nor after a code this SDK does not know.
+const RETRIED_CODES = new Set(['not_in_hand', 'illegal_play', 'malformed']);
+
 /** A logger that drops everything (the default of a Driver built without one). */
 const SILENT = Object.freeze({ debug() {}, warn() {}, error() {} });
 
@@ -172,10 +178,11 @@ class Driver {
   }
 
   async _rejected(rejected) {
-    this.log.warn(`action rejected (${nameOf(ERROR_CODES, rejected.code)}): ${rejected.reason}`);
+    const code = nameOf(ERROR_CODES, rejected.code);
+    this.log.warn(`action rejected (${code}): ${rejected.reason}`);
     const open = this._openTurn;
     // turn ids are compared as the decimal strings they arrive as: exact at any size
-    if (!open || open.turn.turnId !== rejected.turnId) return null;
+    if (!open || open.turn.turnId !== rejected.turnId || !RETRIED_CODES.has(code)) return null;
     const view = new View(open.turn, this.matches.get(open.turn.matchId));
     const card = this.bot.onRejected
       ? await this.bot.onRejected(view, rejected.reason, open.tried)

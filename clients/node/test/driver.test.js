@@ -60,6 +60,21 @@ test('a rejection of another turn id is ignored', async () => {
   assert.equal(await ref.reject('stale'), null);
 });
 
+test('only a refusal of the card is answered with another card', async () => {
+  // every refusal counts against the bot: after one of the turn (over, or not its own) any
+  // card is refused alike, and another card sent wasted one more (they were resent)
+  const codes = {
+    not_in_hand: 2, illegal_play: 3, malformed: 5, not_your_turn: 1, stale_turn: 4, unspecified: 0,
+    newer: 42,
+  };
+  for (const [name, code] of Object.entries(codes)) {
+    const ref = await FakeReferee.start(new Lowest());
+    await ref.turn({ hand: ['7', '8', '9'] });
+    const retried = ['not_in_hand', 'illegal_play', 'malformed'].includes(name);
+    assert.equal(await ref.reject('refused', code), retried ? '8' : null, name);
+  }
+});
+
 test('onRejected may choose the retry, and knows what was tried', async () => {
   const seen = [];
   class Picky extends Lowest {

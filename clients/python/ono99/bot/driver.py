@@ -20,6 +20,13 @@ log = logging.getLogger("ono99.bot")
 
 PROTOCOL_VERSION = 1
 
+# Refusals of the card sent, which another card may cure (MALFORMED: no card or an unknown
+# one; the turn id was the open turn's). NOT_YOUR_TURN and STALE_TURN refuse any card
+# alike, and each refusal counts against the bot (too many in a match: an ILLEGAL
+# verdict), so no card is sent again after them, nor after a code this SDK does not know.
+RETRIED_CODES = frozenset({referee_pb2.ERROR_CODE_NOT_IN_HAND, referee_pb2.ERROR_CODE_ILLEGAL_PLAY,
+                           referee_pb2.ERROR_CODE_MALFORMED})
+
 
 class Driver:
     """Feeds one bot the referee's messages; produces its answers."""
@@ -110,10 +117,14 @@ class Driver:
         return self._action(turn.turn_id, card)
 
     def _rejected(self, rejected: referee_pb2.ActionRejected) -> referee_pb2.BotMessage | None:
-        """The referee refused our action: let the bot try again with a card not yet tried."""
+        """The referee refused our action: if for its card, let the bot try again with a
+        card not yet tried."""
         log.warning("action rejected (%s): %s",
-                    referee_pb2.ErrorCode.Name(rejected.code), rejected.reason)
-        if self._open_turn is None or self._open_turn[0].turn_id != rejected.turn_id:
+                    referee_pb2.ErrorCode.Name(rejected.code)
+                    if rejected.code in referee_pb2.ErrorCode.values() else rejected.code,
+                    rejected.reason)
+        if self._open_turn is None or self._open_turn[0].turn_id != rejected.turn_id \
+                or rejected.code not in RETRIED_CODES:
             return None
         turn, tried = self._open_turn
         match = self.matches.get(turn.match_id)
