@@ -31,8 +31,9 @@ from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.scripted import Stream, match_start, serve, turn
 from support.reconnect import (
-    TOO_MANY_HELLOS,
-    check_too_many_past_the_window, cut_before_welcome, one_match, restart, too_many, welcomed,
+    NOTICED_WITHIN, TOO_MANY_HELLOS,
+    check_too_many_past_the_window, cut_before_welcome, one_match, restart, stalled, too_many,
+    welcomed,
 )
 from support.requirements import missing as missing_tool
 
@@ -217,6 +218,106 @@ def test_echoes_64_bit_turn_ids_retries_after_a_rejection_and_exits_0_on_goodbye
     assert retry.turn_id == 2**64 - 1
     assert retry.card != seen["first"] and retry.card in (C.CARD_3, C.CARD_9, C.CARD_REVERSE)
     assert "action rejected (ERROR_CODE_ILLEGAL_PLAY): scripted refusal" in err
+
+
+def scripted_run(cpp_bot, tmp_path, script, *args: str, timeout: float = 15):
+    """The bot against ``script`` on a scripted referee: exit code, stderr, seconds."""
+    address = f"unix:{tmp_path / 'ref.sock'}"
+
+    async def scenario():
+        server, _, _ = await serve(script, address)
+        try:
+            started = time.monotonic()
+            proc = await start_bot(cpp_bot, "--referee", address, "--token", "t", *args)
+            return (*await finish(proc, timeout), time.monotonic() - started)
+        finally:
+            await server.stop(0)
+
+    return asyncio.run(scenario())
+
+
+async def welcome(stream: Stream) -> None:
+    await stream.read()
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, session_id="s1"))
+
+
+def test_after_a_failed_write_the_match_end_and_goodbye_are_still_read(cpp_bot):
+    """The referee ends the match and the stream while the bot answers (as after too many
+    refused actions): a relay hands the bot the referee's last messages and the stream's
+    end in one burst, so its answers to them cannot be written. The bot reads them all,
+    goodbye included, and exits 0; it threw them away unread, and said "the referee closed
+    the stream without a goodbye", exit 5."""
+    cards = [C.CARD_1, C.CARD_2, C.CARD_3, C.CARD_4, C.CARD_5, C.CARD_6, C.CARD_7, C.CARD_8]
+
+    async def scenario():
+        relay = None
+
+        async def script(stream: Stream):
+            await welcome(stream)
+            await stream.send(match_start=match_start())
+            await stream.send(turn=turn(1, cards, cards))
+            await stream.read()
+            relay.holding = True
+            for _ in cards[1:]:   # each asks the bot for another card
+                await stream.send(rejected=referee_pb2.ActionRejected(
+                    turn_id=1, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason="scripted"))
+            await stream.send(match_end=referee_pb2.MatchEnd(match_id="m1",
+                                                             termination="aborted"))
+            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+            asyncio.get_running_loop().call_later(0.3, relay.release)
+            await stream.context.abort(grpc.StatusCode.INVALID_ARGUMENT, "scripted end")
+
+        server, _, port = await serve(script, "127.0.0.1:0")
+        try:
+            async with Relay(f"127.0.0.1:{port}") as relay:
+                proc = await start_bot(cpp_bot, "--referee", relay.address, "--token", "t",
+                                       "--reconnect-timeout", "0")
+                return await finish(proc)
+        finally:
+            await server.stop(0)
+
+    rc, err = asyncio.run(scenario())
+    assert rc == 0, err
+    assert "without a goodbye" not in err
+
+
+def test_no_welcome_within_the_connect_timeout_breaks_the_stream(cpp_bot, tmp_path):
+    """A server that takes the stream and never answers the hello: the bot gives up after
+    its connect timeout, as after a broken stream (it waited forever)."""
+    async def silent(stream: Stream):
+        await stream.read()
+        await asyncio.sleep(60)
+
+    rc, err, took = scripted_run(cpp_bot, tmp_path, silent, "--connect-timeout", "1",
+                                 "--reconnect-timeout", "0")
+    assert rc == 5, err
+    assert "error: no welcome from the referee within 1 s of the hello" in err
+    assert took < 5
+
+
+def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_window(cpp_bot,
+                                                                                    tmp_path):
+    """A referee that welcomes the bot and breaks the stream at once, each time: every
+    welcome restarted the reconnect window, and the bot tried forever."""
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.context.abort(grpc.StatusCode.INTERNAL, "scripted break")
+
+    rc, err, took = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "1")
+    assert rc == 5, err[-2000:]
+    assert ("error: could not reconnect to the referee within 1 s (last: connection to the "
+            "referee broke: INTERNAL: scripted break)") in err
+    assert took < 5
+
+
+def test_a_silent_connection_is_noticed_and_the_bot_reconnects(cpp_bot):
+    """Its connection goes silent, no end closed: the bot's pings go unanswered, it drops
+    the connection and comes back with its resume key (it waited forever)."""
+    rc, err, took = asyncio.run(stalled(command=[str(cpp_bot / BINARY_NAME)]))
+    assert took is not None and took < NOTICED_WITHIN, err
+    assert "warning: connection to the referee broke: UNAVAILABLE" in err, err
+    assert "reconnected to the referee after" in err
+    assert rc == 0, err
 
 
 def test_a_stream_that_ends_without_goodbye_exits_5(cpp_bot, tmp_path):

@@ -2,8 +2,8 @@
 connection (both ends see it), black-hole it (the bot's end closes, the referee's end
 stays open and hears nothing more, as when a route dies), stall it (both ends stay open
 and nothing more passes either way: no end is told, as when a NAT forgets the
-connection), refuse new connections, or hold back the referee's replies (a welcome that
-never arrives)."""
+connection), refuse new connections, hold back the referee's replies (a welcome that
+never arrives), or hold them to relay them in one burst."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ class Relay:
         self.links: list[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = []
         self.silent: list[asyncio.StreamWriter] = []   # referee ends left open, kept alive
         self.stalled: set[asyncio.StreamWriter] = set()   # ends open, nothing written to them
+        #: while set, what the referee sends is kept, to be relayed at once by release():
+        #: the bot then reads a burst of messages and the stream's end together
+        self.holding = False
+        self._held: dict[asyncio.StreamWriter, list[bytes]] = {}
         self.accepted = 0
         self._server: asyncio.Server | None = None
         self._pumps: set[asyncio.Task] = set()
@@ -73,6 +77,14 @@ class Relay:
             self.silent.extend((bot, referee))   # closed on exit
         self.links.clear()
 
+    def release(self) -> None:
+        """Relay what was held, each connection's in one write, and stop holding."""
+        self.holding = False
+        for dst, frames in self._held.items():
+            if not dst.transport.is_closing():
+                dst.write(b"".join(frames))
+        self._held.clear()
+
     async def _link(self, bot_r: asyncio.StreamReader, bot_w: asyncio.StreamWriter) -> None:
         if self.refusing:
             bot_w.transport.abort()
@@ -106,6 +118,9 @@ class Relay:
                     return
                 if dst in self.stalled or (self.withholding
                                            and int.from_bytes(header[5:9], "big") & 0x7FFFFFFF):
+                    continue
+                if self.holding:
+                    self._held.setdefault(dst, []).append(frame)
                     continue
                 dst.write(frame)
                 await dst.drain()

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -225,15 +227,56 @@ struct SessionEnd {
                              // referee sent is final
 };
 
+// Cancels a call (a gRPC context) unless settle() is called within a time limit. A
+// synchronous Read cannot be given a deadline of its own, so a thread of its own waits.
+class Watchdog {
+ public:
+  Watchdog(grpc::ClientContext& context, double seconds)
+      : thread_([this, &context, seconds] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (!settled_changed_.wait_for(lock, std::chrono::duration<double>(seconds),
+                                         [this] { return settled_; })) {
+            fired_ = true;
+            context.TryCancel();
+          }
+        }) {}
+  ~Watchdog() {
+    settle();
+    thread_.join();
+  }
+  void settle() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      settled_ = true;
+    }
+    settled_changed_.notify_all();
+  }
+  bool fired() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable settled_changed_;
+  bool settled_ = false;
+  bool fired_ = false;
+  std::thread thread_;  // last: it starts once the rest is ready
+};
+
 // One Play stream on `channel`: hello, then answer every message until goodbye. Calls
-// `on_welcome` when the referee accepts the hello.
+// `on_welcome` when the referee accepts the hello. The referee's first message (its
+// welcome, or a refusal) is awaited for up to `welcome_timeout` seconds: a referee answers
+// at once, and a server that takes the stream and says nothing must not hold the bot.
 SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Driver& driver,
                        const Options& options, const std::string& resume_key,
-                       const std::string& who, const std::function<void()>& on_welcome) {
+                       const std::string& who, double welcome_timeout,
+                       const std::function<void()>& on_welcome) {
   auto stub = v1::Referee::NewStub(channel);
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<v1::BotMessage, v1::RefereeMessage>> stream =
       stub->Play(&context);
+  Watchdog no_welcome(context, welcome_timeout);
 
   // Ends the call without waiting for the referee: after a goodbye or a refusal it closes
   // the stream anyway, and after a failure of our own there is nothing left to say.
@@ -244,14 +287,18 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
 
   v1::BotMessage out = driver.hello(options.token, options.name, sdk_name(), resume_key);
   if (options.verbose) log_message(who, "->", shown(out));
+  // A failed write means the call is over, but what the referee wrote before it ended (a
+  // match_end, its goodbye) is still to be read: it goes to the driver all the same, and
+  // the reading ends with how the stream ended.
   bool writable = stream->Write(out);
   v1::RefereeMessage in;
   try {
-    while (writable && !driver.finished() && stream->Read(&in)) {
+    while (!driver.finished() && stream->Read(&in)) {
+      no_welcome.settle();
       if (options.verbose) log_message(who, "<-", shown(in));
       const bool answered = driver.handle(in, &out);
       if (in.has_welcome()) on_welcome();
-      if (answered) {
+      if (answered && writable) {
         if (options.verbose) log_message(who, "->", shown(out));
         writable = stream->Write(out);
       }
@@ -282,15 +329,15 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
     cancel();
     return {};
   }
-  // The stream ended, or a write failed, before a goodbye: Finish() tells why.
-  // A failed write means the call is over; what is left to read arrives at once, and
-  // Finish() wants it read first.
-  if (!writable) {
-    while (stream->Read(&in)) {
-    }
-  }
+  // The stream ended before a goodbye: Finish() tells why.
   const grpc::Status status = stream->Finish();
   const bool welcomed = driver.welcome().has_value();
+  if (no_welcome.fired()) {
+    return {kExitBroken,
+            "no welcome from the referee within " + seconds_text(welcome_timeout) +
+                " s of the hello",
+            welcomed, true, true};
+  }
   if (status.ok()) {
     return {kExitBroken, "the referee closed the stream without a goodbye", welcomed, true, true};
   }
@@ -399,6 +446,16 @@ int play(Bot& bot, const Options& options) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // A connection whose packets stop arriving (a NAT that forgot it, a route that died)
+  // gives no error: without pings the bot waited for its next message forever. gRPC pings
+  // the referee every 10 s and drops the connection if no answer comes within 10 s; the bot
+  // then reconnects. The referee accepts a ping every 5 s (arena/referee/server.py
+  // MIN_PING_INTERVAL_MS), so a bot waiting minutes between matches is not cut for pinging;
+  // max pings without data 0: gRPC would stop pinging after two pings with nothing written.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt("grpc.http2.ping_timeout_ms", 10000);  // newer gRPCs wait 60 s for an ack else
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   detail::Driver driver(bot);
 
   // While reconnecting: since when, the next pause, the last try's failure (if it got that
@@ -413,6 +470,12 @@ int play(Bot& bot, const Options& options) {
     int exit;
   };
   std::optional<Lost> lost;
+  // When the reconnect window of the last welcome began (none: it was the first
+  // connection's). A session that breaks sooner than the window's length after its welcome
+  // counts against the same window: a referee that welcomes the bot and fails at once is
+  // not tried forever, as when each welcome restarted the window.
+  std::optional<std::chrono::steady_clock::time_point> window;
+  std::chrono::steady_clock::time_point welcomed_at;
   for (;;) {
     auto channel = grpc::CreateCustomChannel(options.referee, credentials, args);
     const double wait =
@@ -432,16 +495,23 @@ int play(Bot& bot, const Options& options) {
       return lost->exit;
     }
     const std::string resume_key = lost ? lost->resume_key : "";
-    const SessionEnd end = run_session(channel, driver, options, resume_key, who, [&] {
+    const SessionEnd end = run_session(channel, driver, options, resume_key, who, wait, [&] {
+      welcomed_at = std::chrono::steady_clock::now();
       if (!lost) return;
       std::ostringstream took;
       took << std::fixed << std::setprecision(1) << seconds_since(lost->since);
       std::cerr << (lost->welcomed ? "re" : "") << "connected to the referee after " << took.str()
                 << " s\n";
+      window = lost->since;
       lost.reset();
     });
     if (end.exit == kExitOk) return kExitOk;
-    if (end.exit == kExitBroken && end.welcomed && options.reconnect_timeout > 0) {
+    if (end.exit == kExitBroken && end.welcomed && options.reconnect_timeout > 0 && window &&
+        seconds_since(welcomed_at) < options.reconnect_timeout) {
+      // broke soon after a welcome in a reconnect window: the same window goes on
+      lost = Lost{*window, kFirstReconnectPause, end.error, driver.welcome()->resume_key(), true,
+                  kExitBroken};
+    } else if (end.exit == kExitBroken && end.welcomed && options.reconnect_timeout > 0) {
       // the stream we played on broke
       std::cerr << "warning: " << end.error << "; reconnecting for up to "
                 << seconds_text(options.reconnect_timeout) << " s\n";
