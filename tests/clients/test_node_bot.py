@@ -15,7 +15,7 @@ import pytest
 from support.matches import BOTS, RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.reconnect import (
-    TOO_MANY_HELLOS, cut_before_welcome, one_match, restart, too_many,
+    NOTICED_WITHIN, TOO_MANY_HELLOS, cut_before_welcome, one_match, restart, stalled, too_many,
 )
 
 from arena.referee import lobby
@@ -172,3 +172,14 @@ def test_a_server_restart_keeps_the_bot_through_shutting_down_refusals(node):
     assert rc == 0, err
     assert "; reconnecting for up to 10 s" in err
     assert "reconnected to the referee after" in err and "error:" not in err, err
+
+
+def test_a_silent_connection_is_noticed_and_the_bot_reconnects(node):
+    """Its connection goes silent, no end closed (a NAT that forgot it): node-counter's
+    pings go unanswered, it drops the connection and comes back with its resume key (it
+    waited forever)."""
+    rc, err, took = asyncio.run(stalled(command=[node, str(NODE_COUNTER / "bot.js")]))
+    assert took is not None and took < NOTICED_WITHIN, err
+    assert "warning: connection to the referee broke: UNAVAILABLE" in err, err
+    assert "reconnected to the referee after" in err
+    assert rc == 0, err

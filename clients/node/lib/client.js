@@ -43,9 +43,16 @@ const TRANSIENT_WHILE_RECONNECTING = new Set(['token_in_use', 'shutting_down']);
 
 // A referee started after its bot (or restarting) is found within a second: grpc's
 // default backoff grows to minutes between attempts, longer than any connect timeout.
+// A connection whose packets stop arriving (a NAT that forgot it, a route that died) gives
+// no error: without pings the bot waited for its next message forever. grpc pings the
+// referee every 10 s and drops the connection if no answer comes within 10 s; the bot then
+// reconnects. The referee accepts a ping every 5 s (arena/referee/server.py
+// MIN_PING_INTERVAL_MS), so a bot waiting minutes between matches is not cut for pinging.
 const CHANNEL_OPTIONS = Object.freeze({
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.keepalive_time_ms': 10000,
+  'grpc.keepalive_timeout_ms': 10000,
 });
 
 const USAGE = `usage: node bot.js [--referee ADDR] [--token TOKEN] [--name NAME]
@@ -168,9 +175,18 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
   try {
     return await play(bot, { ...args, stderr, protoDir: options.protoDir });
   } catch (err) {
-    stderr.write(`error: the bot failed: ${err && err.stack ? err.stack : err}\n`);
+    // the stack, then what failed on one line, last: the arena's verdict on a bot shows
+    // the last 3 lines of its stderr, which were stack frames
+    if (err && err.stack) stderr.write(`${err.stack}\n`);
+    stderr.write(`error: the bot failed: ${oneLine(err)}\n`);
     return EXIT.BOT_ERROR;
   }
+}
+
+/** An error as "Name: message" on one line (its message's first line). */
+function oneLine(err) {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.split('\n')[0];
 }
 
 /**
@@ -220,6 +236,12 @@ async function play(bot, {
   // far), resumeKey (the broken session's, to take its place; '' if none was welcomed),
   // welcomed (a session was), exit (the code to give up with)}.
   let lost = null;
+  // When the reconnect window of the last welcome began (null: it was the first
+  // connection's). A session that breaks sooner than the window's length after its welcome
+  // counts against the same window: a referee that welcomes the bot and fails at once is
+  // not tried forever, as when each welcome restarted the window.
+  let window = null;
+  let welcomedAt = 0;
   for (;;) {
     let client;
     try {
@@ -243,10 +265,12 @@ async function play(bot, {
         return lost.exit;
       }
       const hello = driver.hello(token, name, SDK, lost ? lost.resumeKey : '');
-      end = await session(client, protocol, driver, hello, () => {
+      end = await session(client, protocol, driver, hello, Math.max(wait, 0), () => {
+        welcomedAt = Date.now();
         if (lost) {
           say(`${lost.welcomed ? 're' : ''}connected to the referee after ` +
             `${secondsSince(lost.since).toFixed(1)} s`);
+          window = lost.since;
         }
         lost = null;
       });
@@ -254,7 +278,14 @@ async function play(bot, {
       client.close();
     }
     if (end.exit === EXIT.OK) return EXIT.OK;
-    if (end.welcomed && reconnectTimeout > 0) {  // the stream we played on broke
+    if (end.welcomed && reconnectTimeout > 0 && window !== null &&
+        secondsSince(welcomedAt) < reconnectTimeout) {
+      // broke soon after a welcome in a reconnect window: the same window goes on
+      lost = {
+        since: window, pause: RECONNECT_BACKOFF.first, last: end.error,
+        resumeKey: driver.welcome.resumeKey, welcomed: true, exit: EXIT.BROKEN,
+      };
+    } else if (end.welcomed && reconnectTimeout > 0) {  // the stream we played on broke
       say(`warning: ${end.error}; reconnecting for up to ${reconnectTimeout} s`);
       lost = {
         since: Date.now(), pause: RECONNECT_BACKOFF.first, last: null,
@@ -330,7 +361,9 @@ function sleep(ms) {
 
 /**
  * One Play stream: `hello`, then answer every message until goodbye. Calls `onWelcome` when
- * the referee accepts the hello. Resolves to how it ended: {exit: EXIT.OK} after goodbye,
+ * the referee accepts the hello. The referee's first message (its welcome, or a refusal)
+ * is awaited for up to `welcomeTimeout` seconds: a referee answers at once, and a server
+ * that takes the stream and says nothing must not hold the bot. Resolves to how it ended: {exit: EXIT.OK} after goodbye,
  * else {exit, error (what to report), welcomed, retry (worth another try while
  * reconnecting: a broken stream, the token still in use, the referee shutting down, or
  * too many bots at once),
@@ -338,8 +371,13 @@ function sleep(ms) {
  * many bots at once; any other refusal the referee sent is final)}. Rejects with the
  * bot's error.
  */
-async function session(client, protocol, driver, hello, onWelcome) {
+async function session(client, protocol, driver, hello, welcomeTimeout, onWelcome) {
   const call = client.Play();
+  let noWelcome = false;
+  const watchdog = setTimeout(() => {
+    noWelcome = true;
+    call.cancel();
+  }, welcomeTimeout * 1000);
   // Stream errors are read through the iterator below; this listener only keeps one that
   // comes after we stopped reading (e.g. from cancel()) from crashing the process.
   call.on('error', () => {});
@@ -357,6 +395,13 @@ async function session(client, protocol, driver, hello, onWelcome) {
       try {
         next = await messages.next();
       } catch (err) {  // the stream ended with an error status before the goodbye
+        if (noWelcome) {
+          return {
+            exit: EXIT.BROKEN,
+            error: `no welcome from the referee within ${welcomeTimeout} s of the hello`,
+            welcomed: false, retry: true, firstRetry: true,
+          };
+        }
         return {
           exit: EXIT.BROKEN,
           error: `connection to the referee broke: ${status[err.code] || err.code}: ${err.details ?? err.message}`,
@@ -365,6 +410,7 @@ async function session(client, protocol, driver, hello, onWelcome) {
           firstRetry: true,
         };
       }
+      clearTimeout(watchdog);
       if (next.done) break;
       if (log.debugging) log.debug(`received ${shown(next.value)}`);
       const answers = await driver.handle(next.value);
@@ -381,6 +427,7 @@ async function session(client, protocol, driver, hello, onWelcome) {
     }
     throw err;  // the bot's own code failed: the caller reports it
   } finally {
+    clearTimeout(watchdog);
     call.cancel();
   }
   if (!driver.finished) {

@@ -269,7 +269,8 @@ test('run() reports an exception of the bot on stderr and resolves 1', async () 
     const stderr = capture();
     const code = await run(new Broken(), ['--referee', server.address, '--token', 't'], {}, { stderr });
     assert.equal(code, EXIT.BOT_ERROR);
-    assert.match(stderr.text, /error: the bot failed: TypeError: bug in a hook\n\s+at /);
+    assert.match(stderr.text, /TypeError: bug in a hook\n\s+at /);
+    assert.equal(stderr.text.trimEnd().split('\n').pop(), 'error: the bot failed: TypeError: bug in a hook');
   });
 });
 

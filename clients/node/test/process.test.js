@@ -3,6 +3,8 @@
 
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { describe, test } = require('node:test');
 
@@ -126,7 +128,62 @@ describe('the bot process', { concurrency: 4 }, () => {
     }, async (server) => {
       const { code, stderr } = await runBot(['--referee', server.address, '--token', 't', '--crash']);
       assert.equal(code, EXIT.BOT_ERROR);
-      assert.match(stderr, /error: the bot failed: Error: crash requested\n\s+at First\.choose/);
+      // the stack, then the error on the last line: the arena shows a bot's last 3 lines
+      assert.match(stderr, /Error: crash requested\n\s+at First\.choose/);
+      assert.equal(stderr.trimEnd().split('\n').pop(), 'error: the bot failed: Error: crash requested');
     });
+  });
+
+  test('no welcome within the connect timeout: the stream counts as broken, exit 5', async () => {
+    await withServer(async (s) => {
+      await s.recv();
+      await s.gone();
+    }, async (server) => {
+      const started = Date.now();
+      const { code, stderr } = await runBot(['--referee', server.address, '--token', 't',
+        '--connect-timeout', '1', '--reconnect-timeout', '0']);
+      assert.equal(code, EXIT.BROKEN, stderr);
+      assert.match(stderr, /error: no welcome from the referee within 1 s of the hello/);
+      assert.ok(Date.now() - started < 5000);
+    });
+  });
+
+  test('welcomes each followed at once by a break end within the reconnect window', async () => {
+    // every welcome restarted the window: the bot tried forever
+    await withServer(async (s) => {
+      await s.recv();
+      s.send(msgs.welcome());
+      s.fail(grpc.status.INTERNAL, 'scripted break');
+    }, async (server) => {
+      const started = Date.now();
+      const { code, stderr } = await runBot(['--referee', server.address, '--token', 't',
+        '--reconnect-timeout', '1']);
+      assert.equal(code, EXIT.BROKEN, stderr.slice(-2000));
+      assert.match(stderr, /error: could not reconnect to the referee within 1 s \(last: connection to the referee broke: INTERNAL: scripted break\)/);
+      assert.ok(Date.now() - started < 5000);
+    });
+  });
+
+  test('without its dependencies installed: one line saying to run npm ci, exit 2', async () => {
+    // a copy of the SDK with no node_modules next to it (nor above it)
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ono99-node-sdk-'));
+    try {
+      const sdk = path.join(dir, 'sdk');
+      for (const part of ['lib', 'index.js', 'testing.js', 'package.json']) {
+        fs.cpSync(path.join(__dirname, '..', part), path.join(sdk, part), { recursive: true });
+      }
+      const bot = path.join(dir, 'bot.js');
+      fs.writeFileSync(bot, "require('./sdk');\n");
+      const { code, stderr } = await new Promise((resolve) => {
+        execFile(process.execPath, [bot], { timeout: 20_000 }, (err, stdout, stderr) => {
+          resolve({ code: err ? err.code : 0, stderr });
+        });
+      });
+      assert.equal(code, 2, stderr);
+      assert.equal(stderr.trimEnd().split('\n').length, 1, stderr);
+      assert.match(stderr, /^error: ono99-bot: its dependencies are not installed; run `npm ci` in /);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
