@@ -9,7 +9,8 @@
  * fits. The SDK's README describes the View, the Match and the hooks.
  */
 
-// The SDK, by its path (bot.toml's setup installs its dependencies there).
+// The SDK, by its path (its dependencies are installed once for the arena: npm ci --prefix
+// clients/node).
 const { Bot, run } = require({{SDK_JS}});
 
 const DEFLECTORS = { modern: ['R', 'P2'], classic: ['R', 'H'], 'classic-set99': ['R', 'H'] };

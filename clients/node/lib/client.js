@@ -71,7 +71,8 @@ options:
   --tls-ca FILE                speak TLS, trusting the PEM certificate(s) in FILE, e.g. a
                                self-signed referee's (default: $${ENV_TLS_CA}); a unix:
                                address is always plaintext
-  --connect-timeout SECONDS    seconds to keep retrying the connection (default: ${DEFAULT_CONNECT_TIMEOUT})
+  --connect-timeout SECONDS    seconds to keep retrying the connection, then to wait for
+                               the referee's welcome (default: ${DEFAULT_CONNECT_TIMEOUT})
   --reconnect-timeout SECONDS  seconds to try to reconnect when the connection drops or
                                the referee refuses the bot as one of too many
                                (default: $${ENV_RECONNECT_TIMEOUT} or ${DEFAULT_RECONNECT_TIMEOUT}; 0: never)
@@ -191,7 +192,8 @@ function oneLine(err) {
 
 /**
  * Connect to `referee` and play until goodbye. Resolves to an exit code as run() does
- * (2 for an address grpc cannot parse or a TLS certificate that cannot be used); rejects
+ * (2 for a TLS certificate that cannot be used, or an address grpc-js refuses outright;
+ * most bad addresses fail only when dialled, as unreachable: 4); rejects
  * with the error if the bot's own code throws (after closing the connection).
  *
  * A stream that breaks after the referee welcomed the bot is reconnected, on a new

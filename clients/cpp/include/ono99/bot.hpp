@@ -86,7 +86,8 @@ struct Options {
   bool tls = false;                // speak TLS, trusting the system's certificates
   std::string tls_ca;              // speak TLS, trusting the PEM certificate(s) in this file
                                    // (a "unix:" referee is always plaintext)
-  double connect_timeout = 30.0;   // seconds to keep retrying the connection
+  double connect_timeout = 30.0;   // seconds to keep retrying the connection, then to wait
+                                   // for the referee's welcome
   double reconnect_timeout = 10.0; // seconds to try to reconnect after the stream breaks
                                    // (before its welcome or after), or the referee refuses
                                    // the bot as one of too many; 0: never

@@ -90,7 +90,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help=f"speak TLS, trusting the certificate(s) in FILE (PEM), e.g. a "
                         f"server's self-signed one (default: ${ENV_TLS_CA})")
     p.add_argument("--connect-timeout", type=float, default=30.0,
-                   help="seconds to keep retrying the connection (default: 30)")
+                   help="seconds to keep retrying the connection, then to wait for the "
+                        "referee's welcome (default: 30)")
     p.add_argument("--reconnect-timeout", type=float, default=_env_float(ENV_RECONNECT, 10.0),
                    metavar="SECONDS",
                    help=f"when the connection drops, or the referee refuses the bot as one "
