@@ -265,7 +265,7 @@ def test_after_a_failed_write_the_match_end_and_goodbye_are_still_read(cpp_bot):
                                                              termination="aborted"))
             await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
             asyncio.get_running_loop().call_later(0.3, relay.release)
-            await stream.context.abort(grpc.StatusCode.INVALID_ARGUMENT, "scripted end")
+            stream.fail(grpc.StatusCode.INVALID_ARGUMENT, "scripted end")
 
         server, _, port = await serve(script, "127.0.0.1:0")
         try:
@@ -301,7 +301,7 @@ def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_wind
     welcome restarted the reconnect window, and the bot tried forever."""
     async def script(stream: Stream):
         await welcome(stream)
-        await stream.context.abort(grpc.StatusCode.INTERNAL, "scripted break")
+        stream.fail(grpc.StatusCode.INTERNAL, "scripted break")
 
     rc, err, took = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "1")
     assert rc == 5, err[-2000:]

@@ -465,7 +465,7 @@ def test_a_goodbye_then_an_error_status_ends_the_bot(tmp_path):
         await stream.send(turn=turn(7, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
         await stream.send(match_end=referee_pb2.MatchEnd(match_id="m1", termination="aborted"))
         await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
-        await stream.context.abort(grpc.StatusCode.INVALID_ARGUMENT, "scripted error")
+        stream.fail(grpc.StatusCode.INVALID_ARGUMENT, "scripted error")
 
     rc, err, _ = run_slow_bot(tmp_path, script)
     assert rc == EXIT_OK, err[-2000:]
@@ -478,7 +478,7 @@ def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_wind
     welcome restarted the reconnect window, and the bot tried for ever."""
     async def script(stream: Stream):
         await welcome(stream)
-        await stream.context.abort(grpc.StatusCode.INTERNAL, "scripted break")
+        stream.fail(grpc.StatusCode.INTERNAL, "scripted break")
 
     rc, err, took = run_slow_bot(tmp_path, script, "--reconnect-timeout", "1")
     assert rc == EXIT_BROKEN, err[-2000:]

@@ -12,7 +12,8 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 
 class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
-    """Serves ono99.v1.Referee; each Play stream runs ``script(stream)`` (read/write)."""
+    """Serves ono99.v1.Referee; each Play stream runs ``script(stream)`` (read/write).
+    ``done`` holds how the first stream to finish ended."""
 
     def __init__(self, script) -> None:
         self.script = script
@@ -22,7 +23,8 @@ class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
         stream = Stream(context)
         try:
             await self.script(stream)
-            self.done.set_result(None)
+            if not self.done.done():
+                self.done.set_result(None)
         except asyncio.CancelledError:
             # gRPC cancels this handler when the bot ends its call: right after a goodbye
             # that is the bot leaving as it should, even if the goodbye's write had not
@@ -52,6 +54,12 @@ class Stream:
     async def send(self, **kind) -> None:
         self.said_goodbye = self.said_goodbye or "goodbye" in kind
         await self.context.write(referee_pb2.RefereeMessage(**kind))
+
+    def fail(self, code: grpc.StatusCode, details: str) -> None:
+        """End the stream with this error status once the script returns (rather than
+        context.abort, whose exception the script would have to raise)."""
+        self.context.set_code(code)
+        self.context.set_details(details)
 
 
 async def serve(script, address: str, tls: tuple[bytes, bytes] | None = None):
