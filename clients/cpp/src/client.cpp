@@ -59,6 +59,10 @@ constexpr const char* kEnvReconnectTimeout = "ONO99_RECONNECT_TIMEOUT";
 constexpr double kFirstReconnectPause = 0.2;
 constexpr double kMaxReconnectPause = 2.0;
 constexpr double kReconnectJitter = 0.2;
+// The shortest wait for a welcome: a try at the end of a reconnect window has little time
+// left, and the referee's answer (a refusal the bot reports as the last failure) must not
+// be cut off by a wait of a few milliseconds.
+constexpr double kMinWelcomeWait = 1.0;
 
 // `pause` seconds, give or take kReconnectJitter of it, from a generator of the SDK's own
 // (not the bot's `random`, which replays its matches).
@@ -496,7 +500,8 @@ int play(Bot& bot, const Options& options) {
       return lost->exit;
     }
     const std::string resume_key = lost ? lost->resume_key : "";
-    const SessionEnd end = run_session(channel, driver, options, resume_key, who, wait, [&] {
+    const double welcome_wait = std::max(wait, kMinWelcomeWait);
+    const SessionEnd end = run_session(channel, driver, options, resume_key, who, welcome_wait, [&] {
       welcomed_at = std::chrono::steady_clock::now();
       if (!lost) return;
       std::ostringstream took;

@@ -35,6 +35,10 @@ const DEFAULT_RECONNECT_TIMEOUT = 10;
 // that (as gRPC's own connection backoff), so that bots turned away together do not come
 // back together.
 const RECONNECT_BACKOFF = Object.freeze({ first: 0.2, max: 2, jitter: 0.2 });
+// The shortest wait for a welcome (s): a try at the end of a reconnect window has little
+// time left, and the referee's answer (a refusal the bot reports as the last failure) must
+// not be cut off by a wait of a few milliseconds.
+const MIN_WELCOME_WAIT = 1;
 // Refusals a bot waits out once it is trying again (besides too_many, waited out even at
 // the first connection): the referee has not yet noticed the old stream is gone, or it is
 // stopping and may be back in a moment (`arena serve` restarting). As the Python SDK's
@@ -267,7 +271,8 @@ async function play(bot, {
         return lost.exit;
       }
       const hello = driver.hello(token, name, SDK, lost ? lost.resumeKey : '');
-      end = await session(client, protocol, driver, hello, Math.max(wait, 0), () => {
+      const welcomeWait = Math.max(wait, MIN_WELCOME_WAIT);
+      end = await session(client, protocol, driver, hello, welcomeWait, () => {
         welcomedAt = Date.now();
         if (lost) {
           say(`${lost.welcomed ? 're' : ''}connected to the referee after ` +

@@ -50,6 +50,10 @@ _TRANSIENT = frozenset({_TOO_MANY, "REFUSAL_CODE_TOKEN_IN_USE", "REFUSAL_CODE_SH
 # together; from a generator of the SDK's own, not the global one a bot may seed
 _FIRST_PAUSE, _MAX_PAUSE, _JITTER = 0.2, 2.0, 0.2
 _jitter = random.Random()
+# the shortest wait for a welcome: a try at the end of a reconnect window has little time
+# left, and the referee's answer (a refusal the bot reports as the last failure) must not
+# be cut off by a wait of a few milliseconds
+_MIN_WELCOME_WAIT = 1.0
 
 # A connection whose packets stop arriving (a NAT that forgot it, a route that died) gives
 # no error: without pings the bot waited for its next message forever. gRPC pings the
@@ -177,7 +181,7 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
     """One connection, played until the referee's goodbye. Raises :class:`_Unreachable`,
     :class:`RefusedError`, or :class:`_Broken` (with what happened). ``welcomed`` is
     called once the referee has admitted the bot. The welcome is awaited for up to
-    ``connect_timeout`` s after the hello: a server that takes the stream and says
+    ``connect_timeout`` s (at least 1 s) after the hello: a server that takes the stream and says
     nothing breaks it, as a dropped connection does (a referee answers at once)."""
     async with link.channel() as channel:
         try:
@@ -192,6 +196,7 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
         messages = aiter(call)
         verbose = log.isEnabledFor(logging.DEBUG)
         writing = True
+        welcome_wait = max(connect_timeout, _MIN_WELCOME_WAIT)
         try:
             hello = driver.hello(link.token, link.name, SDK, resume_key)
             if verbose:
@@ -199,12 +204,12 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
             await call.write(hello)
             while not driver.finished:
                 try:
-                    async with asyncio.timeout(None if driver.welcome else connect_timeout):
+                    async with asyncio.timeout(None if driver.welcome else welcome_wait):
                         msg = await anext(messages)
                 except StopAsyncIteration:
                     raise _Broken("the referee closed the stream without a goodbye") from None
                 except TimeoutError:
-                    raise _Broken(f"no welcome from the referee within {connect_timeout:g} s "
+                    raise _Broken(f"no welcome from the referee within {welcome_wait:g} s "
                                   f"of the hello") from None
                 if verbose:
                     log.debug("<- %s", shown(msg))
