@@ -28,10 +28,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"the page's address (default: {DEFAULT_HOST}, this machine only; "
                         "0.0.0.0 for every network)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                   help="on a loopback --host, answer to this host name too (a proxy in front "
-                        "that passes its own name on; repeatable). Otherwise only the page's "
-                        "addresses and localhost are answered: a site whose name leads to this "
-                        "machine cannot use the viewer through its visitors' browsers")
+                   help="a host name the viewer answers to, besides IP addresses and "
+                        "localhost (its public name, or a proxy's in front that passes its "
+                        "own name on; repeatable). On a loopback --host, and on any --host "
+                        "once one is given, other names are refused: a site whose name leads "
+                        "to this machine cannot use the viewer through its visitors' browsers")
     p.add_argument("--tls", action="store_true",
                    help="speak TLS to the spectator service, trusting the system's certificates")
     p.add_argument("--tls-ca", default=None, metavar="FILE",

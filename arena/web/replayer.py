@@ -9,9 +9,11 @@ kept 630 MB after. Here it takes neither: this process reads stdin, answers on s
 and ends, within a memory and a CPU limit, and the kernel's out-of-memory killer takes
 it first.
 
-    python -m arena.web.replayer NAME MAX_TURNS < FILE > RECORD.json
+    python -P -m arena.web.replayer FILE MAX_TURNS > RECORD.json
 
-Exit 0: the record's JSON on stdout. Exit 2: why the file is not one, a line on stderr.
+FILE is the viewer's copy of the upload, in a folder the viewer removes whatever becomes
+of this process (killed at its CPU limit, by the viewer's timeout, by the kernel). Exit 0:
+the record's JSON on stdout. Exit 2: why the file is not one, a line on stderr.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import resource
 import sys
-import tempfile
 from pathlib import Path
 
 MEMORY = 2**30     # bytes of private writable memory (RLIMIT_DATA)
@@ -27,25 +28,22 @@ CPU_S = 60         # seconds of CPU (RLIMIT_CPU); the viewer waits a little long
 
 
 def main(argv: list[str]) -> int:
-    name, max_turns = argv[0], int(argv[1])
+    path, max_turns = Path(argv[0]), int(argv[1])
     resource.setrlimit(resource.RLIMIT_DATA, (MEMORY, MEMORY))
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_S, CPU_S + 1))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))   # no gigabyte core at the CPU limit
     with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as score:
         score.write("1000")
     from arena.watch import records            # after the limits: imports are counted
-    data = sys.stdin.buffer.read()
-    with tempfile.TemporaryDirectory(prefix="ono99-web-") as folder:
-        path = Path(folder) / name
-        path.write_bytes(data)
-        try:
-            text = records.to_json(records.from_file(path, max_turns))
-        except records.RecordError as exc:
-            print(str(exc).replace(str(path), name), file=sys.stderr)
-            return 2
-        except MemoryError:
-            print(f"{name} is too large to be read here (over {MEMORY // 2**20} MiB of "
-                  "memory): replay it with `arena replay`", file=sys.stderr)
-            return 2
+    try:
+        text = records.to_json(records.from_file(path, max_turns))
+    except records.RecordError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{path} is too large to be read here (over {MEMORY // 2**20} MiB of memory): "
+              "replay it with `arena replay`", file=sys.stderr)
+        return 2
     sys.stdout.write(text)
     return 0
 

@@ -32,7 +32,9 @@ import errno
 import ipaddress
 import json
 import os
+import shutil
 import sys
+import tempfile
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -84,7 +86,7 @@ UPLOAD_HEADER = "X-Ono99-Upload"
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 PER_HOST = web.AppKey("per_host", hosts.PerHost)
-#: one upload replayed at a time (in a thread): a second one meanwhile gets a 503
+#: one upload replayed at a time (in a process of its own): a second one meanwhile gets a 503
 UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 
@@ -123,16 +125,16 @@ class WebViewer:
                     allow_hosts: Sequence[str] = ()) -> WebViewer:
         """Serve on ``host:port`` (port 0: any free one) the spectator service at
         ``connect`` (with TLS: ``tls``, ``tls_ca``, as :class:`AsyncSpectatorClient`).
-        On a loopback address it answers to its addresses, ``localhost`` and the names
-        of ``allow_hosts`` only (see :class:`Names`). :class:`WebServeError` if the port
-        cannot be had."""
+        On a loopback address, or wherever ``allow_hosts`` are given, it answers to IP
+        addresses, ``localhost`` and the names of ``allow_hosts`` only (see
+        :class:`Names`). :class:`WebServeError` if the port cannot be had."""
         if not host.strip():
             # aiohttp reads an empty host as every interface, IPv4 and IPv6: a typo would
             # show the viewer to every network
             raise WebServeError("the web viewer needs a host to listen on (--host): give "
                                 "0.0.0.0 to serve every network")
         spectators = AsyncSpectatorClient(connect, tls, tls_ca)
-        names = Names(allow_hosts) if _loopback(host) else None
+        names = Names(allow_hosts) if _loopback(host) or allow_hosts else None
         runner = web.AppRunner(make_app(spectators, names), access_log=None, shutdown_timeout=1.0,
                                keepalive_timeout=IDLE_S)
         await runner.setup()
@@ -160,12 +162,12 @@ class WebViewer:
 
 
 class Names:
-    """The host names a viewer on a loopback address answers to: IP addresses, localhost
-    (and its subdomains), and the names it was given (``--allow-host``: a proxy in front
-    of it that passes its own name on). A page of another site whose name its DNS points
-    at this machine (DNS rebinding) is the browser's own origin to the browser, and could
-    use the viewer's API as the page does; the name it sends (``Host``) is not one of
-    these."""
+    """The host names a viewer answers to, on a loopback address or where it was given
+    some (``--allow-host``: its public name, or a proxy's in front of it that passes its
+    own name on): IP addresses, localhost (and its subdomains), and those names. A page
+    of another site whose name its DNS points at this machine (DNS rebinding) is the
+    browser's own origin to the browser, and could use the viewer's API as the page does;
+    the name it sends (``Host``) is not one of these."""
 
     def __init__(self, allowed: Sequence[str] = ()) -> None:
         self.allowed = frozenset(n.strip().lower().rstrip(".") for n in allowed if n.strip())
@@ -217,10 +219,14 @@ def _guard(names: Names | None):
                               f"here); arena web --allow-host {printable(name)} lets that "
                               "name in"}, status=403)
         if request.method == "POST" or request.headers.get("Upgrade", "").lower() == "websocket":
+            # host names, not ports: a proxy that passes on its name (nginx's $host) drops
+            # the port the page's origin has. An origin of "null" (a sandboxed frame, a
+            # file) is another site's: an attacker's page can make its own null
             origin = request.headers.get("Origin")
-            mine = {h.strip().lower() for h in (host, request.headers.get("X-Forwarded-Host"))
-                    if h is not None}
-            if origin is not None and _netloc(origin.partition("://")[2]) not in mine:
+            mine = {_netloc(h, hostname=True)
+                    for h in (host, request.headers.get("X-Forwarded-Host")) if h is not None}
+            if origin is not None and _netloc(origin.partition("://")[2], hostname=True) \
+                    not in mine - {""}:
                 return web.json_response(
                     {"error": f"a page of another site ({printable(origin)}) may not open the "
                               "viewer's streams or send it files"}, status=403)
@@ -410,29 +416,44 @@ async def _upload(request: web.Request) -> web.Response:
 
 
 async def _replayed(data: bytes, name: str) -> str:
-    """An uploaded file's record, as JSON, made by :mod:`arena.web.replayer`."""
+    """An uploaded file's record, as JSON, made by :mod:`arena.web.replayer` from a copy in
+    a folder of this process's, removed here however the reader ends (killed, it left
+    uploads of 16 MB behind)."""
     try:   # it dies with this process, whatever kills it
         death = sandbox.DIE_WITH_PARENT if await asyncio.to_thread(sandbox.setpriv_works) else ()
     except OSError:
         death = ()
-    reader = await asyncio.create_subprocess_exec(
-        *death, sys.executable, "-m", "arena.web.replayer", name, str(MAX_UPLOAD_TURNS),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    folder = await asyncio.to_thread(tempfile.mkdtemp, prefix="ono99-web-")
+    path = Path(folder) / name
     try:
-        async with asyncio.timeout(replayer.CPU_S + 30):
-            out, err = await reader.communicate(data)
-    except TimeoutError:
-        raise records.RecordError(f"{name} took over {replayer.CPU_S + 30} s to read: replay "
-                                  "it with `arena replay`") from None
+        try:
+            await asyncio.to_thread(path.write_bytes, data)
+        except OSError as exc:    # a full disk: the upload is refused, the viewer goes on
+            raise records.RecordError(f"{name} cannot be kept here to be read: "
+                                      f"{exc.strerror or exc}") from None
+        # -P and the root as its folder: no module of the viewer's working folder is
+        # imported by the process that reads a stranger's file
+        reader = await asyncio.create_subprocess_exec(
+            *death, sys.executable, "-P", "-m", "arena.web.replayer", str(path),
+            str(MAX_UPLOAD_TURNS), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd="/",
+            start_new_session=True)
+        try:
+            async with asyncio.timeout(replayer.CPU_S + 30):
+                out, err = await reader.communicate()
+        except TimeoutError:
+            raise records.RecordError(f"{name} took over {replayer.CPU_S + 30} s to read: "
+                                      "replay it with `arena replay`") from None
+        finally:
+            if reader.returncode is None:    # timed out, or the request was cancelled
+                reader.kill()
+                await asyncio.shield(reader.wait())
     finally:
-        if reader.returncode is None:    # timed out, or the request was cancelled
-            reader.kill()
-            await asyncio.shield(reader.wait())
+        await asyncio.to_thread(shutil.rmtree, folder, True)
     if reader.returncode == 0:
         return out.decode()
     lines = err.decode(errors="replace").strip().splitlines()
-    last = printable(lines[-1]) if lines else ""      # its traceback's last line
+    last = printable(lines[-1].replace(str(path), name)) if lines else ""   # a traceback's last
     if reader.returncode == 2:
         raise records.RecordError(last)
     ended = f"signal {-reader.returncode}" if reader.returncode < 0 else f"exit {reader.returncode}"

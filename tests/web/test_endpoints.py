@@ -192,7 +192,9 @@ def test_a_page_of_another_site_cannot_use_the_viewer_through_a_visitor_s_browse
                 return exc.status
 
     assert arena.run(socket("http://evil.example")) == 403
+    assert arena.run(socket("null")) == 403                  # a sandboxed frame's, a file's
     assert arena.run(socket(arena.url.rstrip("/"))) == 101   # the page's own
+    assert arena.run(socket("http://127.0.0.1:1")) == 101    # ports aside (a proxy's $host)
 
 
 def test_a_name_given_with_allow_host_is_answered(mark):
@@ -201,21 +203,23 @@ def test_a_name_given_with_allow_host_is_answered(mark):
     try:
         live.serve_spectators()
 
-        async def go():
-            viewer = await WebViewer.start(live.spectators_at, port=0,
+        async def go(host: str):
+            viewer = await WebViewer.start(live.spectators_at, host=host, port=0,
                                            allow_hosts=["arena.example.org"])
+            url = f"http://127.0.0.1:{viewer.url.rsplit(':', 1)[1]}"
             try:
                 async with aiohttp.ClientSession() as session:
                     statuses = []
                     for name in ("arena.example.org", "other.example.org"):
-                        async with session.get(viewer.url + "api/matches",
+                        async with session.get(url + "api/matches",
                                                headers={"Host": name}) as answer:
                             statuses.append(answer.status)
                     return statuses
             finally:
                 await viewer.stop()
 
-        assert live.run(go()) == [200, 403]
+        assert live.run(go("127.0.0.1")) == [200, 403]
+        assert live.run(go("0.0.0.0")) == [200, 403]     # given names: on any address
     finally:
         live.close()
 
@@ -243,7 +247,7 @@ def test_an_uploaded_match_too_long_to_replay_here_is_a_400_before_its_replay(
                      r"here: replay it with `arena replay`", json.loads(body)["error"]), body
 
 
-def test_an_upload_that_takes_long_to_read_holds_up_nothing_else(arena):
+def test_an_upload_that_takes_long_to_read_is_read_apart_and_its_memory_given_back(arena):
     """A record of a million empty messages (3 MB) took seconds of protobuf's C calls and
     garbage collection, which hold the interpreter's lock: read in a thread, it held every
     thread of the process that plays the matches (2 to 8 s here; 60 s for 16 MB), and the
@@ -257,6 +261,27 @@ def test_an_upload_that_takes_long_to_read_holds_up_nothing_else(arena):
                           headers=PAGE)
     assert status in (200, 400), body          # read, or too large to read: either way ...
     assert rss_mb() - before < 100, "the viewer kept the memory its reading took"
+
+
+def test_an_upload_whose_reading_is_cut_short_leaves_nothing_behind(arena, monkeypatch, tmp_path):
+    """The reader kept its copy of the upload in a folder of its own, which it removed
+    only when it ended by itself: killed (its CPU limit, the viewer's timeout, the
+    kernel), it left up to 16 MB behind per upload. The viewer keeps the copy now."""
+    import tempfile
+
+    from arena.web import replayer
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # the viewer's, in this process
+    monkeypatch.setenv("TMPDIR", str(tmp_path))                # ... and the reader's
+    monkeypatch.setattr(replayer, "CPU_S", -29.5)             # the viewer waits 0.5 s
+    seats = ",".join(["{}"] * 1_000_000)
+    data = ('{"match":{"match_id":"x","names":["a","b"]},"frames":[{"seq":0,"state":'
+            '{"seats":[' + seats + ']}}]}').encode()
+    status, _, body = get(arena, "/api/record?name=big.json", method="POST", data=data,
+                          headers=PAGE)
+    assert status == 400 and json.loads(body)["error"] == (
+        "big.json took over 0.5 s to read: replay it with `arena replay`")
+    assert list(tmp_path.iterdir()) == []
 
 
 def rss_mb() -> float:
