@@ -356,10 +356,10 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
     wrong_turn = {k: refused[k] for k in ("stale_turn", "not_your_turn", "malformed") if refused[k]}
     # answers that came after their turn timed out are refused as stale: the time-outs are
     # the fault (move time, no faults), not the turn ids (it was told "not_your_turn" here,
-    # and looked for a bug in its ids)
+    # and looked for a bug in its ids). A timed-out turn explains one late answer at most.
     timeouts = sum(1 for p in played if p.result is not None for v in p.result.verdicts
                    if v.seat == p.scenario.seat and v.kind == VerdictKind.TIMEOUT)
-    late = set(wrong_turn) == {"stale_turn"} and timeouts > 0
+    late = set(wrong_turn) == {"stale_turn"} and 0 < wrong_turn["stale_turn"] <= timeouts
     out.append(Check("own turns", bool(latencies) and (not wrong_turn or late),
                      "it answered no turn" if not latencies and not wrong_turn else
                      "answered only its own turns, each with its turn id" if not wrong_turn else

@@ -242,13 +242,15 @@ class BotProcess:
         Node.js (and Java) print the error, then its stack, and Node its version last
         (`} | | Node.js v20.20.2` said nothing of "Cannot find module")."""
         lines = list(self.stderr_tail)
-        shown = lines[-3:]
-        if not any(_ERROR.search(line) for line in shown):
-            named = next((line for line in lines[:-3] if _ERROR.search(line)), None)
-            if named is not None:
-                shown = [named, "…", *shown]
-        tail = " | ".join(line if len(line) <= NOTE_LINE else "…" + line[1 - NOTE_LINE:]
-                          for line in shown)
+        shown = [_end(line) for line in lines[-3:]]
+        if not any(_ERROR.search(line) for line in lines[-3:]):
+            # the last such line (an earlier one may be a log line that merely says "error")
+            at = next((i for i in range(len(lines) - 4, -1, -1) if _ERROR.search(lines[i])), None)
+            if at is not None:
+                named = lines[at]   # its start: where it says what failed
+                named = named if len(named) <= NOTE_LINE else named[:NOTE_LINE - 1] + "…"
+                shown = [named, *(["…"] if at < len(lines) - 4 else []), *shown]
+        tail = " | ".join(shown)
         return f"; stderr: {tail}" if tail else ""
 
     def peak_memory_mb(self) -> float | None:
@@ -285,6 +287,11 @@ def _close_quietly(log) -> None:
             log.close()
         except OSError:
             pass
+
+
+def _end(line: str) -> str:
+    """A line's end, NOTE_LINE characters at most."""
+    return line if len(line) <= NOTE_LINE else "…" + line[1 - NOTE_LINE:]
 
 
 def _line(raw: bytes) -> str:
