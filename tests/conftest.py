@@ -16,17 +16,22 @@ from support.requirements import missing
 NODE_SDK = Path(__file__).resolve().parents[1] / "clients" / "node"
 
 # Unix sockets have paths of at most 107 bytes, and the suite makes them in its temporary
-# folders (pytest's, its bots', a Ray node's session: 66 bytes below the temporary folder).
-# Under a temporary folder deeper than SHORT_TMP, the whole run (this process and the
-# ones it starts) uses one of its own in /tmp. The arena itself copes with a deep one:
-# tests/referee/test_servicer_limits.py and tests/test_rpc.py try it.
-SHORT_TMP = 40
-if len(tempfile.gettempdir()) > SHORT_TMP:
+# folders: a test's own (pytest-of-USER/pytest-N/popen-gwN/TEST_NAME0/ref.sock: some 85
+# bytes below the temporary folder), its bots', a Ray node's session (68). Under a
+# temporary folder deeper than SHORT_TMP bytes, the whole run (this process and the ones
+# it starts) uses one of its own in /tmp. The arena itself copes with a deep one:
+# tests/referee/test_servicer_limits.py, tests/test_rpc.py and tests/tournament/test_ray.py
+# try it.
+SHORT_TMP = 20
+if len(os.fsencode(os.path.realpath(tempfile.gettempdir()))) > SHORT_TMP:
+    # readable by others, as /tmp is: PostgreSQL's tests run initdb as the postgres user
+    # (the suite as root) in a folder under it
     short = f"/tmp/ono99-tests-{os.getuid()}"
-    os.makedirs(short, mode=0o700, exist_ok=True)
+    os.makedirs(short, mode=0o755, exist_ok=True)
     held = os.lstat(short)
-    if not stat.S_ISDIR(held.st_mode) or held.st_uid != os.getuid() or held.st_mode & 0o077:
+    if not stat.S_ISDIR(held.st_mode) or held.st_uid != os.getuid() or held.st_mode & 0o022:
         short = tempfile.mkdtemp(prefix="ono99-tests-", dir="/tmp")   # not ours: a fresh one
+    os.chmod(short, 0o755)
     os.environ["TMPDIR"] = tempfile.tempdir = short
 
 # The arena passes a bot none of its own environment but the variables named here: the

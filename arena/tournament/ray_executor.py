@@ -389,8 +389,9 @@ _owned = False
 
 
 #: How far below its temporary folder a local Ray cluster makes its deepest unix socket
-#: (``ray/session_2026-12-05_01-18-49_400215_30751/sockets/plasma_store``).
-RAY_SOCKET_DEPTH = 66
+#: (``ray/session_2026-12-05_01-18-49_400215_3075112/sockets/plasma_store``: a pid of 7
+#: digits, as systemd's pid_max allows).
+RAY_SOCKET_DEPTH = 68
 
 
 def _short_temp() -> dict:
@@ -398,7 +399,8 @@ def _short_temp() -> dict:
     is too deep for its sockets (MAX_SOCKET_PATH), then /tmp/ray (Ray's default without
     TMPDIR). Under a deep TMPDIR, Ray failed to start: "AF_UNIX path length cannot exceed
     107 bytes"."""
-    if len(os.fsencode(tempfile.gettempdir())) + RAY_SOCKET_DEPTH <= MAX_SOCKET_PATH:
+    if len(os.fsencode(os.path.realpath(tempfile.gettempdir()))) + RAY_SOCKET_DEPTH \
+            <= MAX_SOCKET_PATH:
         return {}
     return {"_temp_dir": "/tmp/ray"}
 

@@ -209,7 +209,7 @@ def test_the_cli_on_two_nodes_with_results_in_postgresql_matches_a_local_run(
 
 
 def test_a_local_cluster_under_a_deep_temporary_folder_starts(tmp_path, mark):
-    """Ray keeps its sessions under $TMPDIR/ray, 66 bytes above its deepest unix socket:
+    """Ray keeps its sessions under $TMPDIR/ray, some 66 bytes above its deepest unix socket:
     under a TMPDIR of 46 bytes it failed to start ("AF_UNIX path length cannot exceed 107
     bytes"). The arena's own local cluster then keeps them in /tmp/ray."""
     from support.processes import env_for
