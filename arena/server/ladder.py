@@ -233,6 +233,7 @@ class Ladder:
         spec = MatchSpec(match_id, self.config, deal_seed, tuple(seated), self.time_control,
                          tuple(self.seeds.bot_seed(NAME, n, s) for s in range(len(table))))
         leased = []
+        played = False
         try:
             try:
                 leased = await lease_in_order(providers, seated)
@@ -250,6 +251,7 @@ class Ladder:
             runner = MatchRunner(spec, [s.session for _, s in leased], listeners, absent, again,
                                  self.grace)
             result = await runner.run()
+            played = True
             verdicts = {v.seat: v for v in result.verdicts}
             for i, (p, s) in enumerate(leased):
                 p.release(s, None if s.absent else verdicts.get(i))
@@ -272,7 +274,7 @@ class Ladder:
             for p, s in leased:
                 p.release(s, None)
             self.playing.difference_update(names)
-            if self.rest > 0:
+            if self.rest > 0 and played:
                 until = time.monotonic() + self.rest
                 self.resting.update((name, until) for name in names)
                 asyncio.get_running_loop().call_later(self.rest, self._wake.set)
