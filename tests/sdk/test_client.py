@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from ono99.bot import Bot, play, run
 from ono99.bot.client import (
-    CHANNEL_OPTIONS, EXIT_BROKEN, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, SDK,
+    CHANNEL_OPTIONS, EXIT_BROKEN, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE,
+    QUICK_BREAK, SDK,
 )
 from ono99.transport import grpc
 from ono99.v1 import game_pb2, referee_pb2
@@ -485,3 +486,32 @@ def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_wind
     assert ("error: could not reconnect to the referee within 1 s (last: connection to the "
             "referee broke: INTERNAL: scripted break)") in err
     assert took < 5
+
+
+def test_a_break_after_a_late_reconnect_and_a_longer_session_gets_a_fresh_window(tmp_path):
+    """The bot reconnects late in its window (after 2.2 s of 3), stays 1.5 s (longer than
+    QUICK_BREAK), and its stream breaks again: it reconnects in a fresh window, with the
+    newest session's resume key. It counted the break against the old window, spent by
+    then, and exited 5 without a single try."""
+    assert QUICK_BREAK < 1.5
+    hellos: list[referee_pb2.Hello] = []
+
+    async def script(stream: Stream):
+        hellos.append((await stream.read()).hello)
+        session = len(hellos)
+        if session == 2:
+            await asyncio.sleep(2.2)   # late in the 3 s window
+        await stream.send(welcome=referee_pb2.Welcome(
+            protocol_version=1, session_id=f"s{session}", resume_key=f"k{session}"))
+        if session == 3:
+            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+            return
+        await asyncio.sleep(0.2 if session == 1 else 1.5)
+        stream.fail(grpc.StatusCode.INTERNAL, f"scripted break {session}")
+
+    rc, err, took = run_slow_bot(tmp_path, script, "--reconnect-timeout", "3")
+    assert rc == EXIT_OK, err[-2000:]
+    assert err.count("reconnected to the referee after") == 2, err[-2000:]
+    assert "scripted break 2; reconnecting for up to 3 s" in err
+    assert [h.resume_key for h in hellos] == ["", "k1", "k2"]
+    assert took < 10

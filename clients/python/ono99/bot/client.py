@@ -54,6 +54,12 @@ _jitter = random.Random()
 # left, and the referee's answer (a refusal the bot reports as the last failure) must not
 # be cut off by a wait of a few milliseconds
 _MIN_WELCOME_WAIT = 1.0
+# a session that breaks sooner than this (s) after its welcome counts against the running
+# reconnect window: a referee that welcomes the bot and fails at once is not tried forever.
+# A session that lasted longer gets a fresh window, as a first break does: a bot that came
+# back late in its window and broke again seconds later had no time left, and gave up
+# without a single try though its seat was still kept.
+QUICK_BREAK = 1.0
 
 # A connection whose packets stop arriving (a NAT that forgot it, a route that died) gives
 # no error: without pings the bot waited for its next message forever. gRPC pings the
@@ -295,10 +301,10 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
     """After ``failure`` (the connection broke, or the referee refused the bot as one of
     too many): connect again, with back-off, for up to ``timeout`` seconds, and play on;
     with the resume key of the session it was welcomed to, if any. An exit code, or how
-    the new connection broke in its turn, after it had played for at least ``timeout``
-    s (the caller may try again, for a new window). A session that breaks sooner after
-    its welcome counts against this window: a referee that welcomes the bot and then
-    fails at once is not tried forever."""
+    the new connection broke in its turn, after it had played for at least
+    ``QUICK_BREAK`` s (the caller tries again, in a fresh window). A session that breaks
+    sooner after its welcome counts against this window: a referee that welcomes the bot
+    and then fails at once is not tried forever."""
     welcome = driver.welcome
     resume_key = welcome.resume_key if welcome is not None else ""
     again = "reconnecting" if welcome is not None else "trying again"
@@ -330,7 +336,7 @@ async def _reconnect(driver: Driver, link: _Link, timeout: float,
             last = f"no referee reachable at {link.referee}"
         except _Broken as exc:
             if driver.welcome is not None:
-                if time.monotonic() - welcomed_at >= timeout:
+                if time.monotonic() - welcomed_at >= QUICK_BREAK:
                     return exc
                 resume_key = driver.welcome.resume_key   # the newest session's place
             last = str(exc)
