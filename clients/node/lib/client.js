@@ -39,6 +39,12 @@ const RECONNECT_BACKOFF = Object.freeze({ first: 0.2, max: 2, jitter: 0.2 });
 // time left, and the referee's answer (a refusal the bot reports as the last failure) must
 // not be cut off by a wait of a few milliseconds.
 const MIN_WELCOME_WAIT = 1;
+// A session that breaks sooner than this (s) after its welcome counts against the running
+// reconnect window: a referee that welcomes the bot and fails at once is not tried forever.
+// A session that lasted longer gets a fresh window, as a first break does: a bot that came
+// back late in its window and broke again seconds later had no time left, and gave up
+// without a single try though its seat was still kept. As the Python SDK's QUICK_BREAK.
+const QUICK_BREAK = 1;
 // Refusals a bot waits out once it is trying again (besides too_many, waited out even at
 // the first connection): the referee has not yet noticed the old stream is gone, or it is
 // stopping and may be back in a moment (`arena serve` restarting). As the Python SDK's
@@ -243,9 +249,9 @@ async function play(bot, {
   // welcomed (a session was), exit (the code to give up with)}.
   let lost = null;
   // When the reconnect window of the last welcome began (null: it was the first
-  // connection's). A session that breaks sooner than the window's length after its welcome
-  // counts against the same window: a referee that welcomes the bot and fails at once is
-  // not tried forever, as when each welcome restarted the window.
+  // connection's). A session that breaks within QUICK_BREAK of its welcome counts against
+  // the same window: a referee that welcomes the bot and fails at once is not tried
+  // forever, as when each welcome restarted the window.
   let window = null;
   let welcomedAt = 0;
   for (;;) {
@@ -286,7 +292,7 @@ async function play(bot, {
     }
     if (end.exit === EXIT.OK) return EXIT.OK;
     if (end.welcomed && reconnectTimeout > 0 && window !== null &&
-        secondsSince(welcomedAt) < reconnectTimeout) {
+        secondsSince(welcomedAt) < QUICK_BREAK) {
       // broke soon after a welcome in a reconnect window: the same window goes on
       lost = {
         since: window, pause: RECONNECT_BACKOFF.first, last: end.error,

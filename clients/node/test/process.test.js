@@ -164,6 +164,36 @@ describe('the bot process', { concurrency: 4 }, () => {
     });
   });
 
+  test('a break after a late reconnect and a longer session gets a fresh window', async () => {
+    // the bot reconnects after 2.2 s of its 3 s window and stays 1.5 s (longer than
+    // QUICK_BREAK, 1 s) before the stream breaks again: the break counted against the old
+    // window, spent by then, and the bot exited 5 without a single try
+    const hellos = [];
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    await withServer(async (s) => {
+      hellos.push((await s.recv()).hello);
+      const session = hellos.length;
+      if (session === 2) await sleep(2200);  // late in the 3 s window
+      s.send(msgs.welcome('first', `k${session}`));
+      if (session === 3) {
+        s.send(msgs.goodbye('scripted'));
+        s.end();
+        return;
+      }
+      await sleep(session === 1 ? 200 : 1500);
+      s.fail(grpc.status.INTERNAL, `scripted break ${session}`);
+    }, async (server) => {
+      const started = Date.now();
+      const { code, stderr } = await runBot(['--referee', server.address, '--token', 't',
+        '--reconnect-timeout', '3']);
+      assert.equal(code, EXIT.OK, stderr.slice(-2000));
+      assert.equal(stderr.match(/reconnected to the referee after/g).length, 2, stderr);
+      assert.match(stderr, /scripted break 2; reconnecting for up to 3 s/);
+      assert.ok(Date.now() - started < 10_000);
+    });
+    assert.deepEqual(hellos.map((h) => h.resumeKey), ['', 'k1', 'k2']);
+  });
+
   test('without its dependencies installed: one line saying to run npm ci, exit 2', async () => {
     // a copy of the SDK with no node_modules next to it (nor above it)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ono99-node-sdk-'));
