@@ -310,6 +310,35 @@ def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_wind
     assert took < 5
 
 
+def test_a_break_after_a_late_reconnect_and_a_longer_session_gets_a_fresh_window(cpp_bot,
+                                                                                   tmp_path):
+    """The bot reconnects late in its window (after 2.2 s of 3), stays 1.5 s (longer than
+    the SDK's kQuickBreak, 1 s), and its stream breaks again: it reconnects in a fresh
+    window, with the newest session's resume key. It counted the break against the old
+    window, spent by then, and exited 5 without a single try."""
+    hellos: list[referee_pb2.Hello] = []
+
+    async def script(stream: Stream):
+        hellos.append((await stream.read()).hello)
+        session = len(hellos)
+        if session == 2:
+            await asyncio.sleep(2.2)   # late in the 3 s window
+        await stream.send(welcome=referee_pb2.Welcome(
+            protocol_version=1, session_id=f"s{session}", resume_key=f"k{session}"))
+        if session == 3:
+            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+            return
+        await asyncio.sleep(0.2 if session == 1 else 1.5)
+        stream.fail(grpc.StatusCode.INTERNAL, f"scripted break {session}")
+
+    rc, err, took = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "3")
+    assert rc == 0, err[-2000:]
+    assert err.count("reconnected to the referee after") == 2, err[-2000:]
+    assert "scripted break 2; reconnecting for up to 3 s" in err
+    assert [h.resume_key for h in hellos] == ["", "k1", "k2"]
+    assert took < 10
+
+
 def test_a_silent_connection_is_noticed_and_the_bot_reconnects(cpp_bot):
     """Its connection goes silent, no end closed: the bot's pings go unanswered, it drops
     the connection and comes back with its resume key (it waited forever)."""

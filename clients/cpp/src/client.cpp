@@ -63,6 +63,12 @@ constexpr double kReconnectJitter = 0.2;
 // left, and the referee's answer (a refusal the bot reports as the last failure) must not
 // be cut off by a wait of a few milliseconds.
 constexpr double kMinWelcomeWait = 1.0;
+// A session that breaks sooner than this (s) after its welcome counts against the running
+// reconnect window: a referee that welcomes the bot and fails at once is not tried forever.
+// A session that lasted longer gets a fresh window, as a first break does: a bot that came
+// back late in its window and broke again seconds later had no time left, and gave up
+// without a single try though its seat was still kept. As the Python SDK's QUICK_BREAK.
+constexpr double kQuickBreak = 1.0;
 
 // `pause` seconds, give or take kReconnectJitter of it, from a generator of the SDK's own
 // (not the bot's `random`, which replays its matches).
@@ -476,9 +482,9 @@ int play(Bot& bot, const Options& options) {
   };
   std::optional<Lost> lost;
   // When the reconnect window of the last welcome began (none: it was the first
-  // connection's). A session that breaks sooner than the window's length after its welcome
-  // counts against the same window: a referee that welcomes the bot and fails at once is
-  // not tried forever, as when each welcome restarted the window.
+  // connection's). A session that breaks within kQuickBreak of its welcome counts against
+  // the same window: a referee that welcomes the bot and fails at once is not tried
+  // forever, as when each welcome restarted the window.
   std::optional<std::chrono::steady_clock::time_point> window;
   std::chrono::steady_clock::time_point welcomed_at;
   for (;;) {
@@ -513,7 +519,7 @@ int play(Bot& bot, const Options& options) {
     });
     if (end.exit == kExitOk) return kExitOk;
     if (end.exit == kExitBroken && end.welcomed && options.reconnect_timeout > 0 && window &&
-        seconds_since(welcomed_at) < options.reconnect_timeout) {
+        seconds_since(welcomed_at) < kQuickBreak) {
       // broke soon after a welcome in a reconnect window: the same window goes on
       lost = Lost{*window, kFirstReconnectPause, end.error, driver.welcome()->resume_key(), true,
                   kExitBroken};
