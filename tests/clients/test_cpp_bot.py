@@ -29,7 +29,7 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.scripted import Stream, match_start, serve, turn
+from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, one_match, restart, stalled, too_many,
@@ -236,11 +236,6 @@ def scripted_run(cpp_bot, tmp_path, script, *args: str, timeout: float = 15):
     return asyncio.run(scenario())
 
 
-async def welcome(stream: Stream) -> None:
-    await stream.read()
-    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, session_id="s1"))
-
-
 def test_after_a_failed_write_the_match_end_and_goodbye_are_still_read(cpp_bot):
     """The referee ends the match and the stream while the bot answers (as after too many
     refused actions): a relay hands the bot the referee's last messages and the stream's
@@ -317,20 +312,7 @@ def test_a_break_after_a_late_reconnect_and_a_longer_session_gets_a_fresh_window
     window, with the newest session's resume key. It counted the break against the old
     window, spent by then, and exited 5 without a single try."""
     hellos: list[referee_pb2.Hello] = []
-
-    async def script(stream: Stream):
-        hellos.append((await stream.read()).hello)
-        session = len(hellos)
-        if session == 2:
-            await asyncio.sleep(2.2)   # late in the 3 s window
-        await stream.send(welcome=referee_pb2.Welcome(
-            protocol_version=1, session_id=f"s{session}", resume_key=f"k{session}"))
-        if session == 3:
-            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
-            return
-        await asyncio.sleep(0.2 if session == 1 else 1.5)
-        stream.fail(grpc.StatusCode.INTERNAL, f"scripted break {session}")
-
+    script = late_reconnect(hellos)
     rc, err, took = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "3")
     assert rc == 0, err[-2000:]
     assert err.count("reconnected to the referee after") == 2, err[-2000:]

@@ -25,7 +25,7 @@ from arena.referee.runner import MatchRunner
 from arena.referee.server import MIN_PING_INTERVAL_MS, RefereeServer
 from arena.rules.rulesets import make_config
 from arena.referee import lobby
-from support.scripted import Stream, match_start, serve, turn
+from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, restart, stalled, too_many, welcomed,
@@ -436,11 +436,6 @@ def run_slow_bot(tmp_path, script, *args: str) -> tuple[int, str, float]:
     return asyncio.run(scenario())
 
 
-async def welcome(stream: Stream) -> None:
-    await stream.read()
-    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, session_id="s1"))
-
-
 def test_no_welcome_within_the_connect_timeout_breaks_the_stream(tmp_path):
     """A server that takes the stream and never answers the hello: the bot gives up after
     its connect timeout as after a broken stream (it waited forever)."""
@@ -495,20 +490,7 @@ def test_a_break_after_a_late_reconnect_and_a_longer_session_gets_a_fresh_window
     then, and exited 5 without a single try."""
     assert QUICK_BREAK < 1.5
     hellos: list[referee_pb2.Hello] = []
-
-    async def script(stream: Stream):
-        hellos.append((await stream.read()).hello)
-        session = len(hellos)
-        if session == 2:
-            await asyncio.sleep(2.2)   # late in the 3 s window
-        await stream.send(welcome=referee_pb2.Welcome(
-            protocol_version=1, session_id=f"s{session}", resume_key=f"k{session}"))
-        if session == 3:
-            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
-            return
-        await asyncio.sleep(0.2 if session == 1 else 1.5)
-        stream.fail(grpc.StatusCode.INTERNAL, f"scripted break {session}")
-
+    script = late_reconnect(hellos)
     rc, err, took = run_slow_bot(tmp_path, script, "--reconnect-timeout", "3")
     assert rc == EXIT_OK, err[-2000:]
     assert err.count("reconnected to the referee after") == 2, err[-2000:]

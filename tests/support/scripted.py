@@ -6,6 +6,7 @@ an error status at once)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import grpc
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
@@ -92,3 +93,30 @@ def match_start() -> referee_pb2.MatchStart:
         rules=game_pb2.Rules(ruleset="modern", seats=2, limit=98,
                              options={"max_total": "98", "max_plays": "1000"}),
         time_control=referee_pb2.TimeControl(move_ms=1000, bank_ms=5000), bot_seed=2**64 - 1)
+
+
+async def welcome(stream: Stream) -> None:
+    """Read the hello, then welcome the bot (session s1)."""
+    await stream.read()
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1, session_id="s1"))
+
+
+def late_reconnect(hellos: list) -> Callable:
+    """A script for a reconnect window of 3 s: the first connection is welcomed and broken
+    0.2 s later; the second is welcomed only after 2.2 s (late in its window), stays 1.5 s
+    (longer than the SDKs' quick break, 1 s), then is broken; the third is welcomed and
+    told goodbye. Each connection's hello goes to ``hellos``; resume keys k1, k2, k3."""
+    async def script(stream: Stream):
+        hellos.append((await stream.read()).hello)
+        session = len(hellos)
+        if session == 2:
+            await asyncio.sleep(2.2)   # late in the 3 s window
+        await stream.send(welcome=referee_pb2.Welcome(
+            protocol_version=1, session_id=f"s{session}", resume_key=f"k{session}"))
+        if session == 3:
+            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+            return
+        await asyncio.sleep(0.2 if session == 1 else 1.5)
+        stream.fail(grpc.StatusCode.INTERNAL, f"scripted break {session}")
+
+    return script

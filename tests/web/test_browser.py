@@ -59,6 +59,13 @@ def open_page(browser, url: str) -> None:
     browser.get(url)
 
 
+def open_file(browser, path: Path) -> None:
+    """Give the page's "open a file…" the file at ``path``, as a user picks it."""
+    field = browser.find_element("id", "open-file")
+    browser.execute_script("arguments[0].style.display = 'block'", field)
+    field.send_keys(str(path))
+
+
 # The page redraws a table in place: elements are read in one script, never found first
 # and read after (by then they may be gone).
 
@@ -259,9 +266,7 @@ def test_a_downloaded_record_and_an_event_log_open_from_files(browser, arena, tm
     open_page(browser, arena.url)
     for path in (downloaded, log):
         browser.execute_script("window.location.hash = '#/'")
-        field = browser.find_element("id", "open-file")
-        browser.execute_script("arguments[0].style.display = 'block'", field)
-        field.send_keys(str(path))
+        open_file(browser, path)
         until(browser, lambda b: shown(b, "#match-view") and turn(b) == (last, last),
               f"the replay of {path.name}")
         assert text(browser, "#match-names") == "file vs log"
@@ -276,9 +281,7 @@ def test_a_file_that_cannot_be_opened_says_why_until_the_page_moves_on(browser, 
     until(browser, lambda b: text(b, "#match-status") == "live", "the live match")
     junk = tmp_path / "notes.jsonl"
     junk.write_text("not a match\n")
-    field = browser.find_element("id", "open-file")
-    browser.execute_script("arguments[0].style.display = 'block'", field)
-    field.send_keys(str(junk))
+    open_file(browser, junk)
     said = "cannot open notes.jsonl: notes.jsonl is neither an arena match event log"
     until(browser, lambda b: (text(b, "#file-status") or "").startswith(said), "the reason")
     before = turn(browser)[1]
@@ -303,9 +306,7 @@ def test_a_malformed_link_and_a_record_of_absurd_tokens_still_show_a_page(browse
     absurd = tmp_path / "absurd.json"
     absurd.write_text(json.dumps(record))
     open_page(browser, arena.url)
-    field = browser.find_element("id", "open-file")
-    browser.execute_script("arguments[0].style.display = 'block'", field)
-    field.send_keys(str(absurd))
+    open_file(browser, absurd)
     until(browser, lambda b: shown(b, "#match-view") and text(b, ".tokens"), "the absurd record")
     assert text(browser, ".tokens") == "● × 400000000"
 
@@ -320,9 +321,7 @@ def test_a_record_s_invisible_characters_are_shown_as_escapes(browser, arena, tm
     shared = tmp_path / "shared.json"
     shared.write_text(json.dumps(record))
     open_page(browser, arena.url)
-    field = browser.find_element("id", "open-file")
-    browser.execute_script("arguments[0].style.display = 'block'", field)
-    field.send_keys(str(shared))
+    open_file(browser, shared)
     until(browser, lambda b: shown(b, "#match-view") and text(b, "#match-names"), "the record")
     assert text(browser, "#match-names") == "ann vs \\u202egnp.exe"
     page = browser.execute_script("return document.body.innerText + document.title")
