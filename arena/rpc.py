@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import tempfile
 from typing import NoReturn
 
 from google.protobuf.message import DecodeError
@@ -42,6 +43,18 @@ def port_out_of_range(address: str) -> bool:
 
 #: The longest path a unix socket may have (Linux's sun_path: 108 bytes with its NUL).
 MAX_SOCKET_PATH = 107
+
+
+def socket_root(depth: int) -> str:
+    """Where to make a folder for unix sockets ``depth`` bytes below it: the temporary
+    folder ($TMPDIR), or /tmp where that is too deep for them (gRPC failed to bind under a
+    deep TMPDIR, and Ray failed to start). OSError if neither will do."""
+    for root in (tempfile.gettempdir(), "/tmp"):
+        if len(os.fsencode(root)) + depth <= MAX_SOCKET_PATH and os.path.isdir(root):
+            return root
+    raise OSError(f"the temporary folder {tempfile.gettempdir()} has too long a path for unix "
+                  f"sockets {depth} bytes below it (at most {MAX_SOCKET_PATH} bytes in all): "
+                  "set TMPDIR to a shorter one")
 
 
 def listen_problem(address: str) -> str | None:

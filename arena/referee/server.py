@@ -15,7 +15,7 @@ from ono99.v1 import referee_pb2_grpc
 from arena import files
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena.rpc import MAX_SOCKET_PATH, RejectUnparsable, add_port, listen_problem
+from arena.rpc import RejectUnparsable, add_port, listen_problem, socket_root
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -36,21 +36,9 @@ MIN_PING_INTERVAL_MS = 5_000
 
 
 def socket_folder() -> str:
-    """A fresh private folder for the referee's socket: in the temporary folder ($TMPDIR),
-    or in /tmp where that one's path is too long for a socket (a deep $TMPDIR, pytest's
-    folders: gRPC failed to bind, and every command that plays a match with it)."""
-    folder = tempfile.mkdtemp(prefix="ono99-")
-    if len(os.path.join(folder, "referee.sock").encode()) <= MAX_SOCKET_PATH:
-        return folder
-    os.rmdir(folder)
-    if os.path.isdir("/tmp"):
-        short = tempfile.mkdtemp(prefix="ono99-", dir="/tmp")
-        if len(os.path.join(short, "referee.sock").encode()) <= MAX_SOCKET_PATH:
-            return short
-        os.rmdir(short)
-    raise OSError(f"the temporary folder {tempfile.gettempdir()} has too long a path for the "
-                  f"referee's socket (at most {MAX_SOCKET_PATH} bytes with its name): set "
-                  "TMPDIR to a shorter one")
+    """A fresh private folder for the referee's socket, where its path fits
+    (:func:`arena.rpc.socket_root`)."""
+    return tempfile.mkdtemp(prefix="ono99-", dir=socket_root(len("/ono99-12345678/referee.sock")))
 
 
 class RefereeServer:

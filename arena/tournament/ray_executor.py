@@ -47,7 +47,7 @@ from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.listeners import ListenerTap
 from arena.referee.results import MatchResult, MatchSpec
-from arena.rpc import MAX_SOCKET_PATH
+from arena.rpc import socket_root
 from arena.rules.errors import ConfigError
 from arena.tournament.executor import MAX_ATTEMPTS, Executor, LocalExecutor, ResultSink, process_seats
 from arena.tournament.executors import ExecutorSetup
@@ -396,13 +396,13 @@ RAY_SOCKET_DEPTH = 68
 
 def _short_temp() -> dict:
     """Where a local cluster keeps its sessions: Ray's default ($TMPDIR/ray), unless that
-    is too deep for its sockets (MAX_SOCKET_PATH), then /tmp/ray (Ray's default without
-    TMPDIR). Under a deep TMPDIR, Ray failed to start: "AF_UNIX path length cannot exceed
-    107 bytes"."""
-    if len(os.fsencode(os.path.realpath(tempfile.gettempdir()))) + RAY_SOCKET_DEPTH \
-            <= MAX_SOCKET_PATH:
-        return {}
-    return {"_temp_dir": "/tmp/ray"}
+    is too deep for its sockets, then /tmp/ray (:func:`arena.rpc.socket_root`). Under a
+    deep TMPDIR, Ray failed to start: "AF_UNIX path length cannot exceed 107 bytes"."""
+    try:
+        root = socket_root(RAY_SOCKET_DEPTH)
+    except OSError:
+        return {}    # Ray says why it cannot start
+    return {} if root == tempfile.gettempdir() else {"_temp_dir": os.path.join(root, "ray")}
 
 
 def connect(address: str | None, num_cpus: int | None = None) -> None:
