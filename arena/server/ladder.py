@@ -98,11 +98,11 @@ class Ladder:
         self.kept: list[tuple[str, list[str], MatchResult]] = []
         self.playing: set[str] = set()
         self.faults_in_a_row: Counter[str] = Counter()  # matches ending in a wait on it
-        self.benched: dict[str, float] = {}              # bot -> until when it sits out
+        #: bot -> until when it sits out (benched for its faults, or resting)
+        self.benched: dict[str, float] = {}
         #: seconds a bot rests after each of its ladder matches (0: it may be seated again
         #: at once, and a few bots play flat out: 19,000 matches in 8 minutes for 4 bots)
         self.rest = rest
-        self.resting: dict[str, float] = {}              # bot -> until when it rests
         self._wake = asyncio.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
 
@@ -182,8 +182,7 @@ class Ladder:
         out = []
         now = time.monotonic()
         for bot in self.registry.active():
-            if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now \
-                    or self.resting.get(bot.display, 0.0) > now:
+            if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now:
                 continue
             if bot.kind == "remote":
                 seats = self.registry.remote.get(bot.display)
@@ -276,7 +275,8 @@ class Ladder:
             self.playing.difference_update(names)
             if self.rest > 0 and played:
                 until = time.monotonic() + self.rest
-                self.resting.update((name, until) for name in names)
+                for name in names:   # a longer bench for its faults stands
+                    self.benched[name] = max(self.benched.get(name, 0.0), until)
                 asyncio.get_running_loop().call_later(self.rest, self._wake.set)
             self._cool()
             self._wake.set()
