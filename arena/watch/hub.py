@@ -151,10 +151,13 @@ class LiveMatch:
         return (0.4 * alive / seats + 0.4 * min(state.total, limit) / limit + 0.2 * closeness
                 + max(0, min(len(self.frames) - delay, 1000)) * 1e-6)   # a tie: the longer one
 
-    def fell_behind(self, viewer: Subscription) -> None:
-        """``viewer``'s queue overflowed: it is left out of every frame until it reads."""
-        self.viewers.discard(viewer)
-        self.behind.add(viewer)
+    def send(self, viewer: Subscription, item) -> None:
+        """Queue ``item`` for ``viewer``; one whose queue overflows is left out of every
+        frame until it reads (:attr:`behind`)."""
+        viewer.push(item)
+        if viewer.behind:
+            self.viewers.discard(viewer)
+            self.behind.add(viewer)
 
     def shown(self, delay: int) -> pb.MatchFrame:
         """The frame a viewer ``delay`` frames behind sees last (the first, at least)."""
@@ -382,9 +385,7 @@ class SpectatorHub:
             if not viewer.delay and not viewer.hands:
                 if live is None:
                     live = pb.MatchFeed(frame=frame)
-                viewer.push(live)
-                if viewer.behind:
-                    match.fell_behind(viewer)
+                match.send(viewer, live)
                 continue
             if viewer.delay:
                 i = len(frames) - 1 - viewer.delay
@@ -396,9 +397,7 @@ class SpectatorHub:
                 shown, hand = frame, hands if viewer.hands else None
             if hand is not None:
                 shown = wire.with_hands(shown, hand)
-            viewer.push(pb.MatchFeed(frame=shown))
-            if viewer.behind:
-                match.fell_behind(viewer)
+            match.send(viewer, pb.MatchFeed(frame=shown))
 
     def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
         match = self.matches.get(match_id)
@@ -407,9 +406,7 @@ class SpectatorHub:
         match.verdicts.append(verdict)
         for viewer in list(match.viewers):
             if not viewer.delay:
-                viewer.push(pb.MatchFeed(verdict=verdict))
-                if viewer.behind:
-                    match.fell_behind(viewer)
+                match.send(viewer, pb.MatchFeed(verdict=verdict))
 
     def match_ended(self, match_id: str, over: pb.MatchOver) -> None:
         match = self.matches.get(match_id)
