@@ -299,6 +299,12 @@ class Runs:
         if run.finished:
             return
         if run.cancelled:
+            # counted from the store: a result being written when the cancel came is
+            # stored (the writer finishes what it was asked) though its count never ran
+            try:
+                run.played = run.total - len(run.t.pending()) - run.done_before
+            except StoreError:
+                pass         # the database is gone: the count of results heard stands
             run.error = (f"cancelled by the organiser after {run.done_before + run.played} of "
                          f"{run.total} matches; following it by name plays what is left")
         elif run.task is not None and run.task.done() and run.task.cancelled():
