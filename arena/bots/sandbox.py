@@ -231,11 +231,20 @@ class ProcessFactory(abc.ABC):
         return f"{self.name}: {self.limits.describe()}"
 
 
+#: Where this arena's Node.js and C++ SDKs are, told to every bot process and setup step
+#: (the sandbox shows them at the same paths, read-only): a bot made on one machine finds
+#: them on the machine that runs it (a server it was uploaded to), where a path into its
+#: author's copy of the repository does not lead. Python bots ``import ono99``.
+SDK_ENV = {"ONO99_NODE_SDK": REPO / "clients" / "node", "ONO99_CPP_SDK": REPO / "clients" / "cpp"}
+
+
 def bot_env(extra: dict[str, str], home: str) -> dict[str, str]:
-    """A bot's whole environment: the basics, ``extra`` (its referee, token, name), and the
-    organiser's variables named in ``$ONO99_BOT_ENV``; nothing else of the arena's."""
+    """A bot's whole environment: the basics, where the SDKs are, ``extra`` (its referee,
+    token, name), and the organiser's variables named in ``$ONO99_BOT_ENV``; nothing else
+    of the arena's."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": os.environ.get("LANG", "C.UTF-8"),
            "HOME": home, "TMPDIR": "/tmp", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.update({name: str(path) for name, path in SDK_ENV.items() if path.is_dir()})
     for name in filter(None, (n.strip() for n in os.environ.get(PASS_ENV, "").split(","))):
         if name in os.environ:
             env[name] = os.environ[name]

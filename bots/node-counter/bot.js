@@ -11,11 +11,12 @@
  *
  * `--epsilon P` (or ONO99_EPSILON) plays a uniformly random legal card with probability P.
  *
- * The SDK is required by its path in the repository, so the bot needs no node_modules of
- * its own: only `npm ci` in clients/node (this folder's bot.toml `setup` does that).
+ * The SDK is the arena's (ONO99_NODE_SDK, which the arena that runs the bot sets, or else
+ * by its path in the repository), so the bot needs no node_modules of its own: only
+ * `npm ci` in clients/node, once for the arena.
  */
 
-const { Bot, run } = require('../../clients/node');
+const { Bot, run } = require(process.env.ONO99_NODE_SDK || '../../clients/node');
 
 const MODERN_DECK = {
   0: 8, 1: 6, 2: 6, 3: 6, 4: 6, 5: 6, 6: 6, 7: 6, 8: 6, 9: 6, 10: 10, 99: 10, R: 10, '-10': 10, P2: 10,

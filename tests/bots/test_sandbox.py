@@ -171,7 +171,7 @@ def test_its_environment_holds_nothing_of_the_arena(tmp_path, mark, monkeypatch)
         assert set(report["result"]) <= {
             "PATH", "LANG", "HOME", "TMPDIR", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
             "ONO99_REFEREE", "ONO99_TOKEN", "ONO99_BOT_NAME", "ONO99_RECONNECT_TIMEOUT",
-            "ARENA_TEST_MARK", "ROGUE_SLEEP",
+            "ONO99_NODE_SDK", "ONO99_CPP_SDK", "ARENA_TEST_MARK", "ROGUE_SLEEP",
             "GRPC_EXPERIMENTS", "PWD"}, report["result"]   # PWD: bwrap, its own folder
 
 

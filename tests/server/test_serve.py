@@ -25,6 +25,7 @@ from arena.rules.errors import ConfigError
 from support.launch import launched
 from support.processes import env_for, kill_marked, new_mark, process_names, processes_marked
 from support.matches import store_ladder
+from support.requirements import missing
 from support.serve import BOTS, ROOT, Served, command
 
 STANDINGS_KEYS = {"rank", "bot", "elo", "ci95", "elo_low", "elo_high", "matches", "wins",
@@ -131,6 +132,27 @@ def test_a_hosted_bot_that_fails_its_check_does_not_enter(server, tmp_path):
     assert server.bot("broken")["status"] == "failed"
     proc = server.arena("tournament", "broken", "counter", "--games", "1")
     assert proc.returncode != 0 and "broken" in proc.stderr, proc.stderr
+
+
+@pytest.mark.timeout(900)
+def test_hosted_node_and_cpp_bots_find_the_server_s_sdks(server, node, tmp_path):
+    """A Node.js or C++ bot found its SDK by a path into its author's repository
+    (../../clients/node), which the server's copy of its folder does not have: the sample
+    bots failed their check at upload ("Cannot find module"). Every bot the arena
+    launches, and its setup, is told where the arena's SDKs are."""
+    proc = server.ok("bots", "add", "node-counter", "--dir", BOTS / "node-counter")
+    assert re.search(r"^check-bot: node-counter: 13 passed, 0 failed$", proc.stdout, re.M), proc.stdout
+    absent = [tool for tool in ("cmake", "protoc", "grpc_cpp_plugin") if shutil.which(tool) is None]
+    if absent:
+        missing(f"a C++ bot needs {', '.join(absent)} (clients/cpp/install-deps.sh)")
+    # its sources only (a build folder of this machine's is no part of an upload)
+    folder = tmp_path / "cpp-counter"
+    shutil.copytree(BOTS / "cpp-counter", folder, ignore=shutil.ignore_patterns("build"))
+    proc = server.ok("bots", "add", "cpp-counter", "--dir", folder, timeout=900)
+    assert re.search(r"^check-bot: cpp-counter: 13 passed, 0 failed$", proc.stdout, re.M), proc.stdout
+    proc = server.ok("tournament", "node-counter", "cpp-counter", "--games", "2", "--name", "sdks")
+    assert re.search(r"^4 matches played in [\d.]+ s \([\d.]+/s\); faults: none$", proc.stdout,
+                     re.M), proc.stdout
 
 
 def test_an_upload_over_the_limit_is_refused(server, tmp_path):

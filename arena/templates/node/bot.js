@@ -11,7 +11,9 @@
 
 // The SDK, by its path (its dependencies are installed once for the arena: npm ci --prefix
 // clients/node).
-const { Bot, run } = require({{SDK_JS}});
+// the arena that runs this bot (check-bot, a match, a server it was uploaded to) names its
+// copy of the SDK in ONO99_NODE_SDK; run by hand, the SDK is where this bot was made
+const { Bot, run } = require(process.env.ONO99_NODE_SDK || {{SDK_JS}});
 
 const DEFLECTORS = { modern: ['R', 'P2'], classic: ['R', 'H'], 'classic-set99': ['R', 'H'] };
 const LAST_RESORT = ['P2', 'DP', 'R', 'H', '99', '-10'];
