@@ -163,6 +163,9 @@ def run(seconds: float, console, rlcard: bool = False) -> list[EngineFigure]:
     # the ratio comes from its own alternated run, not from the table's row
     ours, theirs = compare_rlcard(seconds * 3)
     figures += [ours, theirs]
+    console.print(f"then ours and RLCard's UNO (4 players, random legal moves), {seconds * 3:g} s "
+                  "each in all, in 6 alternated slices: the line below comes from that run",
+                  highlight=False)
     ratio = ours.decisions_per_second / theirs.decisions_per_second
     console.print(f"engine: {ours.decisions_per_second:.0f} decisions/s (modern, 4 seats) = "
                   f"{ratio:.2f} x RLCard UNO ({theirs.decisions_per_second:.0f} decisions/s)",
