@@ -50,6 +50,7 @@ class HouseSession:
         self.name = bot.name
         self.driver = Driver(bot)
         self.rejections = 0
+        self.last_refusal = ""
         self._action: referee_pb2.Action | None = None
 
     async def send(self, msg: referee_pb2.RefereeMessage) -> None:
@@ -81,4 +82,5 @@ class HouseSession:
 
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
+        self.last_refusal = f"{code}: {reason}"
         await self.send(wire.rejected(turn_id, code, reason))

@@ -179,8 +179,10 @@ class MatchRunner:
                             break
                 if session.rejections > spec.max_rejections:
                     session.close_turn()
+                    # the last refusal says what was wrong (the bot's log may not)
                     self._fault(seat, VerdictKind.ILLEGAL, f"{session.rejections} refused actions in this match "
-                                f"(the limit is {spec.max_rejections})", (now() - start) // 1000)
+                                f"(the limit is {spec.max_rejections}); the last: "
+                                f"{session.last_refusal}", (now() - start) // 1000)
                     return
         except TimeoutError:
             session.close_turn()
@@ -265,7 +267,7 @@ class MatchRunner:
         self._sent[seat] = 0
         session.begin_match()
         if old is not None:
-            session.rejections = old.rejections
+            session.rejections, session.last_refusal = old.rejections, old.last_refusal
 
     async def _lost(self, seat: int, session: BotSession, latency_us: int) -> None:
         """The seat's stream ended: a crash if its process exited, else a disconnection."""
