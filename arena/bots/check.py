@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import shutil
 import statistics
 import tempfile
@@ -202,10 +203,12 @@ class _Played:
 async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout: float = 600.0,
                     move_ms: int = 1000, bank_ms: int = 10_000, connect_timeout: float = 10.0,
                     seed: int = 1, listen: str = "unix", log_dir: Path | None = None,
-                    sandbox: SandboxConfig = SandboxConfig(), on_setup=None) -> Report:
+                    sandbox: SandboxConfig = SandboxConfig(), on_setup=None,
+                    on_match: Callable[[int, int, float], None] | None = None) -> Report:
     """Examine the bot of ``manifest``; never raises for the bot's faults (they are FAILs).
     ``on_setup(manifest, log_path)`` is called before its setup runs (a build may take a
-    minute: the user is told why they wait)."""
+    minute: the user is told why they wait), ``on_match(played, of, seconds)`` after each
+    match (a bot that spends seconds a move takes minutes over them)."""
     started = time.monotonic()
     report = Report(manifest.name, str(manifest.folder))
     checks = report.checks
@@ -250,7 +253,8 @@ async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout:
         tc = TimeControl(move_ms, bank_ms)
         played: list[_Played] = []
         watched_all: list[_Watched] = []
-        for sc in scenarios(manifest.name, seed, tc):
+        planned = scenarios(manifest.name, seed, tc)
+        for sc in planned:
             try:
                 session = await bot.ensure()
             except BotStartError as exc:
@@ -263,6 +267,8 @@ async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout:
             runner = MatchRunner(sc.spec, sessions)
             result = await runner.run()
             played.append(_Played(sc, result, watched.turns, session.session_id))
+            if on_match is not None:
+                on_match(len(played), len(planned), time.monotonic() - t0)
         report.matches = sum(p.result is not None for p in played)
         report.peak_memory_mb = _peak_memory_mb(bot)
         latencies = [us for w in watched_all for us in w.latencies_us]
@@ -297,14 +303,21 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
     def failures(ps) -> str:
         # matches that failed alike are named together, their reason once (a crashing
         # bot's 13 matches repeated the same excerpt of its stderr 13 times)
-        alike: dict[str, list[str]] = {}
+        # (a slow bot's 13 time-outs differed only in the bank left: alike, numbers aside;
+        # the first one's words are shown)
+        alike: dict[str, tuple[str, list[str]]] = {}
         for p in ps:
             if not clean(p):
-                alike.setdefault(", ".join(p.verdicts()), []).append(p.scenario.label)
+                why = ", ".join(p.verdicts())
+                alike.setdefault(re.sub(r"\d+", "#", why), (why, []))[1].append(p.scenario.label)
         return "; ".join(f"{labels[0]}: {why}" if len(labels) == 1 else
                          f"{len(labels)} matches ({', '.join(labels[:3])}"
                          f"{', ...' if len(labels) > 3 else ''}): {why}"
-                         for why, labels in alike.items())
+                         for why, labels in alike.values())
+
+    def with_tail(text: str) -> str:
+        # a crash's verdict quotes the bot's stderr already: not twice
+        return text if "stderr: " in text else text + tail
 
     out = []
     rulesets = {}
@@ -312,7 +325,7 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
         rulesets.setdefault(p.scenario.spec.config.ruleset.name, []).append(p)
     bad = [r for r, ps in rulesets.items() if not all(clean(p) for p in ps)]
     out.append(Check("rulesets", not bad, f"{', '.join(rulesets)} played to the end" if not bad else
-                     f"{', '.join(bad)} failed: {failures(p for r in bad for p in rulesets[r])}{tail}"))
+                     with_tail(f"{', '.join(bad)} failed: {failures(p for r in bad for p in rulesets[r])}")))
 
     by_seats = {}
     for p in played:
@@ -347,34 +360,50 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
 
     sessions = {p.session_id for p in played if p.result is not None}
     ok = len(sessions) == 1 and all(p.result is not None for p in played)
+    unplayed = [p for p in played if p.result is None]
+    crashes = sum(1 for p in played if p.result is not None for v in p.result.verdicts
+                  if v.seat == p.scenario.seat and v.kind == VerdictKind.CRASHED)
     out.append(Check("one connection", ok, f"{len(played)} matches on one connection" if ok else
                      f"{len(played)} matches took {len(sessions)} connections"
-                     f"{'; ' + failures(p for p in played if p.result is None) if any(p.result is None for p in played) else ''}. "
-                     "Keep reading the stream after match_end: the next match_start follows"))
+                     f"{'; ' + failures(unplayed) if unplayed else ''}. " +
+                     # a bot started again after each crash connects again: a crash in a
+                     # turn is not a stream left after match_end (it was told only that)
+                     (f"It was started again after each of its {crashes} crashes (the process "
+                      "ended); a bot that does not crash keeps reading after match_end, where "
+                      "the next match_start follows, and exits after the goodbye" if crashes else
+                      "Keep reading the stream after match_end: the next match_start follows")))
 
     # a bot that answered no turn passed these two unseen: they need answers to judge
-    wrong_turn = {k: refused[k] for k in ("stale_turn", "not_your_turn", "malformed") if refused[k]}
-    # answers that came after their turn timed out are refused as stale: the time-outs are
-    # the fault (move time, no faults), not the turn ids (it was told "not_your_turn" here,
-    # and looked for a bug in its ids). A timed-out turn explains one late answer at most.
-    timeouts = sum(1 for p in played if p.result is not None for v in p.result.verdicts
-                   if v.seat == p.scenario.seat and v.kind == VerdictKind.TIMEOUT)
-    late = set(wrong_turn) == {"stale_turn"} and 0 < wrong_turn["stale_turn"] <= timeouts
+    wrong_turn = {k: refused[k] for k in ("stale_turn", "not_your_turn") if refused[k]}
+    # answers that came after their turn was over are refused as stale: a turn that timed
+    # out, or whose seat was disqualified for its refused cards (the SDKs answer a refusal
+    # with another card, which then comes late), explains one late answer at most. Those
+    # are the faults (move time, legal cards, no faults), not the turn ids (it was told
+    # "not_your_turn" here, and looked for a bug in its ids).
+    ended = Counter(v.kind for p in played if p.result is not None for v in p.result.verdicts
+                    if v.seat == p.scenario.seat)
+    excused = ended[VerdictKind.TIMEOUT] + ended[VerdictKind.ILLEGAL]
+    late = set(wrong_turn) == {"stale_turn"} and 0 < wrong_turn["stale_turn"] <= excused
     out.append(Check("own turns", bool(latencies) and (not wrong_turn or late),
                      "it answered no turn" if not latencies and not wrong_turn else
                      "answered only its own turns, each with its turn id" if not wrong_turn else
                      f"answered only its own turns; {wrong_turn['stale_turn']} answers came after "
-                     f"their turn had timed out ({timeouts} time-outs) and were refused as "
-                     "stale_turn" if late else
+                     f"their turn was over ({ended[VerdictKind.TIMEOUT]} time-outs, "
+                     f"{ended[VerdictKind.ILLEGAL]} seats disqualified for refused cards) and "
+                     "were refused as stale_turn" if late else
                      f"refused: {', '.join(f'{n} {k}' for k, n in wrong_turn.items())}. Answer each "
                      "TurnRequest once, echoing its turn_id (all 64 bits), and send nothing else"))
 
-    illegal = {k: refused[k] for k in ("not_in_hand", "illegal_play") if refused[k]}
+    # malformed: no card, a number the Card enum does not have, or a message that is not
+    # an action (an SDK bot whose choose() returned no card token is refused so)
+    illegal = {k: refused[k] for k in ("not_in_hand", "illegal_play", "malformed") if refused[k]}
     out.append(Check("legal cards", bool(latencies) and not illegal,
                      "it answered no turn" if not latencies and not illegal else
                      "played only cards from the turn's legal list" if not illegal else
                      f"refused: {', '.join(f'{n} {k}' for k, n in illegal.items())}. Play one of "
-                     "TurnRequest.legal"))
+                     "TurnRequest.legal" + (" (malformed: no card, or one the protocol does not "
+                                            "know, or a message that is not an action)"
+                                            if "malformed" in illegal else "")))
 
     if latencies:
         q = statistics.quantiles(latencies, n=100, method="inclusive") if len(latencies) > 1 else [latencies[0]] * 99
@@ -390,7 +419,7 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
 
     faults = [p for p in played if not clean(p)]
     out.append(Check("no faults", not faults, "no crash, disconnection, time-out or illegal verdict"
-                     if not faults else failures(faults) + tail))
+                     if not faults else with_tail(failures(faults))))
     return out
 
 

@@ -29,6 +29,9 @@ NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each 
 #: a line that names an error: "Error: Cannot find module", "TypeError: x",
 #: "Exception in thread "main" java.lang.IllegalStateException: x", "error: the bot failed"
 _ERROR = re.compile(r"(error|exception)\b.*:", re.IGNORECASE)
+#: Python's marks under the failing expression of a traceback line (3.11+): they say
+#: nothing alone, and took the note's place of the line naming the file and line
+_MARKS = re.compile(r"\s*[~^]+[\s~^]*")
 
 
 #: A bot's logs in one folder (the files of all its processes there) are kept within this
@@ -241,7 +244,7 @@ class BotProcess:
         Where none of them names an error and an earlier line does, that line comes first:
         Node.js (and Java) print the error, then its stack, and Node its version last
         (`} | | Node.js v20.20.2` said nothing of "Cannot find module")."""
-        lines = list(self.stderr_tail)
+        lines = [line for line in self.stderr_tail if not _MARKS.fullmatch(line)]
         shown = [_end(line) for line in lines[-3:]]
         if not any(_ERROR.search(line) for line in lines[-3:]):
             # the last such line (an earlier one may be a log line that merely says "error")

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import math
+import sys
 
 from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
@@ -46,6 +47,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+#: seconds of silence after which check-bot says how far it is
+PROGRESS_S = 10.0
+
+
+def progress(name: str):
+    """A line on stderr once the matches have run PROGRESS_S seconds since the last one
+    (a bot that takes 1.5 s a move ran 5 minutes in silence, as if hung); none for a bot
+    that plays at the usual speed, the whole run taking a second or two."""
+    said = [0.0]
+
+    def on_match(played: int, of: int, seconds: float) -> None:
+        if seconds - said[0] >= PROGRESS_S and played < of:
+            said[0] = seconds
+            print(f"bot {name}: {played} of {of} check matches played in {seconds:.0f} s",
+                  file=sys.stderr, flush=True)
+    return on_match
+
+
 def run(args: argparse.Namespace) -> int:
     for flag in ("move_time", "connect_timeout", "setup_timeout"):
         if not 0 < getattr(args, flag) < math.inf:
@@ -57,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(check_bot(
         manifest, setup=args.setup, setup_timeout=args.setup_timeout,
         move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed,
-        sandbox=sandbox_config(args), on_setup=announce_setup))
+        sandbox=sandbox_config(args), on_setup=announce_setup,
+        on_match=progress(manifest.name)))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

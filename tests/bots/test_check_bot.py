@@ -75,7 +75,7 @@ FAULTS = {
     "other_turn": ("own turns", ["not_your_turn", "echoing its turn_id"], [], {}),
     "stale": ("own turns", ["stale_turn"], [], {}),
     "not_in_hand": ("legal cards", ["not_in_hand", "TurnRequest.legal"], [], {}),
-    "garbage_card": ("own turns", ["malformed"], [], {}),
+    "garbage_card": ("legal cards", ["malformed", "TurnRequest.legal"], [], {}),
     "slow_sometimes": ("move time", ["relies on its bank"], ["--move-time", "0.05"],
                        {"ROGUE_SLEEP": "0.08"}),
     "exit": ("no faults", ["crashed"], [], {}),
@@ -149,7 +149,8 @@ def test_answers_after_a_time_out_are_the_time_out_s_fault_not_the_turn_ids(tmp_
     assert not checks["no faults"].passed and "timeout" in checks["no faults"].detail
     own = checks["own turns"]
     assert own.passed, own.detail
-    assert "came after their turn had timed out" in own.detail and "stale_turn" in own.detail
+    assert "came after their turn was over" in own.detail and "time-outs" in own.detail
+    assert "stale_turn" in own.detail
 
 
 #: what Node.js prints of an uncaught error, as a hosted Node bot whose SDK is not found
@@ -187,3 +188,80 @@ def test_a_bot_that_fails_at_start_is_told_its_error_line_not_only_its_last(tmp_
     assert hello.startswith("FAIL hello: ")
     assert "stderr: Error: Cannot find module '../../clients/node' | … | " in hello, hello
     assert hello.count("Node.js v20.20.2") == 1
+
+
+def sdk_bot(tmp_path: Path, name: str, body: str) -> Path:
+    """A bot on the Python SDK whose class body is ``body``."""
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "from ono99.bot import Bot, run\n\n\nclass B(Bot):\n" + body
+        + "\n\nif __name__ == '__main__':\n    raise SystemExit(run(B()))\n")
+    (folder / "bot.toml").write_text(f'name = "{name}"\ncommand = "{{python}} bot.py"\n')
+    return folder
+
+
+def test_a_bot_disqualified_for_its_cards_is_told_about_its_cards_not_its_turn_ids(tmp_path, mark):
+    """A bot that tries a card it does not hold first, every turn, is disqualified at its
+    sixth refusal in a match; the SDK's next card then comes after the turn is over. The
+    check failed "own turns" for those late answers, advising to echo turn ids (which an
+    SDK bot never touches): the cards are the fault, and the verdict names the last."""
+    folder = sdk_bot(tmp_path, "unheld", """    name = "unheld"
+
+    def choose(self, view):
+        return next(c for c in ("99", "10", "9", "8", "7", "R", "P2") if c not in view.hand)
+""")
+    proc = check_bot(mark, folder)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = lines(proc)
+    assert found["own turns"].startswith("PASS own turns: answered only its own turns; "), found["own turns"]
+    assert "seats disqualified for refused cards" in found["own turns"]
+    assert found["legal cards"].startswith("FAIL legal cards: refused: ") and "not_in_hand" in found["legal cards"]
+    assert "refused actions in this match (the limit is 5); the last: not_in_hand: " in found["no faults"], \
+        found["no faults"]
+
+
+def test_a_crashing_bot_is_told_its_crash_once_with_its_line_and_not_to_keep_reading(tmp_path, mark):
+    """A bot whose choose() raises: "one connection" told it to keep reading after
+    match_end (it was started again after each crash); the "rulesets" and "no faults"
+    lines quoted its stderr twice; and Python 3.11's ~~~^^^ marks took the place of the
+    line naming the file and line of the error."""
+    folder = sdk_bot(tmp_path, "raiser", """    name = "raiser"
+
+    def choose(self, view):
+        return {"a": 1}["b"] + len(view.legal)
+""")
+    proc = check_bot(mark, folder)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = lines(proc)
+    one = found["one connection"]
+    assert "started again after each of its" in one and "(the process ended)" in one, one
+    for check in ("rulesets", "no faults"):
+        assert found[check].count("stderr: ") == 1, found[check]
+    assert 'bot.py", line 8, in choose' in found["no faults"], found["no faults"]
+    assert "~~" not in found["no faults"] and "^^" not in found["no faults"]
+
+
+def test_a_slow_check_says_how_far_it_is(tmp_path, mark, capsys):
+    """A bot that takes 1.5 s a move ran check-bot for 5 minutes in silence. Past 10 s
+    without a line, it says how many matches are played (on stderr; the report is
+    unchanged)."""
+    from arena.cli import check_bot as cli
+
+    import asyncio
+
+    from arena.bots.check import check_bot as examine
+    from arena.bots.manifest import load_manifest
+
+    folder = rogue(tmp_path, "good")
+    proc = check_bot(mark, folder)
+    assert proc.returncode == 0 and "check matches played" not in proc.stderr
+    heard = []
+    report = asyncio.run(examine(load_manifest(folder), on_match=lambda *a: heard.append(a)))
+    assert [(n, of) for n, of, _ in heard] == [(n, report.matches) for n in range(1, 14)]
+    assert all(a[2] <= b[2] for a, b in zip(heard, heard[1:]))
+    on_match = cli.progress("good")
+    for played, seconds in ((1, 4.0), (2, 10.5), (3, 12.0), (4, 21.0), (13, 40.0)):
+        on_match(played, 13, seconds)
+    assert capsys.readouterr().err.splitlines() == ["bot good: 2 of 13 check matches played in 10 s",
+                                          "bot good: 4 of 13 check matches played in 21 s"]
