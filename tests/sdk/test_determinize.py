@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ono99.bot import Bot
 from ono99.bot.determinize import Determinizer, engine_view
+from ono99.bot.testing import FakeReferee
 from support.games import configs, sdk_view
 
 from arena.rules import Game, make_config
@@ -126,21 +130,65 @@ def test_a_weight_skews_the_samples():
     assert all(ninety_nine not in g.hands[other] for g in det.samples(200, rng))
 
 
-def test_the_example_in_the_docs_runs():
-    """docs/bots.md's Sampler, run on a real view."""
-    import re
-    from pathlib import Path
-
-    from ono99.bot import Bot  # noqa: F401  (the example imports it)
+def docs_example() -> dict:
+    """The names docs/bots.md's determinization example defines, its code run as written."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()
     code = re.search(r"```python\n(from ono99.bot import Bot\nfrom ono99.bot.determinize.*?)```",
                      text, re.S).group(1)
     space: dict = {}
     exec(code, space)
+    return space
+
+
+def test_the_example_in_the_docs_runs():
+    """docs/bots.md's Sampler, run on a real view."""
     game = played_to(make_config("modern", seats=3), 2, 5)
-    bot = space["Sampler"]()
+    bot = docs_example()["Sampler"]()
     view = sdk_view(game, game.to_act)
     assert bot.choose(view) in view.legal
+
+
+class Recorder(Bot):
+    """Plays the first legal card, after determinizing the view: what a search bot reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.determinizers: list[Determinizer] = []
+
+    def choose(self, view):
+        self.determinizers.append(Determinizer(view))
+        return view.legal[0]
+
+
+def test_a_fake_referees_view_agrees_with_the_events_it_sent():
+    """FakeReferee's piles follow its events: the discard pile holds the cards played
+    since the deal, and the draw pile the rest of the deck (none of it out of play)."""
+    bot = Recorder()
+    ref = FakeReferee(bot, seats=3)
+    ref.turn(hand=["5", "P2", "9", "R"], total=40)
+    ref.event("play", seat=1, card="7", total=47)
+    ref.event("play", seat=2, card="99", total=98)
+    ref.turn(hand=["5", "P2", "9", "R"], legal=["P2", "R"], total=98)
+    ref.event("deal", round=2, total=0)               # a new round: an empty discard pile
+    ref.event("play", seat=1, card="3", total=3)
+    ref.turn(hand=["5", "P2", "9", "R"], total=3, hand_sizes=[4, 3, 0],
+             in_game=[True, True, False])
+    assert [len(d.discard) for d in bot.determinizers] == [0, 2, 1]
+    assert [d.out_of_play for d in bot.determinizers] == [0, 0, 0]
+    assert [d.view.draw_size for d in bot.determinizers] == [112 - 12, 112 - 12 - 2, 112 - 7 - 1]
+
+
+def test_the_example_in_the_docs_plays_through_a_fake_referee():
+    """A bot author's unit test of the docs' Sampler: public plays, then its turn."""
+    ref = FakeReferee(docs_example()["Sampler"](), seats=2)
+    hand = ["5", "P2", "9", "R"]
+    ref.event("play", seat=1, card="7", total=47)
+    card = ref.turn(hand=hand, total=47)
+    assert card in hand
+    ref.event("play", seat=0, card=card, total=52)   # (the total matters to no one here)
+    ref.event("draw", seat=0)
+    ref.event("play", seat=1, card="10", total=62)
+    assert ref.turn(hand=hand, total=62) in hand
 
 
 def test_a_99_that_sets_the_total_leaves_no_flag_for_the_rest_of_the_turn():

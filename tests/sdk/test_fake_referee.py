@@ -517,3 +517,18 @@ def test_the_fake_referee_sets_revealed_hands_tokens_and_scores():
     assert [list(r) for r in seen["revealed"]] == [[], [], ["99", "H"]]
     assert seen["tokens"] == [3, 1, 0] and seen["scores"] == [10, 25, 0]
     assert seen["in_round"] == [True, False, False]
+
+
+def test_the_piles_default_to_what_the_events_imply_or_take_what_they_are_given():
+    bot = Recorder()
+    ref = FakeReferee(bot, seats=2)
+    ref.turn(hand=["1", "2", "3"])                    # nothing played: 112 - 3 - 4 to draw
+    assert (bot.views[-1].discard_size, bot.views[-1].draw_size) == (0, 105)
+    assert [s.hand_size for s in bot.views[-1].seats] == [3, 4]
+    ref.event("play", seat=1, card="7", total=7)
+    ref.flush()
+    ref.event("play", seat=1, card="8", total=15)
+    ref.turn(hand=["1", "2", "3", "4"])               # both plays, sent apart, count
+    assert (bot.views[-1].discard_size, bot.views[-1].draw_size) == (2, 102)
+    ref.turn(hand=["1", "2", "3", "4"], discard_size=30, draw_size=9)
+    assert (bot.views[-1].discard_size, bot.views[-1].draw_size) == (30, 9)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ono99.bot.base import Bot
 from ono99.bot.driver import Driver
-from ono99.bot.model import CARD_VALUES
+from ono99.bot.model import CARD_VALUES, Match
 from ono99.v1 import game_pb2, referee_pb2
 
 _EVENT_BUILDERS = {
@@ -60,6 +60,7 @@ class FakeReferee:
             rules=game_pb2.Rules(ruleset=ruleset, options=options or {}, seats=seats, limit=limit),
             time_control=referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms),
             bot_seed=bot_seed))
+        self._deck_size = _deck_size(self._start.match_start.rules)
         self._send(self._start)
 
     def _send(self, msg: referee_pb2.RefereeMessage) -> list[referee_pb2.BotMessage]:
@@ -93,36 +94,62 @@ class FakeReferee:
 
     def turn(self, hand: Sequence[str], legal: Sequence[str] | None = None, total: int = 0,
              direction: int = 1, owed: int = 1, hand_sizes: Sequence[int] | None = None,
-             in_game: Sequence[bool] | None = None, draw_size: int = 50,
+             in_game: Sequence[bool] | None = None, draw_size: int | None = None,
              over_limit: bool = False, in_round: Sequence[bool] | None = None,
              revealed: dict[int, Sequence[str]] | None = None,
              tokens: Sequence[int] | None = None,
-             scores: Sequence[int] | None = None) -> str | None:
+             scores: Sequence[int] | None = None,
+             discard_size: int | None = None) -> str | None:
         """Ask the bot for a card; returns the token it answered (None if it sent nothing).
-        Per seat (lists in seat order): ``hand_sizes``, ``in_game``, ``in_round`` (default:
-        as ``in_game``), ``tokens`` and ``scores``; ``revealed``: the hands laid face up,
-        by seat."""
+        Per seat (lists in seat order): ``hand_sizes`` (default: 4, and this seat's
+        ``len(hand)``), ``in_game``, ``in_round`` (default: as ``in_game``), ``tokens`` and
+        ``scores``; ``revealed``: the hands laid face up, by seat.
+
+        The piles default to what the rest of the view implies, so that a bot's
+        determinizer finds the view consistent with the events: ``discard_size``, the
+        cards played since the last deal (or reshuffle) in the events sent so far;
+        ``draw_size``, the rest of the ruleset's deck once the hands, the discard pile and
+        the revealed hands are counted (50 when the arena, which knows the decks, is not
+        installed)."""
         self.turn_id += 1
         n = self.seats
-        sizes = hand_sizes or [4] * n
+        sizes = list(hand_sizes) if hand_sizes else [4] * n
+        if not hand_sizes:
+            sizes[self.seat] = len(hand)
         alive = in_game or [True] * n
         playing = in_round or alive
         shown = revealed or {}
+        events = self._take_events()   # the view's piles count these too
+        if discard_size is None:
+            discard_size = self._discard_size()
+        if draw_size is None:
+            held = len(hand) + sum(sizes[i] for i in range(n) if alive[i] and i != self.seat)
+            # never below 0 (which no view can say): too many events for the deck leave
+            # an empty draw pile, and a determinizer says what does not add up
+            draw_size = (50 if self._deck_size is None else max(
+                0, self._deck_size - held - discard_size - sum(map(len, shown.values()))))
         view = game_pb2.SeatView(
             seat=self.seat, hand=[CARD_VALUES[c] for c in hand], total=total,
             direction=direction, to_act=self.seat, owed=owed, draw_size=draw_size,
+            discard_size=discard_size,
             seats=[game_pb2.SeatState(hand_size=sizes[i], in_game=alive[i], in_round=playing[i],
                                       tokens=tokens[i] if tokens else 0,
                                       score=scores[i] if scores else 0,
                                       revealed=[CARD_VALUES[c] for c in shown.get(i, ())])
                    for i in range(n)],
             round=1, dealer=(self.seat - 1) % n)
-        events = self._take_events()
         answers = self._send(referee_pb2.RefereeMessage(turn=referee_pb2.TurnRequest(
             match_id=self.match_id, turn_id=self.turn_id, view=view,
             legal=[CARD_VALUES[c] for c in (legal if legal is not None else hand)],
             over_limit=over_limit, events=events, move_ms=self.move_ms, bank_ms=self.bank_ms)))
         return self._card(answers)
+
+    def _discard_size(self) -> int:
+        """The discard pile's size as the events sent so far imply it, read the way the
+        bot's own :meth:`Match.discard_pile` reads them."""
+        record = Match(self.match_id, self.seat, [], None, 0, 0, 0)
+        record._raw.extend(self._history)
+        return len(record.discard_pile())
 
     def reject(self, reason: str = "illegal", code: int = referee_pb2.ERROR_CODE_ILLEGAL_PLAY) -> str | None:
         """Refuse the last answer; returns the bot's next try (None if it sent nothing)."""
@@ -143,3 +170,13 @@ class FakeReferee:
             if msg.WhichOneof("kind") == "action":
                 return token_of(msg.action.card)
         return None
+
+
+def _deck_size(rules: game_pb2.Rules) -> int | None:
+    """How many cards the ruleset's deck holds, from the arena's rules engine; None when
+    the arena is not installed (the SDK does not need it; the determinizer does)."""
+    try:
+        from arena.referee import wire
+    except ImportError:
+        return None
+    return len(wire.rules_from_wire(rules).ruleset.deck)
