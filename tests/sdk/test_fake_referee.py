@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import warnings
 from pathlib import Path
 
 import pytest
 from ono99.bot import Bot, Match, MatchResult
 from ono99.bot.model import CARD_VALUES, token_of
-from ono99.bot.driver import Driver
+from ono99.bot.driver import ChoiceError, Driver
 from ono99.bot.testing import FakeReferee
 from ono99.v1 import game_pb2, referee_pb2
 
@@ -300,11 +301,52 @@ def test_on_rejected_by_default_retries_legal_cards_not_yet_tried():
     assert ref.reject("no") == "R"
 
 
-def test_an_unknown_token_goes_out_unspecified_and_a_rejection_recovers():
-    ref = FakeReferee(Recorder("eleven"))
-    assert ref.turn(hand=["3", "4", "5", "6"]) == "?"
-    assert ref.sent[-1].action.card == game_pb2.CARD_UNSPECIFIED
-    assert ref.reject("malformed", referee_pb2.ERROR_CODE_MALFORMED) == "3"
+class Async(Bot):
+    async def choose(self, view):
+        return view.legal[0]
+
+
+@pytest.mark.parametrize("bot, message", [
+    (Recorder(7), "choose() must return one of view.legal (a string such as '3'), "
+                  "it returned 7 (int)"),
+    (Recorder("eleven"), "choose() must return one of view.legal (a string such as '3'), "
+                         "it returned 'eleven', which is not a card token"),
+    (Recorder(b"3"), "choose() must return one of view.legal (a string such as '3'), "
+                     "it returned b'3' (bytes)"),
+    (Async(), "choose() must not be async: it returned a coroutine; define it with def, "
+              "not async def, and return a card token"),
+])
+def test_a_choice_that_is_not_a_card_token_fails_the_bot_and_sends_nothing(bot, message):
+    """As an exception raised in choose would: no malformed action for the referee to
+    refuse (and count against the bot), while the bot's log says nothing useful."""
+    ref = FakeReferee(bot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")         # no "coroutine never awaited" either
+        with pytest.raises(ChoiceError) as failure:
+            ref.turn(hand=["3", "4", "5", "6"])
+    assert str(failure.value) == message
+    assert ref.sent == []
+
+
+def test_none_from_choose_is_an_error_too():
+    class Nothing(Bot):
+        def choose(self, view):
+            return None
+
+    with pytest.raises(ChoiceError, match=r"it returned None \(NoneType\)"):
+        FakeReferee(Nothing()).turn(hand=["3", "4"])
+
+
+def test_on_rejected_is_held_to_the_same_rule():
+    class Counting(Recorder):
+        def on_rejected(self, view, reason, tried):
+            return len(tried)
+
+    ref = FakeReferee(Counting("5"))
+    assert ref.turn(hand=["3", "4", "5", "6"]) == "5"
+    with pytest.raises(ChoiceError, match=r"^on_rejected\(\) must return .* it returned 1 \(int\)"):
+        ref.reject("no")
+    assert len(ref.sent) == 1
 
 
 @pytest.mark.parametrize("code, retried", [

@@ -8,6 +8,7 @@ is what runs against a real referee.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 from collections.abc import Iterator
@@ -113,6 +114,7 @@ class Driver:
             self.matches[turn.match_id] = match
         view = View(turn, match)
         card = self.bot.choose(view)
+        _check_card(card, view, "choose()")
         self._open_turn = (turn, {card})
         return self._action(turn.turn_id, card)
 
@@ -132,15 +134,38 @@ class Driver:
         card = self.bot.on_rejected(view, rejected.reason, tried)
         if card is None:
             return None
+        _check_card(card, view, "on_rejected()")
         tried.add(card)
         return self._action(turn.turn_id, card)
 
     @staticmethod
     def _action(turn_id: int, card: str) -> referee_pb2.BotMessage:
-        value = CARD_VALUES.get(card, 0)  # an unknown token goes out as UNSPECIFIED: malformed
-        if not value:
-            log.error("the bot chose %r, which is not a card token", card)
-        return referee_pb2.BotMessage(action=referee_pb2.Action(turn_id=turn_id, card=value))
+        return referee_pb2.BotMessage(action=referee_pb2.Action(turn_id=turn_id,
+                                                                card=CARD_VALUES[card]))
+
+
+class ChoiceError(TypeError):
+    """The bot's ``choose`` (or ``on_rejected``) returned something that is not a card
+    token: a bug in the bot, which ends it as an exception raised there would."""
+
+
+def _check_card(card: object, view: View, hook: str) -> None:
+    """Raise :class:`ChoiceError` unless ``card`` is a card token. Anything else (an int,
+    None, a coroutine) could only go out as a malformed action: the referee would refuse
+    it, a retry would hide the bug, and the log would not say where it came from. A token
+    that is not in ``view.legal`` is sent: the referee says why it refuses it, and
+    ``on_rejected`` may try another card."""
+    if isinstance(card, str) and card in CARD_VALUES:
+        return
+    if inspect.iscoroutine(card):
+        card.close()   # it will never run: no "never awaited" warning on top of the error
+        raise ChoiceError(f"{hook} must not be async: it returned a coroutine; define it "
+                          f"with def, not async def, and return a card token")
+    example = view.legal[0] if view.legal else "7"
+    what = (f"{card!r}, which is not a card token" if isinstance(card, str)
+            else f"{card!r} ({type(card).__name__})")
+    raise ChoiceError(f"{hook} must return one of view.legal (a string such as {example!r}), "
+                      f"it returned {what}")
 
 
 class RefusedError(RuntimeError):
