@@ -130,6 +130,22 @@ def test_a_weight_skews_the_samples():
     assert all(ninety_nine not in g.hands[other] for g in det.samples(200, rng))
 
 
+@pytest.mark.parametrize("weight, shown", [
+    (lambda c: -1, "<lambda> returned -1"),
+    (lambda c: float("nan"), "<lambda> returned nan"),
+    (lambda c: 1.5, "<lambda> returned 1.5"),
+    (lambda c: None, "<lambda> returned None"),
+])
+def test_a_weight_that_is_no_probability_is_named_as_the_fault(weight, shown):
+    game = played_to(make_config("modern", seats=2), 3, 4)
+    det = Determinizer(game.view(game.to_act), weight=weight)
+    with pytest.raises(ValueError, match=rf"^the determinizer's weight hook {re.escape(shown)}: "
+                                         r"it must return the probability .* from 0 to 1$"):
+        det.sample(random.Random(1))
+    for edge in (0, 1, True, 0.5):            # every probability is accepted
+        Determinizer(game.view(game.to_act), weight=lambda c: edge).sample(random.Random(1))
+
+
 def docs_example() -> dict:
     """The names docs/bots.md's determinization example defines, its code run as written."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()

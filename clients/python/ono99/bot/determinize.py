@@ -102,7 +102,8 @@ class Determinizer:
     """Samples complete games consistent with one seat's view (see the module's text).
 
     ``view``: the SDK's View, or an engine ``SeatView``. ``weight``: optional hook (a
-    :class:`Candidate` -> probability of keeping it); ``max_tries`` candidates are drawn
+    :class:`Candidate` -> probability of keeping it, from 0 to 1: anything else raises
+    ValueError); ``max_tries`` candidates are drawn
     per sample at most, after which the best one seen is taken. ``history``: give the
     sampled games the public event record (their views then show it; a search that
     does not read it saves a copy per sample).
@@ -201,7 +202,7 @@ class Determinizer:
         best, best_w = None, -1.0
         for _ in range(self.max_tries):
             cand = self.candidate(rng)
-            w = 1.0 if self.weight is None else self.weight(cand)
+            w = 1.0 if self.weight is None else self._weigh(cand)
             accept = w >= 1.0 or rng.random() < w
             if not accept and w <= best_w:
                 continue                      # rejected, and no better than the best seen
@@ -214,6 +215,22 @@ class Determinizer:
         if best is None:
             raise ValueError(f"no consistent deal found in {self.max_tries} candidates")
         return best
+
+    def _weigh(self, candidate: Candidate) -> float:
+        """The weight hook's probability of keeping ``candidate``; ValueError if it is not
+        one. Else a negative weight would read as "no consistent deal found" (blaming the
+        deal), and NaN, which no comparison accepts, would quietly reject every candidate
+        until ``max_tries``."""
+        w = self.weight(candidate)
+        try:
+            ok = 0 <= w <= 1          # False for NaN
+        except TypeError:             # not a number at all
+            ok = False
+        if not ok:
+            name = getattr(self.weight, "__qualname__", repr(self.weight))
+            raise ValueError(f"the determinizer's weight hook {name} returned {w!r}: it must "
+                             f"return the probability of keeping the deal, from 0 to 1")
+        return w
 
     def samples(self, n: int, rng: random.Random) -> Iterator[Game]:
         """``n`` independent samples."""
