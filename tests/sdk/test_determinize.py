@@ -5,8 +5,11 @@ sizes imply. Games are real ones, played by random policies to random points."""
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from ono99.bot.testing import FakeReferee
 from support.games import configs, sdk_view
 
 from arena.rules import Game, make_config
-from arena.rules.cards import CODES
+from arena.rules.cards import CODES, MODERN_DECK, TOKENS
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -149,9 +152,8 @@ def test_a_weight_that_is_no_probability_is_named_as_the_fault(weight, shown):
 def docs_example() -> dict:
     """The names docs/bots.md's determinization example defines, its code run as written."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()
-    code = re.search(r"```python\n(from ono99.bot import Bot\nfrom ono99.bot.determinize.*?)```",
-                     text, re.S).group(1)
-    space: dict = {}
+    code = re.search(r"```python\n((?:(?!```).)*?class Sampler\(Bot\).*?)```", text, re.S).group(1)
+    space: dict = {"__code__": code}
     exec(code, space)
     return space
 
@@ -205,6 +207,31 @@ def test_the_example_in_the_docs_plays_through_a_fake_referee():
     ref.event("draw", seat=0)
     ref.event("play", seat=1, card="10", total=62)
     assert ref.turn(hand=hand, total=62) in hand
+
+
+def test_the_example_in_the_docs_tells_the_cards_apart():
+    """Every card the other seat could hold is 5 or more: after the 5 (total 95) it
+    surely has nothing playable and loses; after the -10 (view.legal[0]) it plays on."""
+    ref = FakeReferee(docs_example()["Sampler"](), seats=2)
+    hand = ["-10", "1", "2", "5"]
+    unseen = Counter(["5"] * 5 + ["6", "7", "8", "9"] * 6 + ["10", "99"] * 10)
+    deck = Counter(TOKENS[c] for c in MODERN_DECK)
+    for card, copies in (deck - Counter(hand) - unseen).items():
+        for _ in range(copies):
+            ref.event("play", seat=1, card=card)
+    assert ref.turn(hand=hand, total=90) == "5"
+
+
+def test_the_example_in_the_docs_runs_as_a_script(tmp_path):
+    """As written, the block is a bot program: run with no referee, it gets as far as
+    run(), which says what is missing."""
+    code = docs_example()["__code__"]
+    (tmp_path / "bot.py").write_text(code)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONO99_")}
+    done = subprocess.run([sys.executable, "bot.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "referee" in done.stderr
 
 
 def test_a_99_that_sets_the_total_leaves_no_flag_for_the_rest_of_the_turn():
