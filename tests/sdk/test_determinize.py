@@ -21,7 +21,7 @@ from ono99.bot.determinize import Determinizer, engine_view
 from ono99.bot.testing import FakeReferee
 from support.games import configs, sdk_view
 
-from arena.rules import Game, make_config
+from arena.rules import Game, events, make_config
 from arena.rules.cards import CODES, MODERN_DECK, TOKENS
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -156,6 +156,14 @@ def docs_example() -> dict:
     space: dict = {"__code__": code}
     exec(code, space)
     return space
+
+
+def test_the_docs_give_every_engine_event_layout():
+    """docs/bots.md's table of the tuples a weight hook reads in candidate.view.events."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bots.md").read_text()
+    rows = re.findall(r"^  \| `(\w+)` \| (.*) \|$", text, re.M)
+    assert {kind: re.findall(r"`(\w+)`", fields) for kind, fields in rows} == {
+        kind: list(fields) for kind, fields in events._FIELDS.items()}
 
 
 def test_the_example_in_the_docs_runs():

@@ -3,8 +3,11 @@ real protobuf messages through the same Driver as the gRPC client, no server."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import inspect
 import random
+import re
 import warnings
 from pathlib import Path
 
@@ -574,3 +577,20 @@ def test_the_piles_default_to_what_the_events_imply_or_take_what_they_are_given(
     assert (bot.views[-1].discard_size, bot.views[-1].draw_size) == (2, 102)
     ref.turn(hand=["1", "2", "3", "4"], discard_size=30, draw_size=9)
     assert (bot.views[-1].discard_size, bot.views[-1].draw_size) == (30, 9)
+
+
+@pytest.mark.parametrize("name, method", [
+    ("FakeReferee", FakeReferee.__init__), ("turn", FakeReferee.turn),
+    ("reject", FakeReferee.reject), ("end", FakeReferee.end)])
+def test_the_docs_give_each_fake_referee_signature_whole(name, method):
+    """docs/bots.md's "Testing with FakeReferee" lists every parameter, with its default."""
+    text = (ROOT / "docs" / "bots.md").read_text()
+    section = text[text.index("## Testing with `FakeReferee`"):]
+    shown = re.search(rf"`{name}\(([^`]*)\)`", section).group(1)
+    args = ast.parse(f"def f({' '.join(shown.split())}): pass").body[0].args
+    documented = dict.fromkeys(a.arg for a in args.args)
+    for arg, default in zip(args.args[::-1], args.defaults[::-1]):
+        documented[arg.arg] = eval(ast.unparse(default), vars(referee_pb2))
+    actual = {p.name: None if p.default is p.empty else p.default
+              for p in list(inspect.signature(method).parameters.values())[1:]}
+    assert documented == actual
