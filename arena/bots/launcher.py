@@ -7,6 +7,7 @@ matches over one connection; if it dies, it is started again before its next mat
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
@@ -88,10 +89,19 @@ class LocalBot:
                 return session
             raise BotStartError(f"bot {self.label} ({self.manifest.folder}) "
                                 f"{self.process.exit_status()} before connecting"
-                                f"{self.process.stderr_note()}")
+                                f"{self.process.stderr_note()}{self._sdk_hint()}")
         finally:
             connect.cancel()
             exited.cancel()
+
+    def _sdk_hint(self) -> str:
+        """What to do when a Python bot was started by a Python without the SDK
+        (``command = "python3 bot.py"``: "No module named 'ono99'", and no more said)."""
+        if (self.manifest.command[0] != sys.executable
+                and any("No module named 'ono99'" in line for line in self.process.stderr_tail)):
+            return (". The Python SDK is installed in the Python running the arena: start the "
+                    "bot with {python} in bot.toml's command ({python} bot.py)")
+        return ""
 
     async def ensure(self) -> BotSession:
         """The live session, restarting the bot if its process or stream died."""

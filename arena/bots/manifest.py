@@ -45,6 +45,15 @@ class BotManifest:
 
 
 
+#: what a command may name in braces: ``{python}`` and ``{dir}``; any other ``{word}``
+#: is a misspelling ("{pyhton}" was looked for as a program on PATH)
+PLACEHOLDERS = ("{python}", "{dir}")
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_]+\}")
+#: a command's first argument with one of these ends names a script in the bot folder
+#: ("{python} bto.py" failed only at its start, as a bot that never said hello)
+SCRIPTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".lua", ".php", ".jar")
+
+
 def _expand(parts: list[str], folder: Path) -> tuple[str, ...]:
     return tuple(p.replace("{python}", sys.executable).replace("{dir}", str(folder)) for p in parts)
 
@@ -63,6 +72,11 @@ def _command(value: object, key: str, path: Path, folder: Path) -> tuple[str, ..
         raise ManifestError(f"{path}: {key} is empty")
     if any("\0" in p for p in parts):
         raise ManifestError(f"{path}: {key} holds a NUL character")
+    unknown = [m for p in parts for m in _PLACEHOLDER.findall(p) if m not in PLACEHOLDERS]
+    if unknown:
+        raise ManifestError(f"{path}: {key} names {unknown[0]}, which is not known: a command "
+                            "may name {python} (the Python running the arena, with the SDK) "
+                            "and {dir} (the bot folder)")
     return _expand(parts, folder)
 
 
@@ -93,6 +107,8 @@ def load_manifest(folder: str | Path) -> BotManifest:
         raise ManifestError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; "
                             "known: name, command, setup, description")
     name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ManifestError(f"{path}: 'name' must be a string, not {type(name).__name__}")
     if not isinstance(name, str) or not name.strip():
         raise ManifestError(f"{path}: 'name' is required (a non-empty string)")
     if not NAME.fullmatch(name.strip()):
@@ -122,8 +138,10 @@ def missing_program(manifest: BotManifest) -> str | None:
         return f"the command's program {program!r} is not found on PATH"
     script = args[0] if args else ""
     # an interpreter's script in a subfolder of the bot ("build/bot.py", "dist/main.js"),
-    # typically what a setup builds: it must exist too
-    if (os.sep in script and not os.path.isabs(script) and not script.startswith("-")
-            and not any(c.isspace() for c in script) and not (manifest.folder / script).exists()):
+    # typically what a setup builds, or in the folder itself ("bot.py"): it must exist too
+    if (not os.path.isabs(script) and not script.startswith("-")
+            and not any(c.isspace() for c in script)
+            and (os.sep in script or script.endswith(SCRIPTS))
+            and not (manifest.folder / script).exists()):
         return f"the command's file {script} does not exist"
     return None

@@ -265,3 +265,18 @@ def test_a_slow_check_says_how_far_it_is(tmp_path, mark, capsys):
         on_match(played, 13, seconds)
     assert capsys.readouterr().err.splitlines() == ["bot good: 2 of 13 check matches played in 10 s",
                                           "bot good: 4 of 13 check matches played in 21 s"]
+
+
+def test_a_python_bot_started_by_another_python_is_told_to_use_the_arena_s(tmp_path, mark):
+    """`command = "python3 bot.py"` starts a Python without the SDK: the check said
+    "No module named 'ono99'" and that a bot must send a hello, not what to change."""
+    folder = sdk_bot(tmp_path, "otherpy", """    name = "otherpy"
+
+    def choose(self, view):
+        return view.legal[0]
+""")
+    (folder / "bot.toml").write_text('name = "otherpy"\ncommand = "python3 bot.py"\n')
+    proc = check_bot(mark, folder)
+    hello = lines(proc)["hello"]
+    assert "No module named 'ono99'" in hello, hello
+    assert "start the bot with {python} in bot.toml's command ({python} bot.py)" in hello, hello

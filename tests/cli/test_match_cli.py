@@ -65,6 +65,14 @@ MANIFEST_CASES = {
                     "unknown key(s) colour"),
     "no such program": ('name = "x"\ncommand = ["nonexistent-program-xyz"]\n',
                         "'nonexistent-program-xyz' is not found on PATH"),
+    # each of these three was found only when the bot did not start, or said otherwise
+    "a name that is no string": ('name = 5\ncommand = "{python} bot.py"\n',
+                                 "'name' must be a string, not int"),
+    "a misspelt placeholder": ('name = "x"\ncommand = "{pyhton} bot.py"\n',
+                               "command names {pyhton}, which is not known: a command may name "
+                               "{python}"),
+    "a script that is not there": ('name = "x"\ncommand = "{python} bto.py"\n',
+                                   "the command's file bto.py does not exist"),
     # a NUL in the name went into the bot's environment: a ValueError that stopped a
     # whole tournament ("embedded null byte")
     "a NUL in its name": ('name = "evil\\u0000x"\ncommand = "{python} bot.py"\n',
