@@ -434,7 +434,9 @@ async def _goodbye(bot: LocalBot) -> Check:
     took = time.monotonic() - t0
     if code is None:
         return Check("goodbye", False, f"still running {GOODBYE_S:g} s after the goodbye; exit "
-                                       "when the referee says goodbye or ends the stream")
+                                       "when the referee says goodbye or ends the stream (a "
+                                       "thread or child process the bot started can keep it "
+                                       "running: a daemon thread, or stop it at the goodbye)")
     return Check("goodbye", True, f"exited {took:.2f} s after the goodbye (exit code {code})")
 
 
