@@ -172,7 +172,9 @@ class Driver {
       match._raw.push(...turn.events);
       this.matches.set(turn.matchId, match);
     }
-    const card = await this.bot.choose(new View(turn, match));
+    const view = new View(turn, match);
+    const card = await this.bot.choose(view);
+    checkCard(card, view, 'choose()');
     this._openTurn = { turn, tried: new Set([card]) };
     return this._action(turn.turnId, card);
   }
@@ -188,18 +190,31 @@ class Driver {
       ? await this.bot.onRejected(view, rejected.reason, open.tried)
       : defaultOnRejected(view, rejected.reason, open.tried);
     if (card === null || card === undefined) return null;
+    checkCard(card, view, 'onRejected()');
     open.tried.add(card);
     return this._action(open.turn.turnId, card);
   }
 
   _action(turnId, card) {
-    const value = Object.hasOwn(CARD_VALUES, card) ? CARD_VALUES[card] : 0;
-    if (!value) {  // sent as CARD_UNSPECIFIED: the referee refuses it as malformed
-      this.log.error(`the bot chose ${inspect(card)}, which is not a card token`);
-    }
     // turnId is the string the turn arrived with: echoed without any conversion
-    return { action: { turnId, card: value } };
+    return { action: { turnId, card: CARD_VALUES[card] } };
   }
+}
+
+/**
+ * Throw unless `card` is a card token (a string such as '7'). Anything else (a number,
+ * undefined, an object) could only go out as a malformed action: the referee would refuse
+ * it, onRejected would quietly play another card, and the bug would be paid for and hidden.
+ * It ends the bot as an error thrown in choose() does. A token that is not in view.legal
+ * is sent: the referee says why it refuses it, and onRejected may try another card.
+ */
+function checkCard(card, view, hook) {
+  if (typeof card === 'string' && Object.hasOwn(CARD_VALUES, card)) return;
+  const example = view.legal.length ? view.legal[0] : '7';
+  const what = typeof card === 'string' ? `${inspect(card)}, which is not a card token`
+    : `${inspect(card)} (${card === null ? 'null' : typeof card})`;
+  throw new TypeError(`${hook} must return one of view.legal (a string such as ` +
+    `${inspect(example)}), it returned ${what}`);
 }
 
 /** Whether `bot` inherits hook `name` from the Bot base class, which does nothing. */

@@ -89,17 +89,31 @@ test('onRejected may choose the retry, and knows what was tried', async () => {
   assert.deepEqual(seen, [['too low', ['1']]]);
 });
 
-test('an unknown token goes out as CARD_UNSPECIFIED (the referee refuses it), logged', async () => {
-  const errors = [];
-  const driver = new Driver({ choose: () => 'eleven' }, {
-    log: { debug() {}, warn() {}, error: (t) => errors.push(t) },
-  });
-  const [answer] = await driver.handle({
-    kind: 'turn',
-    turn: { matchId: 'm', turnId: '3', legal: [7], events: [], view: { seat: 0, hand: [7], seats: [] } },
-  });
-  assert.deepEqual(answer, { action: { turnId: '3', card: 0 } });
-  assert.match(errors[0], /chose 'eleven', which is not a card token/);
+test('a choose() that returns no card token throws, naming what it returned; nothing is sent', async () => {
+  // it went out as CARD_UNSPECIFIED: refused as malformed, a refusal counted, and the
+  // default onRejected quietly played another card
+  const turn = { matchId: 'm', turnId: '3', legal: [7], events: [], view: { seat: 0, hand: [7], seats: [] } };
+  for (const [returned, words] of [['eleven', "it returned 'eleven', which is not a card token"],
+    [7, 'it returned 7 (number)'], [undefined, 'it returned undefined (undefined)'],
+    [null, 'it returned null (null)']]) {
+    const driver = new Driver({ choose: () => returned }, { log: { debug() {}, warn() {}, error() {} } });
+    await assert.rejects(driver.handle({ kind: 'turn', turn }), (err) => {
+      assert.ok(err instanceof TypeError);
+      assert.equal(err.message, `choose() must return one of view.legal (a string such as '1'), ${words}`);
+      return true;
+    });
+  }
+});
+
+test('onRejected is held to the same rule; null still means wait', async () => {
+  class Odd extends Bot {
+    choose() { return '1'; }
+    onRejected(view, reason) { return reason === 'wait' ? null : 12; }
+  }
+  const ref = await FakeReferee.start(new Odd());
+  await ref.turn({ hand: ['1', '2'] });
+  assert.equal(await ref.reject('wait'), null);
+  await assert.rejects(ref.reject('again'), /onRejected\(\) must return one of view.legal .*it returned 12 \(number\)/);
 });
 
 test('events reach onEvent in order, inside turns, Events messages and MatchEnd', async () => {
