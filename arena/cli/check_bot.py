@@ -7,9 +7,11 @@ import asyncio
 import json
 import math
 import sys
+from pathlib import Path
 
 from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
+from arena.bots.process import log_name
 from arena.bots.setup import DEFAULT_TIMEOUT_S
 from arena.cli.prepare import add_sandbox_options, announce_setup, bot_factory, sandbox_config
 from arena.referee.results import MAX_CLOCK_S
@@ -33,6 +35,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "peak memory are reported.")
     p.add_argument("bot", metavar="DIR", help="the bot folder (with its bot.toml)")
     p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="keep the bot's output (stdout and stderr, DIR/NAME.stderr.log) there: a "
+                        "failure quotes its last lines only (default: kept in a temporary "
+                        "folder, removed at the end)")
     p.add_argument("--move-time", type=float, default=1.0, metavar="SECONDS",
                    help="the move allowance the bot is held to (default: 1)")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
@@ -45,6 +51,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the deals (default: 1; the run is the same every time)")
     p.set_defaults(run=run)
+
+
+def out_dir(out: Path | None) -> Path | None:
+    """``--out DIR``, made if missing; :class:`ConfigError` for one that cannot be."""
+    if out is None:
+        return None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out} cannot be made: {(exc.strerror or str(exc)).lower()}") from None
+    return out
 
 
 #: seconds of silence after which check-bot says how far it is
@@ -76,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(check_bot(
         manifest, setup=args.setup, setup_timeout=args.setup_timeout,
         move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed,
-        sandbox=sandbox_config(args), on_setup=announce_setup,
+        sandbox=sandbox_config(args), on_setup=announce_setup, log_dir=out_dir(args.out),
         on_match=progress(manifest.name)))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -90,5 +107,10 @@ def run(args: argparse.Namespace) -> int:
             figures.append(f"peak memory {report.peak_memory_mb:.1f} MB")
         figures.append(f"{report.matches} matches; {report.seconds:.1f} s in all")
         print("bot: " + ", ".join(figures))
+        if args.out is not None:
+            print(f"bot output: {args.out / log_name(manifest.name)}")
+        elif report.failed:
+            print("bot output: not kept (--out DIR keeps it, where the failures quote its last "
+                  "lines)")
         print(report.summary())
     return 0 if report.failed == 0 else 1

@@ -240,6 +240,12 @@ def test_a_crashing_bot_is_told_its_crash_once_with_its_line_and_not_to_keep_rea
         assert found[check].count("stderr: ") == 1, found[check]
     assert 'bot.py", line 8, in choose' in found["no faults"], found["no faults"]
     assert "~~" not in found["no faults"] and "^^" not in found["no faults"]
+    assert "bot output: not kept (--out DIR keeps it" in proc.stdout
+    # its whole output, kept where asked
+    kept = check_bot(mark, folder, "--out", tmp_path / "logs")
+    assert f"bot output: {tmp_path / 'logs' / 'raiser.stderr.log'}" in kept.stdout.splitlines()
+    log = (tmp_path / "logs" / "raiser.stderr.log").read_text()
+    assert "Traceback (most recent call last)" in log and "KeyError: 'b'" in log
 
 
 def test_a_slow_check_says_how_far_it_is(tmp_path, mark, capsys):
