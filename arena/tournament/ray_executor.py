@@ -204,7 +204,8 @@ class RayExecutor(Executor):
         actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(RefereeNode)
         pending = deque(range(len(plans)))
         attempts: Counter[int] = Counter()
-        reported: set[int] = set()
+        reported: set[int] = set()   # results taken from an actor (each match once)
+        stored = 0                   # ... of them that on_result has kept
         changed = asyncio.Condition()
         tasks: set[asyncio.Task] = set()
         actors: dict[str, object] = {}       # name -> handle, alive as far as we know
@@ -220,6 +221,16 @@ class RayExecutor(Executor):
             into.add(task)
             task.add_done_callback(into.discard)
 
+        async def guarded(coro) -> None:
+            """An actor's serving: whatever escapes it stops the run, said (it was an
+            exception nobody retrieved, its lanes gone and the run waiting for them)."""
+            try:
+                await coro
+            except Exception as exc:   # noqa: BLE001 - raised by the run, below
+                async with changed:
+                    failure.append(exc)
+                    changed.notify_all()
+
         node_setup = NodeSetup.of(self.setup)
 
         def add_actor() -> None:
@@ -227,7 +238,7 @@ class RayExecutor(Executor):
             handle = actor_class.options(scheduling_strategy="SPREAD").remote(
                 node_setup, lanes, name)
             actors[name] = handle
-            spawn(serve(name, handle))
+            spawn(guarded(serve(name, handle)))
             if self.setup.bus is not None:
                 spawn(relay(handle), relays)
 
@@ -278,7 +289,7 @@ class RayExecutor(Executor):
                                    for _ in range(lanes + QUEUED)))
 
         async def lane(name: str, handle, node: str) -> None:
-            nonlocal lost_since
+            nonlocal lost_since, stored
             while True:
                 async with changed:
                     await changed.wait_for(lambda: pending or len(reported) == len(plans)
@@ -313,9 +324,16 @@ class RayExecutor(Executor):
                 self.retirements.observe(plan.seats, result)
                 try:
                     await on_result(plan, result)
-                finally:
+                except Exception as exc:   # noqa: BLE001 - the store could not keep it
+                    # the run stops and says so (--resume plays it): a lane that died here
+                    # lost the match with no word, or left the run waiting for good
                     async with changed:
+                        failure.append(exc)
                         changed.notify_all()
+                    return
+                async with changed:
+                    stored += 1
+                    changed.notify_all()
 
         async def relay(handle) -> None:
             try:
@@ -329,7 +347,9 @@ class RayExecutor(Executor):
         placed = time.monotonic()   # the last time an actor was ready to play
         try:
             async with changed:
-                while len(reported) < len(plans) and not failure:
+                # until every result is kept, not only taken: a run that ended as soon as
+                # the last one was taken could cancel its store under way
+                while stored < len(plans) and not failure:
                     try:
                         async with asyncio.timeout(1.0):
                             await changed.wait()

@@ -25,6 +25,7 @@ ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from arena.store import open_store  # noqa: E402
+from arena.store.base import StoreError  # noqa: E402
 from arena.tournament.executors import make_executor  # noqa: E402
 from arena.tournament.tournament import Settings, Tournament  # noqa: E402
 from arena.watch.bus import Bus  # noqa: E402
@@ -167,6 +168,34 @@ def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the
     assert len(kills) == 6
     assert ex.replaced == 6
     assert on_ray == local
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("executor, lanes", [("ray", 1), ("ray", 4), ("multiprocess", 2),
+                                             ("local", 2)])
+def test_a_result_the_store_cannot_keep_stops_the_run_saying_so(tmp_path, head, executor, lanes):
+    """On Ray, a store error (PostgreSQL away past its window) escaped from the lane that
+    met it into a task nobody awaited: the run lost that match and ended with exit 0 and
+    no resume line (4 lanes), or waited for good (1 lane). Every executor stops with the
+    error, as the multi-process one did; what was kept stays, --resume plays the rest."""
+    store = open_store(str(tmp_path / "t.db"))
+    settings = Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2, games=6, seed=11)
+    t = Tournament.create(store, "t", settings)
+    ex = make_executor(executor, t.setup(lanes, log_dir=tmp_path / "logs"))
+    heard = []
+
+    def fail_third(plan, result) -> None:
+        heard.append(plan.key)
+        if len(heard) == 3:
+            raise StoreError(f"cannot store match {plan.key!r}: the database went away")
+
+    with pytest.raises(StoreError, match="cannot store match"):
+        asyncio.run(t.play(ex, fail_third))
+    kept = {m.key for m in store.matches(t.record)}
+    assert set(heard) <= kept and len(kept) < len(t.plan), (heard, kept)
+    resumed = Tournament.resume(store, "t")
+    assert len(resumed.pending()) == len(t.plan) - len(kept)
+    store.close()
 
 
 def test_the_cli_on_two_nodes_with_results_in_postgresql_matches_a_local_run(
