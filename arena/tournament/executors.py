@@ -111,8 +111,20 @@ def check_address(name: str, address: str | None) -> None:
         raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
                           "--ray-address")
     if name == "ray":
-        from arena.tournament.ray_executor import check_address as reachable
-        reachable(address)
+        _ray_module().check_address(address)
+
+
+def _ray_module():
+    """:mod:`arena.tournament.ray_executor`; :class:`ConfigError` where Ray is not
+    installed (a traceback ending in "No module named 'ray'" before)."""
+    try:
+        from arena.tournament import ray_executor
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] != "ray":
+            raise
+        raise ConfigError("--executor ray needs Ray, which is not installed in this Python: "
+                          "pip install 'ray>=2.9' (the same version on every node)") from None
+    return ray_executor
 
 
 def make_executor(name: str, setup: ExecutorSetup) -> Executor:
@@ -149,19 +161,18 @@ def _multiprocess(setup: ExecutorSetup) -> Executor:
 
 @contextlib.contextmanager
 def _join_ray(address: str | None) -> Iterator[None]:
-    from arena.tournament.ray_executor import connect, disconnect
-    connect(address)
+    ray_executor = _ray_module()
+    ray_executor.connect(address)
     try:
         yield
     finally:
-        disconnect()
+        ray_executor.disconnect()
 
 
 @register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)",
           join=_join_ray)
 def _ray(setup: ExecutorSetup) -> Executor:
-    from arena.tournament.ray_executor import RayExecutor  # ray is only needed here
-    return RayExecutor(_elsewhere(setup))
+    return _ray_module().RayExecutor(_elsewhere(setup))   # ray is only needed here
 
 
 @register("auto", "multiprocess when there are cores and matches to spread, else local")

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
@@ -400,6 +401,30 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
     except OSError as exc:
         raise ConfigError(f"cannot reach the Ray cluster at {address}: "
                           f"{exc.strerror or exc} (is 'ray start --head' running there?)") from None
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):
+        # a Ray head's GCS speaks gRPC: a port where something else answers (a database,
+        # a web server) held Ray's connection attempts for minutes
+        channel = grpc.insecure_channel(address, options=[("grpc.enable_http_proxy", 0)])
+        try:
+            grpc.channel_ready_future(channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise ConfigError(f"{address} answers, but not as a Ray cluster (no gRPC there "
+                              f"within {timeout:g} s): give the address 'ray start --head' "
+                              "printed (its GCS port, 6379 by default)") from None
+        finally:
+            channel.close()
+
+
+def _token_hint() -> str:
+    """Why joining a cluster may have failed: Ray asks for its token only where this
+    process is told to (RAY_AUTH_MODE=token), which it is not for an address given; a
+    cluster started with token authentication then refuses it, after 20 s of retries."""
+    if os.environ.get("RAY_AUTH_MODE") is None and (
+            os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+            or (Path.home() / ".ray" / "auth_token").exists()):
+        return (". This machine has a Ray token: a cluster started with token "
+                "authentication ('ray start' says so) needs RAY_AUTH_MODE=token here too")
+    return ""
 
 
 #: Runs using the connection this module made (several tournaments of a server at once).
@@ -441,7 +466,8 @@ def connect(address: str | None, num_cpus: int | None = None) -> None:
                          include_dashboard=False, log_to_driver=False, configure_logging=False,
                          **({} if address is not None else _short_temp()))
             except ConnectionError as exc:
-                raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}") from None
+                raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}"
+                                  f"{_token_hint() if address is not None else ''}") from None
         _owned = True
     _users += 1
 

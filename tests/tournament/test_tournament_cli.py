@@ -16,6 +16,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -344,6 +345,35 @@ REFUSALS = {
                                "--games 99,999,999,999 makes a tournament of 199,999,999,998 "
                                "matches, more than one tournament plays (at most 1,000,000)"),
 }
+
+
+def test_a_cluster_address_where_something_else_answers_is_refused_at_once(tmp_path, mark):
+    """A --ray-address whose port answered, but not as Ray (the review gave PostgreSQL's),
+    held the tournament in Ray's retries for over 2 minutes, with no word of the arena's."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:   # accepts, never speaks
+        port = listener.getsockname()[1]
+        t0 = time.monotonic()
+        proc = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                     "--ray-address", f"127.0.0.1:{port}", "--db", tmp_path / "t.db",
+                     "--logs", tmp_path / "logs")
+    assert time.monotonic() - t0 < 30
+    assert (f"127.0.0.1:{port} answers, but not as a Ray cluster (no gRPC there within 5 s): "
+            "give the address 'ray start --head' printed") in error_line(proc)
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_the_ray_executor_without_ray_installed_is_one_line(tmp_path, mark):
+    """In a Python without Ray (an install without its dependencies), --executor ray was
+    a traceback ending in "No module named 'ray'"."""
+    script = ("import sys; sys.modules['ray'] = None\n"   # as if not installed: import fails
+              "from arena.cli.main import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([sys.executable, "-c", script, "tournament", str(BOTS / "random"),
+                           str(BOTS / "greedy"), "--executor", "ray", "--db",
+                           str(tmp_path / "t.db")], cwd=ROOT, env=env_for(mark),
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "--executor ray needs Ray, which is not installed in this Python: pip install " \
+        "'ray>=2.9'" in error_line(proc), proc.stderr
 
 
 def test_how_its_bots_run_is_stored_with_a_tournament_for_its_resume(tmp_path, mark):
