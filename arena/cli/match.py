@@ -231,6 +231,8 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                     console.print(f"game {i + 1} (seed {runner.spec.seed}): "
                                   f"{escape(describe_result(runner.result))}", soft_wrap=True)
                 raise
+    except BrokenPipeError:
+        raise   # the reader of its output went (| head): a quiet exit 1, as every command's
     except (BotStartError, OSError) as exc:  # one line on stderr, never wrapped
         print(f"arena match: error: {exc}", file=sys.stderr)
         return 1

@@ -38,8 +38,18 @@ def output_closed() -> bool:
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
+        """rich sends stdout to /dev/null and raises SystemExit(1). Raised inside an
+        asyncio task (a tournament's live lines are printed by the lane that played the
+        match), SystemExit stops the event loop where it stands, and asyncio.run's
+        cleanup then threw a cancellation into a coroutine whose frame was gone: a
+        segmentation fault in CPython 3.11 (2 runs in 3 of `arena tournament --executor
+        local | head -3`). A BrokenPipeError unwinds as any error does: the run's
+        cleanup (its referee, its bots) runs in order, and the command says what is kept."""
         _closed[0] = True
-        super().on_broken_pipe()
+        if self.quiet:
+            return
+        stdout_gone()
+        raise BrokenPipeError(32, "the output was closed (the reader of a pipe went)")
 
 
 def stdout_gone() -> None:

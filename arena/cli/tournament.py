@@ -285,8 +285,14 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
                       if m.status == Status.FINISHED and m.ranking])
     logs = args.logs or default_logs(t.name)
     # the end of every line that stops the run early (interrupted, an error, a closed output)
+    # where it ran too, when that was asked for: the resume line pasted as printed played
+    # a Ray tournament on this machine's cores
+    asked = given_options(args, ["executor", "ray_address"])
+    where = "".join(f" {flag} {shlex.quote(str(getattr(args, dest)))}"
+                    for flag, dest in (("--executor", "executor"), ("--ray-address", "ray_address"))
+                    if flag in asked)
     resume = (f"Resume with:\n  arena tournament --resume {escape(shlex.quote(t.name))} "
-              f"--db {escape(shlex.quote(shown(args.db)))}")
+              f"--db {escape(shlex.quote(shown(args.db)))}{escape(where)}")
     try:
         # the executor's cluster first: the live view and the listener bus start threads
         with joined(args.executor if pending else "local", args.ray_address), view:

@@ -114,6 +114,10 @@ class Broadcast:
     def _call(self, listener: MatchListener, method: str, *args) -> None:
         try:
             getattr(listener, method)(*args)
+        except BrokenPipeError:
+            # the reader of this process's output went (arena match ... | head): the run
+            # stops, as a writer to a closed pipe does, its cleanup in order
+            raise
         except Exception:
             log.exception("listener %r failed in %s; it is dropped, the match goes on",
                           listener, method)

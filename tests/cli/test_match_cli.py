@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from support.launch import launched
-from support.processes import env_for, processes_marked, reaped
+from support.processes import env_for, processes_marked, reaped, wait_unmarked
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -453,3 +453,23 @@ def test_ctrl_c_or_sigterm_aborts_the_game_in_progress_and_stops_the_bots(tmp_pa
     assert result["termination"] == "aborted" and result["ranking"] == []
     assert result["verdicts"] and {v["kind"] for v in result["verdicts"]} == {"aborted"}
     assert f"game {n} (seed {last[0]['seed']}): aborted after {result['turns']} turns" in output
+
+
+def test_a_closed_output_stops_a_match_quietly(tmp_path, mark):
+    """arena match ... | head -2: rich's SystemExit raised inside the referee's event loop
+    (a live line printed by a listener) stopped it abruptly; the same in a tournament
+    crashed CPython at its cleanup (see tests/tournament). The run stops as a writer to a
+    closed pipe does: exit 1, nothing said, no bot left, the games played kept."""
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}"
+        proc = subprocess.Popen([sys.executable, "-m", "arena.cli.main", "match", BOTS / "random",
+                                 BOTS / "greedy", "--games", "20", "--out", out],
+                                cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        lines = [proc.stdout.readline() for _ in range(2)]   # as head -2 reads
+        proc.stdout.close()
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 1 and stderr == "", (proc.returncode, stderr)
+        assert all(lines), lines
+        assert wait_unmarked(mark, 5) == [], "bot processes left running"
+        assert len(list(out.glob("game-*.jsonl"))) < 20

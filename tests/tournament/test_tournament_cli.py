@@ -718,13 +718,15 @@ def test_a_resumed_tournament_reports_standings_from_what_is_stored(tmp_path, ma
     assert len(reports) <= 10 - done * 10 // LONG_TOTAL, (done, reports)
 
 
-def test_a_closed_output_stops_a_tournament_with_its_resume_line(tmp_path, mark):
+@pytest.mark.parametrize("where", [[], ["--executor", "local"]])
+def test_a_closed_output_stops_a_tournament_with_its_resume_line(tmp_path, mark, where):
     """arena tournament ... | head -3: the run stopped after 2 of 60 matches, exit 1,
     without a word (rich's own SystemExit on a closed pipe). It still stops, as a writer
-    to a closed pipe does, but says on stderr what is stored and how to resume."""
+    to a closed pipe does, but says on stderr what is stored and how to resume: where it
+    ran too, when that was asked for (the line of a Ray run resumed on this machine)."""
     db = tmp_path / "arena.db"
     proc = subprocess.Popen(command("tournament", *SAMPLES, "--games", 10, "--name", "piped",
-                                    "--db", db, "--logs", tmp_path / "logs"),
+                                    "--db", db, "--logs", tmp_path / "logs", *where),
                             cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     lines = [proc.stdout.readline() for _ in range(3)]   # as head -3 reads
@@ -736,7 +738,7 @@ def test_a_closed_output_stops_a_tournament_with_its_resume_line(tmp_path, mark)
     assert stderr.splitlines() == [
         f"arena tournament: its output was closed (the reader of a pipe went): {played} of 60 "
         "matches are stored; the matches in flight will be played again from their seeds. "
-        "Resume with:", f"  arena tournament --resume piped --db {db}"], stderr
+        "Resume with:", " ".join(["  arena tournament --resume piped --db", str(db), *where])], stderr
     assert wait_unmarked(mark, 5) == [], "bot processes left running"
     resumed = ok(mark, "tournament", "--resume", "piped", "--db", db, "-q", "--logs", tmp_path / "logs")
     assert f"resuming: {played} of 60 already played" in resumed.stdout
