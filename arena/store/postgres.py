@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -125,7 +126,8 @@ class PostgresStore(Store):
             return self._connect()
         except (psycopg.Error, ValueError) as exc:
             # a bad URL is a ProgrammingError; an unreachable server an OperationalError
-            raise StoreError(f"cannot connect to {self.describe()}: {self._scrub(exc)}") from None
+            said = self._scrub(exc)
+            raise StoreError(f"cannot connect to {self.describe()}: {said}{_what_to_do(said)}") from None
 
     def _connect(self, timeout: float = CONNECT_TIMEOUT) -> psycopg.Connection:
         # client_encoding: text comes back as str whatever the database's encoding; a
@@ -539,3 +541,26 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self.db.close()
+
+
+#: libpq's words for the usual first-run problems, and what the organiser does about each
+_FIRST_RUN = (
+    (re.compile(r"no password supplied|password authentication failed"),
+     "give the password in the URL (postgresql://USER:PASSWORD@HOST/DB), in ~/.pgpass or in "
+     "PGPASSWORD"),
+    (re.compile(r'database "[^"]*" does not exist'),
+     "make it first (createdb -O USER DB, or CREATE DATABASE as a superuser)"),
+    (re.compile(r"role \"[^\"]*\" does not exist"),
+     "make the user first (createuser USER), or give one that exists"),
+    (re.compile(r"Connection refused"),
+     "is PostgreSQL running there, listening on that address and port?"),
+)
+
+
+def _what_to_do(said: str) -> str:
+    """``" (what to do)"`` for a connection error an organiser meets on a first run, or
+    ``""``: libpq says what failed, not what to do about it."""
+    for words, advice in _FIRST_RUN:
+        if words.search(said):
+            return f" ({advice})"
+    return ""

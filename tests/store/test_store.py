@@ -820,7 +820,22 @@ def test_postgresql_an_unreachable_server_is_a_clear_error_without_the_password(
     message = str(err.value)
     assert message.startswith(f"cannot connect to postgresql://arena:***@127.0.0.1:{port}/arena: "), message
     assert "refused" in message.lower(), message
+    assert message.endswith("(is PostgreSQL running there, listening on that address and port?)")
     assert "hunter2" not in message
+
+
+def test_postgresql_a_database_or_user_not_made_yet_is_told_what_to_do(postgres_url):
+    """libpq says what failed ('database "x" does not exist'), not what to do about it:
+    an organiser's first run met these (the review as a scale-out operator)."""
+    base = postgres_url.rsplit("/", 1)[0]
+    with pytest.raises(StoreError) as err:
+        open_store(f"{base}/no_such_db_here")
+    assert 'database "no_such_db_here" does not exist' in str(err.value), err.value
+    assert "(make it first (createdb -O USER DB, or CREATE DATABASE" in str(err.value), err.value
+    nobody = postgres_url.replace("postgresql://arena@", "postgresql://no_such_role@")
+    with pytest.raises(StoreError) as err:
+        open_store(nobody)
+    assert "make the user first (createuser USER)" in str(err.value), err.value
 
 
 @pytest.mark.parametrize("url", [
