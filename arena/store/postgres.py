@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 import threading
 import time
@@ -76,6 +77,8 @@ SERVE_LOCK = 0x6F6E6F3939 + 1
 PLAY_LOCK_CLASS = 0x6F6E6F39   # "ono9"
 
 #: How long to wait for the server to answer a connection, in seconds.
+log = logging.getLogger(__name__)
+
 CONNECT_TIMEOUT = 10
 
 #: The same, for the one try of a store with no ``reconnect_window`` (its calls are made
@@ -147,7 +150,8 @@ class PostgresStore(Store):
         """A new connection in place of the lost one: tried at once, then again (0.25 s
         apart, doubling to 2 s) until ``reconnect_window`` seconds have passed; ``lost``,
         with why the last try failed, when none succeeds."""
-        deadline = time.monotonic() + self.reconnect_window
+        began = time.monotonic()
+        deadline = began + self.reconnect_window
         timeout = CONNECT_TIMEOUT if self.reconnect_window else RETRY_TIMEOUT
         pause = 0.25
         while True:
@@ -163,6 +167,10 @@ class PostgresStore(Store):
                 continue
             self.db.close()
             self.db = db
+            # said: a database away for most of a minute went by without a word (the
+            # review as a scale-out operator), the run only slower for it
+            log.warning("the connection to %s was lost (%s); connected again after %.1f s",
+                        self.describe(), lost, time.monotonic() - began)
             return
 
     @property

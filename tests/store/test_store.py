@@ -1030,7 +1030,7 @@ def test_postgresql_a_write_whose_commit_landed_before_the_connection_went_is_st
 
 
 def test_postgresql_the_writer_waits_for_a_restarted_server_and_loses_nothing(
-        postgres_server, postgres_url):
+        postgres_server, postgres_url, caplog):
     import asyncio
 
     from arena.store.postgres import PostgresStore
@@ -1060,6 +1060,10 @@ def test_postgresql_the_writer_waits_for_a_restarted_server_and_loses_nothing(
     waited = asyncio.run(go())
     assert waited > 2.0                            # it waited for the server
     assert store.finished_keys(t) == {"k0", "k1"}  # the event loop's connection is back too
+    # and said so (an outage of most of a minute went by without a word)
+    again = [r.getMessage() for r in caplog.records if "connected again after" in r.getMessage()]
+    assert again and all(m.startswith(f"the connection to {store.describe()} was lost (")
+                         for m in again), again
     assert _pg(postgres_url, "SELECT count(*) FROM matches") == [(2,)]
     store.close()
 
