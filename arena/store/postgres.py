@@ -61,6 +61,8 @@ from arena.store.base import (
 from arena.store.location import redact, scrub
 from arena.store.migrations import migrations, refuse_newer, schema_version
 
+log = logging.getLogger(__name__)
+
 #: The schema version this arena's files bring a database to.
 SCHEMA_VERSION = schema_version("postgresql")
 
@@ -77,8 +79,6 @@ SERVE_LOCK = 0x6F6E6F3939 + 1
 PLAY_LOCK_CLASS = 0x6F6E6F39   # "ono9"
 
 #: How long to wait for the server to answer a connection, in seconds.
-log = logging.getLogger(__name__)
-
 CONNECT_TIMEOUT = 10
 
 #: The same, for the one try of a store with no ``reconnect_window`` (its calls are made

@@ -9,10 +9,9 @@
  * fits. The SDK's README describes the View, the Match and the hooks.
  */
 
-// The SDK, by its path (its dependencies are installed once for the arena: npm ci --prefix
-// clients/node).
-// the arena that runs this bot (check-bot, a match, a server it was uploaded to) names its
-// copy of the SDK in ONO99_NODE_SDK; run by hand, the SDK is where this bot was made
+// The SDK: the arena that runs this bot (check-bot, a match, a server it was uploaded to)
+// names its copy in ONO99_NODE_SDK; run by hand, it is where this bot was made (its
+// dependencies are installed once for the arena: npm ci --prefix clients/node).
 const { Bot, run } = require(process.env.ONO99_NODE_SDK || {{SDK_JS}});
 
 const DEFLECTORS = { modern: ['R', 'P2'], classic: ['R', 'H'], 'classic-set99': ['R', 'H'] };
