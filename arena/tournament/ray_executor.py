@@ -58,6 +58,9 @@ log = logging.getLogger("arena.executor")
 
 #: How long the run waits with no actor placed (no node with a free CPU) before it stops.
 PLACEMENT_TIMEOUT_S = 120.0
+#: ... and with no actor placed and no live node in the cluster (its raylets lost): the
+#: run said so only at the placement limit, 2.5 minutes after, as "no free CPU".
+NODELESS_S = 10.0
 #: Matches dealt to an actor beyond its lanes, waiting there for the next free one.
 QUEUED = 1
 #: How long a stopping actor may take to say goodbye to its bots.
@@ -358,6 +361,10 @@ class RayExecutor(Executor):
                         pass
                     if ready & actors.keys():
                         placed = time.monotonic()
+                    elif time.monotonic() - placed > NODELESS_S and await _no_live_node():
+                        failure.append(RuntimeError(
+                            "the Ray cluster has no live node left (its raylets were lost); "
+                            "--resume plays what is left on a cluster that has one"))
                     elif time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
                         failure.append(RuntimeError(
                             f"no referee actor could be placed on the Ray cluster for "
@@ -384,6 +391,16 @@ class RayExecutor(Executor):
                 pass
             ray.kill(handle)
         await asyncio.gather(*(stop(h) for h in handles), return_exceptions=True)
+
+
+async def _no_live_node(timeout: float = 5.0) -> bool:
+    """Whether the cluster's control store knows no live node; False where it cannot
+    say within ``timeout`` seconds (the run's own placement limit then decides)."""
+    try:
+        nodes = await asyncio.wait_for(asyncio.to_thread(ray.nodes), timeout)
+    except Exception:   # noqa: BLE001 - no answer is no proof: the placement limit stands
+        return False
+    return not any(node.get("Alive") for node in nodes)
 
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:

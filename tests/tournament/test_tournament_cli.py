@@ -362,6 +362,40 @@ def test_a_cluster_address_where_something_else_answers_is_refused_at_once(tmp_p
     assert not (tmp_path / "t.db").exists()
 
 
+@pytest.mark.timeout(300)
+def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
+    """kill -9 of the only raylet (the review's, on its own cluster): the run stopped 2.5
+    minutes later, at the placement limit, saying "no node with a free CPU". It stops
+    once no actor has been placed for 10 s and the cluster knows no live node, saying so,
+    with what is stored and the resume line."""
+    from arena.bench.procs import descendants
+
+    pytest.importorskip("ray")
+    db = tmp_path / "t.db"
+    proc = subprocess.Popen(command("tournament", BOTS / "ismcts", BOTS / "greedy", "--games", 100,
+                                    "--name", "lost", "--db", db, "--logs", tmp_path / "logs",
+                                    "--executor", "ray", "--concurrency", 2, "-q"),
+                            cwd=ROOT, env=env_for(mark), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    with reaped(proc):
+        deadline = time.monotonic() + 120
+        while (not db.exists() or stored_matches(db) < 4) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.2)
+        raylets = [pid for pid, cmd in descendants(proc.pid) if b"raylet/raylet" in cmd]
+        assert len(raylets) == 1, raylets
+        os.kill(raylets[0], signal.SIGKILL)
+        killed = time.monotonic()
+        _, stderr = proc.communicate(timeout=150)
+    took = time.monotonic() - killed
+    assert proc.returncode == 1, stderr
+    assert ("arena tournament: error: the Ray cluster has no live node left (its raylets were "
+            "lost); --resume plays what is left on a cluster that has one") in stderr, stderr
+    assert "arena tournament --resume lost --db" in stderr and "--executor ray" in stderr
+    assert took < 90, f"said {took:.0f} s after the raylet's loss"
+    assert wait_unmarked(mark, 10) == [], "processes left running"
+
+
 def test_the_ray_executor_without_ray_installed_is_one_line(tmp_path, mark):
     """In a Python without Ray (an install without its dependencies), --executor ray was
     a traceback ending in "No module named 'ray'"."""
