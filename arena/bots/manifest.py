@@ -46,7 +46,9 @@ class BotManifest:
 
 
 #: what a command may name in braces: ``{python}`` and ``{dir}``; any other ``{word}``
-#: is a misspelling ("{pyhton}" was looked for as a program on PATH)
+#: that begins an argument is a misspelling ("{pyhton}" was looked for as a program on
+#: PATH). Inside one it may be a shell's or a script's own (``${HOME}``, awk's
+#: ``'{print}'``, an f-string's ``{__name__}``): left alone.
 PLACEHOLDERS = ("{python}", "{dir}")
 _PLACEHOLDER = re.compile(r"\{[A-Za-z_]+\}")
 #: a command's first argument with one of these ends names a script in the bot folder
@@ -72,7 +74,8 @@ def _command(value: object, key: str, path: Path, folder: Path) -> tuple[str, ..
         raise ManifestError(f"{path}: {key} is empty")
     if any("\0" in p for p in parts):
         raise ManifestError(f"{path}: {key} holds a NUL character")
-    unknown = [m for p in parts for m in _PLACEHOLDER.findall(p) if m not in PLACEHOLDERS]
+    unknown = [m.group() for p in parts if (m := _PLACEHOLDER.match(p))
+               and m.group() not in PLACEHOLDERS]
     if unknown:
         raise ManifestError(f"{path}: {key} names {unknown[0]}, which is not known: a command "
                             "may name {python} (the Python running the arena, with the SDK) "

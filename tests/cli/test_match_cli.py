@@ -88,6 +88,25 @@ MANIFEST_CASES = {
 }
 
 
+#: braces that are a shell's or a script's own, inside an argument: not placeholders
+SHELL_BRACES = [
+    'setup = ["sh", "-c", "mkdir -p ${HOME}/cache && echo ${NPROC}"]',
+    'setup = ["sh", "-c", "nproc | awk \'{print}\' > cores.txt"]',
+    'command = ["{python}", "-c", "print(f\'{__name__}\')"]',
+]
+
+
+@pytest.mark.parametrize("line", SHELL_BRACES)
+def test_braces_inside_an_argument_are_the_shell_s_own(tmp_path, line):
+    """The check for misspelt placeholders refused all three (the review of the change)."""
+    from arena.bots.manifest import load_manifest
+
+    command = "" if line.startswith("command") else 'command = ["{python}", "bot.py"]\n'
+    folder = bot_folder(tmp_path, f'name = "x"\n{command}{line}\n')
+    (folder / "bot.py").write_text("")
+    assert load_manifest(folder).name == "x"
+
+
 @pytest.mark.parametrize("case", MANIFEST_CASES)
 def test_a_bad_bot_folder_is_one_line_naming_it(tmp_path, mark, case):
     toml, expected = MANIFEST_CASES[case]
