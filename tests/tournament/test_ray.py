@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -173,26 +174,33 @@ def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("executor, lanes", [("ray", 1), ("ray", 4), ("multiprocess", 2),
                                              ("local", 2)])
-def test_a_result_the_store_cannot_keep_stops_the_run_saying_so(tmp_path, head, executor, lanes):
-    """On Ray, a store error (PostgreSQL away past its window) escaped from the lane that
-    met it into a task nobody awaited: the run lost that match and ended with exit 0 and
-    no resume line (4 lanes), or waited for good (1 lane). Every executor stops with the
-    error, as the multi-process one did; what was kept stays, --resume plays the rest."""
-    store = open_store(str(tmp_path / "t.db"))
+def test_a_result_the_store_cannot_keep_stops_the_run_saying_so(tmp_path, head, executor, lanes,
+                                                                monkeypatch):
+    """On Ray, a store error (PostgreSQL away past its window; here another process holding
+    the SQLite file's lock past the busy timeout) escaped from the lane that met it into a
+    task nobody awaited: the run lost that match and ended with exit 0 and no resume line
+    (4 lanes), or waited for good. Every executor stops with the error, as the
+    multi-process one did; what was kept stays, --resume plays the rest."""
+    monkeypatch.setenv("ONO99_DB_TIMEOUT", "0.5")   # the write waits 0.5 s for the lock
+    db = tmp_path / "t.db"
+    store = open_store(str(db))
     settings = Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2, games=6, seed=11)
     t = Tournament.create(store, "t", settings)
     ex = make_executor(executor, t.setup(lanes, log_dir=tmp_path / "logs"))
-    heard = []
+    heard, holder = [], sqlite3.connect(db, isolation_level=None)
 
-    def fail_third(plan, result) -> None:
+    def lock_after_second(plan, result) -> None:
         heard.append(plan.key)
-        if len(heard) == 3:
-            raise StoreError(f"cannot store match {plan.key!r}: the database went away")
+        if len(heard) == 2:
+            holder.execute("BEGIN EXCLUSIVE")      # held until the run has stopped
 
-    with pytest.raises(StoreError, match="cannot store match"):
-        asyncio.run(t.play(ex, fail_third))
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            asyncio.run(t.play(ex, lock_after_second))
+    finally:
+        holder.close()
     kept = {m.key for m in store.matches(t.record)}
-    assert set(heard) <= kept and len(kept) < len(t.plan), (heard, kept)
+    assert kept == set(heard) and len(kept) < len(t.plan), (heard, kept)
     resumed = Tournament.resume(store, "t")
     assert len(resumed.pending()) == len(t.plan) - len(kept)
     store.close()
