@@ -349,6 +349,7 @@ class RayExecutor(Executor):
         for _ in range(n):
             add_actor()
         placed = time.monotonic()   # the last time an actor was ready to play
+        probe: asyncio.Future | None = None   # a look at the cluster's live nodes, under way
         try:
             async with changed:
                 # until every result is kept, not only taken: a run that ended as soon as
@@ -361,11 +362,22 @@ class RayExecutor(Executor):
                         pass
                     if ready & actors.keys():
                         placed = time.monotonic()
-                    elif time.monotonic() - placed > NODELESS_S and await _no_live_node():
-                        failure.append(RuntimeError(
-                            "the Ray cluster has no live node left (its raylets were lost); "
-                            "--resume plays what is left on a cluster that has one"))
-                    elif time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
+                        if probe is not None:   # a look from before: no longer the news
+                            probe.cancel()
+                            probe = None
+                    elif time.monotonic() - placed > NODELESS_S:
+                        # one look at a time, in a thread, read on a later pass: the loop
+                        # does not wait for it (holding the lock the lanes need)
+                        if probe is None:
+                            probe = asyncio.ensure_future(asyncio.to_thread(_live_nodes))
+                        elif probe.done():
+                            alive = None if probe.exception() is not None else probe.result()
+                            probe = None
+                            if alive == 0:
+                                failure.append(RuntimeError(
+                                    "the Ray cluster has no live node left (its raylets were "
+                                    "lost); --resume plays what is left on a cluster that has one"))
+                    if not failure and time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
                         failure.append(RuntimeError(
                             f"no referee actor could be placed on the Ray cluster for "
                             f"{PLACEMENT_TIMEOUT_S:.0f} s (no node with a free CPU)"))
@@ -373,6 +385,8 @@ class RayExecutor(Executor):
                 raise failure[0]
         finally:
             stopping = True
+            if probe is not None:
+                probe.cancel()    # its thread ends with its call; nobody reads it now
             await self._stop(list(actors.values()))
             # spectators hear the end of the last matches: the streams end after it
             if relays:
@@ -393,14 +407,10 @@ class RayExecutor(Executor):
         await asyncio.gather(*(stop(h) for h in handles), return_exceptions=True)
 
 
-async def _no_live_node(timeout: float = 5.0) -> bool:
-    """Whether the cluster's control store knows no live node; False where it cannot
-    say within ``timeout`` seconds (the run's own placement limit then decides)."""
-    try:
-        nodes = await asyncio.wait_for(asyncio.to_thread(ray.nodes), timeout)
-    except Exception:   # noqa: BLE001 - no answer is no proof: the placement limit stands
-        return False
-    return not any(node.get("Alive") for node in nodes)
+def _live_nodes() -> int:
+    """How many live nodes the cluster's control store knows (a blocking call: run in a
+    thread; an error, or no answer, proves nothing: the placement limit then decides)."""
+    return sum(1 for node in ray.nodes() if node.get("Alive"))
 
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:
