@@ -207,19 +207,20 @@ async def _serve(db: str, options, web: int | None) -> int:
     for sig in stop_signals():
         loop.add_signal_handler(sig, stop.set)
     console = output.console()
-    if app.new_token:
-        print(f"organizer token: {app.new_token}", flush=True)
-    console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
-                  f"{shown(db)}; {len(app.registry.active())} bots entered; ladder "
-                  f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
-    console.print(f"spectators at {app.spectators.address}: arena watch {app.spectators.address} "
-                  f"--tv", soft_wrap=True, highlight=False)
     # a PostgreSQL restart ends the session that holds the database: if another server
     # takes it before this one can again, this one stops (two would play the same ladder
     # and tournaments, each refusing the other's results)
     lost = asyncio.ensure_future(app.claim_lost())
     stopped = asyncio.ensure_future(stop.wait())
     try:
+        # printed inside: a closed output (| head) stops the server in order
+        if app.new_token:
+            print(f"organizer token: {app.new_token}", flush=True)
+        console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
+                      f"{shown(db)}; {len(app.registry.active())} bots entered; ladder "
+                      f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
+        console.print(f"spectators at {app.spectators.address}: arena watch "
+                      f"{app.spectators.address} --tv", soft_wrap=True, highlight=False)
         async with web_viewer(web, app.spectators.address, console):
             sys.stdout.flush()
             await asyncio.wait((stopped, lost), return_when=asyncio.FIRST_COMPLETED)

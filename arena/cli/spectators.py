@@ -54,8 +54,9 @@ async def web_viewer(port: int | None, spectators_at: str, console: Console):
     from arena.web.server import WebViewer   # aiohttp: imported only when a viewer runs
 
     viewer = await WebViewer.start(spectators_at, DEFAULT_HOST, port)
-    console.print(f"web viewer at {viewer.url}", soft_wrap=True, highlight=False)
     try:
+        # inside: a closed output (| head) stops the command with the viewer stopped
+        console.print(f"web viewer at {viewer.url}", soft_wrap=True, highlight=False)
         yield viewer
     finally:
         await viewer.stop()
@@ -75,9 +76,9 @@ async def spectators(listen: str | None, console: Console, records: RecordSource
     hub = SpectatorHub(organiser_view=token is not None)
     server = await SpectatorServer.start(hub, listen, records,
                                          token_hash(token) if token else None)
-    console.print(f"spectators: arena watch {server.address} --tv   (or arena web --connect "
-                  f"{server.address})", soft_wrap=True, highlight=False)
     try:
+        console.print(f"spectators: arena watch {server.address} --tv   (or arena web --connect "
+                      f"{server.address})", soft_wrap=True, highlight=False)
         async with web_viewer(web, server.address, console):
             yield hub
     finally:

@@ -752,6 +752,32 @@ def test_a_resumed_tournament_reports_standings_from_what_is_stored(tmp_path, ma
     assert len(reports) <= 10 - done * 10 // LONG_TOTAL, (done, reports)
 
 
+@pytest.mark.parametrize("args", [
+    # their first line is printed once a server runs: the spectators', the arena's
+    ["match", BOTS / "random", BOTS / "greedy", "--games", 1, "--watch", "127.0.0.1:0"],
+    ["serve", "--listen", "127.0.0.1:0", "--db"],
+])
+def test_a_closed_output_stops_a_command_s_servers_in_order(tmp_path, mark, args):
+    """The review of the change: `arena tournament --watch ... | head -2` and `arena serve
+    | head -1` exited 1 with "Exception ignored in: Server.__del__ ... Event loop is
+    closed" and "coroutine 'AioServer.shutdown' was never awaited": the line that met the
+    closed output was printed after a server had started but before the block that stops
+    it (the server's database and bots were left to the interpreter's exit). Here the
+    output is closed before the first line (a reader that went at once)."""
+    where = tmp_path / "t.db" if args[-1] == "--db" else tmp_path / "out"
+    proc = subprocess.Popen(command(*args, where) if args[-1] == "--db" else
+                            command(*args, "--out", where),
+                            cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    with reaped(proc):
+        proc.stdout.close()
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1, stderr
+    assert "Exception ignored" not in stderr and "never awaited" not in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert wait_unmarked(mark, 5) == [], "processes left running"
+
+
 @pytest.mark.parametrize("where", [[], ["--executor", "local"]])
 def test_a_closed_output_stops_a_tournament_with_its_resume_line(tmp_path, mark, where):
     """arena tournament ... | head -3: the run stopped after 2 of 60 matches, exit 1,
