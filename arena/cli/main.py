@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
@@ -11,8 +10,8 @@ from collections.abc import Sequence
 
 from arena import __version__, files
 from arena.cli import (
-    bench, check_bot, conformance, match, new_bot, records, replay, serve, tournament, watch,
-    web,
+    bench, check_bot, conformance, match, new_bot, output, records, replay, serve, tournament,
+    watch, web,
 )
 from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
@@ -56,11 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # whoever read the output has gone (arena matches --json | head): stop quietly,
-        # exit status 1, as rich does for what it prints; stdout goes to /dev/null so that
+        # exit status 1; stdout goes to /dev/null so that
         # the flush at exit cannot fail again
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        output.stdout_gone()
         return 1
 
 

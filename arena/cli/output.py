@@ -26,16 +26,6 @@ def console(stderr: bool = False) -> Console:
     return made
 
 
-_closed = [False]
-
-
-def output_closed() -> bool:
-    """Whether a console met a closed output (rich then stops the command with
-    SystemExit(1), stdout sent to /dev/null): a command that must say what it kept, on
-    stderr, tells this exit from another."""
-    return _closed[0]
-
-
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         """rich sends stdout to /dev/null and raises SystemExit(1). Raised inside an
@@ -45,7 +35,6 @@ class _Console(Console):
         segmentation fault in CPython 3.11 (2 runs in 3 of `arena tournament --executor
         local | head -3`). A BrokenPipeError unwinds as any error does: the run's
         cleanup (its referee, its bots) runs in order, and the command says what is kept."""
-        _closed[0] = True
         if self.quiet:
             return
         stdout_gone()
@@ -57,3 +46,4 @@ def stdout_gone() -> None:
     what is left to /dev/null, so that Python's flush at exit is not another error."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -314,12 +314,10 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         err.print(f"arena tournament: error: {escape(str(exc))}\n{stored}; the others will be "
                   f"played again from their seeds. {resume}", soft_wrap=True)
         return 1
-    except (BrokenPipeError, SystemExit) as exc:
+    except BrokenPipeError:
         # whoever read the output went (arena tournament ... | head): the run stops, as a
-        # writer to a closed pipe does (rich: SystemExit(1), stdout sent to /dev/null),
-        # and says on stderr what is kept and how to go on (it stopped without a word)
-        if isinstance(exc, SystemExit) and not output.output_closed():
-            raise
+        # writer to a closed pipe does (stdout sent to /dev/null), and says on stderr what
+        # is kept and how to go on (it stopped without a word)
         output.stdout_gone()
         stored = len(t.store.finished_keys(t.record))
         err.print(f"arena tournament: its output was closed (the reader of a pipe went): "

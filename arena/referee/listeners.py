@@ -115,8 +115,9 @@ class Broadcast:
         try:
             getattr(listener, method)(*args)
         except BrokenPipeError:
-            # the reader of this process's output went (arena match ... | head): the run
-            # stops, as a writer to a closed pipe does, its cleanup in order
+            # the reader of what it writes went: this process's output (arena match ... |
+            # head), or a referee worker's parent (its bus): nobody is left to watch, and
+            # the run stops, as a writer to a closed pipe does, its cleanup in order
             raise
         except Exception:
             log.exception("listener %r failed in %s; it is dropped, the match goes on",

@@ -328,9 +328,10 @@ class RayExecutor(Executor):
                 self.retirements.observe(plan.seats, result)
                 try:
                     await on_result(plan, result)
-                except Exception as exc:   # noqa: BLE001 - the store could not keep it
+                except Exception as exc:   # noqa: BLE001 - the store, or the output, failed
                     # the run stops and says so (--resume plays it): a lane that died here
-                    # lost the match with no word, or left the run waiting for good
+                    # lost the match with no word, or left the run waiting for good (the
+                    # store could not keep it, or the live view's output was closed)
                     async with changed:
                         failure.append(exc)
                         changed.notify_all()
