@@ -303,13 +303,14 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
     def failures(ps) -> str:
         # matches that failed alike are named together, their reason once (a crashing
         # bot's 13 matches repeated the same excerpt of its stderr 13 times)
-        # (a slow bot's 13 time-outs differed only in the bank left: alike, numbers aside;
-        # the first one's words are shown)
+        # (a slow bot's 13 time-outs differed only in the bank left: alike, times aside;
+        # the first one's words are shown. Other numbers, an exit code or a line of the
+        # bot's source, tell failures apart)
         alike: dict[str, tuple[str, list[str]]] = {}
         for p in ps:
             if not clean(p):
                 why = ", ".join(p.verdicts())
-                alike.setdefault(re.sub(r"\d+", "#", why), (why, []))[1].append(p.scenario.label)
+                alike.setdefault(re.sub(r"\d+ ms\b", "# ms", why), (why, []))[1].append(p.scenario.label)
         return "; ".join(f"{labels[0]}: {why}" if len(labels) == 1 else
                          f"{len(labels)} matches ({', '.join(labels[:3])}"
                          f"{', ...' if len(labels) > 3 else ''}): {why}"
