@@ -11,7 +11,7 @@ from pathlib import Path
 
 from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
-from arena.bots.process import log_name
+from arena.bots.process import is_log_of, log_name
 from arena.bots.setup import DEFAULT_TIMEOUT_S
 from arena.cli.prepare import add_sandbox_options, announce_setup, bot_factory, sandbox_config
 from arena.referee.results import MAX_CLOCK_S
@@ -53,14 +53,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def out_dir(out: Path | None) -> Path | None:
-    """``--out DIR``, made if missing; :class:`ConfigError` for one that cannot be."""
+def out_dir(out: Path | None, name: str) -> Path | None:
+    """``--out DIR``, made if missing; :class:`ConfigError` for one that cannot be, or
+    that holds bot ``name``'s log of another run (this run's would be appended to it, as
+    arena match refuses a folder holding another run's event logs)."""
     if out is None:
         return None
     try:
         out.mkdir(parents=True, exist_ok=True)
+        taken = next((p for p in out.iterdir() if is_log_of(p.name, name)), None)
     except OSError as exc:
-        raise ConfigError(f"--out {out} cannot be made: {(exc.strerror or str(exc)).lower()}") from None
+        raise ConfigError(f"cannot create the --out folder {out}: {exc.strerror}") from None
+    if taken is not None:
+        raise ConfigError(f"--out {out} holds the output of another run ({taken.name}), which "
+                          "this one's would be added to: give a new folder")
     return out
 
 
@@ -93,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(check_bot(
         manifest, setup=args.setup, setup_timeout=args.setup_timeout,
         move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed,
-        sandbox=sandbox_config(args), on_setup=announce_setup, log_dir=out_dir(args.out),
+        sandbox=sandbox_config(args), on_setup=announce_setup, log_dir=out_dir(args.out, manifest.name),
         on_match=progress(manifest.name)))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

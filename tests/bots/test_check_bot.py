@@ -249,6 +249,11 @@ def test_a_crashing_bot_is_told_its_crash_once_with_its_line_and_not_to_keep_rea
     assert f"bot output: {tmp_path / 'logs' / 'raiser.stderr.log'}" in kept.stdout.splitlines()
     log = (tmp_path / "logs" / "raiser.stderr.log").read_text()
     assert "Traceback (most recent call last)" in log and "KeyError: 'b'" in log
+    # a second run's output is not added to the first's
+    again = check_bot(mark, folder, "--out", tmp_path / "logs")
+    assert again.returncode == 2 and again.stderr.splitlines() == [
+        f"arena check-bot: error: --out {tmp_path / 'logs'} holds the output of another run "
+        "(raiser.stderr.log), which this one's would be added to: give a new folder"]
 
 
 def test_a_slow_check_says_how_far_it_is(tmp_path, mark, capsys):
