@@ -82,5 +82,5 @@ class HouseSession:
 
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
-        self.last_refusal = f"{code}: {reason}"
+        self.last_refusal = code
         await self.send(wire.rejected(turn_id, code, reason))

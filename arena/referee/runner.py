@@ -179,7 +179,9 @@ class MatchRunner:
                             break
                 if session.rejections > spec.max_rejections:
                     session.close_turn()
-                    # the last refusal says what was wrong (the bot's log may not)
+                    # the last refusal's code says what was wrong (the bot's log may not);
+                    # not its reason: a verdict is public, and "seat 0 does not hold 99"
+                    # tells the other seats of a hand
                     self._fault(seat, VerdictKind.ILLEGAL, f"{session.rejections} refused actions in this match "
                                 f"(the limit is {spec.max_rejections}); the last: "
                                 f"{session.last_refusal}", (now() - start) // 1000)

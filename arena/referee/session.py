@@ -74,7 +74,7 @@ class BotSession:
         self.rejections = 0                     # refused actions in the current match
         self._refused_outside = 0               # ... of them sent while no turn was open
         self.refused: Counter[str] = Counter()  # refused actions by error code, all matches
-        self.last_refusal = ""                  # "code: reason" of the latest (for a verdict)
+        self.last_refusal = ""                  # the latest one's code (for a verdict)
         self._closed = False
         self._queue: deque = deque()             # messages not yet written, in order
         self._writer: asyncio.Task | None = None
@@ -243,7 +243,7 @@ class BotSession:
     async def reject(self, turn_id: int, code: str, reason: str) -> None:
         self.rejections += 1
         self.refused[code] += 1
-        self.last_refusal = f"{code}: {reason}"
+        self.last_refusal = code
         try:
             self.post(wire.rejected(turn_id, code, reason))
         except SessionClosed:

@@ -553,15 +553,15 @@ class PostgresStore(Store):
 
 #: libpq's words for the usual first-run problems, and what the organiser does about each
 _FIRST_RUN = (
-    (re.compile(r"no password supplied|password authentication failed"),
+    (re.compile(r"no password supplied"),
      "give the password in the URL (postgresql://USER:PASSWORD@HOST/DB), in ~/.pgpass or in "
      "PGPASSWORD"),
+    (re.compile(r"password authentication failed"),
+     "check the password given (in the URL, ~/.pgpass or PGPASSWORD)"),
     (re.compile(r'database "[^"]*" does not exist'),
      "make it first (createdb -O USER DB, or CREATE DATABASE as a superuser)"),
     (re.compile(r"role \"[^\"]*\" does not exist"),
      "make the user first (createuser USER), or give one that exists"),
-    (re.compile(r"Connection refused"),
-     "is PostgreSQL running there, listening on that address and port?"),
 )
 
 

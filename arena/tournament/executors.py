@@ -122,6 +122,8 @@ def _ray_module():
     except ImportError as exc:
         if (exc.name or "").partition(".")[0] != "ray":
             raise
+        if exc.name != "ray":     # Ray is there, a part of it is not (a broken install)
+            raise ConfigError(f"--executor ray: Ray cannot be loaded here: {exc}") from None
         raise ConfigError("--executor ray needs Ray, which is not installed in this Python: "
                           "pip install 'ray>=2.9' (the same version on every node)") from None
     return ray_executor

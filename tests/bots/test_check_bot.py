@@ -220,7 +220,7 @@ def test_a_bot_disqualified_for_its_cards_is_told_about_its_cards_not_its_turn_i
     assert found["own turns"].startswith("PASS own turns: answered only its own turns; "), found["own turns"]
     assert "seats disqualified for refused cards" in found["own turns"]
     assert found["legal cards"].startswith("FAIL legal cards: refused: ") and "not_in_hand" in found["legal cards"]
-    assert "refused actions in this match (the limit is 5); the last: not_in_hand: " in found["no faults"], \
+    assert "refused actions in this match (the limit is 5); the last: not_in_hand)" in found["no faults"], \
         found["no faults"]
 
 
