@@ -13,7 +13,9 @@ from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
 from arena.bots.process import is_log_of, log_name
 from arena.bots.setup import DEFAULT_TIMEOUT_S
-from arena.cli.prepare import add_sandbox_options, announce_setup, bot_factory, sandbox_config
+from arena.cli.prepare import (
+    add_sandbox_options, announce_setup, bot_factory, fresh_out, sandbox_config,
+)
 from arena.referee.results import MAX_CLOCK_S
 from arena.rules.errors import ConfigError
 
@@ -59,15 +61,8 @@ def out_dir(out: Path | None, name: str) -> Path | None:
     arena match refuses a folder holding another run's event logs)."""
     if out is None:
         return None
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        taken = next((p for p in out.iterdir() if is_log_of(p.name, name)), None)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the --out folder {out}: {exc.strerror}") from None
-    if taken is not None:
-        raise ConfigError(f"--out {out} holds the output of another run ({taken.name}), which "
-                          "this one's would be added to: give a new folder")
-    return out
+    return fresh_out(out, lambda at: next((p for p in at.iterdir() if is_log_of(p.name, name)),
+                                          None), "the output", "be added to")
 
 
 #: seconds of silence after which check-bot says how far it is

@@ -24,7 +24,8 @@ from arena.cli.match_log import event_lines, result_text, verdict_line
 from arena.bots.launcher import BotStartError
 from arena.bots.manifest import load_manifest
 from arena.cli.prepare import (
-    add_sandbox_options, add_setup_options, bot_factory, check_addresses, sandbox_config, set_up,
+    add_sandbox_options, add_setup_options, bot_factory, check_addresses, fresh_out,
+    sandbox_config, set_up,
 )
 from arena.local import LocalArena
 from arena.referee.results import (
@@ -179,15 +180,8 @@ def run_folder(given: Path | None) -> Path:
     runs/match-DATE-TIME, numbered -2, -3, ... where that one is taken (two runs started
     in one second wrote into one folder, the second's logs over the first's)."""
     if given is not None:
-        try:
-            given.mkdir(parents=True, exist_ok=True)
-            taken = next(given.glob("game-*.jsonl"), None)
-        except OSError as exc:
-            raise ConfigError(f"cannot create the --out folder {given}: {exc.strerror}") from None
-        if taken is not None:
-            raise ConfigError(f"--out {given} holds the event logs of another run ({taken.name}), "
-                              "which this one's would overwrite: give a new folder")
-        return given
+        return fresh_out(given, lambda out: next(out.glob("game-*.jsonl"), None),
+                         "the event logs", "overwrite")
     base = Path("runs") / time.strftime("match-%Y%m%d-%H%M%S")
     for n in itertools.count(1):
         out = base if n == 1 else base.with_name(f"{base.name}-{n}")

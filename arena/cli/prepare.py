@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from arena.bots.manifest import BotManifest, missing_program
 from arena.bots.sandbox import MODES, Limits, ProcessFactory, SandboxConfig
@@ -104,3 +105,19 @@ def announce_setup(m: BotManifest, log) -> None:
 
 
 __all__ = ["SetupError", "add_setup_options", "set_up"]
+
+
+def fresh_out(given: Path, another_run: Callable[[Path], Path | None], what: str,
+              overwrite: str) -> Path:
+    """``--out`` folder ``given``, made if missing; :class:`ConfigError` for one that
+    cannot be, or that holds ``what`` of another run (``another_run`` finds one there),
+    which this run's would ``overwrite`` ("overwrite", "be added to")."""
+    try:
+        given.mkdir(parents=True, exist_ok=True)
+        taken = another_run(given)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the --out folder {given}: {exc.strerror}") from None
+    if taken is not None:
+        raise ConfigError(f"--out {given} holds {what} of another run ({taken.name}), which this "
+                          f"one's would {overwrite}: give a new folder")
+    return given
