@@ -5,7 +5,9 @@ const assert = require('node:assert/strict');
 const { test } = require('node:test');
 
 const { Bot, play, run, EXIT, SDK } = require('..');
-const { startServer, socketAddress, capture, msgs, grpc } = require('./support/fake-server');
+const {
+  startServer, socketAddress, capture, msgs, grpc, refusing, welcomingThenFailing,
+} = require('./support/fake-server');
 
 class Lowest extends Bot {
   name = 'lowest';
@@ -76,11 +78,8 @@ test('a name given to play() replaces the bot\'s own in the hello', async () => 
 });
 
 test('a refusal exits 3 and prints its code and reason', async () => {
-  await withServer(async (s) => {
-    await s.recv();
-    s.send({ refusal: { code: 1, reason: 'unknown token "tok"' } });
-    s.fail(grpc.status.UNAUTHENTICATED, 'unknown token');
-  }, async (server) => {
+  await withServer(refusing({ refusal: { code: 1, reason: 'unknown token "tok"' } },
+    grpc.status.UNAUTHENTICATED, 'unknown token'), async (server) => {
     const { result, stderr } = playOn(server, new Lowest());
     assert.equal(await result, EXIT.REFUSED);
     assert.match(stderr.text, /error: referee refused the connection \(bad_token\): unknown token "tok"/);
@@ -193,11 +192,7 @@ test('a stream that ends without a goodbye exits 5 (reconnection off)', async ()
 });
 
 test('a stream that breaks with an error status exits 5 and names the status (reconnection off)', async () => {
-  await withServer(async (s) => {
-    await s.recv();
-    s.send(msgs.welcome());
-    s.fail(grpc.status.UNAVAILABLE, 'the referee is stopping');
-  }, async (server) => {
+  await withServer(welcomingThenFailing(grpc.status.UNAVAILABLE, 'the referee is stopping'), async (server) => {
     const { result, stderr } = playOn(server, new Lowest(), { reconnectTimeout: 0 });
     assert.equal(await result, EXIT.BROKEN);
     assert.match(stderr.text, /connection to the referee broke: UNAVAILABLE: the referee is stopping/);

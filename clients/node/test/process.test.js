@@ -9,7 +9,9 @@ const path = require('node:path');
 const { describe, test } = require('node:test');
 
 const { EXIT } = require('..');
-const { startServer, socketAddress, msgs, grpc } = require('./support/fake-server');
+const {
+  startServer, socketAddress, msgs, grpc, refusing, welcomingThenFailing,
+} = require('./support/fake-server');
 
 const BOT = path.join(__dirname, 'fixtures', 'bot.js');
 
@@ -88,11 +90,8 @@ describe('the bot process', { concurrency: 4 }, () => {
   });
 
   test('refused: exit 3', async () => {
-    await withServer(async (s) => {
-      await s.recv();
-      s.send({ refusal: { code: 3, reason: 'speak version 1' } });
-      s.fail(grpc.status.FAILED_PRECONDITION, 'unsupported protocol');
-    }, async (server) => {
+    await withServer(refusing({ refusal: { code: 3, reason: 'speak version 1' } },
+      grpc.status.FAILED_PRECONDITION, 'unsupported protocol'), async (server) => {
       const { code, stderr } = await runBot(['--referee', server.address, '--token', 't']);
       assert.equal(code, EXIT.REFUSED);
       assert.match(stderr, /refused the connection \(unsupported_protocol\): speak version 1/);
@@ -107,11 +106,7 @@ describe('the bot process', { concurrency: 4 }, () => {
   });
 
   test('the stream breaks, reconnection off: exit 5', async () => {
-    await withServer(async (s) => {
-      await s.recv();
-      s.send(msgs.welcome());
-      s.fail(grpc.status.INTERNAL, 'boom');
-    }, async (server) => {
+    await withServer(welcomingThenFailing(grpc.status.INTERNAL, 'boom'), async (server) => {
       const { code, stderr } = await runBot(['--referee', server.address, '--token', 't'],
         { ONO99_RECONNECT_TIMEOUT: '0' });
       assert.equal(code, EXIT.BROKEN);
@@ -150,11 +145,7 @@ describe('the bot process', { concurrency: 4 }, () => {
 
   test('welcomes each followed at once by a break end within the reconnect window', async () => {
     // every welcome restarted the window: the bot tried forever
-    await withServer(async (s) => {
-      await s.recv();
-      s.send(msgs.welcome());
-      s.fail(grpc.status.INTERNAL, 'scripted break');
-    }, async (server) => {
+    await withServer(welcomingThenFailing(grpc.status.INTERNAL, 'scripted break'), async (server) => {
       const started = Date.now();
       const { code, stderr } = await runBot(['--referee', server.address, '--token', 't',
         '--reconnect-timeout', '1']);

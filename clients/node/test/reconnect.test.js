@@ -10,7 +10,9 @@ const assert = require('node:assert/strict');
 const { test } = require('node:test');
 
 const { Bot, play, EXIT } = require('..');
-const { startServer, socketAddress, capture, msgs, grpc } = require('./support/fake-server');
+const {
+  startServer, socketAddress, capture, msgs, grpc, refusing, welcomingThenFailing,
+} = require('./support/fake-server');
 
 class Recorder extends Bot {
   name = 'recorder';
@@ -41,15 +43,6 @@ function playOn(server, bot, extra = {}) {
   const stderr = capture();
   const result = play(bot, { referee: server.address, token: 'tok', connectTimeout: 5, stderr, ...extra });
   return { result, stderr };
-}
-
-/** A session that refuses the hello with `refusal`, then ends the stream with `status`. */
-function refusing(refusal, status, details) {
-  return async (s) => {
-    await s.recv();
-    s.send(refusal);
-    s.fail(status, details);
-  };
 }
 
 /** A session that welcomes the bot and says goodbye at once. */
@@ -168,15 +161,9 @@ test('a referee gone for good: exit 5 once the window is over, naming it unreach
 });
 
 test('any other refusal while reconnecting ends it: exit 3', async () => {
-  await withSessions([async (s) => {
-    await s.recv();
-    s.send(msgs.welcome());
-    s.fail(grpc.status.UNAVAILABLE, 'gone');
-  }, async (s) => {
-    await s.recv();
-    s.send({ refusal: { code: 1, reason: 'unknown token' } });
-    s.fail(grpc.status.UNAUTHENTICATED, 'unknown token');
-  }], async (server) => {
+  await withSessions([welcomingThenFailing(grpc.status.UNAVAILABLE, 'gone'),
+    refusing({ refusal: { code: 1, reason: 'unknown token' } }, grpc.status.UNAUTHENTICATED,
+      'unknown token')], async (server) => {
     const { result, stderr } = playOn(server, new Recorder());
     assert.equal(await result, EXIT.REFUSED);
     assert.match(stderr.text, /error: referee refused the connection \(bad_token\): unknown token\n$/);

@@ -190,4 +190,24 @@ const msgs = {
   play: (seat, card, total) => ({ cardPlayed: { seat, card, total } }),
 };
 
-module.exports = { startServer, socketAddress, capture, msgs, grpc, TLS_CERT, TLS_KEY };
+/** A session script: refuses the hello with `refusal`, then ends the stream with `status`. */
+function refusing(refusal, status, details) {
+  return async (s) => {
+    await s.recv();
+    s.send(refusal);
+    s.fail(status, details);
+  };
+}
+
+/** A session script: welcomes the bot, then ends the stream at once with `status`. */
+function welcomingThenFailing(status, details) {
+  return async (s) => {
+    await s.recv();
+    s.send(msgs.welcome());
+    s.fail(status, details);
+  };
+}
+
+module.exports = {
+  startServer, socketAddress, capture, msgs, grpc, refusing, welcomingThenFailing, TLS_CERT, TLS_KEY,
+};
