@@ -485,7 +485,7 @@ def connect(address: str | None, num_cpus: int | None = None) -> None:
     global _users, _owned
     if not ray.is_initialized():
         check_address(address)
-        with _signals_kept():
+        with _signals_kept(), _quiet_token_notice(address is None):
             try:
                 # "local": a cluster of its own, even where 'ray start' left one running
                 # on this machine (no address would join that one)
@@ -509,6 +509,22 @@ def disconnect() -> None:
         with _signals_kept():
             ray.shutdown()
         _owned = False
+
+
+@contextlib.contextmanager
+def _quiet_token_notice(local: bool):
+    """A new local cluster turns Ray's token authentication on (its default), and Ray
+    warns of it on stderr at every start: not a word the arena's user needs. A cluster
+    given by address keeps Ray's notices (a token missing or refused is the operator's
+    to see)."""
+    log = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    level = log.level
+    if local:
+        log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 @contextlib.contextmanager

@@ -260,3 +260,6 @@ def test_a_local_cluster_under_a_deep_temporary_folder_starts(tmp_path, mark):
         timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "saved in" in proc.stdout
+    # nothing of Ray's own on the arena's stderr (it warned of its token authentication
+    # on every run of a local cluster)
+    assert "Token authentication" not in proc.stderr, proc.stderr
