@@ -107,6 +107,27 @@ def test_malformed_vectors_are_reported_as_such(changes, why):
     assert why in result.detail
 
 
+@pytest.mark.parametrize("ruleset, seat, card, code", [
+    ("classic", 0, "P2", "not_in_hand"), ("classic", 0, "0", "not_in_hand"),
+    ("modern", 0, "H", "not_in_hand"), ("modern", 0, "DP", "not_in_hand"),
+    ("classic", 1, "P2", "not_your_turn"), ("modern", 1, "H", "not_your_turn"),
+])
+def test_playing_a_card_of_another_deck_is_the_referees_rejection(ruleset, seat, card, code):
+    """FORMAT.md: not_your_turn, then not_in_hand ("the seat holds no such card"): a known
+    token the ruleset's deck lacks is a card no seat holds, not a malformed vector (as it
+    is in a hand or a pile)."""
+    hands = [["2", "3", "4", "5"], ["6", "7", "8", "9"]]
+    vector = variant(ruleset=ruleset, deals=[{"hands": hands, "draw": ["9"]}],
+                     steps=[{"seat": seat, "play": card, "error": code},
+                            {"seat": 0, "play": "2", "expect": {"total": 2}}])
+    assert run_vector(vector).passed, run_vector(vector).line()
+
+
+def test_an_unknown_token_played_is_malformed():
+    result = run_vector(variant(steps=[{"seat": 0, "play": "XX", "error": "not_in_hand"}]))
+    assert result.status == MALFORMED and "unknown card token 'XX'" in result.detail
+
+
 def test_cli_exits_non_zero_on_a_failing_or_malformed_vector(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(variant(ruleset="uno")))
     (tmp_path / "wrong.json").write_text(json.dumps(
