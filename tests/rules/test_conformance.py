@@ -15,12 +15,25 @@ from arena.rules.conformance import FAIL, MALFORMED, find_vectors, run_file, run
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "conformance" / "vectors"
 SHARED = ROOT.parent / "shared" / "conformance" / "vectors"
+#: scenario vectors written from RULES.md's text in an audit of the engine (README.md there)
+AUDIT = ROOT / "tests" / "rules" / "data" / "audit"
 
 
 @pytest.mark.parametrize("path", sorted(VECTORS.glob("*.json")), ids=lambda p: p.stem)
 def test_public_vector_passes(path):
     result = run_file(path)
     assert result.passed, result.line()
+
+
+@pytest.mark.parametrize("path", sorted(AUDIT.glob("*.json")), ids=lambda p: p.stem)
+def test_audit_vector_passes(path):
+    result = run_file(path)
+    assert result.passed, result.line()
+
+
+def test_audit_vectors_are_there():
+    """An empty or moved folder would leave the parametrized test above with no case."""
+    assert len(list(AUDIT.glob("*.json"))) >= 70
 
 
 def test_repository_copy_matches_shared_vectors():
