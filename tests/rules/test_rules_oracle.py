@@ -1,5 +1,5 @@
 """Random games checked against RULES.md recomputed from its text, independently of the
-engine's legal-cards table and turn passing (an audit's oracle, branch ``rules-audit``).
+engine's legal-cards table and turn passing (an audit's oracle).
 
 At every decision: the legal cards (a card is playable when its ruleset allows it now
 and the total after it is at most the limit; in ``points`` scoring, a seat with none must
