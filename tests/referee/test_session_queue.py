@@ -51,7 +51,9 @@ def test_a_bot_that_does_not_read_is_cut_off_once_its_write_is_stuck(monkeypatch
         stream = Stream()
         stream.open.clear()              # the bot reads nothing: the first write never ends
         s = BotSession("h", "bot", stream)
-        for i in range(session_module.MAX_QUEUED + 5):
+        s.post(message(0))
+        await asyncio.sleep(0)           # the writer takes it: the first write is under way
+        for i in range(1, session_module.MAX_QUEUED + 5):
             s.post(message(i))           # over the limit, but not stuck for long yet
         await asyncio.sleep(0.15)
         with pytest.raises(SessionClosed) as exc:
