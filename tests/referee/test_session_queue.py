@@ -84,8 +84,8 @@ def test_events_join_the_events_message_waiting_in_the_queue():
         s.post(message(0))
         await asyncio.sleep(0)           # the writer takes it: the first write is under way
         e = game_pb2.Event(seat_lost=game_pb2.SeatLost(seat=1))
-        for _ in range(5):
-            s.post_events("m", [e])
+        for _ in range(5):               # the same match as the one being written
+            s.post_events("m0", [e])
         queued = len(s._queue)
         stream.open.set()
         await asyncio.sleep(0.01)
