@@ -167,7 +167,8 @@ def test_the_out_of_memory_killer_takes_a_bot_first(tmp_path, mark, sandbox):
 def test_its_environment_holds_nothing_of_the_arena(tmp_path, mark, monkeypatch):
     monkeypatch.setenv("ORGANISER_SECRET", "not for bots")
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "env"))
-    for report in out["reports"]:
+    assert [(r["what"], r["ok"]) for r in out["reports"]] == [("env", True)] * 2, out["reports"]
+    for report in out["reports"]:             # one a phase: the loop below checks two
         assert set(report["result"]) <= {
             "PATH", "LANG", "HOME", "TMPDIR", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
             "ONO99_REFEREE", "ONO99_TOKEN", "ONO99_BOT_NAME", "ONO99_RECONNECT_TIMEOUT",
