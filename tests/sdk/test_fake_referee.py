@@ -372,11 +372,14 @@ def test_only_a_refusal_of_the_card_is_answered_with_another_card(code, retried)
 
 
 def test_a_rejection_of_another_turn_is_ignored():
+    """Of a code that, for the open turn, is answered with another card (above): only the
+    turn id tells the two apart."""
     ref = FakeReferee(Recorder("5"))
     ref.turn(hand=["3", "4", "5", "6"])
     answers = list(ref.driver.handle(referee_pb2.RefereeMessage(rejected=referee_pb2.ActionRejected(
-        turn_id=ref.turn_id + 100, code=referee_pb2.ERROR_CODE_STALE_TURN, reason="old"))))
+        turn_id=ref.turn_id + 100, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason="old"))))
     assert answers == []
+    assert ref.reject("refused", referee_pb2.ERROR_CODE_ILLEGAL_PLAY) is not None   # this turn's
 
 
 def test_a_bot_may_override_on_rejected():
