@@ -542,21 +542,46 @@ def matches_in(db: Path, tournament: str) -> int:
             return 0
 
 
-def test_two_remote_bots_play_matches_at_once_without_waiting_for_each_other(server):
+def test_two_remote_bots_play_matches_at_once_without_waiting_for_each_other(tmp_path, mark):
     """Two matches at once, the same two remote bots in opposite seats: leasing them seat by
-    seat, each match would hold one bot and wait forever for the other."""
-    tokens = [server.add_remote(name) for name in ("east", "west")]
-    bots = [server.remote_bot("random/bot.py", token) for token in tokens]
+    seat, each match would hold one bot and wait forever for the other. The leases must
+    wait for that to show: with both bots connected, a match leases both seats without
+    giving way, and the second match cannot start between them. Here east connects only
+    once both matches wait for it: the first (east, west) holds east's seat, the second
+    (west, east), leasing by seat, would hold west's and wait for east's for good."""
+    served = Served(tmp_path / "arena.db", mark, "--absent-after", "60")
+    bots, follower = [], None
     try:
-        for name in ("east", "west"):
-            server.wait_connected(name)
-        proc = server.ok("tournament", "east", "west", "--games", "12", "--name", "crossed",
-                         timeout=60)
-        assert re.search(r"^12 matches played in .* faults: none$", proc.stdout, re.M), proc.stdout
+        east, west = (served.add_remote(name) for name in ("east", "west"))
+        bots.append(served.remote_bot("random/bot.py", west))
+        served.wait_connected("west")
+        out = tmp_path / "crossed.out"
+        follower = subprocess.Popen(
+            command("tournament", "east", "west", "--games", "12", "--name", "crossed",
+                    "--server", served.address), cwd=ROOT, env=served.env(),
+            stdout=out.open("w"), stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while "tournament crossed on " not in out.read_text():
+            assert follower.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.05)
+        time.sleep(1.0)          # both matches are leasing (the server does nothing else)
+        bots.append(served.remote_bot("random/bot.py", east))
+        try:
+            follower.wait(60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the two matches wait for each other's bots:\n"
+                                 + out.read_text() + served.output[-2000:]) from None
+        assert follower.returncode == 0, out.read_text()
+        assert re.search(r"^12 matches played in .* faults: none$", out.read_text(), re.M), \
+            out.read_text()
     finally:
+        if follower is not None and follower.poll() is None:
+            follower.kill()
+            follower.wait(10)
         for bot in bots:
             bot.terminate()
             bot.wait(10)
+        assert served.stop() == 0
 
 
 def ladder_keys(db: Path) -> list[str]:
