@@ -4,6 +4,7 @@ measuring (the summary line with RLCard is checked in test_summary_lines.py)."""
 from __future__ import annotations
 
 import pytest
+from support.requirements import needs_module
 
 from arena.bench import engine
 from arena.cli.main import main
@@ -18,7 +19,7 @@ def test_rlcard_missing_is_refused_with_how_to_install(monkeypatch, capsys):
 
 
 def test_compare_rlcard_alternates_and_counts_both():
-    pytest.importorskip("rlcard.games.uno.game")
+    needs_module("rlcard.games.uno.game")
     ours, theirs = engine.compare_rlcard(0.06, slices=2)
     assert (ours.ruleset, ours.seats, theirs.seats) == ("modern", 4, 4)
     assert ours.decisions > 0 and theirs.decisions > 0

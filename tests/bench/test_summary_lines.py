@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from support.requirements import needs_module
 
 CASES = {
     "engine": (["engine", "--seconds", "0.05"], r"engine: \d+ decisions/s \(modern, 4 seats\)"),
@@ -37,7 +38,7 @@ CASES = {
 def test_the_summary_line_is_never_wrapped(case):
     args, pattern = CASES[case]
     if "--rlcard" in args:
-        pytest.importorskip("rlcard.games.uno.game")
+        needs_module("rlcard.games.uno.game")
     out = subprocess.run([sys.executable, "-m", "arena.cli.main", "bench", *args],
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ, "COLUMNS": "40"})

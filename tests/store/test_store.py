@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.requirements import missing
 
 from arena.referee.results import (
     MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
@@ -1098,13 +1099,13 @@ def _on_read_only_fs(folder: Path, *command: str) -> subprocess.CompletedProcess
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install "
-                    "bubblewrap) to mount a folder read-only")
 def test_sqlite_reading_commands_open_a_database_on_a_read_only_file_system(tmp_path):
     """SQLite cannot make a WAL database's shared-memory file on a read-only file system,
     so `arena standings` said "unable to open database file". Reading commands open it
     as it is; a -wal beside it (changes not in the file: a writer elsewhere) or an older
     schema (no migration can run there) is refused, saying why."""
+    if shutil.which("bwrap") is None:
+        missing("bubblewrap (Debian's bubblewrap package) mounts the folder read-only")
     folder = tmp_path / "published"
     folder.mkdir()
     db = folder / "arena.db"

@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.requirements import needs_module
 
-ray = pytest.importorskip("ray")
+ray = needs_module("ray", module_level=True)
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from arena.store import open_store  # noqa: E402

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from support.launch import launched
 from support.processes import env_for, kill_marked, new_mark, processes_marked, reaped, wait_unmarked
-from support.requirements import missing
+from support.requirements import missing, needs_module
 
 from arena.bench import procs
 from arena.store import is_url
@@ -370,7 +370,7 @@ def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
     with what is stored and the resume line."""
     from arena.bench.procs import descendants
 
-    pytest.importorskip("ray")
+    needs_module("ray")
     db = tmp_path / "t.db"
     proc = subprocess.Popen(command("tournament", BOTS / "ismcts", BOTS / "greedy", "--games", 100,
                                     "--name", "lost", "--db", db, "--logs", tmp_path / "logs",
