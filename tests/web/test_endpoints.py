@@ -183,10 +183,10 @@ def test_a_page_of_another_site_cannot_use_the_viewer_through_a_visitor_s_browse
         assert get(arena, "/api/matches", headers={"Host": f"{name}:{port}"})[0] == 200, name
     assert get(arena, "/api/matches", headers={"Host": "[::1"})[0] == 403   # not a 500
 
-    async def socket(origin: str) -> int:
+    async def socket(origin: str, **headers: str) -> int:
         async with aiohttp.ClientSession() as session:
             try:
-                async with session.ws_connect(arena.url + "ws/tv", origin=origin):
+                async with session.ws_connect(arena.url + "ws/tv", origin=origin, headers=headers):
                     return 101
             except aiohttp.WSServerHandshakeError as exc:
                 return exc.status
@@ -195,6 +195,11 @@ def test_a_page_of_another_site_cannot_use_the_viewer_through_a_visitor_s_browse
     assert arena.run(socket("null")) == 403                  # a sandboxed frame's, a file's
     assert arena.run(socket(arena.url.rstrip("/"))) == 101   # the page's own
     assert arena.run(socket("http://127.0.0.1:1")) == 101    # ports aside (a proxy's $host)
+    # behind a proxy that passes its public name on as X-Forwarded-Host (Host: the viewer's
+    # own address), the page's origin is that name
+    public = "http://arena.localhost"
+    assert arena.run(socket(public, **{"X-Forwarded-Host": "arena.localhost"})) == 101
+    assert arena.run(socket(public)) == 403
 
 
 def test_a_name_given_with_allow_host_is_answered(mark):
