@@ -86,6 +86,29 @@ def test_a_wrong_expectation_fails_naming_the_step_and_fact():
     assert result.detail == "step 1: total is 1, expected 2"
 
 
+ENDED = VECTORS / "modern__exactly-99-then-elimination.json"   # its step 4 ends the game
+
+
+@pytest.mark.parametrize("key, wrong, words", [
+    ("ranking", [[1], [0]], "step 4: ranking is [[0], [1]], expected [[1], [0]]"),
+    ("hands", {"0": ["5", "99", "99", "2"]}, "step 4: hands: seat 0 holds "),
+    ("hands", {"0": ["5", "99", "1"]}, "step 4: hands: seat 0 holds "),      # one 99 short
+    ("hands", {"1": ["9", "8", "10", "7"]}, "step 4: hands: seat 1 has no hand (out of the game)"),
+    ("hand_sizes", [4, 0], "step 4: hand_sizes is [4, null], expected [4, 0]"),
+    ("in_game", [0, 1], "step 4: in_game is [0], expected [0, 1]"),
+    ("finished", False, "step 4: finished is true, expected false"),
+    ("to_act", 1, "step 4: to_act is null, expected 1"),
+])
+def test_each_kind_of_fact_expected_wrongly_fails(key, wrong, words):
+    """The public vectors pass whatever facts the runner leaves unchecked: each kind of
+    fact (the hands and the ranking compared their own way) must fail when it is wrong."""
+    vector = json.loads(ENDED.read_text())
+    assert run_vector(vector).passed
+    vector["steps"][3]["expect"][key] = wrong
+    result = run_vector(vector)
+    assert result.status == FAIL and result.detail.startswith(words), result.line()
+
+
 def test_an_unexpected_rejection_fails_with_its_code():
     result = run_vector(variant(steps=[{"seat": 1, "play": "5"}]))
     assert result.status == FAIL
