@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ono99.v1 import spectator_pb2 as pb
+from ono99.v1 import referee_pb2, spectator_pb2 as pb
 
 from arena.tournament.standings import Played
 from arena.watch import hub
@@ -24,6 +24,38 @@ def test_a_delayed_snapshot_tells_neither_the_live_turn_nor_its_clock():
     live = match.snapshot("join")
     assert live.match.turns == 19 and live.open_turn_ms >= 3000
     assert match.summary.turns == 19                   # the match's own summary is untouched
+
+
+def test_a_delayed_viewer_hears_of_a_verdict_only_with_the_end():
+    """A verdict is of the live turn: a viewer held 3 frames behind is told of it neither
+    in its snapshot nor in its stream while the match runs (it would learn what happens
+    ahead of what it sees); at the end, once, after the frames held back. A viewer
+    without a delay is told at once."""
+    async def go():
+        h = hub.SpectatorHub()
+        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
+                                        status=pb.MATCH_STATUS_LIVE))
+        for i in range(6):
+            h.frame("m", pb.MatchFrame(seq=i))
+        live, _ = h.subscribe("m")
+        held, _ = h.subscribe("m", delay=3)
+        verdict = referee_pb2.Verdict(seat=1, kind=referee_pb2.VERDICT_KIND_TIMEOUT,
+                                      detail="late")
+        h.verdict("m", verdict)
+        snapshots = (h.subscribe("m")[1], h.subscribe("m", delay=3)[1])
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        feeds = []
+        for sub in (live, held):
+            feed = []
+            while (item := sub.queue.get_nowait()) is not None:
+                feed.append(item.WhichOneof("kind"))
+            feeds.append(feed)
+        return snapshots, feeds, verdict
+
+    (now, behind), (live, held), verdict = asyncio.run(go())
+    assert list(now.verdicts) == [verdict] and list(behind.verdicts) == []
+    assert live == ["verdict", "over"]
+    assert held == ["frame"] * 3 + ["verdict", "over"]
 
 
 def test_viewers_joining_again_and_again_do_not_refit_the_standings(monkeypatch):
