@@ -149,7 +149,7 @@ def test_too_many_for_longer_than_the_window_exits_3(node):
     assert rc == 3, err
     assert ("error: could not connect to the referee within 1 s (last: referee refused the "
             f"connection (too_many): {TOO_MANY_HELLOS} 60 s") in err
-    assert len(refused) >= 2 and 1 <= took < 5
+    assert len(refused) >= 2 and 0.8 <= took < 5   # the window runs from its first try
 
 
 def test_a_connection_cut_between_hello_and_welcome_is_tried_again(node):
