@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.requirements import missing
 
 from arena.referee.results import (
     MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
@@ -1104,6 +1103,8 @@ def test_sqlite_reading_commands_open_a_database_on_a_read_only_file_system(tmp_
     so `arena standings` said "unable to open database file". Reading commands open it
     as it is; a -wal beside it (changes not in the file: a writer elsewhere) or an older
     schema (no migration can run there) is refused, saying why."""
+    from support.requirements import missing   # here: child processes load this module
+
     if shutil.which("bwrap") is None:
         missing("bubblewrap (Debian's bubblewrap package) mounts the folder read-only")
     folder = tmp_path / "published"
