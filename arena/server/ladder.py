@@ -256,8 +256,7 @@ class Ladder:
                 p.release(s, None if s.absent else verdicts.get(i))
             leased = []
             for name, reason in self.retirements.observe(seated, result):
-                if name in self.hosted:
-                    self.hosted[name].retire(reason)
+                self._sit_out_crashes(name, reason)
             self._bench(seated, result)
             try:
                 await self._store(key, seated, result)
@@ -328,6 +327,24 @@ class Ladder:
                 log.warning("ladder: %s sits out for %g s: its last %d matches each ended in a "
                             "fault that kept its opponents waiting (the last: %s)", name,
                             BENCH_S, BENCH_AFTER, kinds[name])
+
+    def _sit_out_crashes(self, name: str, reason: str) -> None:
+        """A hosted bot that crashed (or failed to start) :attr:`Retirements.after` times
+        sits out for :data:`BENCH_S` seconds, then plays again with fresh processes and a
+        fresh count. Retired for good, as a tournament retires it, it was still seated:
+        every match of it an instant forfeit, about 200 a second, for as long as the server
+        ran, without a word in the log."""
+        self.retirements.crashes.pop(name, None)
+        self.retirements.retired.pop(name, None)
+        self.benched[name] = max(self.benched.get(name, 0.0), time.monotonic() + BENCH_S)
+        provider = self.hosted.pop(name, None)
+        if provider is not None:
+            task = asyncio.create_task(provider.close(
+                goodbye="the ladder stops this process: it sits out for its crashes"))
+            self._cooling.add(task)
+            task.add_done_callback(self._cooling.discard)
+        log.warning("ladder: %s sits out for %g s: %s", name, BENCH_S, reason)
+        asyncio.get_running_loop().call_later(BENCH_S, self._wake.set)
 
     def _provider(self, bot: RegisteredBot) -> SeatProvider:
         if bot.kind == "remote":

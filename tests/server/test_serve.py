@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -420,6 +421,57 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
         tables = [json.loads(bots) for (bots,) in conn.execute("SELECT bots FROM matches")]
     assert sum("mute" in t for t in tables) == 3, tables
     assert sum("mute" not in t for t in tables) >= 20
+
+
+CRASHY = """\
+import os
+from ono99.bot import Bot, run
+
+CRASH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crash")
+
+
+class Crashy(Bot):
+    name = "crashy"
+
+    def choose(self, view):
+        if os.path.exists(CRASH):      # made by the test once the bot has entered
+            raise RuntimeError("crashy crashes")
+        return view.legal[0]
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(Crashy()))
+"""
+
+
+def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark):
+    """A hosted bot retired by its crashes (3, over the whole life of the server) was
+    seated again at once, match after match, each an instant forfeit: 14,000 such
+    matches in 70 s on a 5-bot ladder, in the database, and not a word in the log. Now it
+    sits out for 5 minutes, logged, and plays again after that with fresh processes."""
+    bot = tmp_path / "crashy"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "crashy"\ncommand = "{python} bot.py"\n')
+    (bot / "bot.py").write_text(CRASHY)
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", listen="127.0.0.1:0")
+    try:
+        for name, folder in (("random", BOTS / "random"), ("greedy", BOTS / "greedy"),
+                             ("crashy", bot)):
+            served.ok("bots", "add", name, "--dir", folder)
+        wait_ladder(served, 6)
+        (tmp_path / "ladder.db.d" / "hosted" / "crashy" / "v1" / "crash").write_text("")
+        wait_logged(served, "ladder: crashy sits out for 300 s: retired after 3 crashes or "
+                    "failed starts (last: ", timeout=60)
+        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        wait_ladder(served, played + 30)          # the others play on, without it
+    finally:
+        assert served.stop() == 0
+    with sqlite3.connect(db) as conn:
+        verdicts = [json.loads(v) for (v,) in conn.execute("SELECT verdicts FROM matches")]
+    kinds = Counter(v["kind"] for vs in verdicts for v in vs)
+    assert kinds["crashed"] == 3 and kinds["retired"] == 0, kinds
+    assert "Traceback" not in served.output
 
 
 def wait_logged(served: Served, text: str, timeout: float = 30) -> None:
