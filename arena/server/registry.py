@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import shutil
 import tarfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.store.base import RegisteredBot, Store
 from arena.tournament.seats import ProcessSeats, RemoteSeats, RetiredSeats, SeatProvider
+
+log = logging.getLogger("arena.server")
 
 MAX_UPLOAD = 32 * 2**20        # a hosted bot's archive, gzipped
 MAX_UNPACKED = 256 * 2**20     # ... and unpacked
@@ -104,6 +108,11 @@ class Registry:
                                 f"{MAX_UPLOAD // 2**20} MiB")
         bot = self._register(name, "hosted", status="validating")
         folder = self.data_dir / "hosted" / name / f"v{bot.version}"
+        try:
+            self._set_aside(bot, folder)
+        except RegistryError as exc:
+            self._update(bot.id, status="failed", report={"error": str(exc)})
+            raise
         try:
             _unpack(archive, folder)
             manifest = load_manifest(folder)
@@ -224,6 +233,30 @@ class Registry:
 
     # ---------------------------------------------------------------- helpers
 
+    def _set_aside(self, bot: RegisteredBot, folder: Path) -> None:
+        """Move aside a new version's folder and logs left from before: the database was
+        restored from an older backup, or made afresh beside its old data folder, and
+        numbers this version as one it has forgotten. Every upload of such a name failed
+        ("Unexpected FileExistsError"), the version left 'validating' until a restart."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for old in (folder, self.logs_dir(bot.display)):
+            if not (old.exists() or old.is_symlink()):
+                continue
+            aside = old.with_name(f"{old.name}.orphaned-{stamp}")
+            n = 1
+            while aside.exists() or aside.is_symlink():
+                n += 1
+                aside = old.with_name(f"{old.name}.orphaned-{stamp}-{n}")
+            try:
+                old.rename(aside)
+            except OSError as exc:
+                raise RegistryError(f"{bot.display}: the server cannot move aside {old}, left "
+                                    f"from a version its database does not have: "
+                                    f"{exc.strerror or exc}; the fault is the server's, not "
+                                    "the bot's") from None
+            log.warning("%s: %s was left from a version this database does not have (restored "
+                        "from an older backup?): moved to %s", bot.display, old, aside.name)
+
     def _admit_remote(self, bot: RegisteredBot) -> None:
         self.lobby.register_hash(bot.display, bot.token_hash)
         self.remote[bot.display] = RemoteSeats(bot.display, self.lobby, bot.token_hash,
@@ -270,7 +303,12 @@ def _unpack(archive: bytes, folder: Path) -> None:
                 members.append(member)
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise RegistryError(f"the upload is not a readable tar: {exc}") from None
-        folder.mkdir(parents=True, exist_ok=False)
+        try:
+            folder.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:   # a read-only or full data folder: the server's fault
+            raise RegistryError(f"the server cannot store the upload in {folder.parent}: "
+                                f"{exc.strerror or exc}; the fault is the server's, not the "
+                                "bot's") from None
         try:
             if hasattr(tarfile, "data_filter"):   # Python 3.11.4+: the library checks too
                 tar.extractall(folder, members=members, filter="data")

@@ -90,3 +90,32 @@ def test_an_upload_whose_check_did_not_finish_is_failed_not_validating(tmp_path)
     assert found.status == "failed" and "the server stopped meanwhile" in found.report["error"]
     assert store.registered_bots()[-1].id == left.id and store.registered_bots()[-1].status == "failed"
     store.close()
+
+
+def _archive(files: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_an_upload_the_data_folder_cannot_take_fails_saying_so(tmp_path):
+    """A data folder that cannot take an upload's folder (read-only, full, a file in the
+    way): the upload failed with "Unexpected <class 'OSError'>" and a traceback in the
+    server's log, its version left 'validating' until a restart. Now it fails, saying
+    where and that the fault is the server's."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    (tmp_path / "hosted").mkdir()
+    (tmp_path / "hosted" / "alpha").write_text("")          # mkdir under it: ENOTDIR
+    archive = _archive({"bot.toml": b'name = "alpha"\ncommand = "{python} -c pass"\n'})
+    with pytest.raises(RegistryError) as refused:
+        asyncio.run(registry.add_hosted("alpha", archive))
+    assert (f"alpha: the server cannot store the upload in {tmp_path}/hosted/alpha: Not a "
+            "directory; the fault is the server's, not the bot's") == str(refused.value)
+    [bot] = store.registered_bots()
+    assert bot.status == "failed"
+    store.close()

@@ -474,6 +474,42 @@ def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark)
     assert "Traceback" not in served.output
 
 
+def test_a_database_restored_from_an_older_backup_takes_uploads_again(tmp_path, mark):
+    """A database restored from a backup older than the data folder numbers the next
+    version of a bot as one it has forgotten, whose folder is still there: every upload of
+    that name failed ("Unexpected <class 'FileExistsError'>"), the version left
+    'validating' until a restart. Now the forgotten folder and logs are moved aside, said
+    in the log, and the upload enters with its own files."""
+    db = tmp_path / "arena.db"
+    served = Served(db, mark)
+    backup = tmp_path / "backup.db"
+    try:
+        served.ok("bots", "add", "random", "--dir", BOTS / "random")
+        with sqlite3.connect(db) as live, sqlite3.connect(backup) as copy:
+            live.backup(copy)                     # as docs/storage.md says to back up
+        served.ok("bots", "add", "later", "--dir", BOTS / "greedy")
+    finally:
+        assert served.stop() == 0
+    for suffix in ("", "-wal", "-shm"):           # restored as docs/storage.md says
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(backup, db)
+    again = Served(db, mark, token=served.token)
+    try:
+        upload = again.ok("bots", "add", "later", "--dir", BOTS / "lowest").stdout
+        assert "bot later (version 1) entered" in upload, upload
+        listed = {b["name"]: b["status"] for b in again.json("bots", "list")}
+        assert listed == {"random": "active", "later": "active"}, listed
+    finally:
+        assert again.stop() == 0
+    hosted = tmp_path / "arena.db.d" / "hosted" / "later"
+    assert (hosted / "v1" / "bot.py").read_text() == (BOTS / "lowest" / "bot.py").read_text()
+    [aside] = [p for p in hosted.iterdir() if p.name != "v1"]
+    assert aside.name.startswith("v1.orphaned-")
+    assert (aside / "bot.py").read_text() == (BOTS / "greedy" / "bot.py").read_text()
+    assert "was left from a version this database does not have" in again.output
+    assert "Traceback" not in again.output
+
+
 def wait_logged(served: Served, text: str, timeout: float = 30) -> None:
     """Until the server's output holds ``text``."""
     deadline = time.monotonic() + timeout
