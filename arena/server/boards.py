@@ -63,14 +63,14 @@ class Boards:
         db = self._thread.db()
         record = db.tournament(name)
         read = self._read_so_far.setdefault(record.name, _Read())
-        new = db.matches(record, after=read.last_id)
-        for m in new:
+        last_id = read.last_id
+        for m in db.iter_matches(record, after=last_id):   # a page at a time
             read.last_id = m.id
             read.matches += 1
             if m.status == Status.FINISHED and m.ranking:
                 read.results.add(Played.of(m))
         bots = record.bots or sorted(read.results.bots)
-        if read.board is None or new or bots != read.board_bots:
+        if read.board is None or read.last_id != last_id or bots != read.board_bots:
             read.board = (record.name, standings_of(read.results, bots), read.matches)
             read.board_bots = bots
         read.made_at = time.monotonic()

@@ -436,11 +436,12 @@ class PostgresStore(Store):
                                                   (tournament.id,))}
 
     @_reconnecting
-    def matches(self, tournament: TournamentRecord, after: int = 0) -> list[MatchRecord]:
+    def matches(self, tournament: TournamentRecord, after: int = 0,
+                limit: int | None = None) -> list[MatchRecord]:
         with self._errors(f"read the matches of tournament {tournament.name!r}"):
             rows = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
-                                   "WHERE m.tournament_id = %s AND m.id > %s ORDER BY m.id",
-                                   (tournament.id, after))
+                                   "WHERE m.tournament_id = %s AND m.id > %s ORDER BY m.id "
+                                   "LIMIT %s", (tournament.id, after, limit))
             return [match_record(r) for r in rows.fetchall()]
 
     @_reconnecting

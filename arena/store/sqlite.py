@@ -437,10 +437,12 @@ class SQLiteStore(Store):
                                               (tournament.id,))}
 
     @_said("read the matches")
-    def matches(self, tournament: TournamentRecord, after: int = 0) -> list[MatchRecord]:
+    def matches(self, tournament: TournamentRecord, after: int = 0,
+                limit: int | None = None) -> list[MatchRecord]:
         rows = self.db.execute(
             f"SELECT {MATCH_SELECT} {MATCH_FROM} "
-            "WHERE m.tournament_id = ? AND m.id > ? ORDER BY m.id", (tournament.id, after))
+            "WHERE m.tournament_id = ? AND m.id > ? ORDER BY m.id LIMIT ?",
+            (tournament.id, after, -1 if limit is None else limit))
         return [match_record(r) for r in rows.fetchall()]
 
     @_said("read a match")

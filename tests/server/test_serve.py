@@ -928,6 +928,48 @@ def test_the_server_raises_its_open_files_limit_to_what_the_system_allows(tmp_pa
         assert served.stop() == 0
 
 
+def _peak_rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^VmHWM:\s+(\d+) kB", status, re.M).group(1)) / 1024
+
+
+def test_a_long_ladder_s_server_starts_without_holding_all_its_matches(tmp_path, mark):
+    """A server reads its ladder's stored matches as it starts. It read them whole, as
+    records (4 KB each), twice, the second time in its event loop: on 300,000 matches
+    of a months-old ladder it took 1.2 GB and 17 s to start, then served nothing for
+    10 s more; each month of matches made that worse. Now it reads them once, a page
+    at a time (an index of each tournament's matches in order, schema 5), keeping what
+    the ratings read of each."""
+    empty = Served(tmp_path / "empty.db", mark, "--ladder")
+    try:
+        empty.json("standings", "ladder")
+        baseline = _peak_rss_mb(empty.proc.pid)
+    finally:
+        assert empty.stop() == 0
+    db = tmp_path / "long.db"
+    store_ladder(db, bots=8, matches=50)
+    with sqlite3.connect(db) as conn:         # 50 played, stored again as 100,000
+        conn.execute("CREATE TEMP TABLE base AS SELECT * FROM matches")
+        conn.execute("CREATE TEMP TABLE k AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+                     "SELECT n + 1 FROM r WHERE n < 1999) SELECT n FROM r")
+        columns = ("tournament_id, sample, match_uid, bots, seed, ruleset, options, status, "
+                   "ranking, termination, verdicts, stats, started_at, duration_s, turns")
+        conn.execute(f"INSERT INTO matches (id, key, {columns}) SELECT b.id + 1000 * k.n, "
+                     f"'L' || (b.id + 50 * k.n), {columns.replace('sample', 'b.sample')} "
+                     "FROM base b, k ORDER BY k.n, b.id")
+        conn.execute("INSERT INTO match_events SELECT e.match_id + 1000 * k.n, e.encoding, "
+                     "e.data FROM match_events e, k")
+        assert conn.execute("SELECT count(*) FROM matches").fetchone()[0] == 100_000
+    served = Served(db, mark, "--ladder")
+    try:
+        table = served.json("standings", "ladder")
+        assert sum(r["matches"] for r in table["standings"]) == 2 * 100_000
+        grown = _peak_rss_mb(served.proc.pid) - baseline
+    finally:
+        assert served.stop() == 0
+    assert grown < 120, f"the server's peak memory grew by {grown:.0f} MB"   # 320 MB before
+
+
 def test_a_data_folder_that_is_a_file_is_one_line_before_serving(tmp_path):
     # it served, and every hosted upload then failed with NotADirectoryError
     (tmp_path / "afile").write_text("")
