@@ -111,12 +111,21 @@ class ArenaServer:
             raise ConfigError(f"the data folder {data_dir} cannot be made: "
                               f"{exc.strerror or exc}") from None
         try:
-            store = open_store(location)
+            # its schema brought up to date only once it is this server's: a newer arena
+            # started beside a running server (an upgrade) was refused, but had migrated
+            # the database under it, and the older arena could then not open it again
+            store = open_store(location, migrate=False)
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
         try:
             claim = store.claim()              # one server at a time on a database
         except StoreError as exc:
+            store.close()
+            raise ConfigError(str(exc)) from None
+        try:
+            store.migrate()
+        except StoreError as exc:
+            claim.release()
             store.close()
             raise ConfigError(str(exc)) from None
         app = cls(store, data_dir, options)

@@ -194,6 +194,12 @@ class Store(abc.ABC):
         :class:`TournamentInPlayError` if another process holds it."""
 
     @abc.abstractmethod
+    def migrate(self) -> None:
+        """Bring the schema up to date: opening a store does, unless it was opened with
+        ``migrate=False`` (a server, which first claims the database: a newer arena
+        refused because another server holds it must leave the database as it was)."""
+
+    @abc.abstractmethod
     def claim(self) -> Claim:
         """This process's hold on the database as its one server (``arena serve``): two
         servers on one database would deal the same ladder matches and resume the same

@@ -111,17 +111,21 @@ def _reconnecting(method: Callable) -> Callable:
 class PostgresStore(Store):
     """A :class:`Store` in a PostgreSQL database, named by its URL."""
 
-    def __init__(self, url: str, durable: bool = False) -> None:
+    def __init__(self, url: str, durable: bool = False, *, migrate: bool = True) -> None:
         self._url = url
         self.durable = durable
         self._again = False                    # a call made again after a reconnection
         self.db = self._open()
         try:
-            with self._errors("bring the schema up to date"):
-                self._migrate()
+            if migrate:
+                self.migrate()
         except BaseException:
             self.db.close()
             raise
+
+    def migrate(self) -> None:
+        with self._errors("bring the schema up to date"):
+            self._migrate()
 
     def _open(self) -> psycopg.Connection:
         """A new connection, or a :class:`StoreError` that says why not."""

@@ -120,7 +120,7 @@ class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file."""
 
     def __init__(self, path: str | Path, durable: bool = False, *, any_thread: bool = False,
-                 reading: bool = False) -> None:
+                 reading: bool = False, migrate: bool = True) -> None:
         """``any_thread``: the connection may be used by a thread other than the one that
         opened it (one thread at a time), as :meth:`reopen`'s is. ``reading``: the caller
         only reads, so a file on a read-only file system is opened as it is (see
@@ -155,7 +155,7 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         try:
-            self._set_up()
+            self._set_up(migrate)
         except sqlite3.Error as exc:
             self.db.close()
             if reading and _read_only_fs(self._real):
@@ -196,8 +196,14 @@ class SQLiteStore(Store):
             self.db.close()
             raise
 
-    def _set_up(self) -> None:
-        """Switch the file to WAL and bring its schema up to date.
+    def migrate(self) -> None:
+        try:
+            self._set_up()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+
+    def _set_up(self, migrate: bool = True) -> None:
+        """Switch the file to WAL and bring its schema up to date (``migrate``).
 
         SQLite skips the busy handler where waiting could deadlock: when several processes
         open one new file at once, all reading it and then wanting to switch its journal
@@ -212,7 +218,8 @@ class SQLiteStore(Store):
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
                 self.db.execute("PRAGMA foreign_keys=ON")
-                self._migrate()
+                if migrate:
+                    self._migrate()
                 return
             except sqlite3.OperationalError as exc:
                 busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY

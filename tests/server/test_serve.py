@@ -546,6 +546,40 @@ def test_one_server_at_a_time_on_a_database_and_a_killed_one_lets_go(
     assert third.stop() == 0
 
 
+def test_a_newer_arena_refused_beside_a_running_server_leaves_its_database_as_it_was(
+        tmp_path, mark):
+    """An upgrade started while the older server still ran (a second unit, a restart
+    that did not wait) was refused, as one server at a time may serve a database, but
+    had already brought the schema up to its own version: the older arena, still the one
+    serving, could not open it again ("has schema version 5, newer than this arena's
+    4"), and going back meant restoring a backup. Now a server claims the database
+    before it migrates it."""
+    from arena.store.migrations import schema_version
+
+    db = tmp_path / "arena.db"
+    first = Served(db, mark, "--data", str(tmp_path / "data"))
+    try:
+        with sqlite3.connect(db) as conn:   # as an older arena left it: one version behind
+            conn.execute("DROP INDEX matches_by_tournament")
+            conn.execute(f"PRAGMA user_version={schema_version('sqlite') - 1}")
+        second = subprocess.run(
+            command("serve", "--db", db, "--listen", "127.0.0.1:0", "--data", tmp_path / "data"),
+            cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert "another arena serve is already using" in second.stderr
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("sqlite") - 1
+    finally:
+        assert first.stop() == 0
+    again = Served(db, mark, "--data", str(tmp_path / "data"), token=first.token)
+    try:
+        assert again.json("bots", "list") == []
+    finally:
+        assert again.stop() == 0
+    with sqlite3.connect(db) as conn:       # the server that serves it migrates it
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_version("sqlite")
+
+
 def test_ladder_rest_paces_each_bot(tmp_path, mark):
     """Without a rest the ladder seats a bot again as soon as its match ends: 4 bots played
     19,000 matches in 8 minutes, and the database grew with them. With --ladder-rest 1,
