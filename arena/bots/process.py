@@ -123,8 +123,18 @@ class BotProcess:
         self.referee_socket = referee_socket
         self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self.output_written = 0          # bytes of output read from it so far
         self._reader: asyncio.Task | None = None
         self._closed = False
+
+    @property
+    def output_half_spent(self) -> bool:
+        """Whether it has written half its output limit: the limit holds for a process's
+        whole life, and a process kept between matches (a server's ladder keeps them for
+        days) reached it in the middle of one, stopped with a *crashed* verdict, however
+        little it wrote a match. Such a process is not given another match."""
+        cap = None if self.jail is None else self.jail.limits.output_mb
+        return cap is not None and self.output_written * 2 >= cap * 2**20
 
     @property
     def proc(self) -> asyncio.subprocess.Process | None:
@@ -149,7 +159,6 @@ class BotProcess:
         jail = self.jail
         cap = jail.limits.output_mb
         cap_bytes = None if cap is None else cap * 2**20
-        written = 0
         if self.log_path is not None and cap_bytes is not None:
             # in a thread: cutting a log reads and writes megabytes, where the referee's
             # loop times other bots
@@ -162,6 +171,7 @@ class BotProcess:
         try:
             assert jail.proc.stdout is not None
             while chunk := await jail.proc.stdout.read(_CHUNK):
+                written = self.output_written
                 if cap_bytes is not None and written + len(chunk) > cap_bytes:
                     chunk = chunk[:max(0, cap_bytes - written)]
                     jail.output_exceeded = True
@@ -174,7 +184,7 @@ class BotProcess:
                         # its output is still read, so it never blocks writing it
                         _close_quietly(log)
                         log = None
-                written += len(chunk)
+                self.output_written += len(chunk)
                 lines = (partial + chunk).split(b"\n")
                 partial = lines.pop()[-_LINE_CAP:]
                 for line in lines:

@@ -191,7 +191,11 @@ class ProcessSeats(SeatProvider):
         return bot
 
     def _back(self, bot: LocalBot) -> None:
-        if self._phase_of.get(bot) == self.phase:
+        if bot.worn:   # half its output limit written: a fresh process plays its next match
+            self._drop(bot)
+            self._stop(bot, "this process has written half its output limit: a new one "
+                            "plays the next match")
+        elif self._phase_of.get(bot) == self.phase:
             self.free.append(bot)
         else:
             self._drop(bot)
@@ -202,10 +206,10 @@ class ProcessSeats(SeatProvider):
             self.instances.remove(bot)
         self._phase_of.pop(bot, None)
 
-    def _stop(self, bot: LocalBot) -> None:
-        """Say goodbye to a process of a past phase and stop it, without holding up the
-        matches (its shutdown grace runs in the background)."""
-        task = asyncio.create_task(bot.stop(goodbye="this phase of the tournament is over"))
+    def _stop(self, bot: LocalBot, goodbye: str = "this phase of the tournament is over") -> None:
+        """Say goodbye to a process of a past phase (or a worn one) and stop it, without
+        holding up the matches (its shutdown grace runs in the background)."""
+        task = asyncio.create_task(bot.stop(goodbye=goodbye))
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
 

@@ -510,6 +510,55 @@ def test_a_database_restored_from_an_older_backup_takes_uploads_again(tmp_path, 
     assert "Traceback" not in again.output
 
 
+CHATTY = """\
+import os
+import sys
+from ono99.bot import Bot, run
+
+CHAT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chat")
+
+
+class Chatty(Bot):
+    name = "chatty"
+
+    def choose(self, view):
+        if os.path.exists(CHAT):      # made by the test once the bot has entered
+            sys.stderr.write("thinking " + "." * 20_000 + "\\n")   # 20 KB a move
+        return view.legal[0]
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(Chatty()))
+"""
+
+
+def test_a_chatty_hosted_bot_s_ladder_process_is_replaced_before_its_output_limit(
+        tmp_path, mark):
+    """The output limit holds for a process's whole life, and the ladder keeps a hosted
+    bot's process between its matches: a bot writing a little each move was stopped in
+    the middle of a match once its process had written the limit (16 MiB; 2,000 matches
+    of a bot writing 400 bytes a move), a *crashed* verdict, again and again. Now a
+    process that has written half its limit plays no further match: a new one does."""
+    bot = tmp_path / "chatty"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "chatty"\ncommand = "{python} bot.py"\n')
+    (bot / "bot.py").write_text(CHATTY)
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder", "--limit", "output=1", listen="127.0.0.1:0")
+    try:
+        for name, folder in (("random", BOTS / "random"), ("chatty", bot)):
+            served.ok("bots", "add", name, "--dir", folder)
+        (tmp_path / "ladder.db.d" / "hosted" / "chatty" / "v1" / "chat").write_text("")
+        wait_ladder(served, 60, timeout=120)     # about 10 MiB of its output
+    finally:
+        assert served.stop() == 0
+    with sqlite3.connect(db) as conn:
+        verdicts = [json.loads(v) for (v,) in conn.execute("SELECT verdicts FROM matches")]
+    assert [v for vs in verdicts for v in vs] == []
+    logs = tmp_path / "ladder.db.d" / "logs" / "chatty"
+    assert sum(p.stat().st_size for p in logs.glob("*.log")) <= 4 * 2**20 + 2**16
+
+
 def wait_logged(served: Served, text: str, timeout: float = 30) -> None:
     """Until the server's output holds ``text``."""
     deadline = time.monotonic() + timeout
