@@ -161,7 +161,8 @@ class SQLiteStore(Store):
             if reading and _read_only_fs(self._real):
                 self._open_read_only(exc)
                 return
-            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+            raise StoreError(f"cannot open database {self.path}: {exc}"
+                             f"{_unwritable(self._real)}") from None
         except BaseException:
             self.db.close()
             raise
@@ -539,6 +540,19 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.db.close()
+
+
+def _unwritable(path: str) -> str:
+    """Why a database that cannot be opened for writing cannot be, where its folder says
+    (SQLite's own words are "unable to open database file"), or ``""``."""
+    folder = os.path.dirname(path) or "."
+    if _read_only_fs(path):
+        return (f" ({folder} is on a read-only file system: SQLite writes the file, and its "
+                "-wal and -shm beside it)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f" ({folder} is not writable by this user: SQLite writes the file, and its "
+                "-wal and -shm beside it)")
+    return ""
 
 
 def _read_only_fs(path: str) -> bool:

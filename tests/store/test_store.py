@@ -1160,6 +1160,24 @@ def test_sqlite_reading_commands_open_a_database_on_a_read_only_file_system(tmp_
             "read-only file system") in proc.stderr
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install "
+                    "bubblewrap) to mount a folder read-only")
+def test_a_server_on_a_read_only_file_system_says_so(tmp_path):
+    """`arena serve` (or `arena tournament`) on a database in a read-only folder said only
+    SQLite's "unable to open database file": the operator looked for a missing file."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    db = folder / "arena.db"
+    SQLiteStore(db).close()
+    (folder / "arena.db.d").mkdir()
+    proc = _on_read_only_fs(folder, "serve", "--db", str(db), "--listen", "127.0.0.1:0")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip() == (
+        f"arena serve: error: cannot open database {db}: unable to open database file "
+        f"({folder} is on a read-only file system: SQLite writes the file, and its -wal and "
+        "-shm beside it)")
+
+
 def test_tables_off_a_terminal_are_whole(tmp_path):
     """Piped (`arena matches | grep`), rich took 80 columns: names and endings were cut
     ('last_stan…') or folded onto lines of their own, and a script lost them. Off a
