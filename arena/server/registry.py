@@ -239,7 +239,11 @@ class Registry:
         numbers this version as one it has forgotten. Every upload of such a name failed
         ("Unexpected FileExistsError"), the version left 'validating' until a restart."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        for old in (folder, self.logs_dir(bot.display)):
+        logs = self.logs_dir(bot.display)
+        # "a v2" and "a-v2" share a log folder: one of a bot this database has stays
+        shared = any(self.logs_dir(b.display) == logs for b in self._bots.values()
+                     if b.id != bot.id)
+        for old in (folder, *(() if shared else (logs,))):
             if not (old.exists() or old.is_symlink()):
                 continue
             aside = old.with_name(f"{old.name}.orphaned-{stamp}")

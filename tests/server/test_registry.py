@@ -119,3 +119,21 @@ def test_an_upload_the_data_folder_cannot_take_fails_saying_so(tmp_path):
     [bot] = store.registered_bots()
     assert bot.status == "failed"
     store.close()
+
+
+def test_a_new_bot_whose_log_folder_another_bot_s_version_shares_leaves_it(tmp_path):
+    """A new version's folder and logs left from a version the database forgot are moved
+    aside; but "alpha v2" and "alpha-v2" share a log folder, and a new "alpha-v2" must not
+    move the logs of the "alpha v2" the database has."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    registry.add_remote("alpha")
+    registry.add_remote("alpha")                       # alpha v2
+    logs = registry.logs_dir("alpha v2")
+    logs.mkdir(parents=True)
+    (logs / "alpha v2.stderr.log").write_text("kept\n")
+    archive = _archive({"bot.toml": b'name = "alpha-v2"\ncommand = "{python} -c pass"\n'})
+    asyncio.run(registry.add_hosted("alpha-v2", archive, setup_timeout=30))
+    assert (logs / "alpha v2.stderr.log").read_text() == "kept\n"
+    assert [p.name for p in (tmp_path / "logs").iterdir() if "orphaned" in p.name] == []
+    store.close()
