@@ -266,7 +266,8 @@ class Ladder:
                 p.release(s, None if s.absent else verdicts.get(i))
             leased = []
             for name, reason in self.retirements.observe(seated, result):
-                self._sit_out_crashes(name, reason)
+                if name in self.hosted:          # its processes: a remote bot has none
+                    self._sit_out_crashes(name, reason)
             self._bench(seated, result)
             try:
                 await self._store(key, seated, result)
