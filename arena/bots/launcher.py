@@ -47,11 +47,6 @@ class LocalBot:
         return self.registration.session
 
     @property
-    def worn(self) -> bool:
-        """Its process has written half its output limit (:attr:`BotProcess.output_half_spent`)."""
-        return self.process is not None and self.process.output_half_spent
-
-    @property
     def alive(self) -> bool:
         s = self.session
         return (self.process is not None and self.process.returncode is None

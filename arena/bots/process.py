@@ -128,13 +128,10 @@ class BotProcess:
         self._closed = False
 
     @property
-    def output_half_spent(self) -> bool:
-        """Whether it has written half its output limit: the limit holds for a process's
-        whole life, and a process kept between matches (a server's ladder keeps them for
-        days) reached it in the middle of one, stopped with a *crashed* verdict, however
-        little it wrote a match. Such a process is not given another match."""
+    def output_limit(self) -> int | None:
+        """Its output limit in bytes (for its whole life), or None."""
         cap = None if self.jail is None else self.jail.limits.output_mb
-        return cap is not None and self.output_written * 2 >= cap * 2**20
+        return None if cap is None else cap * 2**20
 
     @property
     def proc(self) -> asyncio.subprocess.Process | None:

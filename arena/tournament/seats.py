@@ -148,6 +148,10 @@ class ProcessSeats(SeatProvider):
         self.started = 0                          # processes made (numbered in their logs)
         self._phase_of: dict[LocalBot, int] = {}
         self._stopping: set[asyncio.Task] = set()
+        #: output its process had written when its seat was leased, and the most it wrote
+        #: in one seat: see _worn
+        self._output_at_lease: dict[LocalBot, int] = {}
+        self._most_output: dict[LocalBot, int] = {}
 
     async def lease(self) -> Seat:
         if self.retired:
@@ -161,6 +165,8 @@ class ProcessSeats(SeatProvider):
         except ArenaStartError:
             self._back(bot)        # tried again when the arena can start processes
             raise
+        if bot.process is not None:
+            self._output_at_lease[bot] = bot.process.output_written
         return Seat(session, handle=bot)
 
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
@@ -190,10 +196,26 @@ class ProcessSeats(SeatProvider):
         self._phase_of[bot] = self.phase
         return bot
 
+    def _worn(self, bot: LocalBot) -> bool:
+        """Whether its process has written so much of its output limit (which holds for
+        its whole life) that another match might take it past: half of it, or more than
+        the limit less twice the most it wrote in one match. A server's ladder keeps a
+        process between matches for days: one writing a little each move was stopped in
+        the middle of a match once it had written the limit, a *crashed* verdict."""
+        process = bot.process
+        start = self._output_at_lease.pop(bot, None)
+        if process is None or process.output_limit is None:
+            return False
+        if start is not None and process.output_written >= start:
+            self._most_output[bot] = max(self._most_output.get(bot, 0),
+                                         process.output_written - start)
+        written, limit = process.output_written, process.output_limit
+        return 2 * written >= limit or written + 2 * self._most_output.get(bot, 0) > limit
+
     def _back(self, bot: LocalBot) -> None:
-        if bot.worn:   # half its output limit written: a fresh process plays its next match
+        if self._worn(bot):   # a fresh process plays its next match
             self._drop(bot)
-            self._stop(bot, "this process has written half its output limit: a new one "
+            self._stop(bot, "this process has written much of its output limit: a new one "
                             "plays the next match")
         elif self._phase_of.get(bot) == self.phase:
             self.free.append(bot)
@@ -205,6 +227,8 @@ class ProcessSeats(SeatProvider):
         if bot in self.instances:
             self.instances.remove(bot)
         self._phase_of.pop(bot, None)
+        self._output_at_lease.pop(bot, None)
+        self._most_output.pop(bot, None)
 
     def _stop(self, bot: LocalBot, goodbye: str = "this phase of the tournament is over") -> None:
         """Say goodbye to a process of a past phase (or a worn one) and stop it, without
