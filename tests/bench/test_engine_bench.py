@@ -3,7 +3,6 @@ measuring (the summary line with RLCard is checked in test_summary_lines.py)."""
 
 from __future__ import annotations
 
-import pytest
 from support.requirements import needs_module
 
 from arena.bench import engine
