@@ -423,25 +423,42 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
     assert sum("mute" not in t for t in tables) >= 20
 
 
-CRASHY = """\
+SWITCHED = """\
 import os
+import sys
 from ono99.bot import Bot, run
 
-CRASH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crash")
+SWITCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "switch")
 
 
-class Crashy(Bot):
-    name = "crashy"
+class Switched(Bot):
+    name = "{name}"
 
     def choose(self, view):
-        if os.path.exists(CRASH):      # made by the test once the bot has entered
-            raise RuntimeError("crashy crashes")
+        if os.path.exists(SWITCH):      # made by the test once the bot has entered
+            {when_switched}
         return view.legal[0]
 
 
 if __name__ == "__main__":
-    raise SystemExit(run(Crashy()))
+    raise SystemExit(run(Switched()))
 """
+
+
+def switched_bot(folder: Path, name: str, when_switched: str) -> Path:
+    """A bot to enter on a server, in ``folder``/``name``: it plays its first legal card,
+    and runs the statement ``when_switched`` at each move once :func:`switch` is called."""
+    bot = folder / name
+    bot.mkdir()
+    (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = "{{python}} bot.py"\n')
+    (bot / "bot.py").write_text(SWITCHED.format(name=name, when_switched=when_switched))
+    return bot
+
+
+def switch(data: Path, name: str) -> None:
+    """Switch the hosted copy (version 1, under the server's data folder ``data``) of a
+    :func:`switched_bot`."""
+    (data / "hosted" / name / "v1" / "switch").write_text("")
 
 
 def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark):
@@ -449,10 +466,7 @@ def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark)
     seated again at once, match after match, each an instant forfeit: 14,000 such
     matches in 70 s on a 5-bot ladder, in the database, and not a word in the log. Now it
     sits out for 5 minutes, logged, and plays again after that with fresh processes."""
-    bot = tmp_path / "crashy"
-    bot.mkdir()
-    (bot / "bot.toml").write_text('name = "crashy"\ncommand = "{python} bot.py"\n')
-    (bot / "bot.py").write_text(CRASHY)
+    bot = switched_bot(tmp_path, "crashy", 'raise RuntimeError("crashy crashes")')
     db = tmp_path / "ladder.db"
     served = Served(db, mark, "--ladder", listen="127.0.0.1:0")
     try:
@@ -460,7 +474,7 @@ def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark)
                              ("crashy", bot)):
             served.ok("bots", "add", name, "--dir", folder)
         wait_ladder(served, 6)
-        (tmp_path / "ladder.db.d" / "hosted" / "crashy" / "v1" / "crash").write_text("")
+        switch(tmp_path / "ladder.db.d", "crashy")
         wait_logged(served, "ladder: crashy sits out for 300 s: retired after 3 crashes or "
                     "failed starts (last: ", timeout=60)
         played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
@@ -510,28 +524,6 @@ def test_a_database_restored_from_an_older_backup_takes_uploads_again(tmp_path, 
     assert "Traceback" not in again.output
 
 
-CHATTY = """\
-import os
-import sys
-from ono99.bot import Bot, run
-
-CHAT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chat")
-
-
-class Chatty(Bot):
-    name = "chatty"
-
-    def choose(self, view):
-        if os.path.exists(CHAT):      # made by the test once the bot has entered
-            sys.stderr.write("thinking " + "." * 20_000 + "\\n")   # 20 KB a move
-        return view.legal[0]
-
-
-if __name__ == "__main__":
-    raise SystemExit(run(Chatty()))
-"""
-
-
 def test_a_chatty_hosted_bot_s_ladder_process_is_replaced_before_its_output_limit(
         tmp_path, mark):
     """The output limit holds for a process's whole life, and the ladder keeps a hosted
@@ -539,16 +531,14 @@ def test_a_chatty_hosted_bot_s_ladder_process_is_replaced_before_its_output_limi
     the middle of a match once its process had written the limit (16 MiB; 2,000 matches
     of a bot writing 400 bytes a move), a *crashed* verdict, again and again. Now a
     process that has written half its limit plays no further match: a new one does."""
-    bot = tmp_path / "chatty"
-    bot.mkdir()
-    (bot / "bot.toml").write_text('name = "chatty"\ncommand = "{python} bot.py"\n')
-    (bot / "bot.py").write_text(CHATTY)
+    bot = switched_bot(tmp_path, "chatty",
+                       'sys.stderr.write("thinking " + "." * 20_000 + "\\n")   # 20 KB a move')
     db = tmp_path / "ladder.db"
     served = Served(db, mark, "--ladder", "--limit", "output=1", listen="127.0.0.1:0")
     try:
         for name, folder in (("random", BOTS / "random"), ("chatty", bot)):
             served.ok("bots", "add", name, "--dir", folder)
-        (tmp_path / "ladder.db.d" / "hosted" / "chatty" / "v1" / "chat").write_text("")
+        switch(tmp_path / "ladder.db.d", "chatty")
         wait_ladder(served, 60, timeout=120)     # about 10 MiB of its output
     finally:
         assert served.stop() == 0
