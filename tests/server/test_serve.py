@@ -385,7 +385,7 @@ def test_the_ladder_keeps_what_it_plays_while_its_database_cannot_take_it(tmp_pa
             holder.execute("ROLLBACK")
             holder.close()
         wait_logged(served, "the ladder's database is back")
-        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        played = ladder_played(served)
         wait_ladder(served, played + 5)           # and it plays on
     finally:
         assert served.stop() == 0
@@ -410,7 +410,7 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
                                  "1", ROGUE_SLEEP="3600")
         wait_logged(served, "ladder: mute sits out for 300 s: its last 3 matches each ended in "
                     "a fault that kept its opponents waiting (the last: timeout)", timeout=60)
-        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        played = ladder_played(served)
         wait_ladder(served, played + 20)          # the others play on, without it
     finally:
         assert served.stop() == 0
@@ -477,7 +477,7 @@ def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark)
         switch(tmp_path / "ladder.db.d", "crashy")
         wait_logged(served, "ladder: crashy sits out for 300 s: retired after 3 crashes or "
                     "failed starts (last: ", timeout=60)
-        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        played = ladder_played(served)
         wait_ladder(served, played + 30)          # the others play on, without it
     finally:
         assert served.stop() == 0
@@ -630,12 +630,17 @@ def test_ladder_rest_paces_each_bot(tmp_path, mark):
         first = sum(r["matches"] for r in wait_ladder(served, 1)["standings"]) // 2
         started = time.monotonic()
         time.sleep(5)
-        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        played = ladder_played(served)
         elapsed = time.monotonic() - started
         # one table of the two bots: at most a match a second (and the one under way)
         assert 1 <= played - first <= elapsed + 2, (first, played, elapsed)
     finally:
         assert served.stop() == 0
+
+
+def ladder_played(served: Served) -> int:
+    """How many matches the ladder has played (each counts once for each of its 2 seats)."""
+    return sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
 
 
 def wait_ladder(served: Served, matches: int, timeout: float = 60) -> dict:
@@ -867,7 +872,7 @@ def test_a_hosted_bot_whose_folder_is_gone_sits_out_and_the_ladder_plays_on(tmp_
         wait_ladder(served, 6)
         shutil.rmtree(tmp_path / "ladder.db.d" / "hosted" / "greedy")
         wait_logged(served, "ladder: greedy sits out for 300 s: ")
-        played = sum(r["matches"] for r in served.json("standings", "ladder")["standings"]) // 2
+        played = ladder_played(served)
         wait_ladder(served, played + 10)
     finally:
         assert served.stop() == 0
