@@ -1160,11 +1160,13 @@ def test_sqlite_reading_commands_open_a_database_on_a_read_only_file_system(tmp_
             "read-only file system") in proc.stderr
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt-get install "
-                    "bubblewrap) to mount a folder read-only")
 def test_a_server_on_a_read_only_file_system_says_so(tmp_path):
     """`arena serve` (or `arena tournament`) on a database in a read-only folder said only
     SQLite's "unable to open database file": the operator looked for a missing file."""
+    from support.requirements import missing   # here: child processes load this module
+
+    if shutil.which("bwrap") is None:
+        missing("bubblewrap (Debian's bubblewrap package) mounts the folder read-only")
     folder = tmp_path / "published"
     folder.mkdir()
     db = folder / "arena.db"
