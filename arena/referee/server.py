@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import socket
+import stat
 import tempfile
+import time
 
 from collections.abc import Callable, Sequence
 
@@ -35,10 +39,59 @@ MAX_SEND = 16 * 2**20
 MIN_PING_INTERVAL_MS = 5_000
 
 
+#: A referee's socket folder left this long (seconds) with nothing listening on its socket
+#: is a referee's killed with kill -9, which could not remove it.
+STALE_S = 60
+
+
 def socket_folder() -> str:
     """A fresh private folder for the referee's socket, where its path fits
-    (:func:`arena.rpc.socket_root`)."""
-    return tempfile.mkdtemp(prefix="ono99-", dir=socket_root(len("/ono99-12345678/referee.sock")))
+    (:func:`arena.rpc.socket_root`); those of killed referees there are removed first."""
+    root = socket_root(len("/ono99-12345678/referee.sock"))
+    _sweep(root)
+    return tempfile.mkdtemp(prefix="ono99-", dir=root)
+
+
+def _sweep(root: str) -> None:
+    """Remove the socket folders of referees killed with kill -9 (each left one, for good:
+    dozens a test run): this user's, holding only a ``referee.sock`` nobody listens on,
+    untouched for :data:`STALE_S` (a referee that made its folder a moment ago may not
+    listen yet)."""
+    now = time.time()
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith("ono99-"):
+            continue
+        try:
+            held = entry.stat(follow_symlinks=False)
+            if (not stat.S_ISDIR(held.st_mode) or held.st_uid != os.getuid()
+                    or now - held.st_mtime < STALE_S
+                    or os.listdir(entry.path) != ["referee.sock"]):
+                continue
+        except OSError:
+            continue
+        sock = os.path.join(entry.path, "referee.sock")
+        try:
+            if not stat.S_ISSOCK(os.lstat(sock).st_mode):
+                continue
+        except OSError:
+            continue
+        if not _listening(sock):
+            _remove(entry.path)
+
+
+def _listening(path: str) -> bool:
+    """Whether a process listens on the unix socket ``path`` (in doubt: yes)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(path)
+        except OSError as exc:
+            return exc.errno != errno.ECONNREFUSED
+    return True
 
 
 class RefereeServer:
