@@ -154,8 +154,7 @@ class BotProcess:
         """Keep the bot's stdout and stderr (one pipe) in its log, up to the output limit;
         past it the bot is stopped. Read in chunks, so no line is too long to read."""
         jail = self.jail
-        cap = jail.limits.output_mb
-        cap_bytes = None if cap is None else cap * 2**20
+        cap_bytes = self.output_limit
         if self.log_path is not None and cap_bytes is not None:
             # in a thread: cutting a log reads and writes megabytes, where the referee's
             # loop times other bots
@@ -190,8 +189,8 @@ class BotProcess:
                 if jail.output_exceeded:
                     if log:
                         try:
-                            log.write(f"\n[arena: output limit of {cap} MiB reached; the bot "
-                                      "is stopped]\n".encode())
+                            log.write(f"\n[arena: output limit of {jail.limits.output_mb} MiB "
+                                      "reached; the bot is stopped]\n".encode())
                         except OSError:
                             pass
                     jail.signal(signal.SIGKILL)
