@@ -224,8 +224,7 @@ class Ladder:
                 # removed since the table was picked (its task starts a turn of the loop
                 # later), or a hosted bot whose folder cannot be read: no match, and that
                 # bot sits out (it would be picked first again, at once, again and again)
-                log.warning("ladder: %s sits out for %g s: %s", bot.display, BENCH_S, exc)
-                self.benched[bot.display] = time.monotonic() + BENCH_S
+                self._sit_out(bot.display, str(exc))
                 self.playing.difference_update(names)
                 self._wake.set()
                 return
@@ -334,10 +333,8 @@ class Ladder:
             self.faults_in_a_row[name] += 1
             if self.faults_in_a_row[name] >= BENCH_AFTER:
                 self.faults_in_a_row[name] = 0
-                self.benched[name] = time.monotonic() + BENCH_S
-                log.warning("ladder: %s sits out for %g s: its last %d matches each ended in a "
-                            "fault that kept its opponents waiting (the last: %s)", name,
-                            BENCH_S, BENCH_AFTER, kinds[name])
+                self._sit_out(name, f"its last {BENCH_AFTER} matches each ended in a fault "
+                                    f"that kept its opponents waiting (the last: {kinds[name]})")
 
     def _sit_out_crashes(self, name: str, reason: str) -> None:
         """A hosted bot that crashed (or failed to start) :attr:`Retirements.after` times
@@ -345,17 +342,25 @@ class Ladder:
         fresh count. Retired for good, as a tournament retires it, it was still seated:
         every match of it an instant forfeit, about 200 a second, for as long as the server
         ran, without a word in the log."""
-        self.retirements.crashes.pop(name, None)
-        self.retirements.retired.pop(name, None)
-        self.benched[name] = max(self.benched.get(name, 0.0), time.monotonic() + BENCH_S)
+        self.retirements.pardon(name)
         provider = self.hosted.pop(name, None)
         if provider is not None:
-            task = asyncio.create_task(provider.close(
-                goodbye="the ladder stops this process: it sits out for its crashes"))
-            self._cooling.add(task)
-            task.add_done_callback(self._cooling.discard)
-        log.warning("ladder: %s sits out for %g s: %s", name, BENCH_S, reason)
+            self._close_later(provider, "the ladder stops this process: it sits out for its "
+                                        "crashes")
+        self._sit_out(name, reason)
+
+    def _sit_out(self, name: str, why: str) -> None:
+        """Bot ``name`` is not seated for :data:`BENCH_S` seconds (a longer rest stands),
+        logged with ``why``; the ladder looks again when they are over."""
+        self.benched[name] = max(self.benched.get(name, 0.0), time.monotonic() + BENCH_S)
+        log.warning("ladder: %s sits out for %g s: %s", name, BENCH_S, why)
         asyncio.get_running_loop().call_later(BENCH_S, self._wake.set)
+
+    def _close_later(self, provider: SeatProvider, goodbye: str) -> None:
+        """Stop a provider's processes in the background (awaited when the ladder stops)."""
+        task = asyncio.create_task(provider.close(goodbye=goodbye))
+        self._cooling.add(task)
+        task.add_done_callback(self._cooling.discard)
 
     def _provider(self, bot: RegisteredBot) -> SeatProvider:
         if bot.kind == "remote":
@@ -370,10 +375,8 @@ class Ladder:
         ``warm`` of them. A retired bot's provider stays: it holds its retirement."""
         idle = [n for n, p in self.hosted.items() if n not in self.playing and not p.retired]
         for name in idle[:max(0, len(idle) - self.warm)]:
-            task = asyncio.create_task(self.hosted.pop(name).close(
-                goodbye="the ladder stops this process until the bot's next match"))
-            self._cooling.add(task)
-            task.add_done_callback(self._cooling.discard)
+            self._close_later(self.hosted.pop(name),
+                              "the ladder stops this process until the bot's next match")
 
     def _rate(self, bots, places, key) -> None:
         for b in bots:

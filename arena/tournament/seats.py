@@ -76,6 +76,12 @@ class Retirements:
         self.retired[bot] = reason
         return True
 
+    def pardon(self, bot: Hashable) -> None:
+        """Forget ``bot``'s crashes and retirement: it starts counting afresh (a ladder's
+        bot back from sitting out for them)."""
+        self.crashes.pop(bot, None)
+        self.retired.pop(bot, None)
+
     def observe(self, bots: Sequence[Hashable], result: MatchResult | None) -> list[tuple[Hashable, str]]:
         """Count a finished match's crashes (``bots``: the key of each seat); the bots it
         retires, each with its reason (``on_retire`` has heard of them)."""

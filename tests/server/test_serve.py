@@ -408,10 +408,8 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
             served.ok("bots", "add", name, "--dir", BOTS / name)
         mute = served.remote_bot("../tests/bots/rogue.py", served.add_remote("mute"), "sleep",
                                  "1", ROGUE_SLEEP="3600")
-        wait_logged(served, "ladder: mute sits out for 300 s: its last 3 matches each ended in "
-                    "a fault that kept its opponents waiting (the last: timeout)", timeout=60)
-        played = ladder_played(served)
-        wait_ladder(served, played + 20)          # the others play on, without it
+        sits_out(served, "ladder: mute sits out for 300 s: its last 3 matches each ended in a "
+                 "fault that kept its opponents waiting (the last: timeout)", 20)
     finally:
         assert served.stop() == 0
         if mute is not None:
@@ -475,15 +473,11 @@ def test_a_hosted_bot_that_keeps_crashing_sits_out_of_the_ladder(tmp_path, mark)
             served.ok("bots", "add", name, "--dir", folder)
         wait_ladder(served, 6)
         switch(tmp_path / "ladder.db.d", "crashy")
-        wait_logged(served, "ladder: crashy sits out for 300 s: retired after 3 crashes or "
-                    "failed starts (last: ", timeout=60)
-        played = ladder_played(served)
-        wait_ladder(served, played + 30)          # the others play on, without it
+        sits_out(served, "ladder: crashy sits out for 300 s: retired after 3 crashes or failed "
+                 "starts (last: ", 30)
     finally:
         assert served.stop() == 0
-    with sqlite3.connect(db) as conn:
-        verdicts = [json.loads(v) for (v,) in conn.execute("SELECT verdicts FROM matches")]
-    kinds = Counter(v["kind"] for vs in verdicts for v in vs)
+    kinds = Counter(v["kind"] for v in stored_verdicts(db))
     assert kinds["crashed"] == 3 and kinds["retired"] == 0, kinds
     assert "Traceback" not in served.output
 
@@ -542,9 +536,7 @@ def test_a_chatty_hosted_bot_s_ladder_process_is_replaced_before_its_output_limi
         wait_ladder(served, 60, timeout=120)     # about 10 MiB of its output
     finally:
         assert served.stop() == 0
-    with sqlite3.connect(db) as conn:
-        verdicts = [json.loads(v) for (v,) in conn.execute("SELECT verdicts FROM matches")]
-    assert [v for vs in verdicts for v in vs] == []
+    assert stored_verdicts(db) == []
     logs = tmp_path / "ladder.db.d" / "logs" / "chatty"
     assert sum(p.stat().st_size for p in logs.glob("*.log")) <= 4 * 2**20 + 2**16
 
@@ -636,6 +628,20 @@ def test_ladder_rest_paces_each_bot(tmp_path, mark):
         assert 1 <= played - first <= elapsed + 2, (first, played, elapsed)
     finally:
         assert served.stop() == 0
+
+
+def sits_out(served: Served, logged: str, matches: int) -> None:
+    """Wait for the server to log ``logged`` (a bot sitting out of the ladder), then for
+    the ladder to play ``matches`` more: the others play on, without it."""
+    wait_logged(served, logged, timeout=60)
+    wait_ladder(served, ladder_played(served) + matches)
+
+
+def stored_verdicts(db: Path) -> list[dict]:
+    """Every verdict of every match stored in SQLite file ``db``."""
+    with sqlite3.connect(db) as conn:
+        return [v for (vs,) in conn.execute("SELECT verdicts FROM matches")
+                for v in json.loads(vs)]
 
 
 def ladder_played(served: Served) -> int:
