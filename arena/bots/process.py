@@ -40,10 +40,19 @@ _MARKS = re.compile(r"\s*[~^]+[\s~^]*")
 LOG_KEEP = 4
 
 
+def file_stem(label: str) -> str:
+    """A bot's label as a file or folder name, one per label: the space before a version
+    (``alpha v2``) and the ``#`` before a process's number (``alpha#2``) become ``+``,
+    which no bot's name may hold (``manifest.NAME``). With ``-`` there, ``alpha v2`` and a
+    bot called ``alpha-v2`` shared a log folder, and process 2 of ``x`` a log file with a
+    bot called ``x-2``, whose logs ``x``'s own trimming then deleted."""
+    return label.replace("/", "_").replace(" ", "+").replace("#", "+")
+
+
 def log_name(label: str) -> str:
-    """The file a launched bot's stderr goes to in its log folder: its label made a file
-    name (a tournament's K-th process of a bot is labelled ``NAME#K``: ``NAME-K``)."""
-    return f"{label.replace('/', '_').replace('#', '-')}.stderr.log"
+    """The file a launched bot's stderr goes to in its log folder (a tournament's K-th
+    process of a bot is labelled ``NAME#K``: ``NAME+K.stderr.log``)."""
+    return f"{file_stem(label)}.stderr.log"
 
 
 def is_log_of(filename: str, name: str) -> bool:
@@ -51,7 +60,7 @@ def is_log_of(filename: str, name: str) -> bool:
     first (:func:`log_name` of ``name``) or its K-th (of ``name#K``)."""
     first = log_name(name)
     stem = first.removesuffix(".stderr.log")
-    return filename == first or re.fullmatch(re.escape(stem) + r"-\d+\.stderr\.log",
+    return filename == first or re.fullmatch(re.escape(stem) + r"\+\d+\.stderr\.log",
                                              filename) is not None
 
 

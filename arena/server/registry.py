@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots.check import Report, check_bot
-from arena.bots.process import ArenaStartError, is_log_of
+from arena.bots.process import ArenaStartError, file_stem, is_log_of
 from arena.bots.manifest import NAME, NAME_RULE, ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.referee.lobby import Lobby, new_token, token_hash
@@ -89,6 +89,7 @@ class Registry:
                 self._update(bot.id, status="failed", report={
                     "error": "its check did not finish: the server stopped meanwhile; add it "
                              "again"})
+        self._rename_old_log_folders()
 
     # ---------------------------------------------------------------- entering bots
 
@@ -209,7 +210,8 @@ class Registry:
                             log_dir or self.logs_dir(bot.display), connect_timeout)
 
     def logs_dir(self, display: str) -> Path:
-        return self.data_dir / "logs" / display.replace(" ", "-")
+        """The folder of a version's own logs: ``logs/alpha``, ``logs/alpha+v2``."""
+        return self.data_dir / "logs" / file_stem(display)
 
     def logs(self, name: str) -> tuple[RegisteredBot, str]:
         """The end of a hosted bot's recent output (its newest log files), at most 64 KiB."""
@@ -219,7 +221,7 @@ class Registry:
                                 "machine")
         # its own folder (matches on this server's referee, its check runs) and the files
         # its processes wrote in tournaments played elsewhere (other processes, a Ray
-        # cluster's nodes: logs/tournaments/NAME/WORKER/LABEL[-K].stderr.log)
+        # cluster's nodes: logs/tournaments/NAME/WORKER/LABEL[+K].stderr.log)
         logs = [*self.logs_dir(bot.display).rglob("*.log"),
                 *(p for p in (self.data_dir / "logs" / "tournaments").rglob("*.stderr.log")
                   if is_log_of(p.name, bot.display))]
@@ -233,17 +235,30 @@ class Registry:
 
     # ---------------------------------------------------------------- helpers
 
+    def _rename_old_log_folders(self) -> None:
+        """Servers before 2026-12-05 kept ``alpha v2``'s logs in ``logs/alpha-v2``, which
+        a bot called ``alpha-v2`` shared: each such folder moves to its version's own
+        name, unless a bot of that name has it now (then it stays that bot's)."""
+        displays = {b.display for b in self._bots.values()}
+        for bot in self._bots.values():
+            if bot.version == 1 or bot.kind != "hosted":
+                continue
+            old = self.data_dir / "logs" / bot.display.replace(" ", "-")
+            new = self.logs_dir(bot.display)
+            if old.name in displays or not old.is_dir() or new.exists():
+                continue
+            try:
+                old.rename(new)
+            except OSError as exc:
+                log.warning("%s: its logs stay in %s: %s", bot.display, old, exc)
+
     def _set_aside(self, bot: RegisteredBot, folder: Path) -> None:
         """Move aside a new version's folder and logs left from before: the database was
         restored from an older backup, or made afresh beside its old data folder, and
         numbers this version as one it has forgotten. Every upload of such a name failed
         ("Unexpected FileExistsError"), the version left 'validating' until a restart."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        logs = self.logs_dir(bot.display)
-        # "a v2" and "a-v2" share a log folder: one of a bot this database has stays
-        shared = any(self.logs_dir(b.display) == logs for b in self._bots.values()
-                     if b.id != bot.id)
-        for old in (folder, *(() if shared else (logs,))):
+        for old in (folder, self.logs_dir(bot.display)):
             if not (old.exists() or old.is_symlink()):
                 continue
             aside = old.with_name(f"{old.name}.orphaned-{stamp}")

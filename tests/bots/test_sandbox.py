@@ -229,6 +229,23 @@ def test_a_bots_logs_stay_within_four_times_its_output_limit(tmp_path, mark):
     assert list(logs.glob("random*.stderr.log"))                       # another bot's: its own
 
 
+def test_a_bot_named_like_another_s_second_process_keeps_its_own_log(tmp_path, mark):
+    """A bot's K-th process in a tournament logs to ``NAME+K.stderr.log``. With
+    ``NAME-K``, the flooding bot's second process wrote into the log of a bot called
+    ``hostile-2``, and its trimming of its own logs deleted that bot's output."""
+    other = tmp_path / "hostile-2"
+    shutil.copytree(RANDOM, other)
+    (other / "bot.toml").write_text('name = "hostile-2"\ncommand = "{python} bot.py"\n')
+    logs = tmp_path / "logs"
+    proc = run(mark, "tournament", hostile(tmp_path / "bot", "flood"), other, "--games", 2,
+               "--limit", "output=1", "--db", tmp_path / "t.db", "--logs", logs,
+               "--concurrency", 1, "-q")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (logs / "hostile+2.stderr.log").exists(), sorted(p.name for p in logs.iterdir())
+    for own in logs.glob("hostile-2*"):
+        assert b"x" * 1000 not in own.read_bytes(), own.name
+
+
 def test_a_bot_that_ignores_sigterm_and_stays_is_gone_at_the_end(tmp_path, mark):
     started = time.monotonic()
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "ignore_term"))

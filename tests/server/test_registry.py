@@ -121,19 +121,45 @@ def test_an_upload_the_data_folder_cannot_take_fails_saying_so(tmp_path):
     store.close()
 
 
-def test_a_new_bot_whose_log_folder_another_bot_s_version_shares_leaves_it(tmp_path):
-    """A new version's folder and logs left from a version the database forgot are moved
-    aside; but "alpha v2" and "alpha-v2" share a log folder, and a new "alpha-v2" must not
-    move the logs of the "alpha v2" the database has."""
+def test_a_version_and_a_bot_named_like_it_keep_their_logs_apart(tmp_path):
+    """"alpha v2" and a bot called "alpha-v2" shared the log folder ``logs/alpha-v2``:
+    ``arena bots logs alpha-v2`` showed alpha v2's output too, and a new alpha-v2 found a
+    folder to move aside. Each version has a folder of its own."""
     store = SQLiteStore(tmp_path / "arena.db")
     registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
     registry.add_remote("alpha")
     registry.add_remote("alpha")                       # alpha v2
     logs = registry.logs_dir("alpha v2")
+    assert logs == tmp_path / "logs" / "alpha+v2"
     logs.mkdir(parents=True)
-    (logs / "alpha v2.stderr.log").write_text("kept\n")
+    (logs / "alpha+v2.stderr.log").write_text("alpha v2's own output\n")
     archive = _archive({"bot.toml": b'name = "alpha-v2"\ncommand = "{python} -c pass"\n'})
     asyncio.run(registry.add_hosted("alpha-v2", archive, setup_timeout=30))
-    assert (logs / "alpha v2.stderr.log").read_text() == "kept\n"
+    assert registry.logs_dir("alpha-v2") == tmp_path / "logs" / "alpha-v2"
+    bot, text = registry.logs("alpha-v2")
+    assert bot.display == "alpha-v2" and "alpha v2's own output" not in text
+    assert (logs / "alpha+v2.stderr.log").read_text() == "alpha v2's own output\n"
     assert [p.name for p in (tmp_path / "logs").iterdir() if "orphaned" in p.name] == []
+    store.close()
+
+
+def test_an_older_server_s_log_folder_of_a_version_moves_to_its_own_name(tmp_path):
+    """A server before the change kept "beta v2"'s logs in ``logs/beta-v2``: started on
+    that data folder, it moves them to ``logs/beta+v2``, where ``arena bots logs`` reads;
+    a folder that a bot called like it ("beta-v3") has now stays that bot's."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    archive = _archive({"bot.toml": b'name = "beta"\ncommand = "{python} -c pass"\n'})
+    for _ in range(3):                                 # beta, beta v2, beta v3
+        asyncio.run(registry.add_hosted("beta", archive, setup_timeout=30))
+    registry.add_remote("beta-v3")
+    for version in (2, 3):                             # as an older server left them
+        old = tmp_path / "logs" / f"beta-v{version}"
+        registry.logs_dir(f"beta v{version}").rename(old)
+        (old / f"beta v{version}.stderr.log").write_text(f"beta v{version} before\n")
+    restarted = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    assert not (tmp_path / "logs" / "beta-v2").exists()
+    assert "beta v2 before" in restarted.logs("beta v2")[1]
+    assert (tmp_path / "logs" / "beta-v3" / "beta v3.stderr.log").exists()
+    assert not (tmp_path / "logs" / "beta+v3").exists()
     store.close()
