@@ -191,9 +191,11 @@ def run_serve(args: argparse.Namespace) -> int:
 def log_errors() -> None:
     """Print warnings and errors of gRPC and the arena on stderr. gRPC reports an exception
     raised out of a handler only through its logger, which has nothing but a NullHandler
-    unless the program configures logging: a server would fail calls without a trace."""
+    unless the program configures logging: a server would fail calls without a trace. The
+    server's own journal (bots entered and removed, tournaments started and ended) too."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("arena.server").setLevel(logging.INFO)
 
 
 async def _serve(db: str, options, web: int | None) -> int:

@@ -99,6 +99,7 @@ class Registry:
         token = new_token()
         bot = self._register(name, "remote", token_hash=token_hash(token))
         self._admit_remote(bot)
+        log.info("bot %s entered: remote", bot.display)
         return bot, token
 
     async def add_hosted(self, name: str, archive: bytes, setup_timeout: float = 600.0) -> Upload:
@@ -139,6 +140,8 @@ class Registry:
                                 "server's, not the bot's: add it again later") from None
         status = "active" if report.failed == 0 else "failed"
         bot = self._update(bot.id, status=status, folder=str(folder), report=report.to_dict())
+        log.info("bot %s %s: hosted, %s", bot.display,
+                 "entered" if status == "active" else "not entered", report.summary())
         return Upload(bot, report)
 
     def remove(self, name: str) -> RegisteredBot:
@@ -146,6 +149,7 @@ class Registry:
         cut off here; the tournaments playing a hosted one retire it (``Runs.removed``)."""
         bot = self.find(name)
         bot = self._update(bot.id, status="removed")
+        log.info("bot %s removed", bot.display)
         seats = self.remote.pop(bot.display, None)
         if seats is not None:
             seats.retire(REMOVED)

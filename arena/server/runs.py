@@ -230,6 +230,9 @@ class Runs:
                                       "total": run.total, "done": run.done_before}))
         run.task = asyncio.create_task(self._play(run))
         run.task.add_done_callback(lambda _: self._finish(run))
+        log.info("tournament %s %s: %s, %d of %d matches to play", t.name,
+                 "resumed" if run.done_before else "started", ", ".join(t.names),
+                 run.total - run.done_before, run.total)
         return run
 
     async def _play(self, run: Run) -> None:
@@ -310,6 +313,11 @@ class Runs:
         elif run.task is not None and run.task.done() and run.task.cancelled():
             run.error = _STOPPED     # the server stopping, before the run began
         run.finished = True
+        if run.error != _STOPPED:   # what stops with the server resumes with it: not an end
+            log.info("tournament %s %s: %d of %d matches played in %.0f s%s", run.t.name,
+                     "ended" if run.error else "finished", run.done_before + run.played,
+                     run.total, time.monotonic() - run.started,
+                     f": {run.error}" if run.error else "")
         run.publish(Event("finished", {"name": run.t.name, "played": run.played,
                                        "seconds": time.monotonic() - run.started,
                                        "error": run.error}))

@@ -1180,6 +1180,13 @@ def test_a_cancelled_tournament_stops_is_not_resumed_by_a_restart_and_plays_on_w
     missing = served.arena("tournament", "--cancel", "nope")
     assert missing.returncode == 2 and "no tournament called 'nope' on this server" in missing.stderr
     served.stop()
+    # the server's journal: who entered, what started and how it ended
+    assert journal(served) == [
+        "bot random entered: hosted, check-bot: random: 13 passed, 0 failed",
+        "bot greedy entered: hosted, check-bot: greedy: 13 passed, 0 failed",
+        "tournament long started: random, greedy, 300 of 300 matches to play",
+        f"tournament long ended: {played} of 300 matches played in S s: cancelled by the "
+        f"organiser after {played} of 300 matches; following it by name plays what is left"]
 
     restarted = Served(tmp_path / "t.db", mark, token=served.token)
     try:
@@ -1190,5 +1197,16 @@ def test_a_cancelled_tournament_stops_is_not_resumed_by_a_restart_and_plays_on_w
         proc = restarted.ok("tournament", "--resume", "long")
         assert f"resuming: {played} of 300 already played" in proc.stdout, proc.stdout
         assert matches_in(restarted.db, "long") == 300
+        restarted.ok("bots", "remove", "greedy")
     finally:
         restarted.stop()
+    assert journal(restarted) == [
+        f"tournament long resumed: random, greedy, {300 - played} of 300 matches to play",
+        "tournament long finished: 300 of 300 matches played in S s",
+        "bot greedy removed"]
+
+
+def journal(served: Served) -> list[str]:
+    """The server's INFO lines, without their time stamps and durations."""
+    return [re.sub(r" in [\d.]+ s", " in S s", line.split(" INFO arena.server: ", 1)[1])
+            for line in served.output.splitlines() if " INFO arena.server: " in line]
