@@ -947,10 +947,10 @@ def test_a_full_log_disk_changes_no_result(tmp_path, mark):
     db = tmp_path / "arena.db"
     roomy = ok(mark, "tournament", *bots, *args, "--db", db, "--name", "roomy",
                "--logs", tmp_path / "logs")
+    disk = tmp_path / "full-logs"     # bwrap makes the mount point: here, not left in /tmp
     full = subprocess.run(
-        ["bwrap", "--dev-bind", "/", "/", "--size", "65536", "--tmpfs", "/tmp/ono99-full-logs",
-         *command("tournament", *bots, *args, "--db", db, "--name", "full",
-                  "--logs", "/tmp/ono99-full-logs")],
+        ["bwrap", "--dev-bind", "/", "/", "--size", "65536", "--tmpfs", disk,
+         *command("tournament", *bots, *args, "--db", db, "--name", "full", "--logs", disk)],
         cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=120)
     assert full.returncode == 0, full.stderr
     assert "Traceback" not in full.stdout + full.stderr, full.stderr
@@ -968,18 +968,18 @@ def test_a_full_database_disk_stops_the_tournament_with_its_resume_line(tmp_path
     error ended it with a traceback."""
     if shutil.which("bwrap") is None:
         missing("bubblewrap (Debian's bubblewrap package) mounts the tiny database disk")
+    disk = tmp_path / "full-db"       # bwrap makes the mount point: here, not left in /tmp
     full = subprocess.run(
-        ["bwrap", "--dev-bind", "/", "/", "--size", str(512 * 1024), "--tmpfs", "/tmp/ono99-full-db",
+        ["bwrap", "--dev-bind", "/", "/", "--size", str(512 * 1024), "--tmpfs", disk,
          *command("tournament", *SAMPLES, "--games", "300", "--seed", "3", "-q",
-                  "--db", "/tmp/ono99-full-db/arena.db", "--name", "full",
-                  "--logs", tmp_path / "logs")],
+                  "--db", disk / "arena.db", "--name", "full", "--logs", tmp_path / "logs")],
         cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=180)
     assert full.returncode == 1, full.stdout + full.stderr
     assert "Traceback" not in full.stdout + full.stderr, full.stderr
     line = full.stderr.splitlines()[0]
-    assert line == ("arena tournament: error: cannot store a match in "
-                    "/tmp/ono99-full-db/arena.db: database or disk is full"), full.stderr
-    assert "arena tournament --resume full --db /tmp/ono99-full-db/arena.db" in full.stderr
+    assert line == (f"arena tournament: error: cannot store a match in {disk / 'arena.db'}: "
+                    "database or disk is full"), full.stderr
+    assert f"arena tournament --resume full --db {disk / 'arena.db'}" in full.stderr
     assert wait_unmarked(mark, 5) == []
 
 

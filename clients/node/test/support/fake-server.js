@@ -102,9 +102,20 @@ class Session {
   }
 }
 
-/** A fresh unix socket address in a temporary folder (removed by close()). */
+/** Folders of socketAddress() not yet removed: removed when the test process exits. */
+const folders = new Set();
+process.on('exit', () => {
+  for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A fresh unix socket address in a temporary folder (removed by close(), or as the test
+ * process exits: a test given only the address, for a referee nobody starts, left one in
+ * the temporary folder each run).
+ */
 function socketAddress() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ono99-node-'));
+  folders.add(dir);
   return { dir, address: `unix:${path.join(dir, 'referee.sock')}` };
 }
 
