@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import TypeVar
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -28,3 +29,34 @@ async def to_the_end(aw: Awaitable[T]) -> T:
     if cancelled:
         raise asyncio.CancelledError
     return result
+
+
+async def in_daemon_thread(fn: Callable[..., T], *args: Any, name: str) -> T:
+    """``fn(*args)`` in a daemon thread of its own, awaited. Unlike ``asyncio.to_thread``,
+    whose threads a process waits for as it exits, a stop never waits for it: for a long
+    read that a database which does not answer (locked, gone) can hold up, which must not
+    hold up a server's stop. A cancelled caller leaves it to end by itself, unheard."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def run() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as exc:   # noqa: BLE001 - handed to the awaiting task
+            error = exc
+            try:
+                loop.call_soon_threadsafe(settle, lambda: future.set_exception(error))
+            except RuntimeError:       # the loop is closed: nobody awaits it any more
+                pass
+        else:
+            try:
+                loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
+            except RuntimeError:
+                pass
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await future

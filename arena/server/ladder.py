@@ -16,9 +16,11 @@ import heapq
 import itertools
 import logging
 import random
+import threading
 import time
 from collections import Counter, OrderedDict
 
+from arena.aio import in_daemon_thread
 from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl, VerdictKind
 from arena.referee.runner import MatchRunner
@@ -33,7 +35,7 @@ from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.executor import lease_in_order
 from arena.tournament.seats import ProcessSeats, RemoteSeats, Retirements, SeatProvider
 from arena.tournament.standings import Played
-from arena.watch.hub import SpectatorHub
+from arena.watch.hub import SpectatorHub, TournamentLog
 
 log = logging.getLogger("arena.server")
 
@@ -74,28 +76,16 @@ class Ladder:
         self.config = make_config(ruleset, None, table_size)
         self.record = self._record()
         self.seeds = Seeds(self.record.settings["seed"])
-        # the stored matches, read once, a page at a time, each kept as what the ratings
-        # and the spectators' standings read of it (Played: about 200 bytes). Whole, as
-        # records, they took 4 KB each, and were read twice, the second time in the event
-        # loop: a server on 300,000 ladder matches took 1.2 GB and 17 s to start, then
-        # stopped serving for 10 s more
-        stored: set[int] = set()
-        #: the finished ones in the order stored, for the spectators' log (run takes it)
-        self._played_at_start: list[Played] | None = []
-        for m in store.iter_matches(self.record):
-            stored.add(int(m.key[1:]))
-            if m.status == Status.FINISHED and m.ranking:
-                self._played_at_start.append(Played.of(m))
-        self.count = max(stored, default=0)              # the highest key's n dealt
-        # numbers dealt but never stored (matches in flight when the server was killed, or
-        # not played), dealt again first: the keys stay L1 to Ln without a gap
-        self.unused = sorted(set(range(1, self.count + 1)) - stored)
-        del stored
+        # what the stored matches say (the keys dealt, the ratings, who met whom) is read
+        # by run, in a thread, before it seats anyone: read here, in the event loop, it
+        # kept a server on 300,000 ladder matches from answering anyone for 15 s or more
+        # (remote bots, which try to reconnect for 10 s, gave up)
+        self.count = 0                                   # the highest key's n dealt
+        #: numbers dealt but never stored, dealt again first (a heap)
+        self.unused: list[int] = []
         self.elo = OnlineElo([])
         self.games: Counter[str] = Counter()
         self.meetings: Counter[frozenset] = Counter()
-        for p in sorted(self._played_at_start, key=lambda p: int(p.key[1:])):
-            self._rate(p.bots, p.places, p.key)
         # ladder processes of hosted bots, the least recently seated first; beyond `warm`
         # idle ones, the least recent are stopped (started again when next seated)
         self.hosted: OrderedDict[str, SeatProvider] = OrderedDict()
@@ -114,6 +104,7 @@ class Ladder:
         #: at once, and a few bots play flat out: 19,000 matches in 8 minutes for 4 bots)
         self.rest = rest
         self._wake = asyncio.Event()
+        self._stopping = threading.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
 
     def _record(self) -> TournamentRecord:
@@ -132,12 +123,9 @@ class Ladder:
 
     async def run(self) -> None:
         tasks: set[asyncio.Task] = set()
-        played, self._played_at_start = self._played_at_start or [], None
-        if self.hub is not None:
-            self.hub.tournament(NAME, [b.display for b in self.registry.active()], 0, played)
-        del played
         away: StoreError | None = None        # the database, while it cannot be read
         try:
+            await self._read_history()
             while True:
                 try:
                     await self._store_kept()
@@ -174,6 +162,7 @@ class Ladder:
                 except TimeoutError:
                     pass
         finally:
+            self._stopping.set()               # a read of the history in its thread ends
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -187,6 +176,52 @@ class Ladder:
                               "(%s): %s", len(self.kept), ", ".join(k for k, _, _ in self.kept),
                               exc)
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
+
+    async def _read_history(self) -> None:
+        """Take up where the stored matches leave off, read in a thread (its own connection
+        to the database), waiting for a database that cannot be read meanwhile. A server
+        stopped meanwhile does not wait for that thread (a daemon)."""
+        bots = [b.display for b in self.registry.active()]
+        away = False
+        while True:
+            try:
+                log_ = await in_daemon_thread(self._history, bots, name="ladder-history")
+                break
+            except StoreError as exc:
+                if not away:
+                    log.warning("the ladder waits for its database: %s", exc)
+                away = True
+                await asyncio.sleep(LOOK_AGAIN_S)
+        if away:
+            log.warning("the ladder's database is back")
+        if log_ is not None:
+            self.hub.follow(log_)
+
+    def _history(self, bots: list[str]) -> TournamentLog | None:
+        """In a thread: the ladder's state from its stored matches, read a page at a time
+        and each kept as what the ratings and the spectators' standings read of it (Played:
+        about 200 bytes; whole, as records, they took 4 KB each); and the spectators' log
+        of them (its standings fitted from them: as long again as the reading)."""
+        db = self.store.reopen()
+        try:
+            stored: set[int] = set()
+            played: list[Played] = []
+            for m in db.iter_matches(self.record):
+                if self._stopping.is_set():    # the server stops meanwhile: no need to wait
+                    raise asyncio.CancelledError   # (its run, cancelled, is not waiting)
+                stored.add(int(m.key[1:]))
+                if m.status == Status.FINISHED and m.ranking:
+                    played.append(Played.of(m))
+        finally:
+            db.close()
+        # numbers dealt but never stored (matches in flight when the server was killed, or
+        # not played), dealt again first: the keys stay L1 to Ln without a gap
+        self.count = max(stored, default=0)
+        self.unused = sorted(set(range(1, self.count + 1)) - stored)
+        del stored
+        for p in sorted(played, key=lambda p: int(p.key[1:])):
+            self._rate(p.bots, p.places, p.key)
+        return None if self.hub is None else TournamentLog(NAME, bots, 0, played)
 
     def available(self) -> list[RegisteredBot]:
         out = []

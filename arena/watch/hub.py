@@ -310,11 +310,19 @@ class SpectatorHub:
         """Start following a tournament (``total`` 0: the ladder, which never ends)."""
         log = self.tournaments.get(name)
         if log is None or log.finished:
-            # over (a server tournament cancelled, now followed again): a fresh log, whose
-            # viewers are not told at once that it is over, nor forgotten as finished
-            log = self.tournaments[name] = TournamentLog(name, bots, total, played)
-            self._finished.pop(name, None)
+            return self.follow(TournamentLog(name, bots, total, played))
         self._current = name
+        return log
+
+    def follow(self, log: TournamentLog) -> TournamentLog:
+        """Start following the tournament of ``log``, made elsewhere (in a thread: the
+        ladder's, over every match it has stored), in place of any log of that name: one
+        over (a server tournament cancelled, now followed again) is replaced by a fresh
+        one, whose viewers are not told at once that it is over, nor forgotten as
+        finished."""
+        self.tournaments[log.name] = log
+        self._finished.pop(log.name, None)
+        self._current = log.name
         return log
 
     def tournament_result(self, name: str, played: Played, match_id: str | None = None) -> None:

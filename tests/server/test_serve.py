@@ -327,6 +327,47 @@ def test_a_ladder_on_postgresql_rides_out_a_restart_of_the_database_server(
     assert "Traceback" not in served.output and "is kept until" not in served.output
 
 
+def test_a_server_serves_while_its_ladder_reads_the_matches_it_stored(tmp_path, mark,
+                                                                       postgres_url):
+    """A server read its ladder's stored matches in the event loop before it answered
+    anyone: on 300,000 matches nobody was answered for 15 s or more, and remote bots, which
+    try to reconnect for 10 s, gave up. The ladder reads them in a thread now. Here that
+    read waits for as long as the test likes (another session locks the matches): the
+    server starts and enters a bot meanwhile; once the lock goes, the ladder plays on
+    after the keys stored."""
+    import psycopg
+
+    first = Served(postgres_url, mark, "--ladder", "--data", str(tmp_path / "data"),
+                   out=tmp_path / "a.log")
+    try:
+        for name in ("random", "greedy"):
+            first.ok("bots", "add", name, "--dir", BOTS / name)
+        wait_ladder(first, 3)
+    finally:
+        assert first.stop() == 0
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        before = {r[0] for r in conn.execute("SELECT key FROM matches")}
+    with psycopg.connect(postgres_url) as lock:
+        lock.execute("LOCK TABLE matches IN ACCESS EXCLUSIVE MODE")   # until the commit
+        served = Served(postgres_url, mark, "--ladder", "--data", str(tmp_path / "data"),
+                        token=first.token, out=tmp_path / "b.log")
+        try:
+            added = served.ok("bots", "add", "alice")
+            assert "bot token: " in added.stdout, added.stdout
+        except BaseException:
+            served.stop()         # while the lock holds: a stop waits for no read
+            raise
+    try:
+        wait_ladder(served, len(before) + 3)
+    finally:
+        assert served.stop() == 0
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        keys = [r[0] for r in conn.execute("SELECT key FROM matches")]
+    assert len(keys) == len(set(keys))
+    assert sorted(int(k[1:]) for k in keys) == list(range(1, len(keys) + 1))
+    assert "Traceback" not in served.output
+
+
 def test_after_a_database_restart_one_server_at_a_time_still_holds(tmp_path, mark,
                                                                    postgres_server, postgres_url):
     """A PostgreSQL restart ends the session that holds a server's lock: a second server
