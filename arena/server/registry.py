@@ -140,8 +140,9 @@ class Registry:
                                 "server's, not the bot's: add it again later") from None
         status = "active" if report.failed == 0 else "failed"
         bot = self._update(bot.id, status=status, folder=str(folder), report=report.to_dict())
-        log.info("bot %s %s: hosted, %s", bot.display,
-                 "entered" if status == "active" else "not entered", report.summary())
+        log.info("bot %s %s: hosted, its check %d passed, %d failed", bot.display,
+                 "entered" if status == "active" else "not entered", report.passed,
+                 report.failed)
         return Upload(bot, report)
 
     def remove(self, name: str) -> RegisteredBot:

@@ -1223,8 +1223,8 @@ def test_a_cancelled_tournament_stops_is_not_resumed_by_a_restart_and_plays_on_w
     served.stop()
     # the server's journal: who entered, what started and how it ended
     assert journal(served) == [
-        "bot random entered: hosted, check-bot: random: 13 passed, 0 failed",
-        "bot greedy entered: hosted, check-bot: greedy: 13 passed, 0 failed",
+        "bot random entered: hosted, its check 13 passed, 0 failed",
+        "bot greedy entered: hosted, its check 13 passed, 0 failed",
         "tournament long started: random, greedy, 300 of 300 matches to play",
         f"tournament long ended: {played} of 300 matches played in S s: cancelled by the "
         f"organiser after {played} of 300 matches; following it by name plays what is left"]
