@@ -68,12 +68,12 @@ def test_every_method_answers_bytes_that_are_not_protobuf_with_invalid_argument(
 
     with caplog.at_level(logging.WARNING):
         got = asyncio.run(go())
-    for name, (expected, (code, details)) in got.items():
-        assert code == grpc.StatusCode.INVALID_ARGUMENT, (name, code, details)
+    for name, (expected, (code, said)) in got.items():
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (name, code, said)
         if name == "UploadBot":
-            assert "a message of the upload is not an UploadChunk" in details
+            assert "a message of the upload is not an UploadChunk" in said
         else:
-            assert f"the request is not a {expected}: protobuf cannot parse it" in details, details
+            assert f"the request is not a {expected}: protobuf cannot parse it" in said, said
     assert not [r for r in caplog.records if r.name.startswith("grpc")], caplog.text
 
 
