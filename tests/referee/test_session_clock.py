@@ -47,8 +47,12 @@ def test_each_wait_times_out_at_its_own_deadline(before):
         return waited, waited_again
 
     waited, waited_again = asyncio.run(go())
-    assert 0.19 <= waited < 0.6
-    assert 0.09 <= waited_again < 0.5
+    # at its deadline, not before; and well short of the 10 s an earlier turn's timer,
+    # not moved, would take. Not much after it either, bar the machine's load: a pause of
+    # a starved loop is not the bot's (the live clock), and the timer is set again for it
+    # (0.6 s and 0.5 s as bounds failed 1 run in 300 of each, beside the test suite)
+    assert 0.19 <= waited < 5
+    assert 0.09 <= waited_again < 5
 
 
 def test_an_answer_in_time_is_taken_however_the_timer_stood():
