@@ -221,15 +221,17 @@ def test_echoes_64_bit_turn_ids_retries_after_a_rejection_and_exits_0_on_goodbye
 
 
 def scripted_run(cpp_bot, tmp_path, script, *args: str, timeout: float = 15):
-    """The bot against ``script`` on a scripted referee: exit code, stderr, seconds."""
+    """The bot against ``script`` on a scripted referee: exit code, stderr, and the seconds
+    from its first connection to its exit (its start, slow on a loaded machine, left out)."""
     address = f"unix:{tmp_path / 'ref.sock'}"
 
     async def scenario():
-        server, _, _ = await serve(script, address)
+        server, servicer, _ = await serve(script, address)
         try:
             started = time.monotonic()
             proc = await start_bot(cpp_bot, "--referee", address, "--token", "t", *args)
-            return (*await finish(proc, timeout), time.monotonic() - started)
+            ended = await finish(proc, timeout)
+            return (*ended, time.monotonic() - (servicer.first_stream_at or started))
         finally:
             await server.stop(0)
 

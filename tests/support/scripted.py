@@ -6,6 +6,7 @@ an error status at once)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 import grpc
@@ -14,13 +15,17 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 class ScriptedReferee(referee_pb2_grpc.RefereeServicer):
     """Serves ono99.v1.Referee; each Play stream runs ``script(stream)`` (read/write).
-    ``done`` holds how the first stream to finish ended."""
+    ``done`` holds how the first stream to finish ended; ``first_stream_at`` when the
+    first stream came (time.monotonic), None before."""
 
     def __init__(self, script) -> None:
         self.script = script
         self.done: asyncio.Future | None = None
+        self.first_stream_at: float | None = None
 
     async def Play(self, request_iterator, context):
+        if self.first_stream_at is None:
+            self.first_stream_at = time.monotonic()
         stream = Stream(context)
         try:
             await self.script(stream)
