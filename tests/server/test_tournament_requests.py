@@ -146,7 +146,8 @@ def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
     """A tournament under the limit but big (60,000 matches, about 1.5 s of planning) does
     not stop the server's loop: other calls are answered meanwhile. (The planning is in a
     thread; on a machine loaded many times over its cores, the loop's thread waited
-    0.53 s once for its turn: the bound is 1 s, under the planning's own time.)"""
+    0.53 s once for its turn, and 1.19 s another time, when 1 s was the bound: the bound
+    is half the start's own time, which a planning on the loop would stop it for whole.)"""
     async def scenario(stub, auth):
         gaps, stop = [], asyncio.Event()
 
@@ -157,15 +158,17 @@ def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
                 gaps.append(asyncio.get_running_loop().time() - t - 0.01)
 
         ticker = asyncio.create_task(tick())
+        t0 = asyncio.get_running_loop().time()
         started = await _started(stub, auth, pb.TournamentRequest(
             name="big", bots=["ra", "rb"], games=60_000, no_duplicate=True))
+        took = asyncio.get_running_loop().time() - t0
         stop.set()
         await ticker
-        return started, max(gaps)
+        return started, max(gaps), took
 
-    started, gap = run(tmp_path, scenario)
+    started, gap, took = run(tmp_path, scenario)
     assert started.started.total == 60_000
-    assert gap < 1.0, f"the server's loop stood still for {gap:.2f} s"
+    assert gap < took / 2, f"the server's loop stood still for {gap:.2f} s of {took:.2f} s"
 
 
 def test_a_finished_tournament_followed_after_a_restart_tells_its_end(tmp_path):
