@@ -105,8 +105,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         client.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        # watching is over and the process only exits now: a later Ctrl-C (the third of
+        # three pressed) is ignored, where the handlers restored let it kill the viewer
+        # as it exited (status -2, not 0)
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
 
 
 # ---------------------------------------------------------------- matches

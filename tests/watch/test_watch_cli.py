@@ -290,6 +290,30 @@ def test_off_a_terminal_ctrl_c_or_sigterm_ends_watching_at_once(service, mark, s
         service.call(script.release)
 
 
+def test_off_a_terminal_ctrl_c_pressed_until_it_exits_still_ends_watching_with_0(service,
+                                                                                mark):
+    """A Ctrl-C that came after watching was over, as the viewer exited, killed it
+    (status -2): it had put back the handlers it replaced. However long they keep coming,
+    it exits 0."""
+    played, script = held_match(service, seed=44)
+    proc = subprocess.Popen(launched(command("watch", service.address, "--tv")), cwd=ROOT,
+                            env=env_for(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("match "), (first, proc.stderr.read() if not first else "")
+        deadline = time.monotonic() + 10
+        while proc.poll() is None and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.005)
+        assert proc.wait(timeout=1) == 0, proc.stderr.read()
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+        service.call(script.release)
+
+
 # ---------------------------------------------------------------- on a terminal
 
 def test_on_a_terminal_a_live_table_until_the_match_ends(service, mark):
