@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from arena.rules.errors import ConfigError
-from arena.store import Store, StoreError, is_url, open_store, redact
+from arena.store import Store, is_url, open_store, redact
 from arena.store.location import HELP, METAVAR
 
 #: Where results go when no --db is given.
@@ -33,13 +33,11 @@ def missing_file(location: str) -> bool:
 
 def open_existing(location: str, hint: str) -> Store:
     """The store at ``location``, which must exist: :class:`ConfigError` (with ``hint``,
-    what to give instead) if it is a missing file or cannot be opened."""
+    what to give instead) if it is a missing file, :class:`StoreError` if it cannot be
+    opened."""
     if missing_file(location):
         raise ConfigError(f"no database at {location} ({hint})")
-    try:
-        return open_store(location, reading=True)
-    except StoreError as exc:
-        raise ConfigError(str(exc)) from None
+    return open_store(location, reading=True)
 
 
 def shown(location: str) -> str:

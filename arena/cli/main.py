@@ -15,9 +15,34 @@ from arena.cli import (
 )
 from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
+from arena.store import RefusedError, StoreError
 
 COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
             conformance, bench)
+
+# The exit status of every command (the README's "Exit status" says the same):
+OK = 0            # done
+FAILED = 1        # it ran, or tried to, and failed: a server or database that does not
+                  # answer or fails, a match not played, a check or a vector that fails,
+                  # a run stopped on an error (its resume line printed)
+USAGE = 2         # refused as asked, nothing done: a bad option or value (argparse's own
+                  # code), a file, folder, bot, tournament or match that is not there or
+                  # not what it should be, a wrong token, a port or a database (or its
+                  # tournament) another process holds
+INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
+
+
+def exit_status(exc: BaseException) -> int | None:
+    """USAGE or FAILED for an error a command ends on, whose message is the one line to
+    print; None for any other (a bug: its traceback is printed).
+
+    A command returns FAILED itself where it says more than one line (a tournament's
+    resume line, check-bot's report)."""
+    if isinstance(exc, (ConfigError, RefusedError)):
+        return USAGE
+    if isinstance(exc, StoreError):
+        return FAILED
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,18 +72,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(sig, as_ctrl_c)
     try:
         return args.run(args)
-    except ConfigError as exc:
-        print(f"arena {args.command}: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
         # whoever read the output has gone (arena matches --json | head): stop quietly,
         # exit status 1; stdout goes to /dev/null so that
         # the flush at exit cannot fail again
         output.stdout_gone()
-        return 1
+        return FAILED
+    except Exception as exc:
+        status = exit_status(exc)
+        if status is None:
+            raise
+        print(f"arena {args.command}: error: {exc}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,7 +15,7 @@ from arena.cli.database import DEFAULT_DB, add_db_option, open_existing
 from arena.cli.serve import add_server_options, client
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
-from arena.store import StoreError
+from arena.store.base import NotFoundError
 from arena.server.wire import standings_dict
 from arena.tournament.standings import BotLine, Standings, faults_text, interval_text, standings
 
@@ -112,8 +112,6 @@ def run_standings(args: argparse.Namespace) -> int:
     try:
         record = store.tournament(args.name)
         board = standings(store.matches(record), record.bots)
-    except StoreError as exc:
-        raise ConfigError(str(exc)) from None
     finally:
         store.close()
     if args.json:
@@ -132,8 +130,6 @@ def run_matches(args: argparse.Namespace) -> int:
     try:
         record = store.tournament(args.name)
         matches = store.matches(record)
-    except StoreError as exc:
-        raise ConfigError(str(exc)) from None
     finally:
         store.close()
     if args.limit is not None:
@@ -159,11 +155,9 @@ def run_show(args: argparse.Namespace) -> int:
     try:
         match = store.find_match(args.match)
         if match is None:
-            raise StoreError(f"no match {args.match!r} in {store.describe()} (give "
-                             "the number arena matches shows, or the match id spectators see)")
+            raise NotFoundError(f"no match {args.match!r} in {store.describe()} (give "
+                                "the number arena matches shows, or the match id spectators see)")
         events = store.events(match.id)
-    except StoreError as exc:
-        raise ConfigError(str(exc)) from None
     finally:
         store.close()
     if args.json:

@@ -195,10 +195,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
         logs_folder(args.logs or default_logs(name))   # before any setup runs
         set_up(manifests, args, bot_factory(args))
-    try:
-        store = open_store(args.db, durable=args.durable)
-    except StoreError as exc:
-        raise ConfigError(str(exc)) from None
+    store = open_store(args.db, durable=args.durable)
     claim = None   # one process plays a tournament at a time
     try:
         if args.resume:
@@ -221,12 +218,10 @@ def run_tournament(args: argparse.Namespace) -> int:
                                       f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
                 tournament = Tournament.create(store, name, settings)
             claim = store.claim_tournament(tournament.record)
-    except BaseException as exc:
+    except BaseException:
         if claim is not None:
             claim.release()
         store.close()
-        if isinstance(exc, StoreError):
-            raise ConfigError(str(exc)) from None
         raise
     try:
         return _run(tournament, args, console, err)

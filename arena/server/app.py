@@ -102,7 +102,9 @@ class ArenaServer:
     @classmethod
     async def start(cls, db: str | Path, options: ServeOptions = ServeOptions()) -> ArenaServer:
         """Open (or create) the database (a SQLite file or a PostgreSQL URL) and serve.
-        :class:`ConfigError` if it cannot."""
+        :class:`StoreError` if the database cannot be had (a :class:`RefusedError` where
+        it is none to serve, or another server's), :class:`ConfigError` if the rest
+        cannot."""
         location = str(db)
         data_dir = options.data_dir or data_dir_for(location)
         try:   # made now: a file there made every hosted upload fail with a traceback
@@ -110,24 +112,21 @@ class ArenaServer:
         except OSError as exc:
             raise ConfigError(f"the data folder {data_dir} cannot be made: "
                               f"{exc.strerror or exc}") from None
-        try:
-            # its schema brought up to date only once it is this server's: a newer arena
-            # started beside a running server (an upgrade) was refused, but had migrated
-            # the database under it, and the older arena could then not open it again
-            store = open_store(location, migrate=False)
-        except StoreError as exc:
-            raise ConfigError(str(exc)) from None
+        # its schema brought up to date only once it is this server's: a newer arena
+        # started beside a running server (an upgrade) was refused, but had migrated
+        # the database under it, and the older arena could then not open it again
+        store = open_store(location, migrate=False)
         try:
             claim = store.claim()              # one server at a time on a database
-        except StoreError as exc:
+        except StoreError:
             store.close()
-            raise ConfigError(str(exc)) from None
+            raise
         try:
             store.migrate()
-        except StoreError as exc:
+        except StoreError:
             claim.release()
             store.close()
-            raise ConfigError(str(exc)) from None
+            raise
         app = cls(store, data_dir, options)
         app._claim = claim
         token = new_token()

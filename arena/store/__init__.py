@@ -4,6 +4,7 @@ from arena.store.base import (
     BotRecord,
     BotVersion,
     MatchRecord,
+    RefusedError,
     RegisteredBot,
     Store,
     StoreError,
@@ -27,5 +28,5 @@ def open_store(location: str, durable: bool = False, reading: bool = False,
     return SQLiteStore(location, durable=durable, reading=reading, migrate=migrate)
 
 
-__all__ = ["BotRecord", "BotVersion", "MatchRecord", "RegisteredBot", "SQLiteStore", "Store", "StoreError",
+__all__ = ["BotRecord", "BotVersion", "MatchRecord", "RegisteredBot", "RefusedError", "SQLiteStore", "Store", "StoreError",
            "TournamentRecord", "is_url", "open_store", "redact"]

@@ -100,7 +100,23 @@ class RegisteredBot:
 
 
 class StoreError(Exception):
-    """A storage request cannot be met (unknown tournament, name taken, newer schema...)."""
+    """A storage request cannot be met (unknown tournament, name taken, newer schema...).
+
+    A plain StoreError is the database failing (no connection, a lock held too long, a
+    full disk): the command may work later. A :class:`RefusedError` is the request
+    refused as it was made. The command line exits 1 for the first, 2 for the second
+    (:func:`arena.cli.main.exit_status`)."""
+
+
+class RefusedError(StoreError):
+    """The database refuses the request as it was made: it names what is not there, or
+    what another process holds, or a database this arena cannot use as it is. Giving
+    something else is the fix, not trying again."""
+
+
+class UnusableDatabaseError(RefusedError):
+    """The database given is none this arena can use as it is: not a database, another
+    program's, a newer arena's, or a file SQLite cannot open or write where it is."""
 
 
 def is_row_id(value: int) -> bool:
@@ -109,7 +125,7 @@ def is_row_id(value: int) -> bool:
     return -2**63 <= value < 2**63
 
 
-class NotFoundError(StoreError):
+class NotFoundError(RefusedError):
     """The store has no such tournament or match."""
 
 
@@ -118,7 +134,7 @@ class AlreadyStoredError(StoreError):
     help, where other store errors (a full disk, a lock, a server away) may pass."""
 
 
-class TournamentExistsError(StoreError):
+class TournamentExistsError(RefusedError):
     """A tournament of that name is stored already."""
 
 
@@ -145,7 +161,7 @@ class Claim:
             self._close = None
 
 
-class TournamentInPlayError(StoreError):
+class TournamentInPlayError(RefusedError):
     """Another process is playing that tournament on this database."""
 
 
@@ -156,8 +172,8 @@ def tournament_in_play(name: str, where: str) -> TournamentInPlayError:
         "other's results: wait for it to end, or stop it (what it stored is kept)")
 
 
-def already_claimed(where: str) -> StoreError:
-    return StoreError(f"another arena serve is already using {where}: one server at a time "
+def already_claimed(where: str) -> RefusedError:
+    return RefusedError(f"another arena serve is already using {where}: one server at a time "
                       "may (two would deal the same ladder matches and resume the same "
                       "tournaments); stop it first, or serve another database")
 

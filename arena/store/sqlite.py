@@ -38,6 +38,7 @@ from arena.store.base import (
     StoreError,
     TournamentExistsError,
     TournamentRecord,
+    UnusableDatabaseError,
     already_claimed,
     is_row_id,
     not_found,
@@ -130,7 +131,7 @@ class SQLiteStore(Store):
         if self.path in ("", ":memory:") or self.path.startswith("file:"):
             # SQLite's own names for a database of no file, which every connection (a
             # worker's, a resume's) sees empty: a tournament's results would be lost
-            raise StoreError(f"{self.path!r} is no database file: give the path of one "
+            raise UnusableDatabaseError(f"{self.path!r} is no database file: give the path of one "
                              "(it is made if missing)")
         # SQLite's -wal and -shm files, and this store's claims, go by the file's name: a
         # second name for the file (a hard link) is a second database to them, and two
@@ -144,7 +145,7 @@ class SQLiteStore(Store):
         except OSError:
             links = 1           # not made yet (or unreadable: connect says why)
         if links > 1:
-            raise StoreError(f"cannot open database {self.path}: the file has {links} names "
+            raise UnusableDatabaseError(f"cannot open database {self.path}: the file has {links} names "
                              "(hard links), and SQLite keeps its journal and locks by name, so "
                              "two programs using two names would corrupt it: keep one name "
                              "(remove the other links, or copy the file)")
@@ -153,7 +154,7 @@ class SQLiteStore(Store):
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout,
                                       check_same_thread=not any_thread)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+            raise UnusableDatabaseError(f"cannot open database {self.path}: {exc}") from None
         try:
             self._set_up(migrate)
         except sqlite3.Error as exc:
@@ -161,8 +162,12 @@ class SQLiteStore(Store):
             if reading and _read_only_fs(self._real):
                 self._open_read_only(exc)
                 return
-            raise StoreError(f"cannot open database {self.path}: {exc}"
-                             f"{_unwritable(self._real)}") from None
+            # a lock held past the wait may pass; the file itself (not a database, a
+            # read-only or unwritable place) is for the user to change
+            unusable = not _busy(exc)
+            raise (UnusableDatabaseError if unusable else StoreError)(
+                f"cannot open database {self.path}: {exc}"
+                f"{_unwritable(self._real) if unusable else ''}") from None
         except BaseException:
             self.db.close()
             raise
@@ -174,7 +179,7 @@ class SQLiteStore(Store):
         then change; a `-wal` beside it (a writer's, through another mount) or an older
         schema (no migration can run) is refused, saying why."""
         if os.path.exists(f"{self._real}-wal"):
-            raise StoreError(f"cannot open database {self.path}: it is on a read-only file "
+            raise UnusableDatabaseError(f"cannot open database {self.path}: it is on a read-only file "
                              f"system, beside a -wal file of changes not yet in it (another "
                              f"program may be writing it): open it where it is written, or "
                              f"copy the file and its -wal ({why})")
@@ -185,11 +190,11 @@ class SQLiteStore(Store):
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.Error as exc:
             self.db.close()
-            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+            raise UnusableDatabaseError(f"cannot open database {self.path}: {exc}") from None
         try:
             refuse_newer(self.path, version, "sqlite")
             if version != SCHEMA_VERSION:
-                raise StoreError(f"cannot open database {self.path}: it was written by an "
+                raise UnusableDatabaseError(f"cannot open database {self.path}: it was written by an "
                                  f"older arena (schema {version}, now {SCHEMA_VERSION}), "
                                  "and is on a read-only file system, where it cannot be "
                                  "brought up to date: copy it somewhere writable")
@@ -223,8 +228,7 @@ class SQLiteStore(Store):
                     self._migrate()
                 return
             except sqlite3.OperationalError as exc:
-                busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
-                if not busy or time.monotonic() + pause > deadline:
+                if not _busy(exc) or time.monotonic() + pause > deadline:
                     raise
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
@@ -258,7 +262,7 @@ class SQLiteStore(Store):
         if rows and not rows[0][1]:
             tables = [name for name, _ in rows]
             shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-            raise StoreError(f"{self.path} is a SQLite database of something else (tables: "
+            raise UnusableDatabaseError(f"{self.path} is a SQLite database of something else (tables: "
                              f"{shown}), not an arena database; give another --db")
 
     def _migrate(self) -> None:
@@ -540,6 +544,11 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.db.close()
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite failed on another connection's lock (SQLITE_BUSY)."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _unwritable(path: str) -> str:

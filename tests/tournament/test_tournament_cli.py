@@ -501,6 +501,26 @@ def test_the_readers_refuse_a_missing_or_empty_database(tmp_path, mark, known_db
     assert line.endswith(f"no tournament called 'nope' in {known_db}; known: known")
 
 
+def test_a_database_that_does_not_answer_is_exit_1_and_one_that_is_none_exit_2(tmp_path, mark):
+    """Exit 2 is a request to change (a file that is no database); exit 1 a database that
+    failed (no server answers at the URL), which may work later: every command exited 2
+    for both, as for a bad option."""
+    needs_module("psycopg")
+    url = "postgresql://arena@127.0.0.1:1/arena"          # nothing listens at port 1
+    garbage = tmp_path / "garbage.db"
+    garbage.write_text("not a database\n")
+    for args in (["standings"], ["matches"], ["show", "1"],
+                 ["tournament", BOTS / "random", BOTS / "greedy", "--games", 1,
+                  "--logs", tmp_path / "logs"]):
+        proc = arena(mark, *args, "--db", url)
+        assert proc.returncode == 1 and proc.stdout == "", proc.stdout + proc.stderr
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            f"arena {args[0]}: error: cannot connect to {url}: "), proc.stderr
+        line = error_line(arena(mark, *args, "--db", garbage), args[0])
+        assert line.endswith(f"cannot open database {garbage}: file is not a database")
+
+
 @pytest.mark.parametrize("reader", [["matches", "--json"], ["standings", "--json"], ["show", "1"]])
 def test_a_reader_whose_output_is_closed_stops_quietly(mark, known_db, reader):
     """``arena matches --json | head``: whoever reads the output goes away. The JSON
@@ -1160,7 +1180,10 @@ def test_a_reader_of_an_unreachable_postgresql_server_gets_one_error_line(mark):
     from support.postgres import free_port
 
     url = f"postgresql://arena:hunter2@127.0.0.1:{free_port()}/arena"
-    line = error_line(arena(mark, "standings", "--db", url), "standings")
+    proc = arena(mark, "standings", "--db", url)
+    # exit 1: a database that fails, which may work later (it was 2, as a bad option)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    [line] = proc.stderr.splitlines()
     assert f"cannot connect to {url.replace('hunter2', '***')}: " in line and "hunter2" not in line
 
 

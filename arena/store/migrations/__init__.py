@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from arena.store.base import StoreError
+from arena.store.base import StoreError, UnusableDatabaseError
 
 _FILE = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
 
@@ -67,5 +67,5 @@ def refuse_newer(where: str, version: int, backend: str) -> None:
     files for: a newer arena wrote it, and this one would misread it."""
     known = schema_version(backend)
     if version > known:
-        raise StoreError(f"{where} has schema version {version}, newer than this arena's "
+        raise UnusableDatabaseError(f"{where} has schema version {version}, newer than this arena's "
                          f"{known}: upgrade the arena")
