@@ -29,6 +29,17 @@ from ono99.transport import grpc
 #: size exceeds hard limit". Details are cut to this many bytes of UTF-8.
 MAX_DETAILS = 1000
 
+#: The status codes by which an arena server refuses a request as it was made (an unknown
+#: name, a bad value, a wrong token, a tournament that is not running): the caller is to
+#: ask something else, and trying again cannot help. Any other code is the call failing
+#: (no server there, no answer in time, an error of the server's): the command line exits
+#: 2 for the first, 1 for the second (:func:`arena.cli.main.exit_status`).
+REFUSALS = frozenset({
+    grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.OUT_OF_RANGE,
+})
+
 
 def port_out_of_range(address: str) -> bool:
     """Whether ``address`` (HOST:PORT; a ``unix:`` one never is) names a port past 65535

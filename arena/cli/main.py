@@ -15,6 +15,7 @@ from arena.cli import (
 )
 from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
+from arena.server.client import ServerError
 from arena.store import RefusedError, StoreError
 
 COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
@@ -40,7 +41,7 @@ def exit_status(exc: BaseException) -> int | None:
     resume line, check-bot's report)."""
     if isinstance(exc, (ConfigError, RefusedError)):
         return USAGE
-    if isinstance(exc, StoreError):
+    if isinstance(exc, (StoreError, ServerError)):
         return FAILED
     return None
 

@@ -32,6 +32,7 @@ from arena.referee.results import MatchResult, Status
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_ranking
 from arena.rules.rulesets import parse_option_args
+from arena.server.client import ServerError
 from arena.store import StoreError, open_store
 from arena.store.base import TournamentExistsError
 from arena.tournament.executors import EXECUTORS, check_address, joined
@@ -422,7 +423,7 @@ def run_on_server(args: argparse.Namespace) -> int:
             err.print(f"no longer following; the tournament goes on on the server. Follow it "
                       f"again with: {follow_again()}")
             return 130
-        except ConfigError as exc:
+        except (ConfigError, ServerError) as exc:
             if view is None:       # refused, or no server: nothing was followed yet
                 raise
             # the stream broke: the server was killed, or the network between went away
@@ -433,7 +434,7 @@ def run_on_server(args: argparse.Namespace) -> int:
             return 1
         try:
             final = c.standings(name, LOS_TABLE_BOTS)
-        except ConfigError:
+        except (ConfigError, ServerError):
             if not stopped:
                 raise
             final = None           # a server that stopped: the error below says it all

@@ -1,7 +1,9 @@
 """The organiser's side of a server: the Organizer service over gRPC, for the CLI.
 
-Every call carries the organiser token; every failure becomes one :class:`ConfigError`
-line that says what went wrong (no server there, a wrong token, an unknown bot...).
+Every call carries the organiser token; every failure becomes one line that says what
+went wrong: a :class:`ConfigError` where the server refused the request as it was made (a
+wrong token, an unknown bot...), a :class:`ServerError` where the call failed (no server
+there, no answer in time, an error of the server's).
 """
 
 from __future__ import annotations
@@ -16,13 +18,19 @@ from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
 
-from arena.rpc import port_out_of_range
+from arena.rpc import REFUSALS, port_out_of_range
 from arena.rules.errors import ConfigError
 
 ENV_TOKEN = "ONO99_ORGANIZER_TOKEN"
 ENV_TLS_CA = "ONO99_TLS_CA"
 CHUNK = 32 * 1024   # under the server's 64 KiB cap on what it receives
 STANDINGS_TIMEOUT_S = 300.0   # the server fits them when asked: a 500-bot ladder's, ~20 s
+
+
+class ServerError(Exception):
+    """A call to the server failed: nothing answers at its address, it did not answer in
+    time, or it failed itself. Not the request's fault: it may work later (the command
+    line exits 1; 2 for the :class:`ConfigError` of a refused request)."""
 
 
 def channel_credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None:
@@ -74,14 +82,14 @@ class OrganizerClient:
         except grpc.RpcError as exc:
             raise self._error(exc) from None
 
-    def _error(self, exc: grpc.RpcError) -> ConfigError:
+    def _error(self, exc: grpc.RpcError) -> ConfigError | ServerError:
         code = exc.code()
         if code == grpc.StatusCode.UNAVAILABLE:
-            return ConfigError(f"no arena server answers at {self.address} (is arena serve "
+            return ServerError(f"no arena server answers at {self.address} (is arena serve "
                                f"running there? with TLS, give --tls or --tls-ca): {exc.details()}")
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return ConfigError(f"the server at {self.address} did not answer in time")
-        return ConfigError(exc.details() or code.name)
+            return ServerError(f"the server at {self.address} did not answer in time")
+        return (ConfigError if code in REFUSALS else ServerError)(exc.details() or code.name)
 
     # ---------------------------------------------------------------- calls
 

@@ -52,10 +52,31 @@ def test_the_organizer_token_is_printed_once_and_required(server, tmp_path):
     assert proc.returncode == 2
     assert "organiser commands need the organiser token" in proc.stderr
     proc = server.arena("bots", "list", ONO99_ORGANIZER_TOKEN="not-the-token")
-    assert proc.returncode != 0, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     assert "the organiser token given is not this server's" in proc.stderr, proc.stderr
     # the token is kept hashed: not in the database
     assert server.token.encode() not in server.db.read_bytes()
+
+
+def test_a_server_that_does_not_answer_is_exit_1_and_one_that_refuses_exit_2(server):
+    """Exit 2 is a request to change (the server refused it: an unknown bot, a wrong
+    token); exit 1 a server that failed the call (nothing answers at the address), which
+    may work later. The organiser's commands exited 2 for both, where arena watch exited
+    1 for a server that is not there."""
+    with socket.socket() as closed:      # a port nothing listens at
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"127.0.0.1:{closed.getsockname()[1]}"
+    for args in (["bots", "list"], ["bots", "remove", "nobody"], ["standings", "nope"],
+                 ["tournament", "a", "b", "--games", "1"]):
+        proc = subprocess.run(command(*args, "--server", nowhere), cwd=ROOT,
+                              env=server.env(), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and proc.stdout == "", proc.stdout + proc.stderr
+        assert proc.stderr.splitlines() == [proc.stderr.strip()] and proc.stderr.startswith(
+            f"arena {args[0]}: error: no arena server answers at {nowhere} "), proc.stderr
+        refused = server.arena(*args)
+        if args[0] != "bots" or args[1] != "list":     # the one that is not refused
+            assert refused.returncode == 2 and refused.stdout == "", refused.stderr
+            assert refused.stderr.splitlines() == [refused.stderr.strip()], refused.stderr
 
 
 def test_remote_and_hosted_bots_play_a_tournament_on_the_server(server, node):
