@@ -25,7 +25,7 @@ from arena.cli.match_log import MatchLogPrinter
 from arena.cli.table_view import match_view
 from arena.rules.errors import ConfigError
 from arena.rules.events import FORFEIT
-from arena.store import StoreError, open_store
+from arena.store import open_store
 from arena.store.base import NotFoundError
 from arena.watch import wire
 from arena.watch.records import RecordError, from_file, from_store
@@ -60,11 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if not SPEEDS[0] <= args.speed <= SPEEDS[-1]:
         raise ConfigError(f"--speed must be between {SPEEDS[0]:g} and {SPEEDS[-1]:g}")
-    try:
-        record = load(args.match, args.db)
-    except (RecordError, StoreError) as exc:
-        print(f"arena replay: error: {exc}", file=sys.stderr)
-        return 1
+    record = load(args.match, args.db)   # its errors end as arena.cli.main.exit_status says
     last = len(record.frames) - 1
     if not 0 <= args.turn <= last:
         raise ConfigError(f"--turn {args.turn} is not a frame of this match: 0 to {last}")
@@ -83,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
 def load(match: str, db: str | None) -> pb.MatchSnapshot:
     """The record ``match`` names: a file (without --db), else a match of the database,
-    by the id spectators see or the number `arena matches` shows."""
+    by the id spectators see or the number `arena matches` shows. :class:`RecordError`
+    if there is none such; :class:`StoreError` if the database cannot be read."""
     path = Path(match)
     if db is None and (path.exists() or path.suffix in (".json", ".jsonl") or "/" in match):
         return from_file(path)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.processes import env_for, kill_marked, new_mark
+from support.requirements import needs_module
 from rich.text import Text
 from support.terminal import Terminal
 
@@ -155,8 +156,10 @@ def test_a_tournament_match_replays_by_number_or_by_id(tmp_path, mark):
                                   "a seat it does not have", "a card no deck has",
                                   "unknown match", "no database", "an empty file",
                                   "events with no match line", "escapes in a record",
-                                  "escapes in an event log"])
-def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
+                                  "escapes in an event log", "a file that is no database"])
+def test_what_cannot_be_replayed_is_one_line_and_exit_2(tmp_path, mark, case):
+    """A match, a file or a database that is not there, or not what it should be, is a
+    request to change: exit 2, as arena show says it (it was 1, as for a failure)."""
     db = tmp_path / "empty.db"
     open_store(str(db)).close()
     (tmp_path / "notes.txt").write_text("hello\n")
@@ -174,6 +177,7 @@ def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
     (tmp_path / "esc.jsonl").write_text('{"type": "match", "seats": ["a", "b"], "ruleset": '
                                         '"modern", "match_id": "m", "seed": 1, "time_control": '
                                         '{"\\u001b[2J": 1}}\n{"type": "result"}\n')
+    (tmp_path / "garbage.db").write_text("not a database\n")
     args, message = {
         "no file": ([tmp_path / "gone.jsonl"], f"cannot read {tmp_path / 'gone.jsonl'}: No such file"),
         "not a record": ([tmp_path / "notes.txt"], "is neither an arena match event log nor a "
@@ -194,11 +198,23 @@ def test_what_cannot_be_replayed_is_one_line_and_exit_1(tmp_path, mark, case):
                                       "match line)"),
         "escapes in a record": ([tmp_path / "esc.json"], "\\x1b]0;TITLE\\x1b"),
         "escapes in an event log": ([tmp_path / "esc.jsonl"], "'\\x1b[2J'"),
+        "a file that is no database": (["1", "--db", tmp_path / "garbage.db"],
+                                       "file is not a database"),
     }[case]
     proc = arena(mark, "replay", *args)
     assert "\x1b" not in proc.stderr, repr(proc.stderr)
-    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("arena replay: error: ") and message in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_a_database_that_does_not_answer_is_one_line_and_exit_1(mark):
+    """A failure, not a request to change: it may work later."""
+    needs_module("psycopg")
+    url = "postgresql://arena@127.0.0.1:1/arena"          # nothing listens at port 1
+    proc = arena(mark, "replay", "1", "--db", url)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith(f"arena replay: error: cannot connect to {url}: ")
     assert len(proc.stderr.splitlines()) == 1
 
 
