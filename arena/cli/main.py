@@ -17,6 +17,7 @@ from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
 from arena.server.client import ServerError
 from arena.store import RefusedError, StoreError
+from arena.watch.client import WatchError
 
 COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
             conformance, bench)
@@ -39,6 +40,8 @@ def exit_status(exc: BaseException) -> int | None:
 
     A command returns FAILED itself where it says more than one line (a tournament's
     resume line, check-bot's report)."""
+    if isinstance(exc, WatchError):
+        return USAGE if exc.refused else FAILED
     if isinstance(exc, (ConfigError, RefusedError)):
         return USAGE
     if isinstance(exc, (StoreError, ServerError)):

@@ -29,7 +29,7 @@ from arena.cli.table_view import match_view, matches_table, standings_table, tou
 from arena.rules.errors import ConfigError
 from arena.server.client import ENV_TOKEN
 from arena.watch.client import (
-    DEFAULT_ADDRESS, ENV_ADDRESS, Feed, Reconnecting, SpectatorClient, WatchError, spectator_address,
+    DEFAULT_ADDRESS, ENV_ADDRESS, Feed, Reconnecting, SpectatorClient, spectator_address,
 )
 from arena.watch.hub import MAX_DELAY_TURNS
 from arena.watch.viewer import WatchedMatch, WatchedTournament
@@ -94,10 +94,7 @@ def run(args: argparse.Namespace) -> int:
             return follow_match(console, client.watch_tv(delay=args.delay), "TV")
         if args.tournament is not None:
             return follow_tournament(console, client.watch_tournament(args.tournament))
-        return list_matches(console, client)
-    except WatchError as exc:
-        print(f"arena watch: error: {exc}", file=sys.stderr)
-        return 1
+        return list_matches(console, client)   # a WatchError ends as arena.cli.main says
     except KeyboardInterrupt:     # the way to stop watching: not an error
         return 0
     except BrokenPipeError:       # the reader of our output left (| head)

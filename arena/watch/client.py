@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
-from arena.rpc import port_out_of_range
+from arena.rpc import REFUSALS, port_out_of_range
 from arena.rules.errors import ConfigError
 from arena.server.client import channel_credentials
 from arena.text import printable, printable_strings
@@ -64,11 +64,15 @@ def spectator_address(given: str | None) -> str:
 
 class WatchError(Exception):
     """The spectator service cannot be reached, went away, or refused the call; the
-    message is the one line to show. ``retry``: whether the same call may work later."""
+    message is the one line to show. ``retry``: whether the same call may work later.
+    ``refused``: the service refused the request as it was made (an unknown match, a
+    wrong token), where the others are the call failing (the command line exits 2 for a
+    refusal, 1 for a failure)."""
 
-    def __init__(self, message: str, retry: bool = False) -> None:
+    def __init__(self, message: str, retry: bool = False, refused: bool = False) -> None:
         super().__init__(message)
         self.retry = retry
+        self.refused = refused
 
 
 def call_error(address: str, exc: grpc.RpcError) -> WatchError:
@@ -86,7 +90,7 @@ def call_error(address: str, exc: grpc.RpcError) -> WatchError:
         return WatchError(f"the spectator service at {address} did not answer in time", retry)
     if code == grpc.StatusCode.CANCELLED:
         return WatchError(f"the spectator service at {address} ended the stream", retry)
-    return WatchError(details or code.name)
+    return WatchError(details or code.name, refused=code in REFUSALS)
 
 
 @dataclass(frozen=True)

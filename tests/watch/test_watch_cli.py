@@ -194,15 +194,20 @@ def test_the_servers_refusals_are_its_own_one_line(service, mark):
         unknown = arena(mark, "watch", service.address, "--match", "nope")
         no_token = arena(mark, "watch", service.address, "--match", played.match_id,
                          "--token", "wrong")
+        no_tournament = arena(mark, "watch", service.address, "--tournament", "nope")
     finally:
         service.call(script.release)
-    assert unknown.returncode == 1 and unknown.stdout == ""
+    # a request to change (exit 2), as arena show's unknown match and arena bots' wrong
+    # token; they exited 1, as a service that is not there does
+    assert unknown.returncode == 2 and unknown.stdout == ""
     assert unknown.stderr == "arena watch: error: no match 'nope' here\n"
-    assert no_token.returncode == 1 and no_token.stdout == ""
+    assert no_token.returncode == 2 and no_token.stdout == ""
     # a wrong token is named as wrong (it was reported as a missing one)
     assert no_token.stderr == ("arena watch: error: the organiser token given is not this "
                                "arena's (the one arena serve printed, or $ONO99_ORGANIZER_TOKEN "
                                "of the arena playing)\n")
+    assert no_tournament.returncode == 2 and no_tournament.stdout == ""
+    assert no_tournament.stderr.startswith("arena watch: error: no tournament 'nope' ")
 
 
 @pytest.mark.parametrize("args, message", [
