@@ -18,6 +18,7 @@ from arena.rules.errors import ConfigError
 from arena.server.client import ServerError
 from arena.store import RefusedError, StoreError
 from arena.watch.client import WatchError
+from arena.web import WebServeError
 
 COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
             conformance, bench)
@@ -42,7 +43,7 @@ def exit_status(exc: BaseException) -> int | None:
     resume line, check-bot's report)."""
     if isinstance(exc, WatchError):
         return USAGE if exc.refused else FAILED
-    if isinstance(exc, (ConfigError, RefusedError)):
+    if isinstance(exc, (ConfigError, RefusedError, WebServeError)):
         return USAGE
     if isinstance(exc, (StoreError, ServerError)):
         return FAILED

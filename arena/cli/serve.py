@@ -22,7 +22,6 @@ from arena.server.client import OrganizerClient
 from arena.text import printable
 from arena.tournament.tournament import default_concurrency
 from arena.watch.hub import MAX_DELAY_TURNS
-from arena.web import WebServeError
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 
@@ -226,10 +225,7 @@ async def _serve(db: str, options, web: int | None) -> int:
         async with web_viewer(web, app.spectators.address, console):
             sys.stdout.flush()
             await asyncio.wait((stopped, lost), return_when=asyncio.FIRST_COMPLETED)
-    except WebServeError as exc:
-        print(f"arena serve: error: {exc}", file=sys.stderr)
-        return 1
-    finally:
+    finally:   # a WebServeError (its --web port taken since it was checked) ends as main says
         for task in (lost, stopped):
             task.cancel()
         await asyncio.gather(lost, stopped, return_exceptions=True)

@@ -9,7 +9,7 @@ import sys
 from arena.cli.signals import stop_signals
 from arena.cli.spectators import port_number
 from arena.watch.client import DEFAULT_ADDRESS, ENV_ADDRESS, spectator_address
-from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError
+from arena.web import DEFAULT_HOST, DEFAULT_PORT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,11 +49,8 @@ async def _serve(connect: str, host: str, port: int, tls: bool, tls_ca: str | No
                  allow_hosts: list[str]) -> int:
     from arena.web.server import WebViewer   # aiohttp: imported only when serving
 
-    try:
-        viewer = await WebViewer.start(connect, host, port, tls, tls_ca, allow_hosts)
-    except WebServeError as exc:
-        print(f"arena web: error: {exc}", file=sys.stderr)
-        return 1
+    # a WebServeError (no port to be had there) ends as arena.cli.main says
+    viewer = await WebViewer.start(connect, host, port, tls, tls_ca, allow_hosts)
     print(f"web viewer at {viewer.url}", flush=True)
     problem = await viewer.spectators.check()
     if problem is not None:

@@ -407,11 +407,12 @@ def fetch(url: str) -> tuple[int, bytes]:
 
 
 @pytest.mark.parametrize("host", ["", " "])
-def test_an_empty_host_is_one_line_and_exit_1_not_every_network(host):
-    # aiohttp listened on every interface, IPv4 and IPv6, for an empty host
+def test_an_empty_host_is_one_line_and_exit_2_not_every_network(host):
+    # aiohttp listened on every interface, IPv4 and IPv6, for an empty host; a bad
+    # option, it exited 1, as for a failure
     proc = subprocess.run(command("web", "--host", host, "--port", 0, "--connect", "127.0.0.1:1"),
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == ("arena web: error: the web viewer needs a host to listen on (--host): "
                            "give 0.0.0.0 to serve every network\n")
 
@@ -423,7 +424,8 @@ def test_a_web_port_in_use_is_one_line(tmp_path, mark):
         port = taken.getsockname()[1]
         proc = subprocess.run(command("web", "--port", port, "--connect", "127.0.0.1:1"), cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 1 and proc.stdout == ""
+        # exit 2, as match, tournament and serve below refuse it (arena web exited 1)
+        assert proc.returncode == 2 and proc.stdout == ""
         assert proc.stderr == (f"arena web: error: the web viewer cannot listen on 127.0.0.1:{port}: "
                                "the port is already in use\n")
         # match, tournament and serve refuse it before anything runs or is stored (a
