@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena",
         description="ONO 99 Arena: referee matches between bots, run tournaments, rate bots.",
+        epilog="Exit status: 0 done; 1 failed (a server or database that does not answer or "
+               "fails, a match not played, a check or vector that fails, a run stopped on an "
+               "error); 2 refused as asked, nothing done (a bad option, a file, bot, tournament "
+               "or match that is not there, a wrong token, a port or database another process "
+               "holds); 130 stopped by Ctrl-C or a signal. 'arena COMMAND --help' explains a "
+               "command.",
     )
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -126,15 +126,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--dir", type=Path, default=None, help="a hosted bot's folder")
     add_server_options(add)
     add.set_defaults(run=run_bots_add)
-    ls = what.add_parser("list", help="the bots entered, with their ratings and faults")
+    ls = what.add_parser("list", help="the bots entered, with their ratings and faults",
+                         description="The bot versions entered on the server: name, kind "
+                                     "(remote or hosted), version, whether it is connected, "
+                                     "its ladder Elo, matches and faults.")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     add_server_options(ls)
     ls.set_defaults(run=run_bots_list)
-    rm = what.add_parser("remove", help="withdraw a bot version (its token stops working)")
+    rm = what.add_parser("remove", help="withdraw a bot version (its token stops working)",
+                         description="Withdraw a bot version ('alpha v2', or the latest of "
+                                     "'alpha'): it plays no more (a remote one is cut off, its "
+                                     "token stops working; the tournaments playing it retire "
+                                     "it); its results stay.")
     rm.add_argument("name", help="the name it plays under ('alpha', 'alpha v2')")
     add_server_options(rm)
     rm.set_defaults(run=run_bots_remove)
-    lg = what.add_parser("logs", help="a hosted bot's recent output")
+    lg = what.add_parser("logs", help="a hosted bot's recent output",
+                         description="Print the end of a hosted bot's recent output (its "
+                                     "stderr, at most 64 KiB). A remote bot's output is on its "
+                                     "author's machine.")
     lg.add_argument("name", help="the name it plays under ('alpha', 'alpha v2')")
     add_server_options(lg)
     lg.set_defaults(run=run_bots_logs)

@@ -22,3 +22,26 @@ def test_ctrl_c_while_the_command_line_is_read_is_one_line_and_exit_130(monkeypa
         pytest.fail("the KeyboardInterrupt escaped the console script")
     assert code == 130
     assert capsys.readouterr().err == "arena: interrupted\n"
+
+
+def _commands(parser, prefix=("arena",)):
+    """Every (sub)command's parser under ``parser``, with its words (``arena bots list``)."""
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*prefix, name), sub
+                yield from _commands(sub, (*prefix, name))
+
+
+def test_every_command_s_help_says_what_it_does_and_arena_help_the_exit_statuses():
+    """`arena bots list --help` (and remove, logs) showed only its options; the exit
+    statuses were said nowhere a user of the command line would look."""
+    parser = cli_main.build_parser()
+    commands = dict(_commands(parser))
+    assert len(commands) > 20
+    for words, sub in commands.items():
+        assert sub.description and len(sub.description) > 30, " ".join(words)
+    text = " ".join(parser.format_help().split())
+    assert "Exit status: 0 done; 1 failed" in text and "2 refused as asked" in text, text
+    assert "130 stopped by Ctrl-C" in text
