@@ -54,7 +54,10 @@ class OrganizerClient:
             raise ConfigError(f"organiser commands need the organiser token: give --token, or "
                               f"set {ENV_TOKEN} (arena serve printed it when it created its "
                               "database)")
-        if port_out_of_range(address):
+        host, _, port = address.rpartition(":")
+        if not address.startswith("unix:") and (not host or not port.isdigit()
+                                                or port_out_of_range(address)):
+            # gRPC took 'localhost' as localhost:443, and said no server answers there
             raise ConfigError(f"{address!r} is not HOST:PORT with a port from 0 to 65535 (the "
                               "address arena serve printed)")
         self.address = address

@@ -77,6 +77,13 @@ def test_a_server_that_does_not_answer_is_exit_1_and_one_that_refuses_exit_2(ser
         if args[0] != "bots" or args[1] != "list":     # the one that is not refused
             assert refused.returncode == 2 and refused.stdout == "", refused.stderr
             assert refused.stderr.splitlines() == [refused.stderr.strip()], refused.stderr
+        # no port: a bad argument (exit 2), as arena watch says; it was taken as port 443,
+        # where no server answered (exit 1)
+        proc = subprocess.run(command(*args, "--server", "localhost"), cwd=ROOT,
+                              env=server.env(), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and proc.stderr == (
+            f"arena {args[0]}: error: 'localhost' is not HOST:PORT with a port from 0 to 65535 "
+            "(the address arena serve printed)\n"), proc.stderr
 
 
 def test_remote_and_hosted_bots_play_a_tournament_on_the_server(server, node):
