@@ -110,8 +110,9 @@ class StoreError(Exception):
 
 class RefusedError(StoreError):
     """The database refuses the request as it was made: it names what is not there, or
-    what another process holds, or a database this arena cannot use as it is. Giving
-    something else is the fix, not trying again."""
+    what another process holds, or a database this arena cannot use as it is, or the
+    store is set up wrong (``$ONO99_DB_TIMEOUT``). Giving something else is the fix, not
+    trying again."""
 
 
 class UnusableDatabaseError(RefusedError):

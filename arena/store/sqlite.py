@@ -33,6 +33,7 @@ from arena.store.base import (
     Claim,
     MatchRecord,
     NotFoundError,
+    RefusedError,
     RegisteredBot,
     Store,
     StoreError,
@@ -83,7 +84,7 @@ def busy_timeout() -> float:
     except ValueError:
         value = -1
     if not 0 < value < 1e6:
-        raise StoreError(f"${TIMEOUT_ENV} must be a number of seconds above 0, not "
+        raise RefusedError(f"${TIMEOUT_ENV} must be a number of seconds above 0, not "
                          f"{os.environ.get(TIMEOUT_ENV)!r}")
     return value
 
@@ -140,6 +141,9 @@ class SQLiteStore(Store):
         # made beside that file too (before, a server on a link played beside one on the
         # file's own path).
         self._real = os.path.realpath(self.path)
+        if os.path.isdir(self._real):   # its links are its subfolders: not the check below
+            raise UnusableDatabaseError(f"{self.path} is a folder, not a database file: give "
+                                        "the path of one (it is made if missing)")
         try:
             links = os.stat(self._real).st_nlink
         except OSError:
@@ -154,7 +158,8 @@ class SQLiteStore(Store):
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=self.timeout,
                                       check_same_thread=not any_thread)
         except sqlite3.Error as exc:
-            raise UnusableDatabaseError(f"cannot open database {self.path}: {exc}") from None
+            raise UnusableDatabaseError(f"cannot open database {self.path}: {exc}"
+                                        f"{_unwritable(self._real)}") from None
         try:
             self._set_up(migrate)
         except sqlite3.Error as exc:
@@ -555,6 +560,8 @@ def _unwritable(path: str) -> str:
     """Why a database that cannot be opened for writing cannot be, where its folder says
     (SQLite's own words are "unable to open database file"), or ``""``."""
     folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        return f" (there is no folder {folder})"
     if _read_only_fs(path):
         return (f" ({folder} is on a read-only file system: SQLite writes the file, and its "
                 "-wal and -shm beside it)")

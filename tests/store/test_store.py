@@ -548,6 +548,33 @@ def test_sqlite_a_file_that_is_not_a_database_is_refused_with_a_store_error(tmp_
         SQLiteStore(path)
 
 
+def test_sqlite_a_folder_or_a_missing_folder_is_said_as_such(tmp_path, monkeypatch):
+    """A folder given as the database was said to be a file of N names (hard links: a
+    folder's count of its subfolders); a file in a folder that does not exist only
+    "unable to open database file". Both are the database given, not one failing: exit 2
+    (a RefusedError), as a bad $ONO99_DB_TIMEOUT is (it exited 1, as a failure)."""
+    from arena.store.base import RefusedError, UnusableDatabaseError
+
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(UnusableDatabaseError) as err:
+        SQLiteStore(tmp_path)
+    assert str(err.value) == (f"{tmp_path} is a folder, not a database file: give the path of "
+                              "one (it is made if missing)")
+    missing = tmp_path / "gone" / "arena.db"
+    with pytest.raises(UnusableDatabaseError) as err:
+        SQLiteStore(missing)
+    assert str(err.value) == (f"cannot open database {missing}: unable to open database file "
+                              f"(there is no folder {missing.parent})")
+    monkeypatch.setenv("ONO99_DB_TIMEOUT", "soon")
+    with pytest.raises(RefusedError, match=r"\$ONO99_DB_TIMEOUT must be a number of seconds"):
+        SQLiteStore(tmp_path / "new.db")
+    proc = subprocess.run([sys.executable, "-m", "arena.cli.main", "standings", "--db", tmp_path],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr == (
+        f"arena standings: error: {tmp_path} is a folder, not a database file: give the path "
+        "of one (it is made if missing)\n")
+
+
 @pytest.mark.parametrize("durable, synchronous", [(False, 1), (True, 2)])   # NORMAL, FULL
 def test_sqlite_durable_makes_every_commit_synchronous_full(tmp_path, durable, synchronous):
     store = open_store(str(tmp_path / "d.db"), durable=durable)
