@@ -100,7 +100,12 @@ class OrganizerClient:
         return self._call(self.stub.AddRemoteBot, pb.AddRemoteBotRequest(name=name))
 
     def upload(self, name: str, folder: Path, timeout: float = 1800.0) -> pb.UploadBotResponse:
+        from arena.server.registry import MAX_UPLOAD   # the server's, which refuses more
+
         archive = pack(folder)
+        if len(archive) > MAX_UPLOAD:   # a folder to change (the server's refusal: a failure)
+            raise ConfigError(f"the upload is over the limit of {MAX_UPLOAD // 2**20} MiB: "
+                              f"{folder} packs to {len(archive) / 2**20:.1f} MiB, gzipped")
 
         def chunks() -> Iterator[pb.UploadChunk]:
             yield pb.UploadChunk(header=pb.UploadHeader(name=name))

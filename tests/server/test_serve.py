@@ -191,8 +191,10 @@ def test_an_upload_over_the_limit_is_refused(server, tmp_path):
     (big / "bot.py").write_text("")
     (big / "weights.bin").write_bytes(os.urandom(33 * 2**20))   # gzip cannot shrink it
     proc = server.arena("bots", "add", "big", "--dir", big)
-    assert proc.returncode != 0
-    assert "the upload is over the limit of 32 MiB" in proc.stderr, proc.stderr
+    # a folder to change: exit 2 (the server's RESOURCE_EXHAUSTED is a failure, exit 1)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("arena bots: error: the upload is over the limit of 32 MiB: "
+                                  f"{big} packs to 33.0 MiB"), proc.stderr
     assert "big" not in {b["name"] for b in server.json("bots", "list")}
 
 
