@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
+
+# gRPC (1.6x on, through absl) logs every failed TLS handshake at INFO on stderr
+# ("I1205 ... Handshake failed with error SSL_ERROR_SSL ..."), one a retry: a command
+# whose error is one line printed a screenful before it. ERROR is gRPC's documented
+# default; set GRPC_VERBOSITY yourself to see more. Set before anything imports grpc.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 
 def run() -> int:

@@ -84,10 +84,21 @@ def test_organizer_and_bots_speak_tls_to_the_server(tls_server, tmp_path):
 def test_without_the_certificate_clients_fail_clearly(tls_server, tmp_path):
     served, ca = tls_server
     plain = served.arena("bots", "list", timeout=60)
-    assert plain.returncode != 0 and "with TLS, give --tls or --tls-ca" in plain.stderr, plain.stderr
+    assert plain.returncode == 1 and "with TLS, give --tls or --tls-ca" in plain.stderr, plain.stderr
     other, _, _ = make_ca(tmp_path, "other-ca")
     wrong = served.arena("bots", "list", "--tls-ca", other, timeout=60)
-    assert wrong.returncode != 0 and "no arena server answers" in wrong.stderr, wrong.stderr
+    assert wrong.returncode == 1 and "no arena server answers" in wrong.stderr, wrong.stderr
+    # one line each: gRPC's own log of every failed handshake ("I1205 ... Handshake
+    # failed with error SSL_ERROR_SSL ...") came before it
+    assert len(plain.stderr.splitlines()) == 1 and len(wrong.stderr.splitlines()) == 1, \
+        plain.stderr + wrong.stderr
+    spectators = re.search(r"spectators at (\S+):", served.output).group(1)
+    watched = subprocess.run(command("watch", spectators, "--tls-ca", other),
+                             cwd=ROOT, env=served.env(), capture_output=True, text=True,
+                             timeout=60)
+    assert watched.returncode == 1 and watched.stderr.startswith(
+        "arena watch: error: no spectator service at "), watched.stderr
+    assert len(watched.stderr.splitlines()) == 1, watched.stderr
     missing = served.arena("bots", "list", "--tls-ca", tmp_path / "nowhere.pem")
     assert missing.returncode == 2 and "cannot read the TLS certificate" in missing.stderr
 
