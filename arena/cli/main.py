@@ -17,6 +17,7 @@ from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
 from arena.server.client import ServerError
 from arena.store import RefusedError, StoreError
+from arena.tournament.executors import ClusterError
 from arena.watch.client import WatchError
 from arena.web import WebServeError
 
@@ -45,7 +46,7 @@ def exit_status(exc: BaseException) -> int | None:
         return USAGE if exc.refused else FAILED
     if isinstance(exc, (ConfigError, RefusedError, WebServeError)):
         return USAGE
-    if isinstance(exc, (StoreError, ServerError)):
+    if isinstance(exc, (StoreError, ServerError, ClusterError)):
         return FAILED
     return None
 

@@ -23,7 +23,7 @@ from arena.server.registry import REMOVED, Registry
 from arena.store.base import NotFoundError, Store, StoreError
 from arena.bots.manifest import load_manifest
 from arena.tournament.executor import Executor, LocalExecutor
-from arena.tournament.executors import ExecutorSetup, make_executor
+from arena.tournament.executors import ClusterError, ExecutorSetup, make_executor
 from arena.tournament.seats import Retirements
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played
@@ -289,7 +289,8 @@ class Runs:
             # would not start, a database gone): its followers hear why
             run.error = str(exc) or type(exc).__name__
             log.error("tournament %s stopped: %s", t.name, run.error,
-                      exc_info=not isinstance(exc, (ConfigError, StoreError, ArenaStartError)))
+                      exc_info=not isinstance(exc, (ConfigError, StoreError, ArenaStartError,
+                                                    ClusterError)))
         finally:
             if claim is not None:
                 claim.release()

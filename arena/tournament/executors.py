@@ -103,10 +103,17 @@ def joined(name: str, address: str | None) -> contextlib.AbstractContextManager[
     return contextlib.nullcontext() if entry is None or entry.join is None else entry.join(address)
 
 
+class ClusterError(RuntimeError):
+    """The cluster an executor needs cannot be reached at its address: nothing answers
+    there, or something else does. Not the request's fault: it may work later (the
+    command line exits 1; 2 for the :class:`ConfigError` of an address that is none)."""
+
+
 def check_address(name: str, address: str | None) -> None:
     """Refuse, before anything is stored, a cluster address the executor ``name`` cannot
-    use: one given to an executor that has no cluster, or one nothing answers at (Ray
-    itself retries an unreachable address for minutes). :class:`ConfigError` says which."""
+    use: one given to an executor that has no cluster (:class:`ConfigError`), or one
+    nothing answers at (:class:`ClusterError`; Ray itself retries an unreachable address
+    for minutes)."""
     if address is not None and name != "ray":
         raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
                           "--ray-address")

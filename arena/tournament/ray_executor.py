@@ -51,7 +51,7 @@ from arena.referee.results import MatchResult, MatchSpec
 from arena.rpc import socket_root
 from arena.rules.errors import ConfigError
 from arena.tournament.executor import MAX_ATTEMPTS, Executor, LocalExecutor, ResultSink, process_seats
-from arena.tournament.executors import ExecutorSetup
+from arena.tournament.executors import ClusterError, ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
 log = logging.getLogger("arena.executor")
@@ -416,8 +416,8 @@ def _live_nodes() -> int:
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:
     """Refuse at once a cluster address nothing answers at (Ray itself retries for
-    minutes): :class:`ConfigError` saying so. ``None``, ``auto`` and ``ray://`` client
-    addresses are left to Ray."""
+    minutes): :class:`ClusterError` saying so (:class:`ConfigError` for an address that is
+    not HOST:PORT). ``None``, ``auto`` and ``ray://`` client addresses are left to Ray."""
     if address in (None, "auto", "local") or "://" in address:
         return
     host, sep, port = address.rpartition(":")
@@ -427,7 +427,7 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout).close()
     except OSError as exc:
-        raise ConfigError(f"cannot reach the Ray cluster at {address}: "
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: "
                           f"{exc.strerror or exc} (is 'ray start --head' running there?)") from None
     if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):
         # a Ray head's GCS speaks gRPC: a port where something else answers (a database,
@@ -436,7 +436,7 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
         try:
             grpc.channel_ready_future(channel).result(timeout=timeout)
         except grpc.FutureTimeoutError:
-            raise ConfigError(f"{address} answers, but not as a Ray cluster (no gRPC there "
+            raise ClusterError(f"{address} answers, but not as a Ray cluster (no gRPC there "
                               f"within {timeout:g} s): give the address 'ray start --head' "
                               "printed (its GCS port, 6379 by default)") from None
         finally:
