@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from google.protobuf.message import DecodeError
 from ono99.transport import grpc
-from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
 
 from arena.referee.lobby import token_hash
@@ -61,7 +60,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         except (ConfigError, StoreError) as exc:
             await self._fail(context, exc)
         self.app.ladder_wakeup()
-        return pb.AddRemoteBotResponse(name=bot.display, version=bot.version, token=token)
+        return wire.remote_added(bot, token)
 
     async def UploadBot(self, request_iterator, context):  # noqa: N802
         await self._authorize(context)
@@ -96,9 +95,8 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
         await self._authorize(context)
         lines = {line.bot: line for line in (await self.app.ladder_standings()).lines}
         registry = self.app.registry
-        return pb.ListBotsResponse(bots=[
-            wire.bot_info(b, registry.connected(b), lines.get(b.display))
-            for b in registry.bots()])
+        return wire.bot_list(wire.bot_info(b, registry.connected(b), lines.get(b.display))
+                             for b in registry.bots())
 
     async def RemoveBot(self, request, context):  # noqa: N802
         await self._authorize(context)
@@ -108,7 +106,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
             await self._fail(context, exc)
         if self.app.runs is not None:
             self.app.runs.removed(bot.display)
-        return pb.RemoveBotResponse(name=bot.display)
+        return wire.bot_removed(bot)
 
     async def BotLogs(self, request, context):  # noqa: N802
         await self._authorize(context)
@@ -116,7 +114,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
             bot, text = self.app.registry.logs(request.name)
         except (ConfigError, StoreError) as exc:
             await self._fail(context, exc)
-        return pb.BotLogsResponse(name=bot.display, text=text)
+        return wire.bot_logs(bot, text)
 
     async def RunTournament(self, request, context):  # noqa: N802
         await self._authorize(context)
@@ -139,8 +137,7 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
             run = await self.app.runs.cancel(request.name)
         except (ConfigError, StoreError) as exc:
             await self._fail(context, exc)
-        return pb.CancelTournamentResponse(name=run.t.name, played=run.done_before + run.played,
-                                           total=run.total)
+        return wire.cancelled(run.t.name, run.done_before + run.played, run.total)
 
     async def Standings(self, request, context):  # noqa: N802
         await self._authorize(context)

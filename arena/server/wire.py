@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ono99.v1 import organizer_pb2 as pb
@@ -12,11 +13,22 @@ from arena.store.base import RegisteredBot
 from arena.tournament.standings import Standings
 
 
+def remote_added(bot: RegisteredBot, token: str) -> pb.AddRemoteBotResponse:
+    """A remote bot entered, with the token it connects with (shown this once)."""
+    return pb.AddRemoteBotResponse(name=bot.display, version=bot.version, token=token)
+
+
 def upload_response(bot: RegisteredBot, report: Report) -> pb.UploadBotResponse:
+    """A hosted bot uploaded, with the report of its checks."""
     return pb.UploadBotResponse(
         name=bot.display, version=bot.version, passed=report.failed == 0,
         checks=[pb.Check(name=c.name, passed=c.passed, detail=c.detail) for c in report.checks],
         summary=report.summary())
+
+
+def bot_list(infos: Iterable[pb.BotInfo]) -> pb.ListBotsResponse:
+    """The registered bots, each as :func:`bot_info` gives it."""
+    return pb.ListBotsResponse(bots=list(infos))
 
 
 def bot_info(bot: RegisteredBot, connected: bool, line: Any | None) -> pb.BotInfo:
@@ -28,7 +40,23 @@ def bot_info(bot: RegisteredBot, connected: bool, line: Any | None) -> pb.BotInf
         matches=line.matches if line else 0, faults=dict(line.faults) if line else {})
 
 
+def bot_removed(bot: RegisteredBot) -> pb.RemoveBotResponse:
+    """A bot removed from the server."""
+    return pb.RemoveBotResponse(name=bot.display)
+
+
+def bot_logs(bot: RegisteredBot, text: str) -> pb.BotLogsResponse:
+    """The end of a hosted bot's recent output."""
+    return pb.BotLogsResponse(name=bot.display, text=text)
+
+
+def cancelled(name: str, played: int, total: int) -> pb.CancelTournamentResponse:
+    """A tournament stopped, with how many of its matches were played."""
+    return pb.CancelTournamentResponse(name=name, played=played, total=total)
+
+
 def progress(event: Event) -> pb.TournamentProgress:
+    """One event of a tournament the server runs, as its followers are sent it."""
     d = event.data
     if event.kind == "started":
         return pb.TournamentProgress(started=pb.TournamentStarted(
