@@ -72,22 +72,34 @@ Make = Callable[[ExecutorSetup], Executor]
 Join = Callable[[str | None], contextlib.AbstractContextManager[None]]
 
 
+#: Refuses a cluster address (None: none given) its executor cannot use: a
+#: :class:`ConfigError` for one that is no address, a :class:`ClusterError` for one
+#: nothing (or something else) answers at.
+CheckAddress = Callable[[str | None], None]
+
+
 @dataclass(frozen=True)
 class Entry:
+    """An executor of the registry: how to make it, its help line, and, for one that runs
+    on a cluster, how to hold the cluster and check its address."""
+
     name: str
     make: Make
     help: str
     join: Join | None = None
+    check_address: CheckAddress | None = None
 
 
 EXECUTORS: dict[str, Entry] = {}
 
 
-def register(name: str, help: str, join: Join | None = None) -> Callable[[Make], Make]:
+def register(name: str, help: str, join: Join | None = None,
+             check_address: CheckAddress | None = None) -> Callable[[Make], Make]:
     """Add an executor to the registry under ``name``; ``join(address)``, if any, holds
-    what its runs share (see :func:`joined`)."""
+    what its runs share (see :func:`joined`); ``check_address``, if any, is the executor
+    of a cluster, and checks its address (see :func:`check_address`)."""
     def add(make: Make) -> Make:
-        EXECUTORS[name] = Entry(name, make, help, join)
+        EXECUTORS[name] = Entry(name, make, help, join, check_address)
         return make
     return add
 
@@ -114,11 +126,14 @@ def check_address(name: str, address: str | None) -> None:
     use: one given to an executor that has no cluster (:class:`ConfigError`), or one
     nothing answers at (:class:`ClusterError`; Ray itself retries an unreachable address
     for minutes)."""
-    if address is not None and name != "ray":
-        raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
-                          "--ray-address")
-    if name == "ray":
-        _ray_module().check_address(address)
+    entry = EXECUTORS.get(name)
+    check = entry.check_address if entry is not None else None
+    if check is None:
+        if address is not None:
+            raise ConfigError("--ray-address is the cluster of --executor ray: add it, or drop "
+                              "--ray-address")
+        return
+    check(address)
 
 
 def _ray_module():
@@ -178,8 +193,12 @@ def _join_ray(address: str | None) -> Iterator[None]:
         ray_executor.disconnect()
 
 
+def _check_ray_address(address: str | None) -> None:
+    _ray_module().check_address(address)   # ConfigError too where Ray is not installed
+
+
 @register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)",
-          join=_join_ray)
+          join=_join_ray, check_address=_check_ray_address)
 def _ray(setup: ExecutorSetup) -> Executor:
     return _ray_module().RayExecutor(_elsewhere(setup))   # ray is only needed here
 
