@@ -54,6 +54,7 @@ class TimeControl:
     bank_ms: int = 10_000
 
     def describe(self) -> str:
+        """In words: ``1 s/move + 10 s bank``."""
         return f"{self.move_ms / 1000:g} s/move + {self.bank_ms / 1000:g} s bank"
 
 

@@ -248,7 +248,7 @@ class Tournament:
         schedule_line = (f"{counted(size.bots, 'bot')}, {counted(size.tables, 'table')} of "
                          f"{s.table_size}, {counted(size.deals, 'deal')} each {per_deal}{plain}: "
                          f"{counted(len(self.plan), 'match', 'matches')}")
-        clock = f"{self.config.describe()}; {s.move_ms / 1000:g} s/move + {s.bank_ms / 1000:g} s bank"
+        clock = f"{self.config.describe()}; {TimeControl(s.move_ms, s.bank_ms).describe()}"
         seeds = ("secret seeds" if s.secret
                  else f"seed {s.seed} (bots could compute the deals: trusted bots only)")
         if not s.duplicate:
