@@ -31,7 +31,6 @@ class StoreWriter:
     def __init__(self, store: Store) -> None:
         self._thread = StoreThread(store, "store-writer", RECONNECT_WINDOW)
         self.write_seconds = 0.0   # time spent in the writes themselves, in all
-        self.writes = 0
 
     def _record(self, *args: Any) -> int:
         t0 = time.perf_counter()
@@ -39,7 +38,6 @@ class StoreWriter:
             return self._thread.db().record_match(*args)
         finally:
             self.write_seconds += time.perf_counter() - t0
-            self.writes += 1
 
     async def record_match(self, tournament: TournamentRecord, key: str, sample: str,
                            bots: list[str], result: MatchResult) -> int:
