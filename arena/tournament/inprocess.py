@@ -1,4 +1,4 @@
-"""An executor that plays Python bots inside this process, without gRPC or clocks.
+"""Matches between Python bots played inside this process, without gRPC or clocks.
 
 Each bot is an ``ono99.bot.Bot`` object driven through the SDK's own
 :class:`~ono99.bot.driver.Driver` with the very protobuf messages the referee would
@@ -11,7 +11,7 @@ for judging bots: there are no time limits, and a bot's exception propagates.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ono99.bot.base import Bot
 from ono99.bot.driver import Driver
@@ -26,8 +26,6 @@ from arena.referee.wire import (
     rules_to_wire,
     turn_request,
 )
-from arena.tournament.executor import Executor, ResultSink
-from arena.tournament.schedule import PlannedMatch
 
 
 def play_in_process(spec: MatchSpec, bots: Sequence[Bot]) -> MatchResult:
@@ -68,16 +66,3 @@ def play_in_process(spec: MatchSpec, bots: Sequence[Bot]) -> MatchResult:
     return MatchResult(spec, Status.FINISHED, outcome.ranking, outcome.termination, [], stats,
                        started_at, time.perf_counter() - t0, turn_id, game.events)
 
-
-class InProcessExecutor(Executor):
-    """Plays planned matches one after another with bot objects made by ``factories``
-    (one factory per bot of the tournament; one object per seat, made per match)."""
-
-    def __init__(self, factories: Sequence[Callable[[], Bot]]) -> None:
-        self.factories = list(factories)
-
-    async def run(self, plans: Sequence[PlannedMatch], spec_of: Callable[[PlannedMatch], MatchSpec],
-                  on_result: ResultSink) -> None:
-        for plan in plans:
-            result = play_in_process(spec_of(plan), [self.factories[b]() for b in plan.seats])
-            await on_result(plan, result)
