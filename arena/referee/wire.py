@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from ono99.v1 import game_pb2, referee_pb2
 
-from arena.referee.results import MatchSpec, Verdict, VerdictKind
+from arena.referee.results import MatchSpec, TimeControl, Verdict, VerdictKind
 from arena.rules.cards import TOKENS
 from arena.rules.events import (
     DEAL, DRAW, ELIMINATE, END, FORFEIT, FOUR_99, LOSE, OUT, PLAY, RESHUFFLE, SCORES, TOKEN,
@@ -231,13 +231,16 @@ class EventEncoder:
         return wire
 
 
+def time_control_to_wire(tc: TimeControl) -> referee_pb2.TimeControl:
+    """A seat's clock as the TimeControl message a match start (or summary) carries."""
+    return referee_pb2.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms)
+
+
 def match_start(spec: MatchSpec, seat: int, rules: game_pb2.Rules) -> referee_pb2.RefereeMessage:
     """The MatchStart a seat receives (``rules`` from :func:`rules_to_wire`, made once)."""
-    tc = spec.time_control
     return referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
         match_id=spec.match_id, seat=seat, seat_names=list(spec.names), rules=rules,
-        time_control=referee_pb2.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms),
-        bot_seed=spec.bot_seed(seat)))
+        time_control=time_control_to_wire(spec.time_control), bot_seed=spec.bot_seed(seat)))
 
 
 def turn_request(match_id: str, turn_id: int, view: SeatView, seat_states: SeatStatesCache,

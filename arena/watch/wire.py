@@ -21,11 +21,10 @@ STATUS_NAMES = {pb.MATCH_STATUS_LIVE: "live", pb.MATCH_STATUS_FINISHED: "finishe
 
 
 def summary(info: MatchInfo, tournament: str = "") -> pb.MatchSummary:
-    tc = info.time_control
     return pb.MatchSummary(
         match_id=info.match_id, tournament=tournament, names=list(info.names),
         rules=wire.rules_to_wire(info.config),
-        time_control=referee_pb2.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms),
+        time_control=wire.time_control_to_wire(info.time_control),
         status=pb.MATCH_STATUS_LIVE, started_at=info.started_at)
 
 
@@ -78,10 +77,6 @@ def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches:
             pb.CrossCell(opponent=other, ahead=c.ahead, behind=c.behind, level=c.level)
             for other, c in row.items()]) for bot, row in cross.items()],
         matches=matches)
-
-
-def feed_snapshot(snapshot: pb.MatchSnapshot) -> pb.MatchFeed:
-    return pb.MatchFeed(snapshot=snapshot)
 
 
 # ---------------------------------------------------------------- read back, by viewers
