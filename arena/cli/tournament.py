@@ -339,8 +339,6 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
 def run_on_server(args: argparse.Namespace) -> int:
     """``arena tournament NAMES... --server ADDR``: the bots are names registered on the
     server, which runs the tournament; this shows its progress as a local one would."""
-    from ono99.v1 import organizer_pb2 as pb
-
     if args.cancel is not None:
         return cancel_on_server(args)
     if args.resume and args.bots:
@@ -373,12 +371,12 @@ def run_on_server(args: argparse.Namespace) -> int:
         raise ConfigError(f"--seed {args.seed} is not allowed on a server: 0 to 2**64 - 1 "
                           "(0: a secret one)")
     changed = {f: getattr(args, f) != parser.get_default(f) for f in ("move_time", "bank")}
-    request = pb.TournamentRequest(
+    settings = dict(
         name=args.resume or args.name or "", bots=args.bots, games=args.games,
         table_size=args.table_size, ruleset=args.ruleset, options=parse_option_args(args.option),
         move_ms=tc.move_ms if changed["move_time"] else 0,
         bank_ms=tc.bank_ms if changed["bank"] else 0,
-        no_duplicate=not args.duplicate, seed=args.seed or 0)
+        duplicate=args.duplicate, seed=args.seed or 0)
     console, err = output.console(), output.console(stderr=True)
     view, stopped = None, ""
 
@@ -388,7 +386,7 @@ def run_on_server(args: argparse.Namespace) -> int:
 
     with client(args) as c:
         try:
-            for progress in c.tournament(request):
+            for progress in c.tournament(**settings):
                 kind = progress.WhichOneof("kind")
                 if kind == "started":
                     s = progress.started

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import os
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ono99.transport import grpc
@@ -134,8 +134,19 @@ class OrganizerClient:
                           pb.StandingsRequest(name=name or "", los_max_bots=los_max_bots),
                           STANDINGS_TIMEOUT_S)
 
-    def tournament(self, request: pb.TournamentRequest) -> Iterator[pb.TournamentProgress]:
-        """The tournament's progress, as it happens, until it is over."""
+    def tournament(self, name: str, bots: Sequence[str], games: int, table_size: int,
+                   ruleset: str, options: Mapping[str, str], move_ms: int, bank_ms: int,
+                   duplicate: bool, seed: int) -> Iterator[pb.TournamentProgress]:
+        """Run a tournament on the server, or follow the one called ``name`` (no ``bots``):
+        its progress, as it happens, until it is over. A setting of 0 or "" is the
+        server's own (``name``: a fresh one; ``seed``: a secret one)."""
+        request = pb.TournamentRequest(
+            name=name, bots=bots, games=games, table_size=table_size, ruleset=ruleset,
+            options=options, move_ms=move_ms, bank_ms=bank_ms, no_duplicate=not duplicate,
+            seed=seed)
+        return self._follow(request)
+
+    def _follow(self, request: pb.TournamentRequest) -> Iterator[pb.TournamentProgress]:
         try:
             yield from self.stub.RunTournament(request, metadata=self.metadata)
         except grpc.RpcError as exc:
