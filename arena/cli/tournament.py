@@ -325,10 +325,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         return 1
     elapsed = time.perf_counter() - view.started
     if view.played:
-        console.print(f"{view.played} matches played in {elapsed:.1f} s "
-                      f"({view.played / elapsed:.1f}/s); faults: "
-                      + (", ".join(f"{n} {k}" for k, n in sorted(view.faults.items())) or "none"),
-                      soft_wrap=True)
+        console.print(played_line(view.played, elapsed, view.faults), soft_wrap=True)
     final = standings(t.store.matches(t.record), t.names)
     print_standings(console, final, f"standings of {escape(t.name)} (batch fit)")
     console.print(f"saved in {escape(shown(args.db))}; see: arena standings {escape(shlex.quote(t.name))} "
@@ -406,10 +403,9 @@ def run_on_server(args: argparse.Namespace) -> int:
                     if view is not None:
                         view.__exit__(None, None, None)
                     f = progress.finished
-                    faults = ", ".join(f"{n} {k}" for k, n in sorted(view.faults.items())) if view else ""
                     if f.played:
-                        console.print(f"{f.played} matches played in {f.seconds:.1f} s "
-                                      f"({f.played / max(f.seconds, 1e-9):.1f}/s); faults: {faults or 'none'}")
+                        console.print(played_line(f.played, f.seconds,
+                                                  view.faults if view else Counter()))
                     stopped = f.error
         except KeyboardInterrupt:
             if view is None:       # before the server said which tournament it plays
@@ -484,6 +480,14 @@ async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Consol
                     sandbox=sandbox_config(args), bus=bus, address=args.ray_address)
         if hub is not None:
             hub.tournament_finished(t.name)
+
+
+def played_line(played: int, seconds: float, faults: Counter) -> str:
+    """The line after a tournament's matches: how many were played, how fast, and the
+    faults seen (by kind)."""
+    said = ", ".join(f"{n} {kind}" for kind, n in sorted(faults.items())) or "none"
+    return (f"{played} matches played in {seconds:.1f} s ({played / max(seconds, 1e-9):.1f}/s); "
+            f"faults: {said}")
 
 
 class LiveView:
