@@ -10,13 +10,11 @@ from contextlib import asynccontextmanager
 from rich.console import Console
 
 from arena.referee.lobby import token_hash
+from arena.server.client import ENV_TOKEN
 from arena.watch.hub import SpectatorHub
 from arena.watch.server import DEFAULT_LISTEN, SpectatorServer
 from arena.watch.servicer import RecordSource
 from arena.web import DEFAULT_HOST, DEFAULT_PORT
-
-ENV_ORGANIZER_TOKEN = "ONO99_ORGANIZER_TOKEN"
-
 
 def add_watch_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--watch", nargs="?", const=DEFAULT_LISTEN, default=None, metavar="HOST:PORT",
@@ -72,7 +70,7 @@ async def spectators(listen: str | None, console: Console, records: RecordSource
         yield None
         return
     listen = listen or DEFAULT_LISTEN
-    token = os.environ.get(ENV_ORGANIZER_TOKEN) or None
+    token = os.environ.get(ENV_TOKEN) or None
     hub = SpectatorHub(organiser_view=token is not None)
     server = await SpectatorServer.start(hub, listen, records,
                                          token_hash(token) if token else None)
