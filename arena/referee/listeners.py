@@ -74,13 +74,17 @@ class MatchListener:
     #: (behind the organiser token) may set this.
     sees_hands = False
 
-    def match_started(self, info: MatchInfo) -> None: ...
+    def match_started(self, info: MatchInfo) -> None:
+        """A match is starting: who plays under what rules."""
 
-    def frame(self, frame: Frame) -> None: ...
+    def frame(self, frame: Frame) -> None:
+        """One step of a match: its public events and the state after them."""
 
-    def verdict(self, match_id: str, verdict: Verdict) -> None: ...
+    def verdict(self, match_id: str, verdict: Verdict) -> None:
+        """A seat of match ``match_id`` got a verdict (it timed out, crashed...)."""
 
-    def match_ended(self, over: MatchOver) -> None: ...
+    def match_ended(self, over: MatchOver) -> None:
+        """A match is over (or was stopped): how it ended."""
 
 
 class Broadcast:

@@ -38,10 +38,12 @@ def card_from_wire(value: int) -> int | None:
 
 
 def cards_to_wire(cards: Iterable[int]) -> list[int]:
+    """``Card`` values of engine codes."""
     return [c + OFFSET for c in cards]
 
 
 def rules_to_wire(config: GameConfig) -> game_pb2.Rules:
+    """The Rules a match start announces: the ruleset by name, every option as text."""
     options = {k: (str(v).lower() if isinstance(v, bool) else str(v))
                for k, v in config.options.items()}
     return game_pb2.Rules(ruleset=config.ruleset.name, options=options, seats=config.seats,
@@ -56,6 +58,7 @@ def rules_from_wire(rules: game_pb2.Rules) -> GameConfig:
 
 
 def places_to_wire(ranking: Sequence[Sequence[int]]) -> list[game_pb2.Place]:
+    """A ranking (groups of tied seats, best first) as Places."""
     return [game_pb2.Place(seats=list(group)) for group in ranking]
 
 
@@ -269,6 +272,7 @@ def events(match_id: str, events: Sequence[game_pb2.Event]) -> referee_pb2.Refer
 
 
 def verdicts_to_wire(verdicts: Iterable[Verdict]) -> list[referee_pb2.Verdict]:
+    """The referee's verdicts as Verdict messages."""
     return [referee_pb2.Verdict(seat=v.seat, kind=VERDICT_KINDS[v.kind], detail=v.detail,
                                 latency_us=v.latency_us) for v in verdicts]
 
@@ -291,6 +295,7 @@ def rejected(turn_id: int, code: str, reason: str) -> referee_pb2.RefereeMessage
 
 def welcome(protocol_version: int, referee: str, bot_name: str,
             session_id: str, resume_key: str) -> referee_pb2.RefereeMessage:
+    """A hello accepted: the session a bot plays in, and the key to resume it."""
     return referee_pb2.RefereeMessage(welcome=referee_pb2.Welcome(
         protocol_version=protocol_version, referee=referee, bot_name=bot_name,
         session_id=session_id, resume_key=resume_key))

@@ -97,9 +97,11 @@ class OrganizerClient:
     # ---------------------------------------------------------------- calls
 
     def add_remote(self, name: str) -> pb.AddRemoteBotResponse:
+        """Enter a remote bot; the answer holds its token."""
         return self._call(self.stub.AddRemoteBot, pb.AddRemoteBotRequest(name=name))
 
     def upload(self, name: str, folder: Path, timeout: float = 1800.0) -> pb.UploadBotResponse:
+        """Upload a bot folder as hosted bot ``name``; the answer holds its checks."""
         from arena.server.registry import MAX_UPLOAD   # the server's, which refuses more
 
         archive = pack(folder)
@@ -115,15 +117,19 @@ class OrganizerClient:
         return self._call(self.stub.UploadBot, chunks(), timeout)
 
     def list(self) -> pb.ListBotsResponse:
+        """The bots on the server."""
         return self._call(self.stub.ListBots, pb.ListBotsRequest(), STANDINGS_TIMEOUT_S)
 
     def remove(self, name: str) -> pb.RemoveBotResponse:
+        """Remove a bot from the server."""
         return self._call(self.stub.RemoveBot, pb.RemoveBotRequest(name=name))
 
     def logs(self, name: str) -> pb.BotLogsResponse:
+        """The end of a hosted bot's recent output."""
         return self._call(self.stub.BotLogs, pb.BotLogsRequest(name=name))
 
     def cancel(self, name: str) -> pb.CancelTournamentResponse:
+        """Stop the server's tournament ``name``."""
         return self._call(self.stub.CancelTournament, pb.CancelTournamentRequest(name=name))
 
     def standings(self, name: str | None, los_max_bots: int = 0) -> pb.StandingsResponse:

@@ -155,4 +155,5 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
 
 
 def add_to(server, app: ArenaServer) -> None:
+    """Serve the Organizer service of ``app`` on the gRPC ``server``."""
     organizer_pb2_grpc.add_OrganizerServicer_to_server(OrganizerServicer(app), server)

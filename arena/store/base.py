@@ -167,6 +167,7 @@ class TournamentInPlayError(RefusedError):
 
 
 def tournament_in_play(name: str, where: str) -> TournamentInPlayError:
+    """The error for a tournament that another process is playing on ``where``."""
     return TournamentInPlayError(
         f"tournament {name!r} is being played by another process on {where} (an arena "
         "tournament, or an arena serve); two would play the same matches and refuse each "
@@ -174,6 +175,7 @@ def tournament_in_play(name: str, where: str) -> TournamentInPlayError:
 
 
 def already_claimed(where: str) -> RefusedError:
+    """The error for a database another arena serve is using."""
     return RefusedError(f"another arena serve is already using {where}: one server at a time "
                       "may (two would deal the same ladder matches and resume the same "
                       "tournaments); stop it first, or serve another database")

@@ -79,6 +79,8 @@ TIMEOUT_ENV = "ONO99_DB_TIMEOUT"
 
 
 def busy_timeout() -> float:
+    """How long a write waits for another's lock, in seconds ($ONO99_DB_TIMEOUT, else 30);
+    :class:`StoreError` if the variable is not a number above 0."""
     try:
         value = float(os.environ.get(TIMEOUT_ENV, "30"))
     except ValueError:

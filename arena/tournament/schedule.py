@@ -55,6 +55,8 @@ class PlannedMatch:
 
 @dataclass(frozen=True)
 class ScheduleSize:
+    """How big a tournament is: its bots, tables, deals per table and matches in all."""
+
     bots: int
     tables: int
     deals: int
@@ -76,6 +78,7 @@ def check(n_bots: int, table_size: int, deals: int) -> None:
 
 
 def size(n_bots: int, table_size: int, deals: int, duplicate: bool) -> ScheduleSize:
+    """The size of a tournament's schedule, without building it."""
     tables = comb(n_bots, table_size)
     per_deal = table_size if duplicate else 1
     return ScheduleSize(n_bots, tables, deals, tables * deals * per_deal)

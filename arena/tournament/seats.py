@@ -45,6 +45,7 @@ class Seat:
 
 
 def retire_reason(crashes: int, last: str) -> str:
+    """Why a bot was retired for its crashes, as its later seats' verdicts say."""
     return f"retired after {crashes} crashes or failed starts (last: {last})"
 
 

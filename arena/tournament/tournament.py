@@ -342,6 +342,7 @@ def name_problem(name: str) -> str | None:
 
 
 def default_concurrency() -> int:
+    """Matches in flight by default: one per core."""
     return max(1, os.cpu_count() or 1)
 
 

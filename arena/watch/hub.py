@@ -326,6 +326,8 @@ class SpectatorHub:
         return log
 
     def tournament_result(self, name: str, played: Played, match_id: str | None = None) -> None:
+        """A match of tournament ``name`` is over: into its standings; its followers hear of
+        match ``match_id``, if the hub has it."""
         log = self.tournaments.get(name)
         if log is None:
             return
@@ -336,6 +338,7 @@ class SpectatorHub:
                 viewer.push(message)
 
     def tournament_finished(self, name: str) -> None:
+        """Tournament ``name`` is over: its followers get its last snapshot, then the end."""
         log = self.tournaments.get(name)
         if log is None:
             return
@@ -352,6 +355,7 @@ class SpectatorHub:
                 self.tournaments.pop(old, None)
 
     def match_started(self, summary: pb.MatchSummary) -> None:
+        """A match starts: followed from now on, its tournament's followers told."""
         match = LiveMatch(summary, self.organiser_view)
         log = self.tournaments.get(summary.tournament)
         if log is not None:
@@ -371,6 +375,7 @@ class SpectatorHub:
                 arrival[0].set_result(match_id)
 
     def frame(self, match_id: str, frame: pb.MatchFrame, hands: tuple | None = None) -> None:
+        """A step of a match, to its viewers (``hands``: every hand, for the organiser's)."""
         match = self.matches.get(match_id)
         if match is None:
             return
@@ -408,6 +413,7 @@ class SpectatorHub:
             match.send(viewer, pb.MatchFeed(frame=shown))
 
     def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
+        """A verdict in a match, to its viewers that are not held behind."""
         match = self.matches.get(match_id)
         if match is None:
             return
@@ -417,6 +423,8 @@ class SpectatorHub:
                 match.send(viewer, pb.MatchFeed(verdict=verdict))
 
     def match_ended(self, match_id: str, over: pb.MatchOver) -> None:
+        """A match is over: its viewers get what was held back and the end; it is kept
+        among the recent matches."""
         match = self.matches.get(match_id)
         if match is None:
             return
@@ -493,12 +501,14 @@ class SpectatorHub:
         return match.snapshot("resync", sub.delay, sub.hands)
 
     def unsubscribe(self, match_id: str, sub: Subscription) -> None:
+        """A viewer of match ``match_id`` has gone."""
         match = self.matches.get(match_id)
         if match is not None:
             match.viewers.discard(sub)
             match.behind.discard(sub)
 
     def best_live(self, tournament: str = "") -> LiveMatch | None:
+        """The most interesting live match of ``tournament`` ("" any) with a frame, or None."""
         live = [m for m in self.matches.values() if m.live and m.frames
                 and (not tournament or m.summary.tournament == tournament)]
         return max(live, key=lambda m: m.interest(self.min_delay), default=None)
@@ -550,6 +560,7 @@ class SpectatorHub:
         return self.tournaments.get(name or self._current or "")
 
     def follow_tournament(self, log: TournamentLog) -> tuple[Subscription, pb.TournamentSnapshot]:
+        """A follower of a tournament: its subscription and the snapshot it starts from."""
         sub = Subscription()
         snapshot = log.snapshot(self.summaries(log.name))
         if log.finished:

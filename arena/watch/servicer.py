@@ -42,11 +42,16 @@ _NOTHING = object()
 
 
 class RecordSource(Protocol):
+    """Where the records of matches no longer in the hub come from (a store)."""
+
     def snapshot(self, match_id: str) -> pb.MatchSnapshot | None:
         """A stored match's record, or None; called in a worker thread (one at a time)."""
 
 
 class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
+    """``ono99.v1.Spectator``: matches and tournaments from the hub, older records from
+    ``records``; every hand only for a caller with the organiser token."""
+
     def __init__(self, hub: SpectatorHub, records: RecordSource | None = None,
                  organizer_hash: str | None = None) -> None:
         self.hub = hub

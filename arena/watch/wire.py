@@ -21,6 +21,7 @@ STATUS_NAMES = {pb.MATCH_STATUS_LIVE: "live", pb.MATCH_STATUS_FINISHED: "finishe
 
 
 def summary(info: MatchInfo, tournament: str = "") -> pb.MatchSummary:
+    """A match as it starts, live, as part of ``tournament`` ("" none)."""
     return pb.MatchSummary(
         match_id=info.match_id, tournament=tournament, names=list(info.names),
         rules=wire.rules_to_wire(info.config),
@@ -56,6 +57,7 @@ def with_hands(public: pb.MatchFrame, hands: Sequence[Sequence[int]]) -> pb.Matc
 
 
 def over(o: MatchOver) -> pb.MatchOver:
+    """How a match ended, every hand shown."""
     return pb.MatchOver(
         status=STATUS.get(o.status, pb.MATCH_STATUS_FINISHED),
         ranking=wire.places_to_wire(o.ranking), termination=o.termination,
@@ -63,10 +65,13 @@ def over(o: MatchOver) -> pb.MatchOver:
 
 
 def verdicts(vs) -> list[referee_pb2.Verdict]:
+    """The referee's verdicts as Verdict messages."""
     return wire.verdicts_to_wire(vs)
 
 
 def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches: int) -> pb.Standings:
+    """A tournament's standings and crosstable (``cross``: bot, opponent -> cell), over
+    ``matches`` matches."""
     return pb.Standings(
         rows=[pb.StandingsRow(rank=i + 1, bot=line.bot, elo=line.elo, ci95=line.interval,
                               elo_low=line.low, elo_high=line.high,
@@ -95,10 +100,12 @@ def decision(f: pb.MatchFrame) -> tuple[int | None, int | None]:
 
 
 def ranking(places) -> tuple[tuple[int, ...], ...]:
+    """A ranking back from its Places: best first, tied seats together."""
     return wire.places_from_wire(places)
 
 
 def verdict(v: referee_pb2.Verdict) -> Verdict:
+    """A Verdict message back as the referee's."""
     return wire.verdict_from_wire(v)
 
 

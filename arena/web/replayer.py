@@ -28,6 +28,7 @@ CPU_S = 60         # seconds of CPU (RLIMIT_CPU); the viewer waits a little long
 
 
 def main(argv: list[str]) -> int:
+    """``FILE MAX_TURNS``: the record's JSON on stdout (0), or why not on stderr (2)."""
     path, max_turns = Path(argv[0]), int(argv[1])
     resource.setrlimit(resource.RLIMIT_DATA, (MEMORY, MEMORY))
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_S, CPU_S + 1))

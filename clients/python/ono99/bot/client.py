@@ -84,6 +84,7 @@ def _env_float(name: str, default: float) -> float:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """A bot's command line (``--referee``, ``--token``...), defaults from the environment."""
     p = argparse.ArgumentParser(
         description="An ONO 99 bot: connects to a referee and plays until told to stop.")
     p.add_argument("--referee", default=os.environ.get(ENV_REFEREE),

@@ -26,6 +26,7 @@ def token_of(card: int) -> str:
 
 
 def tokens(cards: Any) -> list[str]:
+    """The tokens of ``Card`` enum values (each one this SDK knows: see :func:`token_of`)."""
     return [TOKENS[c] for c in cards]
 
 
@@ -271,6 +272,10 @@ class View:
 
 @dataclass(frozen=True)
 class Verdict:
+    """The referee's verdict on a seat: its kind (``timeout``, ``illegal``...), what
+    happened, and how long the failed turn took by the referee's clock, in us (0 if not
+    in a turn)."""
+
     seat: int
     kind: str
     detail: str
