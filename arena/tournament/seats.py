@@ -5,8 +5,9 @@ back after; it does not care whether the seat is a process the arena launches
 (:class:`ProcessSeats`: sandboxed by default, started on demand, reused within a phase,
 restarted after a crash, retired after too many) or a bot connected from elsewhere with
 its token (:class:`RemoteSeats`: one match at a time, waited for a bounded time, else the
-seat is *absent*). A provider says whether it can start a bot afresh (``resettable``):
-only those may play duplicate deals safely (see :mod:`arena.tournament.schedule`).
+seat is *absent*). A remote bot cannot be started afresh, so its tables play plain
+deals: the tournament's settings say which bots are remote, and the schedule decides
+(:mod:`arena.tournament.schedule`).
 """
 
 from __future__ import annotations
@@ -105,7 +106,6 @@ class SeatProvider(abc.ABC):
     """The seats of one bot."""
 
     label: str = ""
-    resettable: bool = True
     #: whether crashes retire it (:class:`Retirements`): a process the arena starts, yes;
     #: a remote bot's dropped connection is its author's to fix, and it is absent instead
     retires_on_crashes: bool = True
@@ -270,9 +270,8 @@ class RemoteSeats(SeatProvider):
     match; once found absent, it is not waited for again until it connects (each of its
     matches waited the whole time again, holding a slot of the tournament's concurrency:
     one bot gone offline slowed a whole tournament to a match every 30 s). Its memory
-    cannot be reset: it is not ``resettable``."""
+    cannot be reset: its tables play plain deals (:mod:`arena.tournament.schedule`)."""
 
-    resettable = False
     retires_on_crashes = False
 
     def __init__(self, label: str, lobby: Lobby, token_hash: str, absent_after: float = 30.0) -> None:
