@@ -429,10 +429,7 @@ class SpectatorHub:
         if match is None:
             return
         match.over = over
-        match.summary.status = over.status
-        match.summary.ranking.extend(over.ranking)
-        match.summary.termination = over.termination
-        match.summary.turns = over.turns
+        wire.end_summary(match.summary, over)
         for viewer in list(match.viewers):
             if viewer.delay:   # the match is over: what was held back is shown now
                 for i in range(max(0, len(match.frames) - viewer.delay), len(match.frames)):

@@ -68,10 +68,8 @@ def replay_snapshot(match_id: str, names: Sequence[str], config: GameConfig, see
     summary = wire.summary(info, tournament)
     over = wire.over(MatchOver(match_id, status, tuple(ranking), termination, tuple(verdicts),
                                hands, len(frames) - 1 if turns is None else turns, duration_s))
-    summary.status = over.status
-    summary.ranking.extend(over.ranking)
-    summary.termination = termination
-    summary.turns = len(frames) - 1
+    wire.end_summary(summary, over)
+    summary.turns = len(frames) - 1   # the frames replayed (the end's turns: as stored)
     return pb.MatchSnapshot(match=summary, frames=frames, verdicts=wire.verdicts(verdicts),
                             over=over, reason="record")
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from ono99.v1 import referee_pb2, spectator_pb2 as pb
 
+from arena.watch import wire
+
 RECENT_RESULTS = 10     # finished matches a tournament's viewer keeps
 
 
@@ -101,12 +103,7 @@ class WatchedMatch:
         record = self.record
         record.over.CopyFrom(over)
         record.delayed = 0
-        summary = record.match
-        summary.status = over.status
-        del summary.ranking[:]
-        summary.ranking.extend(over.ranking)
-        summary.termination = over.termination
-        summary.turns = over.turns
+        wire.end_summary(record.match, over)
 
 
 @dataclass

@@ -64,6 +64,16 @@ def over(o: MatchOver) -> pb.MatchOver:
         hands=wire.hands_to_wire(o.hands), turns=o.turns, duration_s=o.duration_s)
 
 
+def end_summary(summary: pb.MatchSummary, over: pb.MatchOver) -> None:
+    """Write how a match ended into its summary: its status, ranking, termination and
+    turns (in place: the summary is shared by whoever lists the match)."""
+    summary.status = over.status
+    del summary.ranking[:]
+    summary.ranking.extend(over.ranking)
+    summary.termination = over.termination
+    summary.turns = over.turns
+
+
 def verdicts(vs) -> list[referee_pb2.Verdict]:
     """The referee's verdicts as Verdict messages."""
     return wire.verdicts_to_wire(vs)
