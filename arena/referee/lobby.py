@@ -108,7 +108,8 @@ class Lobby:
         """Allow a bot whose token has the hash ``hashed`` (a server's registered bot: the
         server keeps no token) to connect."""
         if hashed in self._by_hash:
-            raise ValueError("token already registered")
+            raise ValueError(f"cannot register bot {name!r}: its token is already bot "
+                             f"{self._by_hash[hashed].name!r}'s (a token names one bot)")
         reg = Registration(hashed, name)
         self._by_hash[hashed] = reg
         return reg
