@@ -1215,7 +1215,8 @@ def replay(config: GameConfig, seed: int, decisions: Iterable[tuple]) -> Game:
         elif decision[0] == FORFEIT:
             game.forfeit(*decision[1:])
         else:
-            raise ValueError(f"not a decision: {decision!r}")
+            raise ValueError(f"not a decision: {decision!r} (a decision is ({PLAY!r}, seat, card) "
+                             f"or ({FORFEIT!r}, seat, ...), as Game.decisions gives them)")
     return game
 
 
