@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -45,18 +46,13 @@ async def in_daemon_thread(fn: Callable[..., T], *args: Any, name: str) -> T:
 
     def run() -> None:
         try:
-            result = fn(*args)
+            outcome = functools.partial(future.set_result, fn(*args))
         except BaseException as exc:   # noqa: BLE001 - handed to the awaiting task
-            error = exc
-            try:
-                loop.call_soon_threadsafe(settle, lambda: future.set_exception(error))
-            except RuntimeError:       # the loop is closed: nobody awaits it any more
-                pass
-        else:
-            try:
-                loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
-            except RuntimeError:
-                pass
+            outcome = functools.partial(future.set_exception, exc)
+        try:
+            loop.call_soon_threadsafe(settle, outcome)
+        except RuntimeError:           # the loop is closed: nobody awaits it any more
+            pass
 
     threading.Thread(target=run, name=name, daemon=True).start()
     return await future
