@@ -60,7 +60,11 @@ LOS_TABLE_BOTS = 12
 
 
 def print_standings(console: Console, board: Standings, title: str) -> None:
-    table = Table(title=title, title_justify="left")
+    """The standings table, then (for a rated field of at most LOS_TABLE_BOTS bots) the
+    likelihood of superiority of every bot over every other."""
+    # the titles are lines of their own: a table's title wraps at the table's width
+    console.print(title, soft_wrap=True)
+    table = Table()
     for col in ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults"):
         table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
     for i, line in enumerate(board.lines, 1):
@@ -72,13 +76,17 @@ def print_standings(console: Console, board: Standings, title: str) -> None:
     console.print(table)
     if not board.rated or len(board.lines) > LOS_TABLE_BOTS:
         return
-    los = Table(title="likelihood of superiority (row stronger than column), %", title_justify="left")
-    los.add_column("")
-    for line in board.lines:
-        los.add_column(escape(line.bot[:10]), justify="right")
-    for line, row in zip(board.lines, board.los_matrix()):
-        los.add_row(escape(line.bot), *("" if a is line else f"{100 * v:.0f}"
-                                        for a, v in zip(board.lines, row)))
+    # the columns are headed by rank: a name cut to fit a column ("greedy-ran") could be
+    # two bots', and a whole one made the table as wide as the longest name times n
+    console.print("likelihood of superiority (row stronger than column), %", soft_wrap=True)
+    los = Table()
+    los.add_column("rank", justify="right")
+    los.add_column("bot")
+    for i in range(1, len(board.lines) + 1):
+        los.add_column(str(i), justify="right")
+    for i, (line, row) in enumerate(zip(board.lines, board.los_matrix()), 1):
+        los.add_row(str(i), escape(line.bot), *("" if a is line else f"{100 * v:.0f}"
+                                                for a, v in zip(board.lines, row)))
     console.print(los)
 
 

@@ -61,3 +61,24 @@ def test_a_bot_that_has_not_played_is_ranked_below_every_bot_that_has():
     b = next(line for line in board.lines if line.bot == "b")
     assert b.elo < 1500 and b.matches == 8
     assert [line.bot for line in board.lines] == ["a", "b", "idle"]
+
+
+def test_the_likelihood_table_names_each_column_by_rank_so_two_long_names_stay_apart():
+    """Its columns were headed by names cut to 10 characters: "greedy-random-20" and
+    "greedy-random-40" were both "greedy-ran". Its title (and the standings') was a
+    table's, wrapped at the table's width."""
+    names = ["greedy-random-20", "greedy-random-40", "counter"]
+    played = [Played(f"k{i}{j}", (a, b), (1, 2) if i % 4 else (2, 1), f"s{i}{j}")
+              for i in range(12) for j, (a, b) in enumerate([names[:2], names[1:], names[::2]])]
+    board = standings_of(played, names)
+    text = printed(board)
+    assert "\nlikelihood of superiority (row stronger than column), %\n" in text
+    los = text[text.index("likelihood of superiority"):].splitlines()
+    header = next(line for line in los if "rank" in line)
+    assert header.split()[1:] == ["rank", "┃", "bot", "┃", "1", "┃", "2", "┃", "3", "┃"]
+    rows = [line for line in los if line.startswith("│")]
+    assert [row.split("│")[2].strip() for row in rows] == [line.bot for line in board.lines]
+    assert [row.split("│")[1].strip() for row in rows] == ["1", "2", "3"]
+    for i, row in enumerate(rows):
+        cells = [c.strip() for c in row.split("│")[3:-1]]
+        assert cells[i] == "" and all(c.isdigit() for j, c in enumerate(cells) if j != i)
