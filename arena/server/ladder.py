@@ -67,6 +67,8 @@ class Ladder:
                  hub: SpectatorHub | None = None, warm: int = WARM, rest: float = 0.0) -> None:
         self.store = store
         self.hub = hub
+        if hub is not None:    # its log comes once its stored matches are read (run)
+            hub.coming(NAME)
         self.grace = grace
         self.registry = registry
         self.referee = referee

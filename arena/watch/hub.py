@@ -294,6 +294,9 @@ class SpectatorHub:
         self.tournaments: dict[str, TournamentLog] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()   # finished tournaments, oldest first
         self._current: str | None = None           # the tournament started last
+        # tournaments announced but not followed yet (a ladder reading its stored matches):
+        # a viewer asking for one waits for it rather than hear there is no such tournament
+        self._coming: dict[str, asyncio.Event] = {}
         # TV waiting for a live match: for each tournament waited for ("" any), one future
         # that a match it would show resolves, and how many wait on it (none: forgotten)
         self._arrivals: dict[str, list] = {}
@@ -323,6 +326,27 @@ class SpectatorHub:
         self.tournaments[log.name] = log
         self._finished.pop(log.name, None)
         self._current = log.name
+        coming = self._coming.pop(log.name, None)
+        if coming is not None:
+            coming.set()
+        return log
+
+    def coming(self, name: str) -> None:
+        """Tournament ``name`` will be followed once it is ready (the ladder, once it has
+        read what it stored: seconds on a long one): viewers asking for it meanwhile wait
+        (:meth:`tournament_ready`)."""
+        if name not in self.tournaments:
+            self._coming.setdefault(name, asyncio.Event())
+
+    async def tournament_ready(self, name: str) -> TournamentLog | None:
+        """:meth:`tournament_log`, once a tournament that is coming is followed; None for
+        one neither followed nor coming."""
+        log = self.tournament_log(name)
+        if log is None:
+            coming = self._coming.get(name) if name else next(iter(self._coming.values()), None)
+            if coming is not None:
+                await coming.wait()
+                log = self.tournament_log(name)
         return log
 
     def tournament_result(self, name: str, played: Played, match_id: str | None = None) -> None:

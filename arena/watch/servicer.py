@@ -118,13 +118,15 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 await asyncio.sleep(TV_PAUSE_S)
 
     async def WatchTournament(self, request, context):  # noqa: N802
-        log = self.hub.tournament_log(request.name)
-        if log is None:
-            known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
-            await abort(context, grpc.StatusCode.NOT_FOUND,
-                                f"no tournament {request.name!r} is followed here (known: {known})"
-                                if request.name else "no tournament is running here yet")
         async with self._viewer(context):
+            # one still coming (a ladder reading its stored matches) is waited for: its
+            # viewer is a viewer meanwhile, within the caps
+            log = await self.hub.tournament_ready(request.name)
+            if log is None:
+                known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
+                await abort(context, grpc.StatusCode.NOT_FOUND,
+                            f"no tournament {request.name!r} is followed here (known: {known})"
+                            if request.name else "no tournament is running here yet")
             sub, snapshot = self.hub.follow_tournament(log)
             yield pb.TournamentFeed(snapshot=snapshot)
             try:

@@ -364,7 +364,9 @@ def test_a_server_serves_while_its_ladder_reads_the_matches_it_stored(tmp_path, 
     try to reconnect for 10 s, gave up. The ladder reads them in a thread now. Here that
     read waits for as long as the test likes (another session locks the matches): the
     server starts and enters a bot meanwhile; once the lock goes, the ladder plays on
-    after the keys stored."""
+    after the keys stored. A spectator asking for the ladder meanwhile was told there was
+    no such tournament (`arena watch --tournament ladder` exited 2 at once): now it waits
+    for the ladder and follows it."""
     import psycopg
 
     first = Served(postgres_url, mark, "--ladder", "--data", str(tmp_path / "data"),
@@ -381,15 +383,29 @@ def test_a_server_serves_while_its_ladder_reads_the_matches_it_stored(tmp_path, 
         lock.execute("LOCK TABLE matches IN ACCESS EXCLUSIVE MODE")   # until the commit
         served = Served(postgres_url, mark, "--ladder", "--data", str(tmp_path / "data"),
                         token=first.token, out=tmp_path / "b.log")
+        spectators = re.search(r"spectators at (\S+):", served.output).group(1)
+        watched = tmp_path / "watch.log"
+        watch = subprocess.Popen(command("watch", spectators, "--tournament", "ladder"),
+                                 cwd=ROOT, env=served.env(), stdout=watched.open("w"),
+                                 stderr=subprocess.STDOUT, text=True)
         try:
             added = served.ok("bots", "add", "alice")
             assert "bot token: " in added.stdout, added.stdout
+            with pytest.raises(subprocess.TimeoutExpired):   # it waits (the old code: exit 2)
+                watch.wait(5)
         except BaseException:
+            watch.kill()
             served.stop()         # while the lock holds: a stop waits for no read
             raise
     try:
         wait_ladder(served, len(before) + 3)
+        deadline = time.monotonic() + 60
+        while "tournament ladder: " not in watched.read_text():
+            assert watch.poll() is None and time.monotonic() < deadline, watched.read_text()
+            time.sleep(0.1)
     finally:
+        watch.kill()
+        watch.wait()
         assert served.stop() == 0
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         keys = [r[0] for r in conn.execute("SELECT key FROM matches")]

@@ -23,7 +23,8 @@ from arena.referee.runner import MatchRunner
 from arena.rules.events import FORFEIT, PLAY, decisions
 from arena.rules.game import Game
 from arena.watch import wire
-from arena.watch.hub import QUEUE, RESYNC, SpectatorHub
+from arena.tournament.standings import Played
+from arena.watch.hub import QUEUE, RESYNC, SpectatorHub, TournamentLog
 from arena.watch.server import SpectatorServer
 from support.matches import RULESETS, live_match, spec
 
@@ -593,3 +594,36 @@ def test_tv_shows_a_match_that_started_and_ended_during_its_pause(monkeypatch):
     assert all(took < 0.5 for _, took, _ in shown)            # each well within the pause
     assert [s.match.match_id for _, _, s in shown] == [match_id for match_id, _, _ in shown]
     assert all(s.reason == "tv" and s.HasField("over") for _, _, s in shown)
+
+
+def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it():
+    """A server's ladder is followed once it has read its stored matches (seconds on a long
+    ladder): a viewer asking for it meanwhile was told there was no such tournament. Now it
+    waits, within the viewers' caps, and gets the ladder's snapshot once it is there; a
+    tournament neither followed nor coming is still NOT_FOUND."""
+
+    async def go():
+        hub, server = await serve()
+        hub.coming("ladder")
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                call = stub.WatchTournament(pb.WatchTournamentRequest(name="ladder"))
+                first = asyncio.ensure_future(call.read())
+                done, _ = await asyncio.wait([first], timeout=2)   # the old code: NOT_FOUND at once
+                waited = not done
+                played = [Played("k1", ("a", "b"), (1, 2), "s1")]
+                hub.follow(TournamentLog("ladder", ["a", "b"], 0, played))
+                snapshot = await asyncio.wait_for(first, 30)
+                call.cancel()
+                with pytest.raises(grpc.aio.AioRpcError) as missing:
+                    await stub.WatchTournament(pb.WatchTournamentRequest(name="cup")).read()
+                return waited, snapshot, missing.value
+        finally:
+            await server.stop()
+
+    waited, snapshot, missing = asyncio.run(go())
+    assert waited
+    assert snapshot.snapshot.name == "ladder" and snapshot.snapshot.done == 1
+    assert missing.code() == grpc.StatusCode.NOT_FOUND
+    assert "no tournament 'cup' is followed here (known: ladder)" in missing.details()
