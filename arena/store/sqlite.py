@@ -105,19 +105,41 @@ def _said(doing: str) -> Callable:
     return wrap
 
 
-def _flock(path: str, doing: str, taken: Callable[[], StoreError]) -> Claim:
+def _flock(path: str, doing: str, taken: Callable[[], StoreError],
+           remove: bool = False) -> Claim:
     """An exclusive flock of ``path`` (made if missing), held until the claim is released
-    or the process ends; ``taken()`` if another holds it."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        raise StoreError(f"cannot {doing}: cannot open {path}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    or the process ends; ``taken()`` if another holds it. ``remove``: the release removes
+    the file too (a tournament's: one a tournament ever played piled up beside the
+    database)."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot {doing}: cannot open {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise taken() from None
+        # a holder that removes its file on release may have done so between our open and
+        # our lock: we would hold the lock of a file nobody else can find, beside another
+        # process holding the new one. Hold it only if it is still the file at ``path``.
+        try:
+            still = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            still = False
+        if still:
+            break
         os.close(fd)
-        raise taken() from None
-    return Claim(lambda: os.close(fd))   # and with the descriptor, the lock
+
+    def release() -> None:
+        if remove:    # while holding the lock: whoever opens it next makes a new file
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        os.close(fd)   # and with the descriptor, the lock
+    return Claim(release)
 
 
 class SQLiteStore(Store):
@@ -316,7 +338,7 @@ class SQLiteStore(Store):
             raise StoreError(f"cannot {doing}: cannot make {folder}: "
                              f"{exc.strerror or exc}") from None
         return _flock(os.path.join(folder, str(tournament.id)), doing,
-                      lambda: tournament_in_play(tournament.name, self.path))
+                      lambda: tournament_in_play(tournament.name, self.path), remove=True)
 
     # ---------------------------------------------------------------- tournaments
 

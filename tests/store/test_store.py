@@ -234,6 +234,48 @@ def test_a_link_to_a_sqlite_file_is_the_same_database_to_its_claims(tmp_path):
             SQLiteStore(tmp_path / name)
 
 
+def test_a_tournament_s_claim_leaves_no_file_behind_and_never_two_holders(tmp_path, monkeypatch):
+    """A tournament's claim was a file of its own in DB-playing/, kept for ever: one file a
+    tournament ever played. Its release now removes it, while still holding its lock; a
+    process that opened the file just before (and locks it just after) would hold the lock
+    of a file nobody else can find, beside a third process holding the new one: it sees
+    the file is gone and claims afresh."""
+    import fcntl
+    from arena.store import sqlite as module
+    from arena.store.base import TournamentInPlayError
+
+    db = tmp_path / "arena.db"
+    first, second, third = SQLiteStore(db), SQLiteStore(db), SQLiteStore(db)
+    playing = tmp_path / "arena.db-playing"
+    try:
+        cup = first.create_tournament("cup", {"games": 1}, [])
+        first.claim_tournament(cup).release()
+        assert list(playing.iterdir()) == []
+
+        held = first.claim_tournament(cup)
+        real_flock = fcntl.flock
+        calls = []
+
+        def flock_after_the_release(fd, op):   # the first holder lets go in between
+            calls.append(fd)
+            if len(calls) == 1:
+                held.release()
+            return real_flock(fd, op)
+
+        monkeypatch.setattr(module.fcntl, "flock", flock_after_the_release)
+        again = second.claim_tournament(cup)
+        monkeypatch.setattr(module.fcntl, "flock", real_flock)
+        assert len(calls) == 2                      # the removed file's lock, then the new one's
+        with pytest.raises(TournamentInPlayError):
+            third.claim_tournament(cup)
+        again.release()
+        third.claim_tournament(cup).release()
+        assert list(playing.iterdir()) == []
+    finally:
+        for store in (first, second, third):
+            store.close()
+
+
 def test_a_taken_tournament_name_is_refused_and_nothing_is_stored(store):
     original = tournament(store, "cup", bots=("ada", "bob"))
     with pytest.raises(StoreError, match="'cup'"):
