@@ -33,7 +33,8 @@ USAGE = 2         # refused as asked, nothing done: a bad option or value (argpa
                   # code), a file, folder, bot, tournament or match that is not there or
                   # not what it should be, a wrong token, a port or a database (or its
                   # tournament) another process holds
-INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP
+INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP (serve, web, watch and replay return 0
+                   # themselves: being stopped is how they end)
 
 
 def exit_status(exc: BaseException) -> int | None:
@@ -59,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                "fails, a match not played, a check or vector that fails, a run stopped on an "
                "error); 2 refused as asked, nothing done (a bad option, a file, bot, tournament "
                "or match that is not there, a wrong token, a port or database another process "
-               "holds); 130 stopped by Ctrl-C or a signal. 'arena COMMAND --help' explains a "
-               "command.",
+               "holds); 130 stopped by Ctrl-C or a signal (arena serve, web, watch and replay, "
+               "which end that way, exit 0). 'arena COMMAND --help' explains a command.",
     )
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

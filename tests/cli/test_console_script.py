@@ -45,3 +45,5 @@ def test_every_command_s_help_says_what_it_does_and_arena_help_the_exit_statuses
     text = " ".join(parser.format_help().split())
     assert "Exit status: 0 done; 1 failed" in text and "2 refused as asked" in text, text
     assert "130 stopped by Ctrl-C" in text
+    # the commands a stop ends as they are meant to end exit 0 (it said 130 for every one)
+    assert "(arena serve, web, watch and replay, which end that way, exit 0)" in text
