@@ -1,4 +1,4 @@
-"""Runs rules conformance vectors (the format of ``shared/conformance/FORMAT.md``).
+"""Runs rules conformance vectors (the format of ``tests/conformance/FORMAT.md``).
 
 A vector is a deck check or a scenario: explicit deals and reshuffle orders, then steps
 that play cards and state facts that must hold. :func:`run_vector` returns a
