@@ -230,8 +230,11 @@ async def _serve(db: str, options, web: int | None) -> int:
         console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
                       f"{shown(db)}; {len(app.registry.active())} bots entered; ladder "
                       f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
+        # with TLS the spectators speak it too: the command as printed must say so, or it
+        # fails after 5 s with 'no spectator service'
+        trust = " --tls-ca CERT   (or --tls: a public authority's certificate)" if options.tls else ""
         console.print(f"spectators at {app.spectators.address}: arena watch "
-                      f"{app.spectators.address} --tv", soft_wrap=True, highlight=False)
+                      f"{app.spectators.address} --tv{trust}", soft_wrap=True, highlight=False)
         async with web_viewer(web, app.spectators.address, console):
             sys.stdout.flush()
             await asyncio.wait((stopped, lost), return_when=asyncio.FIRST_COMPLETED)

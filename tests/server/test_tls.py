@@ -69,6 +69,14 @@ def tls_server(tmp_path, mark):
 def test_organizer_and_bots_speak_tls_to_the_server(tls_server, tmp_path):
     served, ca = tls_server
     assert re.search(r"arena server at \S+ \(TLS\)", served.output)
+    # the spectators speak TLS too: the command printed for them says how to trust it (it
+    # said 'arena watch ADDR --tv', which found no spectator service)
+    text = served._wait_for(r"spectators at \S+: .*\n")
+    watch = re.search(r"^spectators at (\S+): (arena watch .*)$", text, re.M)
+    assert watch.group(2).startswith(f"arena watch {watch.group(1)} --tv --tls-ca CERT"), watch[0]
+    listed = subprocess.run(command("watch", watch.group(1), "--tls-ca", ca), cwd=ROOT,
+                            env=served.env(), capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
     out = served.ok("bots", "add", "far", "--tls-ca", ca).stdout
     token = re.search(r"^bot token: (\S+)$", out, re.M).group(1)
     served.ok("bots", "add", "greedy", "--dir", BOTS / "greedy", ONO99_TLS_CA=str(ca))
