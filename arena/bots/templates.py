@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from arena.bots.manifest import NAME, NAME_RULE
@@ -41,8 +42,10 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
     # the sample bots to play it against, as they are reached from here (the repository's
     # root, or a folder elsewhere)
     samples = REPO / "bots"
+    # the interpreter by its whole path: a Python bot run by hand needs the SDK, which is
+    # installed with the arena, not in whatever `python` the shell finds
     values = {"NAME": name, "DIR": _shown(folder),
-              "BOTS": _shown(samples) if samples.is_dir() else "bots"}
+              "BOTS": _shown(samples) if samples.is_dir() else "bots", "PYTHON": sys.executable}
     if sdk is not None:
         try:
             inside = folder.is_relative_to(REPO)

@@ -103,6 +103,19 @@ def test_the_commands_its_readme_gives_work_from_where_it_was_made(tmp_path, mar
     assert proc.returncode == 0, proc.stderr
 
 
+def test_its_readme_runs_a_python_bot_by_hand_with_the_arena_s_python(tmp_path, mark):
+    """It said `python bot.py`: a Python other than the arena's finds no ono99 (the SDK is
+    installed with the arena), so the line failed as written."""
+    new_bot(tmp_path / "mine", "python")
+    readme = " ".join((tmp_path / "mine" / "README.md").read_text().split())
+    args = shlex.split(re.search(r"Run it by hand against a referee[^`]*: `([^`]+)`", readme)[1])
+    assert args[:2] == [sys.executable, "bot.py"], args
+    proc = subprocess.run([*args[:2], "--referee", f"unix:{tmp_path}/nobody.sock", "--token", "t",
+                           "--connect-timeout", "0.5"], cwd=tmp_path / "mine", env=env_for(mark),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 4 and "no referee" in proc.stderr, proc.stderr   # the SDK found
+
+
 def test_the_language_may_be_given_as_language_too(tmp_path, mark):
     """`--language node` was "the following arguments are required: --lang"."""
     proc = arena(mark, "new-bot", tmp_path / "x", "--language", "node")
