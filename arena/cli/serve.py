@@ -47,8 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "serve", help="run an arena server: remote and hosted bots, tournaments, a ladder",
         description="Serve, on one port, the Referee (bots connect here, from anywhere, with "
                     "their tokens) and the Organizer service (arena bots, arena tournament "
-                    "--server, arena standings --server), over one database, until Ctrl-C or "
-                    "SIGTERM. A new database gets an organiser token, printed once "
+                    "--server, arena standings --server), with the Spectator service on a port of "
+                    "its own (--watch), over one database, until Ctrl-C, SIGTERM or SIGHUP "
+                    "(exit status 0). A new database gets an organiser token, printed once "
                     "('organizer token: T'); only its hash is kept. Started again on the same "
                     "database, the server goes on where it was.")
     add_db_option(p, "the server's database", default=None, required=True)
