@@ -46,6 +46,16 @@ def test_repository_copy_matches_shared_vectors():
         assert ours[name] == theirs[name], f"{name} differs from ../shared"
 
 
+def test_repository_copy_of_the_format_matches_the_shared_one():
+    """docs/rules.md sends a vector's author to tests/conformance/FORMAT.md (it sent them to
+    ../shared, which a clone does not have): the shared text, under a note that says so."""
+    ours = (VECTORS.parent / "FORMAT.md").read_text()
+    assert "A copy of the shared format" in ours.split("\n\n")[0]
+    shared = SHARED.parent / "FORMAT.md"
+    if shared.is_file():
+        assert ours.endswith(shared.read_text()), "FORMAT.md differs from ../shared: copy it again"
+
+
 def arena(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "arena.cli.main", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
