@@ -305,7 +305,7 @@ class SandboxFactory(ProcessFactory):
         # no --new-session: bwrap's first process stays in the process group _spawn made
         # (whose watchdog kills it; the group's session has no terminal to protect)
         box = ["bwrap", "--die-with-parent", "--unshare-all",
-               *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_MASKS,
+               *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_SYS, *_PROC_MASKS,
                "--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
                "--dir", "/run", "--clearenv"]
@@ -498,7 +498,7 @@ def _probe_bwrap() -> str | None:
                 with _seccomp() as (seccomp, fds):
                     proc = subprocess.run(["bwrap", "--unshare-all", *flags, *seccomp,
                                            "--die-with-parent", *_system_mounts(),
-                                           "--proc", "/proc", "--dev", "/dev", "--",
+                                           "--proc", "/proc", *_PROC_SYS, "--dev", "/dev", "--",
                                            "/bin/true"], pass_fds=fds,
                                           capture_output=True, text=True, timeout=10)
             except (OSError, subprocess.SubprocessError) as exc:
@@ -512,6 +512,15 @@ def _probe_bwrap() -> str | None:
         _bwrap_checked.append(found)
     return _bwrap_checked[0][0]
 
+
+#: /proc/sys read-only. The bot runs as the host's uid 0 (bwrap run by root maps 0 to 0),
+#: and the kernel lets uid 0 write most sysctls with no capability at all (it checks the
+#: file's mode against the uid): a bot could set kernel.core_pattern to a program the
+#: host's root then runs at the next crash, kernel.pid_max to a handful, or empty every
+#: page cache (vm.drop_caches). bwrap makes /proc/irq and /proc/bus read-only, but leaves
+#: /proc/sys, whose folder refuses the write-access test it makes; Docker binds it
+#: read-only too.
+_PROC_SYS = ["--ro-bind-try", "/proc/sys", "/proc/sys"]
 
 #: Files of /proc that show the whole host whatever the namespace (the keyrings' keys with
 #: their descriptions, every CPU's timers with their processes' names), covered with

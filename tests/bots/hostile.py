@@ -27,6 +27,14 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      with MS_REMOUNT|MS_BIND, clearing read-only, as root with
                      CAP_SYS_ADMIN could); it writes nothing there
   fill DIR MIB       writes one file of MIB MiB into DIR, then plays on
+  open_for_writing PATH...
+                     opens each path for writing (a sysctl of /proc/sys), and closes it
+                     without writing a byte
+  locks FILE         takes shared locks on FILE (a file of its folder, which the test
+                     holds locked from outside: flock, a POSIX record lock, an open file
+                     description's lock) and reports whether each met that lock; then
+                     asks to be told of other processes' opens and reads of its folder
+                     (inotify, fanotify, dnotify)
   oom                reports its out-of-memory score adjustment, then tries to lower it to
                      -1000 (the one the kernel's out-of-memory killer would spare)
   keyring PREFIX     at every turn, adds a key named PREFIX + its process id, holding its
@@ -328,6 +336,62 @@ def leave_message(path: str, text: str) -> bool:
         os.close(fd)
 
 
+def open_for_writing(path: str):
+    os.close(os.open(path, os.O_WRONLY))   # nothing written: a host's sysctl stays as it is
+    return path
+
+
+def locks(path: str) -> None:
+    """Each lock a bot at one table could take on a file every sandbox shares (its
+    runtime, /usr, its folder) for another to find taken: a bit of its hand a lock."""
+    import fcntl
+    import struct
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        attempt("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+        attempt("posix lock", lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+        ofd = struct.pack("hh4xqqi4x", fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0)   # struct flock
+        attempt("ofd lock", lambda: fcntl.fcntl(fd, fcntl.F_OFD_SETLK, ofd) and None)
+    finally:
+        os.close(fd)
+    libc = _libc()
+    folder = os.getcwd().encode()
+    in_open = 0x20
+
+    def checked(result: int) -> int:
+        if result < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return result
+
+    def inotify():
+        fd = checked(libc.inotify_init1(0))
+        try:
+            return checked(libc.inotify_add_watch(fd, folder, in_open))
+        finally:
+            os.close(fd)
+
+    def fanotify():
+        fan_report_fid, fan_mark_add, fan_open, at_fdcwd = 0x200, 1, 0x20, -100
+        fd = checked(libc.fanotify_init(fan_report_fid, os.O_RDONLY))
+        libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64,
+                                       ctypes.c_int, ctypes.c_char_p]
+        try:
+            return checked(libc.fanotify_mark(fd, fan_mark_add, fan_open, at_fdcwd, folder))
+        finally:
+            os.close(fd)
+
+    def dnotify():
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            return fcntl.fcntl(fd, fcntl.F_NOTIFY, fcntl.DN_ACCESS)
+        finally:
+            os.close(fd)
+
+    attempt("inotify", inotify)
+    attempt("fanotify", fanotify)
+    attempt("dnotify", dnotify)
+
+
 def fill(folder: str, mib: str):
     with open(os.path.join(folder, "fill"), "wb") as f:
         block = b"\0" * 2**20
@@ -385,6 +449,11 @@ class Hostile(Bot):
                     attempt(f"remount {path}", lambda p=path: remount(p))
             elif MODE == "hog":
                 attempt("hog", lambda: hog(ARGS[0]))
+            elif MODE == "open_for_writing":
+                for path in ARGS:
+                    attempt(f"open for writing {path}", lambda p=path: open_for_writing(p))
+            elif MODE == "locks":
+                locks(ARGS[0])
             elif MODE == "fill":
                 attempt(f"fill {ARGS[0]}", lambda: fill(*ARGS))
             elif MODE == "long_line":

@@ -116,6 +116,19 @@ def test_it_has_no_capability_and_cannot_remount_its_mounts_writable(tmp_path, m
     assert all("Operation not permitted" in r["error"] for r in tried), tried
 
 
+def test_it_cannot_change_the_host_s_kernel_settings(tmp_path, mark):
+    """The bot runs as the host's uid 0, and the kernel lets uid 0 write most of
+    /proc/sys with no capability: kernel.core_pattern (a program the host's root runs at
+    the next crash), kernel.pid_max, vm.drop_caches (every page cache emptied). It could
+    open each for writing before (nothing is written here, even then)."""
+    sysctls = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/pid_max",
+               "/proc/sys/vm/drop_caches"]
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "open_for_writing", *sysctls))
+    tried = [r for r in out["reports"] if r["what"].startswith("open for writing ")]
+    assert len(tried) == 2 * len(sysctls) and not any(r["ok"] for r in tried), tried
+    assert all("Read-only file system" in r["error"] for r in tried), tried
+
+
 @pytest.mark.parametrize("place", ["/scratch", "/tmp", "/dev/shm"])
 def test_its_scratch_and_tmp_are_capped_in_size(tmp_path, mark, place):
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fill", place, 40),
