@@ -545,10 +545,20 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list")
 #:   EOPNOTSUPP, as for a file that cannot do it, so honest callers read normally). A
 #:   tournament's second phase named the opponent's dealt hand in 3 deals of 3. io_uring
 #:   goes too: its requests run without passing this filter.
+#: - Locks and watches of files: every sandbox reads the same host files (its runtime,
+#:   /usr, a bot's folder), and a lock one takes on such a file (flock, a POSIX or an
+#:   open file description's record lock) is met by every other, as is a watch of who
+#:   opens or reads them (inotify, fanotify, dnotify): two bots at one table passed their
+#:   hands through them live, a bit a lock or an open. Taking or dropping a lock does
+#:   nothing and answers success (errno 0): a bot's one process, or an SQLite file it
+#:   reads, works as before, where a refusal failed them; the processes of one bot no
+#:   longer exclude one another by locks (no bot needs to). Watches are refused.
 #:
 #: Each entry: the call, and the conditions on its arguments (index, mask, value: the call
 #: is refused where ``arg & mask == value`` for each), none for every use.
 _RWF_NOWAIT = 0x8
+_SET_LOCK = (6, 7, 37, 38)      # fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+_F_NOTIFY = 1026
 _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] = (
     (b"add_key", (), errno.EPERM),
     (b"request_key", (), errno.EPERM),
@@ -563,6 +573,12 @@ _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] 
     (b"io_uring_setup", (), errno.EPERM),
     (b"io_uring_enter", (), errno.EPERM),
     (b"io_uring_register", (), errno.EPERM),
+    (b"flock", (), 0),
+    *((b"fcntl", ((1, 0xFFFFFFFF, command),), 0) for command in _SET_LOCK),
+    (b"fcntl", ((1, 0xFFFFFFFF, _F_NOTIFY),), errno.EPERM),
+    (b"inotify_add_watch", (), errno.EPERM),
+    (b"fanotify_init", (), errno.EPERM),
+    (b"fanotify_mark", (), errno.EPERM),
 )
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_ACT_ERRNO = 0x00050000

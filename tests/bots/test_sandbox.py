@@ -129,6 +129,28 @@ def test_it_cannot_change_the_host_s_kernel_settings(tmp_path, mark):
     assert all("Read-only file system" in r["error"] for r in tried), tried
 
 
+def test_a_lock_or_a_watch_on_a_shared_file_passes_nothing_between_sandboxes(tmp_path, mark):
+    """Every sandbox reads the same host files (its runtime, /usr, a bot's folder), and a
+    lock on one, or a watch of who opens it, is seen from every other: two bots at one
+    table passed their hands through them live, a bit a lock. Here the test holds the
+    locks from outside, where another sandbox would: a bot's lock is taken as if free (it
+    holds within nothing: the lock calls do nothing in the sandbox), and the watches are
+    refused."""
+    bot = hostile(tmp_path / "bot", "locks", "pad.bin")
+    pad(bot / "pad.bin")
+    with open(bot / "pad.bin", "r+b") as held:
+        import fcntl
+        fcntl.flock(held, fcntl.LOCK_EX)
+        fcntl.lockf(held, fcntl.LOCK_EX)      # a POSIX record lock, which OFD locks meet too
+        out = tournament(mark, tmp_path, bot)
+    tried = {r["what"]: r for r in out["reports"] if r["process"] == out["reports"][0]["process"]}
+    assert {what: r["ok"] for what, r in tried.items()} == {
+        "flock": True, "posix lock": True, "ofd lock": True,
+        "inotify": False, "fanotify": False, "dnotify": False}, tried
+    assert all("Operation not permitted" in tried[w]["error"]
+               for w in ("inotify", "fanotify", "dnotify")), tried
+
+
 @pytest.mark.parametrize("place", ["/scratch", "/tmp", "/dev/shm"])
 def test_its_scratch_and_tmp_are_capped_in_size(tmp_path, mark, place):
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fill", place, 40),
