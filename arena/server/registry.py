@@ -16,14 +16,17 @@ round trip in the event loop.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import io
 import logging
 import shutil
 import tarfile
+import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from arena.bots.check import Report, check_bot
 from arena.bots.process import ArenaStartError, file_stem, is_log_of
@@ -40,6 +43,12 @@ log = logging.getLogger("arena.server")
 MAX_UPLOAD = 32 * 2**20        # a hosted bot's archive, gzipped
 MAX_UNPACKED = 256 * 2**20     # ... and unpacked
 MAX_FILES = 20_000
+#: The tar itself, unzipped: its files' bytes, and for each member a header and a long
+#: name's (pax or GNU) header, each padded to 512 bytes, with room to spare. tarfile reads
+#: a pax header's data whole before it yields the member it describes, and no member's
+#: size tells of it: an archive of 1 MB holding a pax header of 1 GiB took 1 GiB of the
+#: server's memory and held its loop 24 s (32 MiB of upload, 32 GiB), and was accepted.
+MAX_TAR = MAX_UNPACKED + MAX_FILES * 4096
 LOG_TAIL = 64 * 1024
 #: the reason every seat of a removed bot forfeits with
 REMOVED = "removed from the server"
@@ -116,7 +125,7 @@ class Registry:
             self._update(bot.id, status="failed", report={"error": str(exc)})
             raise
         try:
-            _unpack(archive, folder)
+            await asyncio.to_thread(_unpack, archive, folder)
             manifest = load_manifest(folder)
         except (RegistryError, ManifestError) as exc:
             shutil.rmtree(folder, ignore_errors=True)
@@ -301,42 +310,80 @@ class Registry:
                                 "name")
 
 
+def _unzipped(archive: bytes) -> IO[bytes]:
+    """The tar a gzipped upload holds, in a temporary file, :data:`MAX_TAR` bytes at most
+    (unzipped a megabyte at a time, never past it); :class:`RegistryError` otherwise."""
+    out = tempfile.TemporaryFile()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(archive)) as unzipping:
+            total = 0
+            while True:
+                try:
+                    chunk = unzipping.read(2**20)
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise RegistryError(f"the upload is not a gzipped tar: {exc}") from None
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > MAX_TAR:
+                    raise RegistryError(f"the upload unpacks to more than "
+                                        f"{MAX_UNPACKED // 2**20} MiB")
+                try:
+                    out.write(chunk)
+                except OSError as exc:   # a full temporary folder: the server's fault
+                    raise RegistryError(f"the server cannot hold the upload to unpack it: "
+                                        f"{exc.strerror or exc}; the fault is the server's, "
+                                        "not the bot's") from None
+        out.seek(0)
+        return out
+    except BaseException:
+        out.close()
+        raise
+
+
 def _unpack(archive: bytes, folder: Path) -> None:
     """A gzipped tar into ``folder``: regular files and folders only, inside it, within
-    the limits; :class:`RegistryError` otherwise."""
-    try:
-        tar = tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise RegistryError(f"the upload is not a gzipped tar: {exc}") from None
-    with tar:
-        total, members = 0, []
+    the limits; :class:`RegistryError` otherwise. Seconds of work for a big upload: the
+    caller runs it in a thread, where the server's loop referees matches meanwhile."""
+    with _unzipped(archive) as unzipped:
         try:
-            for member in tar:
-                if len(members) >= MAX_FILES:
-                    raise RegistryError(f"the upload has more than {MAX_FILES} files")
-                if not (member.isfile() or member.isdir()):
-                    raise RegistryError(f"the upload holds {member.name!r}, which is neither a "
-                                        "file nor a folder (links are not accepted)")
-                parts = Path(member.name).parts
-                if member.name.startswith("/") or ".." in parts:
-                    raise RegistryError(f"the upload holds {member.name!r}, a path out of the "
-                                        "bot's folder")
-                total += member.size
-                if total > MAX_UNPACKED:
-                    raise RegistryError(f"the upload unpacks to more than {MAX_UNPACKED // 2**20} MiB")
-                members.append(member)
+            tar = tarfile.open(fileobj=unzipped, mode="r:")
         except (tarfile.TarError, OSError, EOFError) as exc:
-            raise RegistryError(f"the upload is not a readable tar: {exc}") from None
-        try:
-            folder.mkdir(parents=True, exist_ok=False)
-        except OSError as exc:   # a read-only or full data folder: the server's fault
-            raise RegistryError(f"the server cannot store the upload in {folder.parent}: "
-                                f"{exc.strerror or exc}; the fault is the server's, not the "
-                                "bot's") from None
-        try:
-            if hasattr(tarfile, "data_filter"):   # Python 3.11.4+: the library checks too
-                tar.extractall(folder, members=members, filter="data")
-            else:
-                tar.extractall(folder, members=members)
-        except (tarfile.TarError, OSError) as exc:
-            raise RegistryError(f"the upload cannot be unpacked: {exc}") from None
+            raise RegistryError(f"the upload is not a gzipped tar: {exc}") from None
+        with tar:
+            _extract(tar, folder)
+
+
+def _extract(tar: tarfile.TarFile, folder: Path) -> None:
+    """``tar``'s members into ``folder``, checked (see :func:`_unpack`)."""
+    total, members = 0, []
+    try:
+        for member in tar:
+            if len(members) >= MAX_FILES:
+                raise RegistryError(f"the upload has more than {MAX_FILES} files")
+            if not (member.isfile() or member.isdir()):
+                raise RegistryError(f"the upload holds {member.name!r}, which is neither a "
+                                    "file nor a folder (links are not accepted)")
+            parts = Path(member.name).parts
+            if member.name.startswith("/") or ".." in parts:
+                raise RegistryError(f"the upload holds {member.name!r}, a path out of the "
+                                    "bot's folder")
+            total += member.size
+            if total > MAX_UNPACKED:
+                raise RegistryError(f"the upload unpacks to more than {MAX_UNPACKED // 2**20} MiB")
+            members.append(member)
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise RegistryError(f"the upload is not a readable tar: {exc}") from None
+    try:
+        folder.mkdir(parents=True, exist_ok=False)
+    except OSError as exc:   # a read-only or full data folder: the server's fault
+        raise RegistryError(f"the server cannot store the upload in {folder.parent}: "
+                            f"{exc.strerror or exc}; the fault is the server's, not the "
+                            "bot's") from None
+    try:
+        if hasattr(tarfile, "data_filter"):   # Python 3.11.4+: the library checks too
+            tar.extractall(folder, members=members, filter="data")
+        else:
+            tar.extractall(folder, members=members)
+    except (tarfile.TarError, OSError) as exc:
+        raise RegistryError(f"the upload cannot be unpacked: {exc}") from None

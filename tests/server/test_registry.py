@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import io
 import tarfile
+import zlib
 
 import pytest
 
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.lobby import Lobby
-from arena.server.registry import Registry, RegistryError
+from arena.server.registry import MAX_FILES, MAX_UNPACKED, Registry, RegistryError
 from arena.store.sqlite import SQLiteStore
 
 
@@ -116,6 +117,30 @@ def test_an_upload_the_data_folder_cannot_take_fails_saying_so(tmp_path):
         asyncio.run(registry.add_hosted("alpha", archive))
     assert (f"alpha: the server cannot store the upload in {tmp_path}/hosted/alpha: Not a "
             "directory; the fault is the server's, not the bot's") == str(refused.value)
+    [bot] = store.registered_bots()
+    assert bot.status == "failed"
+    store.close()
+
+
+def test_an_upload_whose_tar_unzips_past_the_limit_is_refused_as_it_unzips(tmp_path):
+    """A pax header's data is read whole by tarfile before the member it describes, and
+    no member's size counts it: an upload of 1 MB holding a 1 GiB header took 1 GiB of the
+    server's memory and its loop for 24 s, and was accepted (32 MiB of upload: 32 GiB).
+    Now the tar is unzipped a megabyte at a time, and refused past its limit."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    header = tarfile.TarInfo("PaxHeader")
+    # past what the limit's files and each one's headers (4 KiB at most) can come to
+    header.type, header.size = tarfile.XHDTYPE, MAX_UNPACKED + MAX_FILES * 4096 + 2**20
+    zipping = zlib.compressobj(9, zlib.DEFLATED, 31)          # gzip, its zeros tiny
+    parts = [zipping.compress(header.tobuf(format=tarfile.USTAR_FORMAT))]
+    parts += [zipping.compress(bytes(2**20)) for _ in range(header.size // 2**20)]
+    archive = b"".join([*parts, zipping.flush()])
+    assert len(archive) < 2 * 2**20                            # a sixteenth of the limit
+    with pytest.raises(RegistryError) as refused:
+        asyncio.run(registry.add_hosted("alpha", archive))
+    assert str(refused.value) == "alpha: the upload unpacks to more than 256 MiB"
+    assert not (tmp_path / "hosted" / "alpha" / "v1").exists()
     [bot] = store.registered_bots()
     assert bot.status == "failed"
     store.close()
