@@ -553,12 +553,21 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list")
 #:   nothing and answers success (errno 0): a bot's one process, or an SQLite file it
 #:   reads, works as before, where a refusal failed them; the processes of one bot no
 #:   longer exclude one another by locks (no bot needs to). Watches are refused.
+#: - Set-user-ID and set-group-ID bits (a mode with 04000 or 02000, given to a chmod or to
+#:   a call that makes a file): a setup writes the bot's host folder as the host's uid 0,
+#:   and a copy of a program it made set-user-ID there (``cp /usr/bin/python3 py; chmod
+#:   4755 py``) ran as root for any user of the machine who could reach the folder. The
+#:   sandbox's own mounts are nosuid; the host's are not. openat2 takes its mode in a
+#:   structure no filter can read: refused as absent (ENOSYS), so callers use openat.
 #:
 #: Each entry: the call, and the conditions on its arguments (index, mask, value: the call
 #: is refused where ``arg & mask == value`` for each), none for every use.
 _RWF_NOWAIT = 0x8
 _SET_LOCK = (6, 7, 37, 38)      # fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
 _F_NOTIFY = 1026
+#: The calls that set a file's mode, and the index of their mode argument.
+_MODE_ARGUMENT = ((b"chmod", 1), (b"fchmod", 1), (b"fchmodat", 2), (b"fchmodat2", 2),
+                  (b"open", 2), (b"openat", 3), (b"creat", 1), (b"mknod", 1), (b"mknodat", 2))
 _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] = (
     (b"add_key", (), errno.EPERM),
     (b"request_key", (), errno.EPERM),
@@ -579,7 +588,12 @@ _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] 
     (b"inotify_add_watch", (), errno.EPERM),
     (b"fanotify_init", (), errno.EPERM),
     (b"fanotify_mark", (), errno.EPERM),
+    *((call, ((index, bit, bit),), errno.EPERM) for call, index in _MODE_ARGUMENT
+      for bit in (0o4000, 0o2000)),
+    (b"openat2", (), errno.ENOSYS),
 )
+#: Calls some architectures do not have (arm64 has only their ``*at`` forms): left out there.
+_NOT_EVERYWHERE = {b"chmod", b"open", b"creat", b"mknod"}
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_ACT_ERRNO = 0x00050000
 _SCMP_CMP_MASKED_EQ = 7
@@ -648,6 +662,8 @@ def _make_seccomp_program() -> bytes | None:
     try:
         for call, conditions, code in _REFUSED_CALLS:
             number = lib.seccomp_syscall_resolve_name(call)
+            if number < 0 and call in _NOT_EVERYWHERE:
+                continue
             compare = (_ArgCompare * max(1, len(conditions)))(
                 *(_ArgCompare(index, _SCMP_CMP_MASKED_EQ, mask, value)
                   for index, mask, value in conditions))

@@ -306,3 +306,42 @@ def test_a_setup_reaches_this_machine_s_network_only_when_the_organiser_allows_i
     assert seen[True] == "reached"
     # its own loopback, where nothing listens: the host's port, open all along, is not there
     assert seen[False] == "unreachable: [Errno 111] Connection refused", seen
+
+
+#: A setup that tries every way to leave a set-user-ID or set-group-ID program in its
+#: folder, going on past each refusal, then builds the bot.
+SETUID = textwrap.dedent("""\
+    import os, shutil, stat, sys
+    for bit, name in ((0o4000, "uid"), (0o2000, "gid")):
+        tries = {
+            "chmod": lambda p: (shutil.copy(sys.executable, p), os.chmod(p, 0o755 | bit)),
+            "fchmod": lambda p: (shutil.copy(sys.executable, p),
+                                 os.chmod(os.open(p, os.O_RDONLY), 0o755 | bit)),
+            "open": lambda p: os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o755 | bit)),
+            "mknod": lambda p: os.mknod(p, stat.S_IFREG | 0o755 | bit),
+        }
+        for how, make in tries.items():
+            try:
+                make(f"set{name}-{how}")
+            except OSError as exc:
+                print(how, name, exc)
+""")
+
+
+def test_a_setup_cannot_leave_a_set_user_id_program_in_the_host_s_folder(tmp_path):
+    """A setup writes its folder on the host as the host's uid 0: a copy of python3 it
+    made set-user-ID there ran as root for any user of the machine who could reach the
+    folder (a hosted bot's is under the server's data folder). Each way is refused."""
+    from arena.bots.sandbox import SandboxFactory
+    from support.requirements import missing
+
+    if SandboxFactory.unavailable():
+        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} setuid.py; {python} build.py"]')
+    (folder / "setuid.py").write_text(SETUID)
+    assert ensure_setup(load_manifest(folder)).ran
+    made = sorted(p.name for p in folder.iterdir() if p.name.startswith("set"))
+    assert len(made) >= 4, made                  # where a call was refused, no file at all
+    special = [p.name for p in folder.iterdir() if p.stat().st_mode & 0o6000]
+    assert special == [], special
+    assert (folder / LOG).read_text().count("Operation not permitted") == 8
