@@ -4,11 +4,12 @@ The arena runs strangers' programs, so by default every bot runs in a bubblewrap
 (Debian's ``bubblewrap``, the sandbox Flatpak is built on): new user, PID, network, IPC,
 UTS and mount namespaces, no capabilities (bwrap run by root keeps them unless told: with
 CAP_SYS_ADMIN a bot could remount its read-only mounts writable) and no further user
-namespaces; no kernel keyring and no exact probe of the page cache (a seccomp filter: both
-are shared beyond every namespace, so what one process leaves there, a later or a
-concurrent one could read); the system
-read-only; its own folder read-only; a fresh scratch ``HOME`` and a
-private ``/tmp``, both size-capped in-memory file systems; the Python, Node.js and
+namespaces; no kernel keyring, no exact probe of the page cache, no lock or watch on the
+files every sandbox shares (a seccomp filter: all are shared beyond every namespace, so
+what one process leaves there, a later or a concurrent one could read) and no
+set-user-ID bit; the system and its kernel settings (/proc/sys) read-only; its own
+folder read-only; a fresh scratch ``HOME`` and a private ``/tmp``, both size-capped
+in-memory file systems; the Python, Node.js and
 C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing else of
 the host (no database, no other bots, no organiser files, no network, no other process).
 Its environment holds only what a bot needs. Limits come from cgroups where the arena may
