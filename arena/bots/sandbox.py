@@ -309,11 +309,12 @@ class SandboxFactory(ProcessFactory):
                *_hardening(), "--hostname", "bot", "--proc", "/proc", *_PROC_SYS, *_PROC_MASKS,
                "--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                *size, "--tmpfs", "/tmp", *size, "--tmpfs", SCRATCH,
-               "--dir", "/run", "--clearenv"]
+               "--dir", "/run"]
         if setup and self.setup_network:
             box.append("--share-net")        # the organiser lets setups download
-        for name, value in env.items():
-            box += ["--setenv", name, value]
+        # the environment reaches the bot as bwrap's own (_spawn hands it over whole), not
+        # by --setenv: a command line is any local user's to read (ps), and this one held
+        # the bot's token, with which a user of the machine could take the bot's seat
         box += _system_mounts()
         if setup:
             box += [arg for name in _SETUP_ETC if (Path("/etc") / name).exists()
@@ -368,7 +369,7 @@ async def _spawn(prelude: list[str], command: Sequence[str], folder: Path,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True, pass_fds=pass_fds)
     except OSError as exc:
-        # the program only: its arguments hold the bot's token (bwrap's --setenv)
+        # the program only: its arguments say nothing a user needs
         message = f"cannot start {Path(command[0]).name}: {exc.strerror or exc}"
         raise (OSError(exc.errno, message) if exc.errno else OSError(message)) from None
 

@@ -4,10 +4,12 @@ the tournament finishes for the others, and nothing the bot started is left."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from support.hostile import hostile
 from support.processes import env_for, processes_marked
 from support.requirements import missing
 
-from arena.bots.sandbox import SandboxFactory
+from arena.bots.sandbox import Limits, SandboxFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = ROOT / "bots" / "random"
@@ -181,6 +183,36 @@ def test_it_sees_no_other_process_and_no_token(tmp_path, mark):
     for s in seen:
         assert s["other_tokens"] == []
         assert s["pids_seen"] <= 3            # its sandbox's init and itself
+
+
+def test_no_command_line_of_the_host_holds_a_bot_s_token(tmp_path):
+    """Any user of the machine reads every process's command line (ps): bwrap's held the
+    bot's environment, its token among them (--setenv), with which such a user could take
+    the bot's seat at the referee's port (a hosted bot's on a server, while its process
+    restarts). The environment now travels as the process's own, which only root reads."""
+    token = "ono99-token-that-only-the-bot-may-know"
+
+    async def started() -> None:
+        jail, env = await SandboxFactory(Limits()).start(
+            ["/bin/sh", "-c", 'echo "ready $ONO99_TOKEN"; exec sleep 60'], tmp_path,
+            {"ONO99_TOKEN": token})
+        try:
+            line = await asyncio.wait_for(jail.proc.stdout.readline(), 30)
+            assert line.decode().split() == ["ready", token]      # the bot has it
+            lines = []
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    try:
+                        lines.append((entry / "cmdline").read_bytes())
+                    except OSError:
+                        pass                                       # gone meanwhile
+            assert [c for c in lines if token.encode() in c] == []
+        finally:
+            jail.signal(signal.SIGKILL)
+            await jail.proc.wait()
+            jail.close()
+
+    asyncio.run(started())
 
 
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
