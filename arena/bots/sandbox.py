@@ -525,9 +525,13 @@ def _probe_bwrap() -> str | None:
 _PROC_SYS = ["--ro-bind-try", "/proc/sys", "/proc/sys"]
 
 #: Files of /proc that show the whole host whatever the namespace (the keyrings' keys with
-#: their descriptions, every CPU's timers with their processes' names), covered with
-#: /dev/null (read empty), as Docker does.
-_PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list")
+#: their descriptions, every CPU's timers with their processes' names; every physical
+#: page's map count, flags and memory cgroup, which the bot's uid 0 may read: one sandbox
+#: that mapped a page of a file every sandbox has 60 times was seen by another, exactly,
+#: as that page's count going from 0 to 60, a live channel), covered with /dev/null (read
+#: empty), as Docker does.
+_PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list", "kpagecount", "kpageflags",
+                                "kpagecgroup")
                if os.path.exists(f"/proc/{name}")
                for arg in ("--dev-bind", "/dev/null", f"/proc/{name}")]
 

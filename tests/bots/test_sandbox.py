@@ -131,6 +131,18 @@ def test_it_cannot_change_the_host_s_kernel_settings(tmp_path, mark):
     assert all("Read-only file system" in r["error"] for r in tried), tried
 
 
+def test_the_machine_s_page_counts_read_empty(tmp_path, mark):
+    """/proc/kpagecount (and kpageflags, kpagecgroup) show every physical page of the
+    machine, and the bot's uid 0 could read them: one sandbox mapping a page of a shared
+    file 60 times was seen by another as that page's count going from 0 to 60."""
+    files = [f"/proc/{name}" for name in ("kpagecount", "kpageflags", "kpagecgroup")
+             if os.path.exists(f"/proc/{name}")]
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "read", *files))
+    tried = [r for r in out["reports"] if r["what"].startswith("read ")]
+    assert len(tried) == 2 * len(files) and files, tried
+    assert all(r["ok"] and r["result"] == "" for r in tried), tried
+
+
 def test_a_lock_or_a_watch_on_a_shared_file_passes_nothing_between_sandboxes(tmp_path, mark):
     """Every sandbox reads the same host files (its runtime, /usr, a bot's folder), and a
     lock on one, or a watch of who opens it, is seen from every other: two bots at one
