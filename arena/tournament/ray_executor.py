@@ -37,7 +37,7 @@ import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grpc
@@ -45,7 +45,7 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from arena.bots.manifest import BotManifest
-from arena.bots.sandbox import SandboxConfig
+from arena.bots.sandbox import SandboxConfig, SandboxFactory
 from arena.referee.listeners import ListenerTap
 from arena.referee.results import MatchResult, MatchSpec
 from arena.rpc import socket_root
@@ -83,8 +83,16 @@ class NodeSetup:
 
     @classmethod
     def of(cls, setup: ExecutorSetup) -> NodeSetup:
+        """What every node is sent. ``--sandbox auto`` where this machine has the sandbox
+        is ``bwrap`` on the nodes: a node where bubblewrap is missing or cannot work (a pod
+        without user namespaces) fell back to plain processes, its notice seen by no one,
+        and strangers' bots ran there with the node's files, processes and network (the
+        cluster's own job API among them). Such a node now refuses to start, saying why."""
+        sandbox = setup.sandbox
+        if sandbox.mode == "auto" and SandboxFactory.unavailable() is None:
+            sandbox = replace(sandbox, mode="bwrap")
         return cls(tuple(setup.manifests), tuple(setup.labels), setup.listen, setup.log_dir,
-                   setup.connect_timeout, setup.sandbox,
+                   setup.connect_timeout, sandbox,
                    None if setup.bus is None else setup.bus.tap)
 
 

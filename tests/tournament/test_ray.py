@@ -264,3 +264,30 @@ def test_a_local_cluster_under_a_deep_temporary_folder_starts(tmp_path, mark):
     # nothing of Ray's own on the arena's stderr (it warned of its token authentication
     # on every run of a local cluster)
     assert "Token authentication" not in proc.stderr, proc.stderr
+
+
+def test_a_node_without_the_sandbox_refuses_to_play_where_this_machine_has_it(
+        tmp_path, monkeypatch):
+    """``--sandbox auto`` on every node fell back, where bubblewrap was missing or could
+    not work (a pod without user namespaces), to plain processes, its notice in a worker's
+    log nobody reads: strangers' bots ran with the node's files, processes and network
+    (the cluster's job API among them). Where the driver sandboxes its bots, the nodes are
+    sent ``bwrap``, and a node without it cannot start its referee, saying why (the run
+    then stops with that line: ``serve`` above)."""
+    from arena.bots.sandbox import SandboxConfig, SandboxFactory
+    from arena.rules.errors import ConfigError
+    from arena.tournament.ray_executor import NodeSetup, RefereeNode
+    from support.requirements import missing
+
+    if SandboxFactory.unavailable():
+        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    store = open_store(str(tmp_path / "t.db"))
+    t = Tournament.create(store, "t", Settings(bot_dirs=tuple(map(str, BOTS)), games=1))
+    setup = t.setup(2, log_dir=tmp_path / "logs")
+    assert setup.sandbox == SandboxConfig()                      # auto, as by default
+    node = NodeSetup.of(setup)
+    assert node.sandbox.mode == "bwrap"
+    monkeypatch.setenv("PATH", str(tmp_path))                   # a node with no bubblewrap
+    with pytest.raises(ConfigError, match="--sandbox bwrap: bubblewrap is not installed"):
+        asyncio.run(RefereeNode(node, 1, "ray1").start())
+    store.close()
