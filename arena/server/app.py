@@ -224,8 +224,7 @@ class ArenaServer:
         if self.spectators is not None:
             await self.spectators.stop()
         if self.referee is not None:
-            for seats in self.registry.remote.values():
-                self.lobby.drop(seats.token_hash, "the server is stopping; it may be back soon")
+            self.registry.disconnect("the server is stopping; it may be back soon")
             await self.referee.stop("the server is stopping")
         await asyncio.get_running_loop().run_in_executor(None, self.boards.close)
         self.store.close()

@@ -33,7 +33,7 @@ from arena.store.base import AlreadyStoredError, RegisteredBot, Store, StoreErro
 from arena.store.writer import StoreWriter
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.executor import lease_in_order
-from arena.tournament.seats import ProcessSeats, RemoteSeats, Retirements, SeatProvider
+from arena.tournament.seats import Retirements, SeatProvider
 from arena.tournament.standings import Played
 from arena.watch.hub import SpectatorHub, TournamentLog
 
@@ -88,8 +88,9 @@ class Ladder:
         self.elo = OnlineElo([])
         self.games: Counter[str] = Counter()
         self.meetings: Counter[frozenset] = Counter()
-        # ladder processes of hosted bots, the least recently seated first; beyond `warm`
-        # idle ones, the least recent are stopped (started again when next seated)
+        # the providers that run processes (hosted bots), the least recently seated first;
+        # beyond `warm` idle ones, the least recent are stopped (started again when next
+        # seated)
         self.hosted: OrderedDict[str, SeatProvider] = OrderedDict()
         self.warm = warm
         self._cooling: set[asyncio.Task] = set()
@@ -231,11 +232,8 @@ class Ladder:
         for bot in self.registry.active():
             if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now:
                 continue
-            if bot.kind == "remote":
-                seats = self.registry.remote.get(bot.display)
-                if seats is None or seats.busy or not self.registry.connected(bot):
-                    continue
-            out.append(bot)
+            if self.registry.ready(bot):
+                out.append(bot)
         return out
 
     def pick(self) -> list[RegisteredBot] | None:
@@ -400,12 +398,17 @@ class Ladder:
         task.add_done_callback(self._cooling.discard)
 
     def _provider(self, bot: RegisteredBot) -> SeatProvider:
-        if bot.kind == "remote":
-            return self.registry.provider(bot, self.referee)
-        if bot.display not in self.hosted:
-            self.hosted[bot.display] = self.registry.provider(bot, self.referee)
+        """``bot``'s seat provider: kept from its last match if it runs processes (they
+        stay warm), else asked of the registry each time (a remote bot removed since the
+        table was picked is not found, and sits out)."""
+        provider = self.hosted.get(bot.display)
+        if provider is None:
+            provider = self.registry.provider(bot, self.referee)
+            if not provider.runs_processes:
+                return provider
+            self.hosted[bot.display] = provider
         self.hosted.move_to_end(bot.display)
-        return self.hosted[bot.display]
+        return provider
 
     def _cool(self) -> None:
         """Stop the processes of the idle hosted bots seated least recently, beyond
@@ -424,4 +427,4 @@ class Ladder:
         self.elo.update(Placing(bots, places, key))
 
 
-__all__ = ["Ladder", "NAME", "ProcessSeats", "RemoteSeats"]
+__all__ = ["Ladder", "NAME"]

@@ -11,10 +11,15 @@ The registry is the one writer of its store's registered bots (a second server o
 database is refused), so it keeps them in memory too: the ladder asks which bots are
 active at every pick, many times a second, and on PostgreSQL each read from the store was a
 round trip in the event loop.
+
+What the server does with a bot depends on its kind, and only the classes of
+:data:`KINDS` (one per kind, chosen by the kind's name) know it: the ladder, the
+tournaments and the organiser ask the registry, never which kind a bot is.
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import gzip
 import io
@@ -26,11 +31,11 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from arena.bots.check import Report, check_bot
 from arena.bots.process import ArenaStartError, file_stem, is_log_of
-from arena.bots.manifest import NAME, NAME_RULE, ManifestError, load_manifest
+from arena.bots.manifest import NAME, NAME_RULE, BotManifest, ManifestError, load_manifest
 from arena.bots.sandbox import ProcessFactory, SandboxConfig
 from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
@@ -85,13 +90,14 @@ class Registry:
         self.sandbox = sandbox
         self.factory: ProcessFactory = sandbox.factory()
         self.absent_after = absent_after
+        #: each active remote bot's one connection, by display name (see :class:`RemoteBot`)
         self.remote: dict[str, RemoteSeats] = {}
         #: every version entered, removed ones too, by id (in the order entered)
         self._bots: dict[int, RegisteredBot] = {
             b.id: b for b in store.registered_bots(include_removed=True)}
         for bot in list(self._bots.values()):
-            if bot.kind == "remote" and bot.status == "active":
-                self._admit_remote(bot)
+            if bot.status == "active":
+                self.entry(bot).admit()
             elif bot.status == "validating":
                 # its check was cut short (the server stopped or was killed): it was never
                 # entered, and stayed 'validating' for good
@@ -107,7 +113,7 @@ class Registry:
         self._check_name(name)
         token = new_token()
         bot = self._register(name, "remote", token_hash=token_hash(token))
-        self._admit_remote(bot)
+        self.entry(bot).admit()
         log.info("bot %s entered: remote", bot.display)
         return bot, token
 
@@ -160,11 +166,14 @@ class Registry:
         bot = self.find(name)
         bot = self._update(bot.id, status="removed")
         log.info("bot %s removed", bot.display)
-        seats = self.remote.pop(bot.display, None)
-        if seats is not None:
-            seats.retire(REMOVED)
-            self.lobby.unregister_hash(bot.token_hash)
+        self.entry(bot).withdraw(REMOVED)
         return bot
+
+    def disconnect(self, reason: str) -> None:
+        """The server stops: every active bot's connection to it, if it has one, ends
+        without a goodbye (a remote bot tries to reconnect, and a quick restart keeps it)."""
+        for bot in self.active():
+            self.entry(bot).disconnect(reason)
 
     # ---------------------------------------------------------------- looking bots up
 
@@ -202,43 +211,37 @@ class Registry:
         self._bots[bot.id] = bot
         return bot
 
+    def entry(self, bot: RegisteredBot) -> Entered:
+        """What this server does with ``bot``, by its kind (:data:`KINDS`)."""
+        return KINDS[bot.kind](self, bot)
+
     def connected(self, bot: RegisteredBot) -> bool:
-        if bot.kind == "hosted":
-            return bot.status == "active"
-        return bot.token_hash is not None and self.lobby.connected(bot.token_hash)
+        """Whether ``bot`` can play now (as ``arena bots list`` shows it)."""
+        return self.entry(bot).connected()
+
+    def ready(self, bot: RegisteredBot) -> bool:
+        """Whether a seat of ``bot`` leased now would be played at once, not waited for
+        (the ladder seats only such bots)."""
+        return self.entry(bot).ready()
 
     def provider(self, bot: RegisteredBot, referee: RefereeServer, log_dir: Path | None = None,
                  connect_timeout: float = 10.0) -> SeatProvider:
-        """Where ``bot``'s seats come from: its one connection (remote, shared by every
-        tournament and the ladder: it plays one match at a time), or processes of its
-        folder for this tournament (hosted). A removed bot's seats all forfeit."""
+        """Where ``bot``'s seats come from, for a tournament or the ladder on ``referee``
+        (see each kind's :meth:`Entered.seats`). A removed bot's seats all forfeit."""
         if bot.status == "removed":    # a tournament resumed after it was removed
             return RetiredSeats(bot.display, REMOVED)
-        if bot.kind == "remote":
-            seats = self.remote.get(bot.display)
-            if seats is None:
-                raise UnknownBotError(f"bot {bot.display} is not entered on this server")
-            return seats
-        manifest = load_manifest(bot.folder)
-        return ProcessSeats(manifest, bot.display, referee, self.factory,
-                            log_dir or self.logs_dir(bot.display), connect_timeout)
+        return self.entry(bot).seats(referee, log_dir or self.logs_dir(bot.display),
+                                     connect_timeout)
 
     def logs_dir(self, display: str) -> Path:
         """The folder of a version's own logs: ``logs/alpha``, ``logs/alpha+v2``."""
         return self.data_dir / "logs" / file_stem(display)
 
     def logs(self, name: str) -> tuple[RegisteredBot, str]:
-        """The end of a hosted bot's recent output (its newest log files), at most 64 KiB."""
+        """The end of a bot's recent output (its newest log files), at most 64 KiB;
+        :class:`NotHostedError` for a bot whose output the server does not have."""
         bot = self.find(name)
-        if bot.kind != "hosted":
-            raise NotHostedError(f"{bot.display} is a remote bot: its output is on its author's "
-                                "machine")
-        # its own folder (matches on this server's referee, its check runs) and the files
-        # its processes wrote in tournaments played elsewhere (other processes, a Ray
-        # cluster's nodes: logs/tournaments/NAME/WORKER/LABEL[+K].stderr.log)
-        logs = [*self.logs_dir(bot.display).rglob("*.log"),
-                *(p for p in (self.data_dir / "logs" / "tournaments").rglob("*.stderr.log")
-                  if is_log_of(p.name, bot.display))]
+        logs = self.entry(bot).log_files()
         logs.sort(key=lambda p: p.stat().st_mtime)
         text = b""
         for path in reversed(logs):
@@ -255,16 +258,8 @@ class Registry:
         name, unless a bot of that name has it now (then it stays that bot's)."""
         displays = {b.display for b in self._bots.values()}
         for bot in self._bots.values():
-            if bot.version == 1 or bot.kind != "hosted":
-                continue
-            old = self.data_dir / "logs" / bot.display.replace(" ", "-")
-            new = self.logs_dir(bot.display)
-            if old.name in displays or not old.is_dir() or new.exists():
-                continue
-            try:
-                old.rename(new)
-            except OSError as exc:
-                log.warning("%s: its logs stay in %s: %s", bot.display, old, exc)
+            if bot.version > 1:
+                self.entry(bot).move_old_logs(displays)
 
     def _set_aside(self, bot: RegisteredBot, folder: Path) -> None:
         """Move aside a new version's folder and logs left from before: the database was
@@ -289,11 +284,6 @@ class Registry:
                                     "the bot's") from None
             log.warning("%s: %s was left from a version this database does not have (restored "
                         "from an older backup?): moved to %s", bot.display, old, aside.name)
-
-    def _admit_remote(self, bot: RegisteredBot) -> None:
-        self.lobby.register_hash(bot.display, bot.token_hash)
-        self.remote[bot.display] = RemoteSeats(bot.display, self.lobby, bot.token_hash,
-                                               self.absent_after)
 
     def _check_name(self, name: str) -> None:
         if not NAME.fullmatch(name):
@@ -339,6 +329,139 @@ def _unzipped(archive: bytes) -> IO[bytes]:
     except BaseException:
         out.close()
         raise
+
+
+class Entered(abc.ABC):
+    """One entered bot version, as the server plays it: whether it can play now, where its
+    seats come from, its output. One class per kind, in :data:`KINDS`; what differs
+    between the kinds is said in each, so that no caller asks which kind it has."""
+
+    #: whether a fresh process of it can play each rotation of a deal (duplicate deals);
+    #: one whose memory cannot be reset plays plain deals (a tournament's ``remote``)
+    resettable: ClassVar[bool] = True
+
+    def __init__(self, registry: Registry, bot: RegisteredBot) -> None:
+        self.registry = registry
+        self.bot = bot
+
+    def admit(self) -> None:
+        """It is active on this server from now (entered, or found so as the server starts)."""
+
+    @abc.abstractmethod
+    def connected(self) -> bool:
+        """Whether it can play now."""
+
+    @abc.abstractmethod
+    def ready(self) -> bool:
+        """Whether a seat leased now would be played at once, not waited for."""
+
+    @abc.abstractmethod
+    def seats(self, referee: RefereeServer, log_dir: Path, connect_timeout: float) -> SeatProvider:
+        """Where its seats come from, for a tournament or the ladder on ``referee``
+        (``log_dir``: where processes of it write their output)."""
+
+    def manifest(self) -> BotManifest | None:
+        """What launches it from its folder, in any process; None for a bot with no folder
+        here (it connects to this server's referee, and plays there only)."""
+        return None
+
+    def withdraw(self, reason: str) -> None:
+        """It was removed: cut off here (each tournament playing it retires it itself,
+        ``Runs.removed``)."""
+
+    def disconnect(self, reason: str) -> None:
+        """The server stops: its connection to it, if any, ends without a goodbye."""
+
+    @abc.abstractmethod
+    def log_files(self) -> list[Path]:
+        """Every log file of its output the server has; :class:`NotHostedError` if none
+        can be had here."""
+
+    def move_old_logs(self, displays: set[str]) -> None:
+        """Move its logs from where servers before 2026-12-05 kept them (see
+        ``Registry._rename_old_log_folders``); ``displays``: every version's name."""
+
+
+class RemoteBot(Entered):
+    """A bot that connects from elsewhere with its token: its one connection (shared by
+    every tournament and the ladder, one match at a time) is in the lobby while it is
+    active; its output stays on its author's machine."""
+
+    resettable = False
+
+    def admit(self) -> None:
+        self.registry.lobby.register_hash(self.bot.display, self.bot.token_hash)
+        self.registry.remote[self.bot.display] = RemoteSeats(
+            self.bot.display, self.registry.lobby, self.bot.token_hash, self.registry.absent_after)
+
+    def connected(self) -> bool:
+        return self.bot.token_hash is not None and self.registry.lobby.connected(self.bot.token_hash)
+
+    def ready(self) -> bool:
+        # connected, and not playing (or waiting to play) a match already
+        seats = self.registry.remote.get(self.bot.display)
+        return seats is not None and not seats.busy and self.connected()
+
+    def seats(self, referee: RefereeServer, log_dir: Path, connect_timeout: float) -> SeatProvider:
+        seats = self.registry.remote.get(self.bot.display)
+        if seats is None:
+            raise UnknownBotError(f"bot {self.bot.display} is not entered on this server")
+        return seats
+
+    def withdraw(self, reason: str) -> None:
+        seats = self.registry.remote.pop(self.bot.display, None)
+        if seats is not None:
+            seats.retire(reason)
+            self.registry.lobby.unregister_hash(self.bot.token_hash)
+
+    def disconnect(self, reason: str) -> None:
+        self.registry.lobby.drop(self.bot.token_hash, reason)
+
+    def log_files(self) -> list[Path]:
+        raise NotHostedError(f"{self.bot.display} is a remote bot: its output is on its "
+                             "author's machine")
+
+
+class HostedBot(Entered):
+    """A bot the server keeps the folder of: always ready, seated by processes it launches
+    from that folder (for each tournament its own, in the sandbox), its output in its logs."""
+
+    def connected(self) -> bool:
+        return self.bot.status == "active"
+
+    def ready(self) -> bool:
+        return True
+
+    def seats(self, referee: RefereeServer, log_dir: Path, connect_timeout: float) -> SeatProvider:
+        return ProcessSeats(self.manifest(), self.bot.display, referee, self.registry.factory,
+                            log_dir, connect_timeout)
+
+    def manifest(self) -> BotManifest:
+        return load_manifest(self.bot.folder)
+
+    def log_files(self) -> list[Path]:
+        # its own folder (matches on this server's referee, its check runs) and the files
+        # its processes wrote in tournaments played elsewhere (other processes, a Ray
+        # cluster's nodes: logs/tournaments/NAME/WORKER/LABEL[+K].stderr.log)
+        display, logs = self.bot.display, self.registry.data_dir / "logs"
+        return [*self.registry.logs_dir(display).rglob("*.log"),
+                *(p for p in (logs / "tournaments").rglob("*.stderr.log")
+                  if is_log_of(p.name, display))]
+
+    def move_old_logs(self, displays: set[str]) -> None:
+        display = self.bot.display
+        old = self.registry.data_dir / "logs" / display.replace(" ", "-")
+        new = self.registry.logs_dir(display)
+        if old.name in displays or not old.is_dir() or new.exists():
+            return
+        try:
+            old.rename(new)
+        except OSError as exc:
+            log.warning("%s: its logs stay in %s: %s", display, old, exc)
+
+
+#: The kinds of bot a server enters, by the name its store keeps.
+KINDS: dict[str, type[Entered]] = {"remote": RemoteBot, "hosted": HostedBot}
 
 
 def _unpack(archive: bytes, folder: Path) -> None:

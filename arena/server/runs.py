@@ -190,7 +190,8 @@ class Runs:
         chosen = [self.registry.find(b, active_only=True) for b in bots]
         values = {**self.defaults.to_dict(), **{k: v for k, v in settings.items() if v is not None}}
         values.update(bot_dirs=[], bots=[b.display for b in chosen],
-                      remote=[i for i, b in enumerate(chosen) if b.kind == "remote"])
+                      remote=[i for i, b in enumerate(chosen)
+                              if not self.registry.entry(b).resettable])
         checked = Tournament.check_registered(Settings.from_dict(values))
         if checked.matches() > MAX_MATCHES:
             raise ConfigError(f"a tournament of {checked.matches():,} matches is more than a server "

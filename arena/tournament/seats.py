@@ -109,6 +109,9 @@ class SeatProvider(abc.ABC):
     #: whether crashes retire it (:class:`Retirements`): a process the arena starts, yes;
     #: a remote bot's dropped connection is its author's to fix, and it is absent instead
     retires_on_crashes: bool = True
+    #: whether it runs processes of its own, which hold memory between matches (a ladder
+    #: keeps only so many warm); a remote bot's run on its author's machine
+    runs_processes: bool = False
     retired: bool = False
     retire_reason: str = ""
 
@@ -139,6 +142,8 @@ class ProcessSeats(SeatProvider):
     on demand (through ``factory``: the sandbox by default), reused within a phase and
     told goodbye at the next, restarted after a crash. Its seat after a failed start
     forfeits as *crashed*; whoever sees the results retires it (:class:`Retirements`)."""
+
+    runs_processes = True
 
     def __init__(self, manifest: BotManifest, label: str, referee: RefereeServer,
                  factory: ProcessFactory, log_dir: Path | None = None,
