@@ -21,10 +21,8 @@ from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import REMOVED, Registry
 from arena.store.base import NotFoundError, Store, StoreError
-from arena.bots.manifest import load_manifest
-from arena.tournament.executor import Executor, LocalExecutor
+from arena.tournament.executor import Executor
 from arena.tournament.executors import ClusterError, ExecutorSetup, make_executor
-from arena.tournament.seats import Retirements
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played
 from arena.tournament.tournament import Settings, Tournament, name_problem
@@ -43,6 +41,10 @@ MAX_MATCHES = 100_000
 #: A follower of an older one hears that it started and finished, as after a restart.
 FINISHED_KEPT = 100
 
+
+#: The executor of a tournament with a remote bot, whatever the server's own: its remote
+#: bots connect to this server's referee, the one the local executor plays on here.
+WITH_REMOTE_BOTS = "local"
 
 #: what a tournament's followers hear when the server stops it (not that it is over)
 _STOPPED = "the server stopped; the tournament resumes when the server starts again"
@@ -242,17 +244,11 @@ class Runs:
         def on_retire(bot: str, reason: str) -> None:
             run.publish(Event("retired", {"bot": bot, "reason": reason}))
 
-        def seats(referee: RefereeServer):
-            return [self.registry.provider(self.registry.find(n, include_removed=True), referee)
-                    for n in t.names]
-
         hub = self.hub
-        listeners = []
         if hub is not None:
             hub.tournament(t.name, t.names, len(t.plan),
                            [Played.of(m) for m in t.store.matches(t.record)
                             if m.status == Status.FINISHED and m.ranking])
-            listeners.append(hub.listener(t.name))
 
         def on_result(plan: PlannedMatch, result: MatchResult) -> None:
             run.played += 1
@@ -267,15 +263,7 @@ class Runs:
                 # not while another process plays it (an arena tournament --resume on
                 # this database): the one process at a time that does
                 claim = self.store.claim_tournament(t.record)
-                if self.executor != "local" and not t.settings.remote:
-                    executor = self._elsewhere(t, on_retire)
-                else:
-                    retirements = Retirements(t.settings.retire_after, on_retire,
-                                              lambda bot: t.names[bot])
-                    executor = LocalExecutor(seats, self.concurrency, listeners=listeners,
-                                             referee=self.referee, grace=self.grace,
-                                             retirements=retirements)
-                run.executor = executor
+                run.executor = executor = self._executor(t, on_retire)
                 await t.play(executor, on_result)
             if hub is not None:
                 hub.tournament_finished(t.name)
@@ -353,21 +341,33 @@ class Runs:
         await asyncio.wait({run.task})
         return run
 
-    def _elsewhere(self, t: Tournament, on_retire) -> Executor:
-        """The server's executor for a tournament of hosted bots: their folders launched
-        by referees of its own (other processes, a Ray cluster's nodes), spectators fed
-        through a bus."""
+    def _executor(self, t: Tournament, on_retire) -> Executor:
+        """What plays ``t``: the server's executor, by its name (hosted bots are launched
+        from their folders wherever it plays: this server's referee, other processes, a
+        Ray cluster's nodes; spectators fed through a bus), except for a tournament with a
+        remote bot: :data:`WITH_REMOTE_BOTS`, said in the log."""
+        name = WITH_REMOTE_BOTS if t.settings.remote else self.executor
+        if name != self.executor:
+            log.info("tournament %s plays on this server's referee (the %s executor), not the "
+                     "%s executor: its remote bots connect here", t.name, name, self.executor)
         # a bot removed since the tournament began is still found, and forfeits its seats
         bots = [self.registry.find(n, include_removed=True) for n in t.names]
-        manifests = [load_manifest(bot.folder) for bot in bots]
-        setup = ExecutorSetup(manifests, t.names, self.concurrency,
-                              retire_after=t.settings.retire_after, on_retire=on_retire,
+
+        def seats_here(referee: RefereeServer):
+            # found again as its matches begin: a bot removed meanwhile forfeits
+            return [self.registry.provider(self.registry.find(n, include_removed=True), referee)
+                    for n in t.names]
+
+        setup = ExecutorSetup([self.registry.entry(bot).manifest() for bot in bots], t.names,
+                              self.concurrency, retire_after=t.settings.retire_after,
+                              on_retire=on_retire,
                               bus=None if self.hub is None else Bus(self.hub, t.name),
                               log_dir=self.registry.data_dir / "logs" / "tournaments" / t.name,
                               sandbox=self.registry.sandbox, address=self.address,
                               retired={i: REMOVED for i, bot in enumerate(bots)
-                                       if bot.status == "removed"})
-        return make_executor(self.executor, setup)
+                                       if bot.status == "removed"},
+                              seats_here=seats_here, referee=self.referee, grace=self.grace)
+        return make_executor(name, setup)
 
     def removed(self, bot: str) -> None:
         """Bot ``bot`` (a display name) was removed from the server: it is retired from

@@ -10,7 +10,11 @@ never know which entry plays; ``arena tournament --executor NAME`` picks one.
 - ``multiprocess``: a referee process per core (:mod:`arena.tournament.multiprocess`).
 - ``ray``: a referee actor per core of a Ray cluster (:mod:`arena.tournament.ray_executor`).
 - ``auto`` (the default): ``multiprocess`` when there are cores and lanes to spread and no
-  in-process listener needs the matches here, else ``local``.
+  in-process listener needs the matches here and every bot can be launched elsewhere,
+  else ``local``.
+
+A bot with no folder here (a server's remote bot: it connects to that server's referee)
+plays on the local executor only: the others refuse it, and ``auto`` keeps it here.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.listeners import ListenerBus, MatchListener
+from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.tournament.executor import (
     Executor,
@@ -39,7 +44,9 @@ class ExecutorSetup:
     """Everything any executor needs to play a tournament's bots, launched from their
     folders: one shape for every entry of the registry."""
 
-    manifests: Sequence[BotManifest]
+    #: what launches each bot; None for a bot with no folder here, which only
+    #: ``seats_here`` seats (a server's remote bot, connected to its referee)
+    manifests: Sequence[BotManifest | None]
     labels: Sequence[str]              # the name each bot plays under, in schedule order
     concurrency: int                   # matches in flight, in all
     retire_after: int = 3
@@ -55,6 +62,13 @@ class ExecutorSetup:
     #: bots retired before the run starts (by index): a server's bots removed since their
     #: tournament began, which it resumes
     retired: Mapping[int, str] = field(default_factory=dict)
+    #: each bot's seat provider on a referee of this process, where they come from
+    #: elsewhere than ``manifests`` (a server's bots); None: processes launched from them
+    seats_here: SeatsFactory | None = None
+    #: the referee of this process to play on (a server's, where its remote bots
+    #: connect); None: the local executor starts one of its own
+    referee: RefereeServer | None = None
+    grace: float = 10.0                # for a remote bot that dropped mid-match to come back
 
     def retirements(self) -> Retirements:
         """A fresh ledger of the one retirement rule, keyed by bot index."""
@@ -63,8 +77,15 @@ class ExecutorSetup:
         return ledger
 
     def seats(self) -> SeatsFactory:
+        """Each bot's seat provider, on the referee of the process that plays its matches."""
+        if self.seats_here is not None:
+            return self.seats_here
         return process_seats(self.manifests, self.labels, self.sandbox, self.log_dir,
                              self.connect_timeout)
+
+    def unlaunchable(self) -> list[str]:
+        """The bots that have no folder here, to be launched in another process."""
+        return [label for m, label in zip(self.manifests, self.labels) if m is None]
 
 
 Make = Callable[[ExecutorSetup], Executor]
@@ -165,15 +186,21 @@ def _local(setup: ExecutorSetup) -> Executor:
     if setup.bus is not None:
         listeners.append(setup.bus.listener())
     return LocalExecutor(setup.seats(), setup.concurrency, setup.listen, listeners,
+                         referee=setup.referee, grace=setup.grace,
                          retirements=setup.retirements())
 
 
 def _elsewhere(setup: ExecutorSetup) -> ExecutorSetup:
     """The setup of an executor whose matches play in other processes: in-process
-    listeners cannot follow them there (a listener bus can)."""
+    listeners cannot follow them there (a listener bus can), and a bot with no folder here
+    cannot be launched there."""
     if setup.listeners:
         raise ConfigError("in-process listeners follow matches of this process only: use the "
                           "local executor (or a listener bus)")
+    if unlaunchable := setup.unlaunchable():
+        raise ConfigError(f"{', '.join(unlaunchable)} cannot be launched in another process: "
+                          "no folder here (a remote bot connects to this process's referee); "
+                          "use the local executor")
     return setup
 
 
@@ -206,6 +233,7 @@ def _ray(setup: ExecutorSetup) -> Executor:
 @register("auto", "multiprocess when there are cores and matches to spread, else local")
 def _auto(setup: ExecutorSetup) -> Executor:
     # one referee process does not use two cores well (see arena.tournament.multiprocess)
-    if setup.concurrency > 1 and (os.cpu_count() or 1) > 1 and not setup.listeners:
+    if setup.concurrency > 1 and (os.cpu_count() or 1) > 1 and not setup.listeners \
+            and not setup.unlaunchable():
         return _multiprocess(setup)
     return _local(setup)

@@ -38,3 +38,16 @@ def test_an_unknown_name_and_listeners_that_cannot_follow_are_refused():
         with pytest.raises(ConfigError, match="in-process listeners follow matches of this "
                                               "process only"):
             make_executor(name, ExecutorSetup([], [], 2, listeners=[object()]))
+
+
+def test_a_bot_with_no_folder_here_plays_on_the_local_executor_only():
+    """A server's remote bot has no folder to launch in another process (it connects to
+    the server's referee): the executors of other processes refuse it by name, auto keeps
+    its tournament here, and the local one seats it as the setup says."""
+    setup = ExecutorSetup([None], ["far"], 4, seats_here=lambda referee: [])
+    assert isinstance(make_executor("local", setup), LocalExecutor)
+    assert isinstance(make_executor("auto", setup), LocalExecutor)
+    for name in ("multiprocess", "ray"):
+        with pytest.raises(ConfigError, match="far cannot be launched in another process: "
+                                              "no folder here"):
+            make_executor(name, setup)
