@@ -33,6 +33,7 @@ from arena.rpc import REFUSALS, port_out_of_range
 from arena.rules.errors import ConfigError
 from arena.server.client import channel_credentials
 from arena.text import printable, printable_strings
+from arena.watch import wire
 from arena.watch.server import MAX_MESSAGE
 
 ENV_ADDRESS = "ONO99_SPECTATORS"
@@ -154,25 +155,23 @@ class SpectatorClient:
 
     def matches(self, tournament: str = "", recent: int = 50) -> list[pb.MatchSummary]:
         """The live matches (most interesting first), then the recent finished ones."""
-        answer = self._unary(self.stub.ListMatches,
-                             pb.ListMatchesRequest(tournament=tournament, recent=recent))
+        answer = self._unary(self.stub.ListMatches, wire.list_request(tournament, recent))
         return list(answer.matches)
 
     def record(self, match_id: str) -> pb.MatchSnapshot:
         """A finished match's whole record."""
-        return self._unary(self.stub.GetRecord, pb.GetRecordRequest(match_id=match_id))
+        return self._unary(self.stub.GetRecord, wire.record_request(match_id))
 
     def watch_match(self, match_id: str, delay: int = 0, organizer_view: bool = False) -> Feed:
-        request = pb.WatchMatchRequest(match_id=match_id, delay_turns=delay,
-                                       organizer_view=organizer_view)
+        request = wire.watch_match_request(match_id, delay, organizer_view)
         return Feed(self, lambda: self.stub.WatchMatch(request, metadata=self.metadata))
 
     def watch_tv(self, tournament: str = "", delay: int = 0) -> Feed:
-        request = pb.WatchTVRequest(tournament=tournament, delay_turns=delay)
+        request = wire.watch_tv_request(tournament, delay)
         return Feed(self, lambda: self.stub.WatchTV(request))
 
     def watch_tournament(self, name: str = "") -> Feed:
-        request = pb.WatchTournamentRequest(name=name)
+        request = wire.watch_tournament_request(name)
         return Feed(self, lambda: self.stub.WatchTournament(request))
 
     def _unary(self, method, request):
@@ -306,25 +305,22 @@ class AsyncSpectatorClient:
 
     async def matches(self, tournament: str = "", recent: int = 50) -> pb.ListMatchesResponse:
         """The live matches (most interesting first), then the recent finished ones."""
-        return await self._unary(self.stub.ListMatches,
-                                 pb.ListMatchesRequest(tournament=tournament, recent=recent))
+        return await self._unary(self.stub.ListMatches, wire.list_request(tournament, recent))
 
     async def record(self, match_id: str) -> pb.MatchSnapshot:
         """A finished match's whole record."""
-        return await self._unary(self.stub.GetRecord, pb.GetRecordRequest(match_id=match_id))
+        return await self._unary(self.stub.GetRecord, wire.record_request(match_id))
 
     def watch_match(self, match_id: str, delay: int = 0) -> AsyncIterator[pb.MatchFeed]:
-        return self._stream(self.stub.WatchMatch(
-            pb.WatchMatchRequest(match_id=match_id, delay_turns=delay)))
+        return self._stream(self.stub.WatchMatch(wire.watch_match_request(match_id, delay)))
 
     def watch_tv(self, tournament: str = "", delay: int = 0) -> AsyncIterator[pb.MatchFeed]:
-        return self._stream(self.stub.WatchTV(
-            pb.WatchTVRequest(tournament=tournament, delay_turns=delay)))
+        return self._stream(self.stub.WatchTV(wire.watch_tv_request(tournament, delay)))
 
     def watch_tournament(self, name: str = "") -> AsyncIterator[pb.TournamentFeed]:
         """A tournament or the ladder. One not (yet) followed there may start later: that
         NOT_FOUND is worth trying again."""
-        return self._stream(self.stub.WatchTournament(pb.WatchTournamentRequest(name=name)),
+        return self._stream(self.stub.WatchTournament(wire.watch_tournament_request(name)),
                             retry_not_found=True)
 
     async def _unary(self, method, request):

@@ -123,15 +123,13 @@ class LiveMatch:
         shown = frames[:len(frames) - held]
         if hands and self.hands is not None:
             shown = [wire.with_hands(f, h) for f, h in zip(shown, self.hands)]
-        snap = pb.MatchSnapshot(match=self.summary, frames=shown, reason=reason, delayed=held,
-                                open_turn_ms=0 if self.over or held else
-                                int((time.monotonic() - self.last_frame) * 1000))
+        snap = wire.snapshot(self.summary, shown, reason, held,
+                             0 if self.over or held else
+                             int((time.monotonic() - self.last_frame) * 1000),
+                             self.verdicts if self.over is not None or not delay else (),
+                             self.over)
         if held:   # the turn count (and the clock: unknown then) of the frame last shown
             snap.match.turns = shown[-1].seq if shown else 0
-        if self.over is not None or not delay:
-            snap.verdicts.extend(self.verdicts)
-        if self.over is not None:
-            snap.over.CopyFrom(self.over)
         return snap
 
     def interest(self, delay: int = 0) -> float:
@@ -268,16 +266,15 @@ class TournamentLog:
             return
         self._made(*future.result())
         if self.viewers:
-            message = pb.TournamentFeed(standings=self._standings)
+            message = wire.standings_feed(self._standings)
             for viewer in list(self.viewers):
                 viewer.push(message)
         if self._fitted < self.done and self.viewers:
             self._refit_later()                   # matches came in while it fitted
 
     def snapshot(self, matches: Sequence[pb.MatchSummary]) -> pb.TournamentSnapshot:
-        return pb.TournamentSnapshot(name=self.name, bots=self.bots, total=self.total,
-                                     done=self.done, standings=self.standings(self.finished),
-                                     matches=matches, finished=self.finished)
+        return wire.tournament_snapshot(self.name, self.bots, self.total, self.done,
+                                        self.standings(self.finished), matches, self.finished)
 
 
 class SpectatorHub:
@@ -357,7 +354,7 @@ class SpectatorHub:
             return
         log.result(played)
         if match_id is not None and match_id in self.matches:
-            message = pb.TournamentFeed(finished=self.matches[match_id].summary)
+            message = wire.finished_feed(self.matches[match_id].summary)
             for viewer in list(log.viewers):
                 viewer.push(message)
 
@@ -367,7 +364,7 @@ class SpectatorHub:
         if log is None:
             return
         log.finished = True
-        message = pb.TournamentFeed(over=log.snapshot(self.summaries(name)))
+        message = wire.tournament_over_feed(log.snapshot(self.summaries(name)))
         for viewer in list(log.viewers):
             viewer.push(message)
             viewer.push(None)   # the end of the stream
@@ -386,7 +383,7 @@ class SpectatorHub:
             match.ratings = tuple(log.elo.ratings.get(n, 1500.0) for n in summary.names)
         self.matches[summary.match_id] = match
         if log is not None and log.viewers:
-            message = pb.TournamentFeed(started=summary)
+            message = wire.started_feed(summary)
             for viewer in list(log.viewers):
                 viewer.push(message)
 
@@ -421,7 +418,7 @@ class SpectatorHub:
         for viewer in list(match.viewers):
             if not viewer.delay and not viewer.hands:
                 if live is None:
-                    live = pb.MatchFeed(frame=frame)
+                    live = wire.frame_feed(frame)
                 match.send(viewer, live)
                 continue
             if viewer.delay:
@@ -434,7 +431,7 @@ class SpectatorHub:
                 shown, hand = frame, hands if viewer.hands else None
             if hand is not None:
                 shown = wire.with_hands(shown, hand)
-            match.send(viewer, pb.MatchFeed(frame=shown))
+            match.send(viewer, wire.frame_feed(shown))
 
     def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
         """A verdict in a match, to its viewers that are not held behind."""
@@ -444,7 +441,7 @@ class SpectatorHub:
         match.verdicts.append(verdict)
         for viewer in list(match.viewers):
             if not viewer.delay:
-                match.send(viewer, pb.MatchFeed(verdict=verdict))
+                match.send(viewer, wire.verdict_feed(verdict))
 
     def match_ended(self, match_id: str, over: pb.MatchOver) -> None:
         """A match is over: its viewers get what was held back and the end; it is kept
@@ -460,10 +457,10 @@ class SpectatorHub:
                     frame = match.frames[i]
                     if viewer.hands and match.hands is not None:
                         frame = wire.with_hands(frame, match.hands[i])
-                    viewer.push(pb.MatchFeed(frame=frame))
+                    viewer.push(wire.frame_feed(frame))
                 for v in match.verdicts:
-                    viewer.push(pb.MatchFeed(verdict=v))
-            viewer.push(pb.MatchFeed(over=over))
+                    viewer.push(wire.verdict_feed(v))
+            viewer.push(wire.over_feed(over))
             viewer.push(None)
         for viewer in match.behind:   # their RESYNC's snapshot holds the end; then the end
             viewer.push(None)
@@ -486,12 +483,8 @@ class SpectatorHub:
         done = [m for m in reversed(chosen) if not m.live][:recent]
         out = []
         for m in live:
-            s = pb.MatchSummary()
-            s.CopyFrom(m.summary)
-            s.interest = m.interest(delay)
-            if delay and m.frames:
-                s.turns = m.shown(delay).seq
-            out.append(s)
+            out.append(wire.listed(m.summary, m.interest(delay),
+                                   m.shown(delay).seq if delay and m.frames else None))
         return out + [m.summary for m in done]
 
     def subscribe(self, match_id: str, delay: int = 0, hands: bool = False,

@@ -70,8 +70,7 @@ def replay_snapshot(match_id: str, names: Sequence[str], config: GameConfig, see
                                hands, len(frames) - 1 if turns is None else turns, duration_s))
     wire.end_summary(summary, over)
     summary.turns = len(frames) - 1   # the frames replayed (the end's turns: as stored)
-    return pb.MatchSnapshot(match=summary, frames=frames, verdicts=wire.verdicts(verdicts),
-                            over=over, reason="record")
+    return wire.snapshot(summary, frames, "record", verdicts=wire.verdicts(verdicts), over=over)
 
 
 def from_store(store: Store, match: MatchRecord) -> pb.MatchSnapshot:
@@ -169,7 +168,7 @@ def _from_file(path: Path, max_frames: int | None) -> pb.MatchSnapshot:
     stripped = text.lstrip()
     if stripped.startswith("{") and "\n{" not in stripped.strip():
         try:
-            record = json_format.Parse(stripped, pb.MatchSnapshot(), ignore_unknown_fields=True)
+            record = wire.record_from_json(stripped)
         except (json_format.ParseError, ValueError, RecursionError) as exc:
             raise RecordError(f"{path} is not a match record: {exc}") from None
         if not record.HasField("match") or not record.frames:

@@ -15,7 +15,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.referee.lobby import token_hash
 from arena.rpc import abort
-from arena.watch import hosts
+from arena.watch import hosts, wire
 from arena.watch.hub import RESYNC, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
@@ -86,8 +86,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
 
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
         await _not_negative(context, "recent", request.recent)
-        return pb.ListMatchesResponse(
-            matches=self.hub.summaries(request.tournament, request.recent or 50))
+        return wire.match_list(self.hub.summaries(request.tournament, request.recent or 50))
 
     async def WatchMatch(self, request, context):  # noqa: N802
         if request.organizer_view:
@@ -96,7 +95,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         async with self._viewer(context):
             got = self.hub.subscribe(request.match_id, request.delay_turns, request.organizer_view)
             if got is None:
-                yield pb.MatchFeed(snapshot=await self._record(request.match_id, context))
+                yield wire.snapshot_feed(await self._record(request.match_id, context))
                 return
             async for message in self._follow(request.match_id, *got):
                 yield message
@@ -128,12 +127,12 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             f"no tournament {request.name!r} is followed here (known: {known})"
                             if request.name else "no tournament is running here yet")
             sub, snapshot = self.hub.follow_tournament(log)
-            yield pb.TournamentFeed(snapshot=snapshot)
+            yield wire.tournament_feed(snapshot)
             try:
                 while (item := await sub.queue.get()) is not None:
                     if item is RESYNC:
                         sub.caught_up()
-                        item = pb.TournamentFeed(snapshot=log.snapshot(self.hub.summaries(log.name)))
+                        item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
                     yield item
             finally:
                 log.viewers.discard(sub)
@@ -147,7 +146,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                       snapshot: pb.MatchSnapshot) -> AsyncIterator[pb.MatchFeed]:
         """The snapshot, then the subscription's messages until the match is over. Frames
         already in a snapshot are not sent again (a resync may overtake the queue)."""
-        yield pb.MatchFeed(snapshot=snapshot)
+        yield wire.snapshot_feed(snapshot)
         last = snapshot.frames[-1].seq if snapshot.frames else -1
         queue = sub.queue
         held = _NOTHING   # an item taken while gathering frames, for the next round
@@ -161,7 +160,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                     if snapshot is None:
                         return
                     last = snapshot.frames[-1].seq if snapshot.frames else -1
-                    yield pb.MatchFeed(snapshot=snapshot)
+                    yield wire.snapshot_feed(snapshot)
                     continue
                 if not item.HasField("frame"):
                     yield item
@@ -181,9 +180,9 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 if len(frames) == 1 and first is not None:
                     yield first          # as the hub made it, shared by its viewers
                 elif len(frames) == 1:
-                    yield pb.MatchFeed(frame=frames[0])
+                    yield wire.frame_feed(frames[0])
                 elif frames:
-                    yield pb.MatchFeed(frames=pb.FrameBatch(frames=frames))
+                    yield wire.frames_feed(frames)
         finally:
             self.hub.unsubscribe(match_id, sub)
 

@@ -77,8 +77,7 @@ class WatchedMatch:
         self._open_ms, self._since = snapshot.open_turn_ms, now
         record = self.record
         if record is None or record.match.match_id != snapshot.match.match_id:
-            self.record = record = pb.MatchSnapshot()
-            record.CopyFrom(snapshot)
+            self.record = record = wire.copy_of(snapshot)
             return MatchUpdate(True, list(record.frames), list(record.verdicts),
                                record.over if record.HasField("over") else None)
         last = record.frames[-1].seq if record.frames else -1
@@ -130,8 +129,7 @@ class WatchedTournament:
         if kind in ("snapshot", "over"):
             snapshot = getattr(message, kind)
             joined = self.snapshot is None
-            self.snapshot = pb.TournamentSnapshot()
-            self.snapshot.CopyFrom(snapshot)
+            self.snapshot = wire.copy_of(snapshot)
             self.live = {m.match_id: m for m in snapshot.matches
                          if m.status == pb.MATCH_STATUS_LIVE}
             self.recent.clear()

@@ -5,8 +5,11 @@ them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
+from google.protobuf import json_format
+from google.protobuf.message import Message
 from ono99.v1 import referee_pb2, spectator_pb2 as pb
 
 from arena.referee import wire
@@ -94,7 +97,142 @@ def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches:
         matches=matches)
 
 
+# ---------------------------------------------------------------- the service's messages
+
+def snapshot(summary: pb.MatchSummary, frames: Iterable[pb.MatchFrame], reason: str,
+             delayed: int = 0, open_turn_ms: int = 0,
+             verdicts: Iterable[referee_pb2.Verdict] = (),
+             over: pb.MatchOver | None = None) -> pb.MatchSnapshot:
+    """A match as a viewer starts from (``reason``: join, tv, resync, record): the frames
+    shown, ``delayed`` held back, the turn open for ``open_turn_ms``, and the verdicts and
+    the end where they may be shown."""
+    snap = pb.MatchSnapshot(match=summary, frames=frames, reason=reason, delayed=delayed,
+                            open_turn_ms=open_turn_ms, verdicts=verdicts)
+    if over is not None:
+        snap.over.CopyFrom(over)
+    return snap
+
+
+def listed(summary: pb.MatchSummary, interest: float, turns: int | None = None) -> pb.MatchSummary:
+    """A live match's summary as a list shows it: its interest, and the turns shown to a
+    spectator held behind (None: all of them); a copy (the hub's own is shared)."""
+    out = pb.MatchSummary()
+    out.CopyFrom(summary)
+    out.interest = interest
+    if turns is not None:
+        out.turns = turns
+    return out
+
+
+def match_list(summaries: Iterable[pb.MatchSummary]) -> pb.ListMatchesResponse:
+    """The answer to ListMatches."""
+    return pb.ListMatchesResponse(matches=summaries)
+
+
+def snapshot_feed(snap: pb.MatchSnapshot) -> pb.MatchFeed:
+    """A match stream's snapshot (its first message, and after a resync)."""
+    return pb.MatchFeed(snapshot=snap)
+
+
+def frame_feed(f: pb.MatchFrame) -> pb.MatchFeed:
+    """One frame, on a match stream."""
+    return pb.MatchFeed(frame=f)
+
+
+def frames_feed(frames: Iterable[pb.MatchFrame]) -> pb.MatchFeed:
+    """Frames queued behind each other, in one message of a match stream."""
+    return pb.MatchFeed(frames=pb.FrameBatch(frames=frames))
+
+
+def verdict_feed(v: referee_pb2.Verdict) -> pb.MatchFeed:
+    """A verdict, on a match stream."""
+    return pb.MatchFeed(verdict=v)
+
+
+def over_feed(o: pb.MatchOver) -> pb.MatchFeed:
+    """The end, on a match stream."""
+    return pb.MatchFeed(over=o)
+
+
+def tournament_snapshot(name: str, bots: Sequence[str], total: int, done: int,
+                        table: pb.Standings, matches: Iterable[pb.MatchSummary],
+                        finished: bool) -> pb.TournamentSnapshot:
+    """A tournament as a follower starts from: its progress, standings and matches."""
+    return pb.TournamentSnapshot(name=name, bots=bots, total=total, done=done, standings=table,
+                                 matches=matches, finished=finished)
+
+
+def tournament_feed(snap: pb.TournamentSnapshot) -> pb.TournamentFeed:
+    """A tournament stream's snapshot (its first message, and after a resync)."""
+    return pb.TournamentFeed(snapshot=snap)
+
+
+def started_feed(summary: pb.MatchSummary) -> pb.TournamentFeed:
+    """A match of the tournament started."""
+    return pb.TournamentFeed(started=summary)
+
+
+def finished_feed(summary: pb.MatchSummary) -> pb.TournamentFeed:
+    """A match of the tournament is over."""
+    return pb.TournamentFeed(finished=summary)
+
+
+def standings_feed(table: pb.Standings) -> pb.TournamentFeed:
+    """The tournament's standings, fitted again."""
+    return pb.TournamentFeed(standings=table)
+
+
+def tournament_over_feed(snap: pb.TournamentSnapshot) -> pb.TournamentFeed:
+    """The tournament is over: its last snapshot."""
+    return pb.TournamentFeed(over=snap)
+
+
+# ---------------------------------------------------------------- a viewer's requests
+
+def list_request(tournament: str = "", recent: int = 50) -> pb.ListMatchesRequest:
+    """Live matches (of ``tournament``; "": any), then ``recent`` finished ones."""
+    return pb.ListMatchesRequest(tournament=tournament, recent=recent)
+
+
+def record_request(match_id: str) -> pb.GetRecordRequest:
+    """A finished match's whole record."""
+    return pb.GetRecordRequest(match_id=match_id)
+
+
+def watch_match_request(match_id: str, delay: int = 0,
+                        organizer_view: bool = False) -> pb.WatchMatchRequest:
+    """Follow one match, ``delay`` turns behind (the organiser's view: every hand)."""
+    return pb.WatchMatchRequest(match_id=match_id, delay_turns=delay,
+                                organizer_view=organizer_view)
+
+
+def watch_tv_request(tournament: str = "", delay: int = 0) -> pb.WatchTVRequest:
+    """Follow TV (of ``tournament``; "": any), ``delay`` turns behind."""
+    return pb.WatchTVRequest(tournament=tournament, delay_turns=delay)
+
+
+def watch_tournament_request(name: str = "") -> pb.WatchTournamentRequest:
+    """Follow tournament ``name`` ("": the current one; ``ladder``: the ladder)."""
+    return pb.WatchTournamentRequest(name=name)
+
+
 # ---------------------------------------------------------------- read back, by viewers
+
+M = TypeVar("M", bound=Message)
+
+
+def copy_of(message: M) -> M:
+    """A viewer's own copy of a message it keeps up to date (a snapshot)."""
+    out = type(message)()
+    out.CopyFrom(message)
+    return out
+
+
+def record_from_json(text: str) -> pb.MatchSnapshot:
+    """A match record saved as JSON (unknown fields ignored); json_format's
+    :class:`~google.protobuf.json_format.ParseError` (or a ValueError) if it is none."""
+    return json_format.Parse(text, pb.MatchSnapshot(), ignore_unknown_fields=True)
+
 
 def frame_events(f: pb.MatchFrame) -> list[tuple]:
     """A frame's events as the engine's tuples."""
