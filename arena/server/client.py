@@ -20,6 +20,7 @@ from ono99.v1 import organizer_pb2_grpc
 
 from arena.rpc import REFUSALS, port_out_of_range
 from arena.rules.errors import ConfigError
+from arena.server import wire
 
 ENV_TOKEN = "ONO99_ORGANIZER_TOKEN"
 ENV_TLS_CA = "ONO99_TLS_CA"
@@ -98,7 +99,7 @@ class OrganizerClient:
 
     def add_remote(self, name: str) -> pb.AddRemoteBotResponse:
         """Enter a remote bot; the answer holds its token."""
-        return self._call(self.stub.AddRemoteBot, pb.AddRemoteBotRequest(name=name))
+        return self._call(self.stub.AddRemoteBot, wire.add_remote_request(name))
 
     def upload(self, name: str, folder: Path, timeout: float = 1800.0) -> pb.UploadBotResponse:
         """Upload a bot folder as hosted bot ``name``; the answer holds its checks."""
@@ -108,36 +109,29 @@ class OrganizerClient:
         if len(archive) > MAX_UPLOAD:   # a folder to change (the server's refusal: a failure)
             raise ConfigError(f"the upload is over the limit of {MAX_UPLOAD // 2**20} MiB: "
                               f"{folder} packs to {len(archive) / 2**20:.1f} MiB, gzipped")
-
-        def chunks() -> Iterator[pb.UploadChunk]:
-            yield pb.UploadChunk(header=pb.UploadHeader(name=name))
-            for i in range(0, len(archive), CHUNK):
-                yield pb.UploadChunk(data=archive[i:i + CHUNK])
-
-        return self._call(self.stub.UploadBot, chunks(), timeout)
+        return self._call(self.stub.UploadBot, wire.upload_chunks(name, archive, CHUNK), timeout)
 
     def list(self) -> pb.ListBotsResponse:
         """The bots on the server."""
-        return self._call(self.stub.ListBots, pb.ListBotsRequest(), STANDINGS_TIMEOUT_S)
+        return self._call(self.stub.ListBots, wire.list_request(), STANDINGS_TIMEOUT_S)
 
     def remove(self, name: str) -> pb.RemoveBotResponse:
         """Remove a bot from the server."""
-        return self._call(self.stub.RemoveBot, pb.RemoveBotRequest(name=name))
+        return self._call(self.stub.RemoveBot, wire.remove_request(name))
 
     def logs(self, name: str) -> pb.BotLogsResponse:
         """The end of a hosted bot's recent output."""
-        return self._call(self.stub.BotLogs, pb.BotLogsRequest(name=name))
+        return self._call(self.stub.BotLogs, wire.logs_request(name))
 
     def cancel(self, name: str) -> pb.CancelTournamentResponse:
         """Stop the server's tournament ``name``."""
-        return self._call(self.stub.CancelTournament, pb.CancelTournamentRequest(name=name))
+        return self._call(self.stub.CancelTournament, wire.cancel_request(name))
 
     def standings(self, name: str | None, los_max_bots: int = 0) -> pb.StandingsResponse:
         """A tournament's standings; its likelihoods of superiority only for a field of at
         most ``los_max_bots`` bots (0: any)."""
         # a tournament's standings are fitted when asked for: seconds for hundreds of bots
-        return self._call(self.stub.Standings,
-                          pb.StandingsRequest(name=name or "", los_max_bots=los_max_bots),
+        return self._call(self.stub.Standings, wire.standings_request(name, los_max_bots),
                           STANDINGS_TIMEOUT_S)
 
     def tournament(self, name: str, bots: Sequence[str], games: int, table_size: int,
@@ -146,11 +140,8 @@ class OrganizerClient:
         """Run a tournament on the server, or follow the one called ``name`` (no ``bots``):
         its progress, as it happens, until it is over. A setting of 0 or "" is the
         server's own (``name``: a fresh one; ``seed``: a secret one)."""
-        request = pb.TournamentRequest(
-            name=name, bots=bots, games=games, table_size=table_size, ruleset=ruleset,
-            options=options, move_ms=move_ms, bank_ms=bank_ms, no_duplicate=not duplicate,
-            seed=seed)
-        return self._follow(request)
+        return self._follow(wire.tournament_request(name, bots, games, table_size, ruleset,
+                                                    options, move_ms, bank_ms, duplicate, seed))
 
     def _follow(self, request: pb.TournamentRequest) -> Iterator[pb.TournamentProgress]:
         try:

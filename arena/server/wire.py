@@ -1,16 +1,19 @@
-"""The one place where a server's domain values become Organizer messages and back."""
+"""The one place where a server's domain values become Organizer messages and back, and
+where the organiser's requests are made (the client's side imports only this module's
+messages: the server's types are needed for their names alone)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ono99.v1 import organizer_pb2 as pb
 
-from arena.bots.check import Report
-from arena.server.runs import Event
-from arena.store.base import RegisteredBot
-from arena.tournament.standings import Standings
+if TYPE_CHECKING:
+    from arena.bots.check import Report
+    from arena.server.runs import Event
+    from arena.store.base import RegisteredBot
+    from arena.tournament.standings import Standings
 
 
 def remote_added(bot: RegisteredBot, token: str) -> pb.AddRemoteBotResponse:
@@ -86,6 +89,57 @@ def standings(name: str, board: Standings, matches: int,
                                     average_place=s["average_place"], faults=s["faults"])
                    for s in data["standings"]],
         los=[pb.LosRow(bot=bot, los=row) for bot, row in data["los"].items()])
+
+
+# ---------------------------------------------------------------- the organiser's requests
+
+def add_remote_request(name: str) -> pb.AddRemoteBotRequest:
+    """Enter the next version of remote bot ``name``."""
+    return pb.AddRemoteBotRequest(name=name)
+
+
+def upload_chunks(name: str, archive: bytes, chunk: int) -> Iterator[pb.UploadChunk]:
+    """A hosted bot's upload: a header naming it, then its gzipped tar, ``chunk`` bytes a
+    message."""
+    yield pb.UploadChunk(header=pb.UploadHeader(name=name))
+    for i in range(0, len(archive), chunk):
+        yield pb.UploadChunk(data=archive[i:i + chunk])
+
+
+def list_request() -> pb.ListBotsRequest:
+    """The bots entered on the server."""
+    return pb.ListBotsRequest()
+
+
+def remove_request(name: str) -> pb.RemoveBotRequest:
+    """Remove bot ``name`` (a version, or the latest of a name)."""
+    return pb.RemoveBotRequest(name=name)
+
+
+def logs_request(name: str) -> pb.BotLogsRequest:
+    """The end of a hosted bot's recent output."""
+    return pb.BotLogsRequest(name=name)
+
+
+def cancel_request(name: str) -> pb.CancelTournamentRequest:
+    """Stop the server's tournament ``name``."""
+    return pb.CancelTournamentRequest(name=name)
+
+
+def standings_request(name: str | None, los_max_bots: int = 0) -> pb.StandingsRequest:
+    """A tournament's standings (None: the latest), or the ladder's."""
+    return pb.StandingsRequest(name=name or "", los_max_bots=los_max_bots)
+
+
+def tournament_request(name: str, bots: Sequence[str], games: int, table_size: int,
+                       ruleset: str, options: Mapping[str, str], move_ms: int, bank_ms: int,
+                       duplicate: bool, seed: int) -> pb.TournamentRequest:
+    """Run a tournament of ``bots`` on the server, or follow ``name`` (no bots); 0 or ""
+    is the server's own setting."""
+    return pb.TournamentRequest(
+        name=name, bots=bots, games=games, table_size=table_size, ruleset=ruleset,
+        options=options, move_ms=move_ms, bank_ms=bank_ms, no_duplicate=not duplicate,
+        seed=seed)
 
 
 def standings_dict(msg: pb.StandingsResponse) -> dict[str, Any]:
