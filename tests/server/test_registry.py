@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import subprocess
+import sys
 import tarfile
 import zlib
+from pathlib import Path
 
 import pytest
 
 from arena.bots.sandbox import SandboxConfig
-from arena.referee.lobby import Lobby
-from arena.server.registry import MAX_FILES, MAX_UNPACKED, Registry, RegistryError
+from arena.referee.lobby import Lobby, token_hash
+from arena.referee.server import RefereeServer
+from arena.server.client import pack
+from arena.server.registry import MAX_FILES, MAX_UNPACKED, NotHostedError, Registry, RegistryError
 from arena.store.sqlite import SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_registry_answers_from_memory_what_it_wrote_to_the_store(tmp_path):
@@ -188,3 +196,62 @@ def test_an_older_server_s_log_folder_of_a_version_moves_to_its_own_name(tmp_pat
     assert (tmp_path / "logs" / "beta-v3" / "beta v3.stderr.log").exists()
     assert not (tmp_path / "logs" / "beta+v3").exists()
     store.close()
+
+def test_a_remote_bot_and_a_hosted_one_answer_the_same_questions(tmp_path):
+    """Whatever its kind, a bot is asked the same things of the registry (whether it is
+    ready to be seated now, where its seats come from, its output), each kind answering
+    for itself, here with a real bot of each: the remote one is ready only while it is
+    connected and not playing, the hosted one whenever it is entered."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    lobby = Lobby()
+    registry = Registry(store, lobby, tmp_path / "data", SandboxConfig("none"))
+
+    async def scenario():
+        referee = await RefereeServer.start("tcp", lobby=lobby)
+        proc = None
+        try:
+            far_bot, token = registry.add_remote("far")
+            upload = await registry.add_hosted("near", pack(ROOT / "bots" / "random"),
+                                               setup_timeout=60)
+            near = upload.bot
+            assert near.status == "active", upload.report.to_dict()
+            assert registry.ready(near) and registry.connected(near)
+            assert not registry.ready(far_bot) and not registry.connected(far_bot)
+            proc = subprocess.Popen([sys.executable, str(ROOT / "bots" / "random" / "bot.py")],
+                                    env={**os.environ, "ONO99_REFEREE": referee.address,
+                                         "ONO99_TOKEN": token},
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            await lobby.wait_session_hash(token_hash(token), 60)
+            assert registry.ready(far_bot) and registry.connected(far_bot)
+            remote = registry.provider(far_bot, referee)
+            hosted = registry.provider(near, referee)
+            # the remote bot's one connection is shared; the hosted bot's processes are
+            # each tournament's own, and kept warm by the ladder
+            assert registry.provider(far_bot, referee) is remote
+            assert registry.provider(near, referee) is not hosted
+            assert hosted.runs_processes and not remote.runs_processes
+            try:
+                seats = [await remote.lease(), await hosted.lease()]
+                assert all(seat.session is not None for seat in seats)
+                assert not registry.ready(far_bot)           # playing: not seated twice
+                assert registry.ready(near)
+                remote.release(seats[0], None)
+                hosted.release(seats[1], None)
+                assert registry.ready(far_bot)
+            finally:
+                await hosted.close("the test is over")
+            assert registry.logs("near")[0] == near
+            with pytest.raises(NotHostedError, match="far is a remote bot"):
+                registry.logs("far")
+            registry.remove("far")
+            assert remote.retired and not registry.connected(far_bot)
+        finally:
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+            await referee.stop()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
