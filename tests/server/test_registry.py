@@ -17,7 +17,9 @@ from arena.bots.sandbox import SandboxConfig
 from arena.referee.lobby import Lobby, token_hash
 from arena.referee.server import RefereeServer
 from arena.server.client import pack
-from arena.server.registry import MAX_FILES, MAX_UNPACKED, NotHostedError, Registry, RegistryError
+from arena.server.registry import (
+    MAX_FILES, MAX_UNPACKED, NotHostedError, Registry, RegistryError,
+)
 from arena.store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
