@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from arena.bots.manifest import ManifestError
 from arena.bots.process import ArenaStartError
 from arena.referee.results import MAX_CLOCK_S, MatchResult, Status, Verdict
 from arena.referee.server import RefereeServer
@@ -358,7 +359,17 @@ class Runs:
             return [self.registry.provider(self.registry.find(n, include_removed=True), referee)
                     for n in t.names]
 
-        setup = ExecutorSetup([self.registry.entry(bot).manifest() for bot in bots], t.names,
+        def launches(bot):
+            if bot.status != "removed":
+                return self.registry.entry(bot).manifest()
+            # a removed bot is never launched (it forfeits): its folder may be gone, which
+            # leaves it no folder here (only the local executor takes that), not an error
+            try:
+                return self.registry.entry(bot).manifest()
+            except ManifestError:
+                return None
+
+        setup = ExecutorSetup([launches(bot) for bot in bots], t.names,
                               self.concurrency, retire_after=t.settings.retire_after,
                               on_retire=on_retire,
                               bus=None if self.hub is None else Bus(self.hub, t.name),

@@ -248,16 +248,19 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(request, t
     assert all(v[0]["kind"] == "retired" for v in removed)
 
 
-@pytest.mark.parametrize("executor", ["local", "multiprocess"])
+@pytest.mark.parametrize("executor,gone", [("local", "remote"), ("local", "hosted, its folder deleted"),
+                                           ("multiprocess", "hosted")])
 def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tmp_path, mark,
-                                                                            executor):
+                                                                            executor, gone):
     """A tournament interrupted after one of its bots was removed could never resume: "no bot
     called 'gone' on this server" at every restart and every --resume. The removed bot's
     seats forfeit, and the rest is played: on the server's referee (a remote bot), or
-    elsewhere (hosted bots, --executor multiprocess), where it played them before."""
+    elsewhere (hosted bots, --executor multiprocess), where it played them before. A
+    removed hosted bot whose folder an operator deleted stopped the resumed tournament on
+    the server's referee (its bot.toml read for a bot that is never launched)."""
     flags = ("--absent-after", "0.2", "--executor", executor)
     served = Served(tmp_path / "gone.db", mark, *flags)
-    if executor == "local":
+    if gone == "remote":
         served.add_remote("gone")                    # never connects: absent, quickly
     else:
         served.ok("bots", "add", "gone", "--dir", BOTS / "random")
@@ -269,13 +272,15 @@ def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tm
         follower.communicate(timeout=30)
     finally:
         follower.kill()
+    if "deleted" in gone:
+        shutil.rmtree(tmp_path / "gone.db.d" / "hosted" / "gone")
     before = matches_in(served.db, "cut")
     again = Served(tmp_path / "gone.db", mark, *flags, token=served.token)
     try:
         proc = again.arena("tournament", "--resume", "cut", "-q")
         assert proc.returncode == 0, proc.stdout + proc.stderr
         # each deal twice, seats swapped, unless a remote bot is at the table
-        assert matches_in(again.db, "cut") == (3000 if executor == "local" else 6000) > before
+        assert matches_in(again.db, "cut") == (3000 if gone == "remote" else 6000) > before
         with sqlite3.connect(f"file:{again.db}?mode=ro", uri=True, timeout=5) as con:
             last = json.loads(con.execute("SELECT verdicts FROM matches ORDER BY id DESC "
                                           "LIMIT 1").fetchone()[0])
