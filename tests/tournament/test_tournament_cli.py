@@ -446,7 +446,7 @@ def test_an_unnamed_tournament_takes_a_number_where_its_default_name_is_taken(tm
     """Two tournaments started in one second into one database both took the default
     name t-DATE-TIME: the second was refused and told to resume the first, which another
     process was playing."""
-    from arena.cli.tournament import _create_unnamed
+    from arena.cli.tournament_here import _create_unnamed
     from arena.store import open_store
     from arena.tournament.tournament import Settings
 
