@@ -1,11 +1,17 @@
-"""``arena conformance PATH...``: run rules test vectors and report each one."""
+"""``arena conformance PATH...``: run rules test vectors and report each one.
+
+The files are found and read here, at the edge: :mod:`arena.rules.conformance` runs
+parsed vectors only, so the rules package does no I/O."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
-from arena.rules.conformance import find_vectors, run_file
+from arena.rules.conformance import MALFORMED, VectorResult, run_vector
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,3 +44,25 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
+
+
+def find_vectors(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Every ``*.json`` file named, or inside a folder named, in sorted order."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*.json") if p.is_file())
+        else:
+            yield path
+
+
+def run_file(path: Path) -> VectorResult:
+    """Load and run the vector in ``path``; an unreadable file is a malformed vector."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return VectorResult(str(path), MALFORMED, f"cannot read it: {exc}")
+    except RecursionError:   # it stopped the run: the other vectors' results were lost
+        return VectorResult(str(path), MALFORMED, "cannot read it: its JSON nests too deeply")
+    name = data.get("name") if isinstance(data, dict) else None
+    return run_vector(data, default_name=name if isinstance(name, str) else str(path))

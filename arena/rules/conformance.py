@@ -1,17 +1,16 @@
 """Runs rules conformance vectors (the format of ``tests/conformance/FORMAT.md``).
 
 A vector is a deck check or a scenario: explicit deals and reshuffle orders, then steps
-that play cards and state facts that must hold. :func:`run_vector` returns a
-:class:`VectorResult`; nothing here prints, so the CLI and the tests share it.
+that play cards and state facts that must hold. :func:`run_vector` takes one parsed vector
+and returns a :class:`VectorResult`; nothing here reads a file or prints (the rules stay
+pure: ``arena.cli.conformance`` finds and reads the files), so the CLI and the tests share it.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from arena.rules.cards import TOKENS, deck_counts, parse_cards
@@ -51,28 +50,6 @@ class VectorResult:
             return f"PASS {self.name}"
         label = "FAIL" if self.status == FAIL else "FAIL (malformed)"
         return f"{label} {self.name}: {self.detail}"
-
-
-def find_vectors(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Every ``*.json`` file named, or inside a folder named, in sorted order."""
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.json") if p.is_file())
-        else:
-            yield path
-
-
-def run_file(path: Path) -> VectorResult:
-    """Load and run the vector in ``path``; an unreadable file is a malformed vector."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return VectorResult(str(path), MALFORMED, f"cannot read it: {exc}")
-    except RecursionError:   # it stopped the run: the other vectors' results were lost
-        return VectorResult(str(path), MALFORMED, "cannot read it: its JSON nests too deeply")
-    name = data.get("name") if isinstance(data, dict) else None
-    return run_vector(data, default_name=name if isinstance(name, str) else str(path))
 
 
 def run_vector(data: Any, default_name: str = "<vector>") -> VectorResult:

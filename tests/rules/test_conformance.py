@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.rules.conformance import FAIL, MALFORMED, find_vectors, run_file, run_vector
+from arena.cli.conformance import find_vectors, run_file
+from arena.rules.conformance import FAIL, MALFORMED, run_vector
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "conformance" / "vectors"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import os
 import random
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import arena.rules
 from arena.rules import (
     ConfigError, Deal, Game, NotInGame, Outcome, ScenarioError, make_config, parse_card, token,
 )
@@ -26,6 +29,29 @@ def test_engine_imports_with_nothing_but_the_standard_library():
                          env=env)
     assert out.stdout.strip() == "[] True"
 
+
+
+#: standard modules that reach files, the clock, processes or the network: the rules
+#: package is pure (STYLE.md), its callers do the I/O and hand it data
+IMPURE_MODULES = {"os", "io", "pathlib", "shutil", "glob", "tempfile", "socket", "subprocess",
+                  "time", "datetime", "sys", "asyncio", "threading", "urllib", "sqlite3"}
+
+
+def test_the_rules_package_does_no_io():
+    """Nothing in arena/rules imports a module that reaches files, the clock or processes, or
+    calls open/print/input (the conformance runner read its vector files there)."""
+    found = []
+    for path in sorted(Path(arena.rules.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            found += [f"{path.name}:{node.lineno} imports {n}" for n in names
+                      if n.split(".")[0] in IMPURE_MODULES]
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("open", "print", "input")):
+                found.append(f"{path.name}:{node.lineno} calls {node.func.id}")
+    assert found == []
 
 def test_different_seeds_give_different_deals():
     hands = {tuple(map(tuple, Game.new(seed=s).hands)) for s in range(20)}
