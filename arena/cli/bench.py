@@ -42,6 +42,7 @@ def at_least_one(text: str) -> int:
 
 
 def table_size(text: str) -> int:
+    """A benchmark's seats per table: a whole number from 2 to MAX_SEATS."""
     value = at_least_one(text)
     if not 2 <= value <= MAX_SEATS:
         raise argparse.ArgumentTypeError(f"{text} is not a table size: 2 to {MAX_SEATS} seats")
@@ -49,6 +50,7 @@ def table_size(text: str) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena bench WHAT`` to ``sub``: one subcommand per benchmark, each with its options."""
     p = sub.add_parser(
         "bench",
         help="run a benchmark and print its figures",
@@ -200,6 +202,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_engine(args: argparse.Namespace) -> int:
+    """Random legal games in-process by ruleset and seat count (and RLCard's UNO with
+    --rlcard, refused before the table when it is not installed)."""
     from arena.bench import engine
 
     if args.rlcard and not engine.rlcard_available():
@@ -211,6 +215,7 @@ def run_engine(args: argparse.Namespace) -> int:
 
 
 def run_referee(args: argparse.Namespace) -> int:
+    """The referee's per-turn round trip and throughput beside a bare gRPC stream."""
     from arena.bench import referee
 
     referee.run(args.seconds, args.listen, console(), args.rounds)
@@ -218,6 +223,7 @@ def run_referee(args: argparse.Namespace) -> int:
 
 
 def run_tournament(args: argparse.Namespace) -> int:
+    """Matches/s of a small round-robin through the real tournament code."""
     from arena.bench import tournament
 
     tournament.run(console(), args.games, args.repeats)
@@ -225,6 +231,8 @@ def run_tournament(args: argparse.Namespace) -> int:
 
 
 def run_scale(args: argparse.Namespace) -> int:
+    """One tournament on the multiprocess and Ray executors; 1 if a run stored fewer
+    matches than it planned."""
     from arena.bench import scale
 
     figures = scale.run(console(), args.games, args.repeats, args.ray_address)
@@ -232,6 +240,8 @@ def run_scale(args: argparse.Namespace) -> int:
 
 
 def run_ratings(args: argparse.Namespace) -> int:
+    """Whether and how fast standings find a known strength order (--coverage: how
+    often the 95% intervals hold the truth)."""
     if args.coverage:
         from arena.bench import rating_coverage
 
@@ -244,6 +254,7 @@ def run_ratings(args: argparse.Namespace) -> int:
 
 
 def run_watch(args: argparse.Namespace) -> int:
+    """What 20 spectators cost a tournament, and how late they see it."""
     from arena.bench import watch
 
     watch.run(console(), args.games, args.repeats)
@@ -251,6 +262,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_load(args: argparse.Namespace) -> int:
+    """Many cheap matches through the tournament code; 1 if one was lost or stored twice."""
     from arena.bench import load
     from arena.rules.errors import ConfigError
 
@@ -258,7 +270,10 @@ def run_load(args: argparse.Namespace) -> int:
         raise ConfigError("--matches and --concurrency must be at least 1, --bots at least 4")
     figures = load.run(console(), args.matches, args.bots, args.concurrency)
     return 0 if figures["lost"] == figures["duplicated"] == 0 else 1
+
+
 def run_fuzz(args: argparse.Namespace) -> int:
+    """Garbage at a running server's services for a time; 1 if anything was found."""
     from arena.bench import fuzz
 
     report = fuzz.run(console(), args.seconds, args.examples, healthy=not args.no_healthy)

@@ -21,6 +21,7 @@ from arena.rules.errors import ConfigError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena check-bot BOT_DIR`` and its options to ``sub``."""
     p = sub.add_parser(
         "check-bot",
         help="check that a bot keeps the protocol and the rules (a compliance run)",
@@ -84,6 +85,8 @@ def progress(name: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check the times asked for, run the compliance matches and print the report (or
+    its JSON); 1 unless every check passed."""
     for flag in ("move_time", "connect_timeout", "setup_timeout"):
         if not 0 < getattr(args, flag) < math.inf:
             raise ConfigError(f"--{flag.replace('_', '-')} must be positive (finite seconds)")

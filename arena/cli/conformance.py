@@ -15,6 +15,7 @@ from arena.rules.conformance import MALFORMED, VectorResult, run_vector
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena conformance PATH...`` to ``sub``."""
     p = sub.add_parser(
         "conformance",
         help="run rules conformance vectors",
@@ -27,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run every vector found, one line each, then the count; 1 if one failed, was
+    malformed or none was found."""
     passed = failed = 0
     for path in find_vectors(args.paths):
         if not path.exists():

@@ -86,6 +86,7 @@ class LiveView:
             self.faults[kind] += 1
 
     def retired(self, bot: str, reason: str) -> None:
+        """Say that a bot is retired, above the live display when there is one."""
         # the reason may say it ("retired after 3 crashes ..."): once is enough
         msg = f"[bold red]{escape(bot)} is retired:[/bold red] {escape(reason.removeprefix('retired '))}"
         (self._live.console if self._live else self.console).print(msg, soft_wrap=True)
@@ -135,6 +136,9 @@ class LiveView:
 
 
 class _Renderable:
+    """Builds its renderable each time rich draws it: the live standings table is made
+    anew at every refresh, from the counts as they are then."""
+
     def __init__(self, build) -> None:
         self.build = build
 

@@ -53,6 +53,7 @@ def exit_status(exc: BaseException) -> int | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``arena`` parser, with every module of COMMANDS adding its subcommand."""
     parser = argparse.ArgumentParser(
         prog="arena",
         description="ONO 99 Arena: referee matches between bots, run tournaments, rate bots.",
@@ -71,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, run the command and return its exit status: a known error as one
+    line on stderr (:func:`exit_status`), Ctrl-C and the stop signals as 130."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)

@@ -68,6 +68,7 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena match BOT_DIR...`` to ``sub``, with the options a tournament shares."""
     p = sub.add_parser(
         "match",
         help="play matches between bots, with a live log",
@@ -104,6 +105,7 @@ def game_spec(args: argparse.Namespace, i: int, config, names: Sequence[str],
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
+    """The move time and bank asked for, checked (up to a day each), in milliseconds."""
     if not 0.001 <= args.move_time <= MAX_CLOCK_S:
         raise ConfigError(f"--move-time must be from 0.001 to {MAX_CLOCK_S:,} seconds (a day)")
     if not 0 <= args.bank <= MAX_CLOCK_S:
@@ -121,19 +123,23 @@ class LiveLog(MatchListener):
         self.names: tuple[str, ...] = ()
 
     def match_started(self, info: MatchInfo) -> None:
+        """Keep the seats' names for the lines that follow."""
         self.names = info.names
 
     def frame(self, frame: Frame) -> None:
+        """Print a decision's events (nothing with --quiet)."""
         if self.quiet:
             return
         for line in event_lines(frame.events, self.names, frame.seat, frame.latency_us):
             self.console.print(line)
 
     def verdict(self, match_id: str, verdict: Verdict) -> None:
+        """Print a seat's verdict, even with --quiet."""
         self.console.print(verdict_line(self.names, verdict), highlight=False)
 
 
 def describe_result(result: MatchResult) -> str:
+    """A match's result as its closing line: ranking, how it ended, turns, time."""
     return result_text(result.spec.names, result.ranking, result.status, result.termination,
                        result.turns, result.duration_s)
 
@@ -151,6 +157,8 @@ def write_log(path: Path, result: MatchResult) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check everything, set the bots up, then play the games with a live log and print
+    the closing table; 1 if the run stopped on an error it printed."""
     if not 2 <= len(args.bots) <= 8:
         raise ConfigError(f"a match needs 2 to 8 bot folders, got {len(args.bots)}")
     if args.games < 1:
@@ -252,6 +260,7 @@ class Summary:
         self.latency_us = [0 for _ in seats]
 
     def add(self, result: MatchResult) -> None:
+        """Count one game into the places, wins, faults, moves and latency of each seat."""
         self.games += 1
         if result.ranking:
             self.ranked += 1

@@ -8,6 +8,7 @@ from arena.bots.templates import LANGUAGES, new_bot
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena new-bot DIR --lang LANG`` to ``sub``."""
     p = sub.add_parser(
         "new-bot", help="write a starter bot folder (Python, Node.js or C++)",
         description="Write a starter bot to DIR (a new or empty folder): bot.toml, its source and "
@@ -22,6 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the starter bot and say which files it wrote and what to run next."""
     files = new_bot(args.dir, args.lang, args.name)
     folder = files[0].parent
     print(f"wrote a {args.lang} bot to {folder}: {', '.join(f.name for f in files)}")

@@ -20,6 +20,8 @@ OFF_TERMINAL_WIDTH = 240
 
 
 def console(stderr: bool = False) -> Console:
+    """A console on stdout (or stderr) that never wraps a line, its tables as wide as
+    the terminal, else OFF_TERMINAL_WIDTH."""
     made = _Console(highlight=False, soft_wrap=True, stderr=stderr)
     if not made.is_terminal and not os.environ.get("COLUMNS"):
         made.width = OFF_TERMINAL_WIDTH

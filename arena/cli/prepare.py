@@ -35,6 +35,7 @@ def check_addresses(args: argparse.Namespace) -> None:
 
 
 def add_sandbox_options(p: argparse.ArgumentParser) -> None:
+    """--sandbox and --limit: how the bots' processes run, and their limits."""
     defaults = Limits()
     p.add_argument("--sandbox", choices=MODES, default="auto",
                    help="how bots run: 'bwrap' in a bubblewrap sandbox (namespaces, no network, "
@@ -70,6 +71,7 @@ def bot_factory(args: argparse.Namespace) -> ProcessFactory:
 
 
 def add_setup_options(p: argparse.ArgumentParser) -> None:
+    """--no-setup and --setup-timeout: whether and how long the bots' setups run."""
     p.add_argument("--no-setup", dest="setup", action="store_false",
                    help="do not run the bots' setup (bot.toml), even for a new version")
     p.add_argument("--setup-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
@@ -100,6 +102,7 @@ def set_up(manifests: Sequence[BotManifest], args: argparse.Namespace,
 
 
 def announce_setup(m: BotManifest, log) -> None:
+    """Say on stderr that a bot's setup is running and where its output goes."""
     print(f"bot {m.name}: running its setup ({' '.join(m.setup)}), output in {log}",
           file=sys.stderr, flush=True)
 

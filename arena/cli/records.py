@@ -21,6 +21,8 @@ from arena.tournament.standings import BotLine, Standings, faults_text, interval
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena standings``, ``arena matches`` and ``arena show`` to ``sub``: what a
+    database (or a server) holds."""
     s = sub.add_parser("standings", help="print a tournament's standings from the database",
                        description="Elo standings of a stored tournament (the latest if no "
                                    "name): a batch Bradley-Terry fit with 95% intervals and "
@@ -106,6 +108,8 @@ def _open(args):
 
 
 def run_standings(args: argparse.Namespace) -> int:
+    """A tournament's standings (or a server's ladder) as a table and the likelihood
+    of superiority, or as JSON."""
     if args.server:   # a server's tournament, or its ladder ("arena standings ladder")
         with client(args) as c:
             # the likelihoods of superiority are n^2: only what will be printed
@@ -132,6 +136,7 @@ def run_standings(args: argparse.Namespace) -> int:
 
 
 def run_matches(args: argparse.Namespace) -> int:
+    """A stored tournament's matches, one row each (the last --limit), or as JSON."""
     if args.limit is not None and args.limit < 1:   # 0 and -1 printed an empty table
         raise ConfigError(f"--limit must be at least 1, not {args.limit}")
     store = _open(args)
@@ -159,6 +164,7 @@ def run_matches(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    """One stored match's record and every event of its log, or both as JSON."""
     store = _open(args)
     try:
         match = store.find_match(args.match)

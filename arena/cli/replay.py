@@ -37,6 +37,7 @@ KEYS_HELP = "space play/pause  ←/→ or p/n step  +/- speed  Home/End  q quit"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena replay MATCH`` and its options to ``sub``."""
     p = sub.add_parser(
         "replay", help="replay a finished match in the terminal",
         description="Replay a finished match: on a terminal, the table of arena watch, a "
@@ -58,6 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Load the match, then play it on the terminal under the keys, or print its log
+    from --turn on elsewhere."""
     if not SPEEDS[0] <= args.speed <= SPEEDS[-1]:
         raise ConfigError(f"--speed must be between {SPEEDS[0]:g} and {SPEEDS[-1]:g}")
     record = load(args.match, args.db)   # its errors end as arena.cli.main.exit_status says
@@ -127,6 +130,8 @@ class Player:
         self.quit = False
 
     def run(self) -> None:
+        """Play the frames on the whole screen until q (with no keys, to the last frame),
+        then print the last one shown."""
         keys = KeyReader() if sys.stdin.isatty() else None
         due = time.monotonic() + FRAME_S / self.speed
         with keys or nullcontext(), Live(self.view(), console=self.console, screen=True,
@@ -179,6 +184,7 @@ class Player:
         self.playing = False
 
     def view(self, status: bool = True):
+        """The table at the current frame, with the status line unless ``status`` is false."""
         text = ""
         if status:
             state = "playing" if self.playing else "paused"

@@ -39,10 +39,12 @@ def add_server_options(p: argparse.ArgumentParser, required: bool = True) -> Non
 
 
 def client(args: argparse.Namespace) -> OrganizerClient:
+    """An organiser client for the server the command line names (--server, --token, TLS)."""
     return OrganizerClient(args.server, args.token, args.tls, args.tls_ca)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena serve`` and ``arena bots add|list|remove|logs`` to ``sub``."""
     p = sub.add_parser(
         "serve", help="run an arena server: remote and hosted bots, tournaments, a ladder",
         description="Serve, on one port, the Referee (bots connect here, from anywhere, with "
@@ -155,6 +157,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    """Check every option before the database is opened, then serve until Ctrl-C or
+    SIGTERM."""
     from arena.server.app import ServeOptions
     from arena.tournament.executors import check_address, joined
 
@@ -257,6 +261,7 @@ async def _serve(db: str, options, web: int | None) -> int:
 
 
 def run_bots_add(args: argparse.Namespace) -> int:
+    """Enter a remote bot (print its token once) or upload a folder (print its checks)."""
     with client(args) as c:
         if args.dir is None:
             answer = c.add_remote(args.name)
@@ -274,6 +279,7 @@ def run_bots_add(args: argparse.Namespace) -> int:
 
 
 def run_bots_list(args: argparse.Namespace) -> int:
+    """The server's bots with their ratings and faults, as a table or JSON."""
     with client(args) as c:
         bots = c.list().bots
     rows = [{"name": b.name, "kind": b.kind, "version": b.version, "status": b.status,
@@ -297,6 +303,7 @@ def run_bots_list(args: argparse.Namespace) -> int:
 
 
 def run_bots_remove(args: argparse.Namespace) -> int:
+    """Withdraw a bot from the server; its results stay."""
     with client(args) as c:
         answer = c.remove(args.name)
     print(f"bot {answer.name} removed: it plays no more; its results stay")
@@ -304,6 +311,7 @@ def run_bots_remove(args: argparse.Namespace) -> int:
 
 
 def run_bots_logs(args: argparse.Namespace) -> int:
+    """A hosted bot's recent output, its control characters made printable."""
     with client(args) as c:
         answer = c.logs(args.name)
     sys.stdout.write(printable(answer.text, keep="\n\t"))   # the bot's output: no escape acts

@@ -17,6 +17,7 @@ from arena.watch.servicer import RecordSource
 from arena.web import DEFAULT_HOST, DEFAULT_PORT
 
 def add_watch_option(p: argparse.ArgumentParser) -> None:
+    """--watch [HOST:PORT]: serve spectators while the command runs."""
     p.add_argument("--watch", nargs="?", const=DEFAULT_LISTEN, default=None, metavar="HOST:PORT",
                    help="serve spectators (arena watch, arena web) on HOST:PORT; alone, on a "
                         "free loopback port, printed at the start. With $ONO99_ORGANIZER_TOKEN "
@@ -35,6 +36,7 @@ def port_number(text: str) -> int:
 
 
 def add_web_option(p: argparse.ArgumentParser) -> None:
+    """--web [PORT]: also serve the web viewer of those spectators."""
     p.add_argument("--web", nargs="?", type=port_number, const=DEFAULT_PORT, default=None, metavar="PORT",
                    help=f"also serve the web viewer (as arena web) on {DEFAULT_HOST}:PORT "
                         f"(default: {DEFAULT_PORT}; 0: any free port), printed at the start, "

@@ -16,6 +16,7 @@ from arena.tournament.tournament import default_concurrency
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena tournament`` to ``sub``: the options of a run here and of one on a server."""
     p = sub.add_parser(
         "tournament",
         help="run a round-robin tournament, live, with standings saved to its database",

@@ -157,6 +157,8 @@ def logs_folder(path: Path) -> None:
 
 
 def _run(t: Tournament, args, console: Console, err: Console) -> int:
+    """Play the stored tournament's pending matches under the live view, then print its
+    standings, or, when it stopped early, what is stored and the line to resume it."""
     for warning in t.warnings:
         err.print(f"warning: {escape(warning)}", soft_wrap=True)
     total = len(t.plan)

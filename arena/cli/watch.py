@@ -38,6 +38,7 @@ TICK_S = 0.25                             # the live table's redraws
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena watch [ADDR]`` and its options to ``sub``."""
     p = sub.add_parser(
         "watch", help="follow an arena's matches live: a table on a terminal, a log elsewhere",
         description="Follow the matches of a spectator service (arena match --watch, arena "
@@ -71,6 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """List the service's matches, or follow one match, the TV or a tournament, until
+    it ends or Ctrl-C."""
     address = spectator_address(args.address)
     if not 0 <= args.delay <= MAX_DELAY_TURNS:
         raise ConfigError(f"--delay must be from 0 to {MAX_DELAY_TURNS:,} (turns)")

@@ -13,6 +13,7 @@ from arena.web import DEFAULT_HOST, DEFAULT_PORT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena web`` and its options to ``sub``."""
     p = sub.add_parser(
         "web", help="a web page to watch matches, tournaments and replays",
         description="Serve a web page that follows a spectator service (arena serve, or arena "
@@ -41,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve the web viewer until Ctrl-C."""
     return asyncio.run(_serve(spectator_address(args.connect), args.host, args.port,
                               args.tls, args.tls_ca, args.allow_host))
 
