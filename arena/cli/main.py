@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from arena import __version__, files
 from arena.cli import (
-    bench, check_bot, conformance, match, new_bot, output, records, replay, serve, tournament,
-    watch, web,
+    bench, bots, check_bot, conformance, match, new_bot, output, records, replay, serve,
+    tournament, watch, web,
 )
 from arena.cli.signals import as_ctrl_c, note_terminals, stop_signals
 from arena.rules.errors import ConfigError
@@ -21,7 +21,7 @@ from arena.tournament.executors import ClusterError
 from arena.watch.client import WatchError
 from arena.web import WebServeError
 
-COMMANDS = (tournament, records, match, serve, watch, web, replay, new_bot, check_bot,
+COMMANDS = (tournament, records, match, serve, bots, watch, web, replay, new_bot, check_bot,
             conformance, bench)
 
 # The exit status of every command (the README's "Exit status" says the same):

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from arena.cli import output
 from arena.cli.database import DEFAULT_DB, add_db_option, open_existing
-from arena.cli.serve import add_server_options, client
+from arena.cli.organizer import add_server_options, client
 from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store.base import NotFoundError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from arena.cli.database import add_db_option
 from arena.cli.match import add_match_options
-from arena.cli.serve import add_server_options
+from arena.cli.organizer import add_server_options
 from arena.cli.spectators import add_watch_option, add_web_option
 from arena.cli.tournament_here import run_here
 from arena.cli.tournament_server import run_on_server

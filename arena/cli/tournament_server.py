@@ -12,8 +12,8 @@ from rich.markup import escape
 from arena.cli import output
 from arena.cli.live_view import LiveView, played_line
 from arena.cli.match import time_control
+from arena.cli.organizer import client
 from arena.cli.records import LOS_TABLE_BOTS, print_standings, remote_standings
-from arena.cli.serve import client
 from arena.cli.tournament_flags import SETTING_FLAGS, given_options
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import parse_option_args
