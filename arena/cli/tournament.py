@@ -1,4 +1,8 @@
-"""``arena tournament``: run (or resume) a round-robin tournament, live, into the database."""
+"""``arena tournament``: run (or resume) a round-robin tournament, live, into the database.
+
+This module holds the command's arguments and hands them to the run they are for: one
+played here (:mod:`arena.cli.tournament_here`) or on a server
+(:mod:`arena.cli.tournament_server`); both show it with :mod:`arena.cli.live_view`."""
 
 from __future__ import annotations
 
