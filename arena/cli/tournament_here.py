@@ -164,11 +164,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     total = len(t.plan)
     pending = t.pending()
     done_before = total - len(pending)
-    # soft_wrap: a line is never broken (a test or a log reads it whole; a terminal wraps it)
     schedule_line, clock, integrity = t.describe()
-    console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(shown(args.db))}: {schedule_line}")
-    console.print(f"{clock}; concurrency {args.concurrency}; {integrity}"
-                  + (f"; resuming: {done_before} of {total} already played" if done_before else ""))
     view = LiveView(t.names, total, done_before, console, args.quiet)
     if done_before:   # a resume: the standings start from what is stored
         view.earlier([Played.of(m) for m in t.store.matches(t.record)
@@ -184,6 +180,15 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     resume = (f"Resume with:\n  arena tournament --resume {escape(shlex.quote(t.name))} "
               f"--db {escape(shlex.quote(shown(args.db)))}{escape(where)}")
     try:
+        # in the try: an output closed at once (| head -1) stops the run as one closed
+        # later does, saying what is kept (it stopped without a word, exit status 1).
+        # soft_wrap: a line is never broken (a test or a log reads it whole; a terminal
+        # wraps it)
+        console.print(f"tournament [bold]{escape(t.name)}[/bold] in {escape(shown(args.db))}: "
+                      f"{schedule_line}")
+        console.print(f"{clock}; concurrency {args.concurrency}; {integrity}"
+                      + (f"; resuming: {done_before} of {total} already played" if done_before
+                         else ""))
         # the executor's cluster first: the live view and the listener bus start threads
         with joined(args.executor if pending else "local", args.ray_address), view:
             asyncio.run(_play(t, args, view, logs, console))
