@@ -102,6 +102,8 @@ class Run:
         self.executor: Executor | None = None
         #: its organiser stopped it (Runs.cancel)
         self.cancelled = False
+        #: what stopped it, where that was a fault (not a cancel, not the server stopping)
+        self.fault: Exception | None = None
 
     def publish(self, event: Event) -> None:
         self.history.append(event)
@@ -278,9 +280,7 @@ class Runs:
             # the executor could not go on (a Ray cluster with no room, a referee actor that
             # would not start, a database gone): its followers hear why
             run.error = str(exc) or type(exc).__name__
-            log.error("tournament %s stopped: %s", t.name, run.error,
-                      exc_info=not isinstance(exc, (ConfigError, StoreError, ArenaStartError,
-                                                    ClusterError)))
+            run.fault = exc       # said once, by _finish, with the counts
         finally:
             if claim is not None:
                 claim.release()
@@ -305,10 +305,16 @@ class Runs:
             run.error = _STOPPED     # the server stopping, before the run began
         run.finished = True
         if run.error != _STOPPED:   # what stops with the server resumes with it: not an end
-            log.info("tournament %s %s: %d of %d matches played in %.0f s%s", run.t.name,
-                     "ended" if run.error else "finished", run.done_before + run.played,
-                     run.total, time.monotonic() - run.started,
-                     f": {run.error}" if run.error else "")
+            # one line: a fault's (an ERROR, with its traceback where it is a bug) held the
+            # counts apart from the reason, said twice (an ERROR, then an INFO "ended")
+            fault = run.fault
+            log.log(logging.INFO if fault is None else logging.ERROR,
+                    "tournament %s %s: %d of %d matches played in %.0f s%s", run.t.name,
+                    "stopped" if fault is not None else "ended" if run.error else "finished",
+                    run.done_before + run.played, run.total, time.monotonic() - run.started,
+                    f": {run.error}" if run.error else "",
+                    exc_info=fault if fault is not None and not isinstance(
+                        fault, (ConfigError, StoreError, ArenaStartError, ClusterError)) else None)
         run.publish(Event("finished", {"name": run.t.name, "played": run.played,
                                        "seconds": time.monotonic() - run.started,
                                        "error": run.error}))

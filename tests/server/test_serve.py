@@ -1016,6 +1016,10 @@ def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_
                 "place a referee on" in " ".join(proc.stderr.split())), proc.stderr
         assert "arena tournament --resume nocpu" in " ".join(proc.stderr.split())
         assert served.output.count("tournament nocpu stopped") == 1
+        # one line in the server's log, the counts with the reason (it was an ERROR line,
+        # then an INFO "ended" line saying it again)
+        assert "tournament nocpu stopped: 0 of 4 matches played in " in served.output
+        assert "tournament nocpu ended" not in served.output
         # following it again plays what is left: here it stops again, for the same reason
         proc = served.arena("tournament", "--resume", "nocpu")
         assert proc.returncode == 1, proc.stdout + proc.stderr
