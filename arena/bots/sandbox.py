@@ -558,7 +558,12 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list", "kpagecount",
 #:   hands through them live, a bit a lock or an open. Taking or dropping a lock does
 #:   nothing and answers success (errno 0): a bot's one process, or an SQLite file it
 #:   reads, works as before, where a refusal failed them; the processes of one bot no
-#:   longer exclude one another by locks (no bot needs to). Watches are refused.
+#:   longer exclude one another by locks (no bot needs to). Watches are refused, and so
+#:   are leases (fcntl F_SETLEASE): the bot's uid 0 owns the host's files, so it could
+#:   lease any file nobody had open, and another sandbox's open of it then failed (with
+#:   O_NONBLOCK: a bit) or waited while the holder was told (a bit back); the server's
+#:   own reads of a hosted bot's folder would wait so, in its loop, up to 45 s
+#:   (/proc/sys/fs/lease-break-time).
 #: - Set-user-ID and set-group-ID bits (a mode with 04000 or 02000, given to a chmod or to
 #:   a call that makes a file): a setup writes the bot's host folder as the host's uid 0,
 #:   and a copy of a program it made set-user-ID there (``cp /usr/bin/python3 py; chmod
@@ -570,6 +575,7 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list", "kpagecount",
 #: is refused where ``arg & mask == value`` for each), none for every use.
 _RWF_NOWAIT = 0x8
 _SET_LOCK = (6, 7, 37, 38)      # fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+_F_SETLEASE = 1024
 _F_NOTIFY = 1026
 #: The calls that set a file's mode, and the index of their mode argument.
 _MODE_ARGUMENT = ((b"chmod", 1), (b"fchmod", 1), (b"fchmodat", 2), (b"fchmodat2", 2),
@@ -591,6 +597,7 @@ _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] 
     (b"flock", (), 0),
     *((b"fcntl", ((1, 0xFFFFFFFF, command),), 0) for command in _SET_LOCK),
     (b"fcntl", ((1, 0xFFFFFFFF, _F_NOTIFY),), errno.EPERM),
+    (b"fcntl", ((1, 0xFFFFFFFF, _F_SETLEASE),), errno.EPERM),
     (b"inotify_add_watch", (), errno.EPERM),
     (b"fanotify_init", (), errno.EPERM),
     (b"fanotify_mark", (), errno.EPERM),

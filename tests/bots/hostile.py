@@ -35,6 +35,9 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      description's lock) and reports whether each met that lock; then
                      asks to be told of other processes' opens and reads of its folder
                      (inotify, fanotify, dnotify)
+  lease FILE         takes a write lease on FILE (a file of its folder nobody has open),
+                     which would make another process's open of it wait (or fail, if it
+                     must not wait) and tell this one of it; then lets it go
   oom                reports its out-of-memory score adjustment, then tries to lower it to
                      -1000 (the one the kernel's out-of-memory killer would spare)
   keyring PREFIX     at every turn, adds a key named PREFIX + its process id, holding its
@@ -392,6 +395,16 @@ def locks(path: str) -> None:
     attempt("dnotify", dnotify)
 
 
+def lease(path: str) -> None:
+    import fcntl
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)   # nobody else waits on it
+    finally:
+        os.close(fd)
+
+
 def fill(folder: str, mib: str):
     with open(os.path.join(folder, "fill"), "wb") as f:
         block = b"\0" * 2**20
@@ -454,6 +467,8 @@ class Hostile(Bot):
                     attempt(f"open for writing {path}", lambda p=path: open_for_writing(p))
             elif MODE == "locks":
                 locks(ARGS[0])
+            elif MODE == "lease":
+                attempt("lease", lambda: lease(ARGS[0]))
             elif MODE == "fill":
                 attempt(f"fill {ARGS[0]}", lambda: fill(*ARGS))
             elif MODE == "long_line":

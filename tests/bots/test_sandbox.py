@@ -165,6 +165,20 @@ def test_a_lock_or_a_watch_on_a_shared_file_passes_nothing_between_sandboxes(tmp
                for w in ("inotify", "fanotify", "dnotify")), tried
 
 
+def test_a_lease_on_a_shared_file_is_refused(tmp_path, mark):
+    """A write lease is another lock on a file every sandbox shares: the bot's uid 0 owns
+    the host's files, so it could take one on any file nobody had open, and another
+    sandbox's open of that file then failed (O_NONBLOCK: a bit) or waited while the holder
+    was told of it; the server's own reads of a hosted bot's folder (its bot.toml) would
+    wait so, up to 45 s, in its loop. It is refused."""
+    bot = hostile(tmp_path / "bot", "lease", "lease.txt")
+    (bot / "lease.txt").write_text("nobody else opens this\n")
+    out = tournament(mark, tmp_path, bot)
+    tried = [r for r in out["reports"] if r["what"] == "lease"]
+    assert tried and not any(r["ok"] for r in tried), tried
+    assert all("Operation not permitted" in r["error"] for r in tried), tried
+
+
 @pytest.mark.parametrize("place", ["/scratch", "/tmp", "/dev/shm"])
 def test_its_scratch_and_tmp_are_capped_in_size(tmp_path, mark, place):
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "fill", place, 40),
