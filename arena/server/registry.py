@@ -137,6 +137,12 @@ class Registry:
             shutil.rmtree(folder, ignore_errors=True)
             self._update(bot.id, status="failed", report={"error": str(exc)})
             raise RegistryError(f"{bot.display}: {exc}") from None
+        except asyncio.CancelledError:
+            # the upload's call ended while its thread unpacked (which goes on: its folder
+            # is left to it, as a check cut short leaves its own): not entered
+            self._update(bot.id, status="failed", folder=str(folder), report={
+                "error": "it was not unpacked: the upload was cancelled; add it again"})
+            raise
         try:
             report = await check_bot(manifest, setup_timeout=setup_timeout,
                                      sandbox=self.sandbox,

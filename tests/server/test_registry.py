@@ -103,6 +103,29 @@ def test_an_upload_whose_check_did_not_finish_is_failed_not_validating(tmp_path)
     store.close()
 
 
+def test_an_upload_cancelled_while_it_unpacks_is_failed_not_validating(tmp_path):
+    """An upload's archive unpacks in a thread (seconds for a big one); an upload whose
+    call ended meanwhile (its client gone, the server stopping) stayed 'validating' until
+    the server restarted, as one cut short during its check did before."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    archive = _archive({"bot.toml": b'name = "alpha"\ncommand = "{python} -c pass"\n'})
+
+    async def cut_short():
+        upload = asyncio.create_task(registry.add_hosted("alpha", archive))
+        await asyncio.sleep(0)       # it runs to its first wait: the thread that unpacks
+        assert [b.status for b in registry.bots(include_removed=True)] == ["validating"]
+        upload.cancel()
+        await asyncio.gather(upload, return_exceptions=True)
+        assert upload.cancelled()
+
+    asyncio.run(cut_short())
+    [bot] = store.registered_bots(include_removed=True)
+    assert bot.status == "failed" and "the upload was cancelled" in bot.report["error"]
+    assert registry.find("alpha", include_removed=True).status == "failed"
+    store.close()
+
+
 def _archive(files: dict[str, bytes]) -> bytes:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
