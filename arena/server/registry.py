@@ -309,7 +309,12 @@ class Registry:
 def _unzipped(archive: bytes) -> IO[bytes]:
     """The tar a gzipped upload holds, in a temporary file, :data:`MAX_TAR` bytes at most
     (unzipped a megabyte at a time, never past it); :class:`RegistryError` otherwise."""
-    out = tempfile.TemporaryFile()
+    try:
+        out = tempfile.TemporaryFile()
+    except OSError as exc:       # no temporary folder, or a full one: the server's fault
+        raise RegistryError(f"the server cannot hold the upload to unpack it: "
+                            f"{exc.strerror or exc}; the fault is the server's, not the "
+                            "bot's") from None
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(archive)) as unzipping:
             total = 0

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -150,6 +151,24 @@ def test_an_upload_the_data_folder_cannot_take_fails_saying_so(tmp_path):
         asyncio.run(registry.add_hosted("alpha", archive))
     assert (f"alpha: the server cannot store the upload in {tmp_path}/hosted/alpha: Not a "
             "directory; the fault is the server's, not the bot's") == str(refused.value)
+    [bot] = store.registered_bots()
+    assert bot.status == "failed"
+    store.close()
+
+
+def test_an_upload_with_no_temporary_folder_to_unzip_in_fails_saying_so(tmp_path, monkeypatch):
+    """An upload is unzipped into a temporary file: a server whose temporary folder is
+    gone (or full, read-only) failed the upload with "Unexpected <class
+    'FileNotFoundError'>", its version left 'validating' until a restart. Now it fails,
+    saying the fault is the server's."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    archive = _archive({"bot.toml": b'name = "alpha"\ncommand = "{python} -c pass"\n'})
+    with pytest.raises(RegistryError) as refused:
+        asyncio.run(registry.add_hosted("alpha", archive))
+    assert str(refused.value).startswith("alpha: the server cannot hold the upload to unpack "
+                                         "it: No such file or directory")
     [bot] = store.registered_bots()
     assert bot.status == "failed"
     store.close()
