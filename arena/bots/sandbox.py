@@ -564,12 +564,16 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list", "kpagecount",
 #:   O_NONBLOCK: a bit) or waited while the holder was told (a bit back); the server's
 #:   own reads of a hosted bot's folder would wait so, in its loop, up to 45 s
 #:   (/proc/sys/fs/lease-break-time).
-#: - Set-user-ID and set-group-ID bits (a mode with 04000 or 02000, given to a chmod or to
-#:   a call that makes a file): a setup writes the bot's host folder as the host's uid 0,
-#:   and a copy of a program it made set-user-ID there (``cp /usr/bin/python3 py; chmod
-#:   4755 py``) ran as root for any user of the machine who could reach the folder. The
-#:   sandbox's own mounts are nosuid; the host's are not. openat2 takes its mode in a
-#:   structure no filter can read: refused as absent (ENOSYS), so callers use openat.
+#: - Set-user-ID bits (a mode with 04000, given to a chmod or to a call that makes a
+#:   file): a setup writes the bot's host folder as the host's uid 0, and a copy of a
+#:   program it made set-user-ID there (``cp /usr/bin/python3 py; chmod 4755 py``) ran as
+#:   root for any user of the machine who could reach the folder. The sandbox's own mounts
+#:   are nosuid; the host's are not. openat2 takes its mode in a structure no filter can
+#:   read: refused as absent (ENOSYS), so callers use openat. Set-group-ID bits are let
+#:   be (a filter cannot tell a file from a folder, and a folder's is common: a bot folder
+#:   in a group's shared folder has it, and a setup copying its folders with their modes,
+#:   shutil.copytree, failed): the setup's files lose theirs once it ends
+#:   (arena.bots.setup).
 #:
 #: Each entry: the call, and the conditions on its arguments (index, mask, value: the call
 #: is refused where ``arg & mask == value`` for each), none for every use.
@@ -602,7 +606,7 @@ _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] 
     (b"fanotify_init", (), errno.EPERM),
     (b"fanotify_mark", (), errno.EPERM),
     *((call, ((index, bit, bit),), errno.EPERM) for call, index in _MODE_ARGUMENT
-      for bit in (0o4000, 0o2000)),
+      for bit in (0o4000,)),
     (b"openat2", (), errno.ENOSYS),
 )
 #: Calls some architectures do not have (arm64 has only their ``*at`` forms): left out there.

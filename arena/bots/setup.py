@@ -28,6 +28,7 @@ import fcntl
 import functools
 import hashlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -41,6 +42,8 @@ from pathlib import Path
 from arena.bots.manifest import BotManifest, missing_program
 from arena.bots.sandbox import REPO, ProcessFactory, SandboxConfig
 from arena.rules.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 STATE = ".arena-setup.json"
 LOG = ".arena-setup.log"
@@ -240,7 +243,10 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
             on_start(manifest, log)
         before = snapshot(folder)
         hash_before = source_hash(folder)
-        seconds = _run(manifest, log, timeout, factory or SandboxConfig().factory(), stop)
+        try:
+            seconds = _run(manifest, log, timeout, factory or SandboxConfig().factory(), stop)
+        finally:     # ended, failed or not: no process of it is left to set them again
+            _drop_set_group_ids(folder)
         _check_program(manifest, log)   # before recording it: a setup that built nothing
         after = snapshot(folder)         # usable is run again next time
         outputs = frozenset(rel for rel, stat in after.items() if before.get(rel) != stat)
@@ -255,6 +261,28 @@ def ensure_setup(manifest: BotManifest, timeout: float = DEFAULT_TIMEOUT_S,
         return SetupResult(manifest.name, True, seconds, log)
     finally:
         lock.__exit__(None, None, None)
+
+
+def _drop_set_group_ids(folder: Path) -> None:
+    """Clear the set-group-ID (and set-user-ID) bits of every file in ``folder``: a setup
+    writes it on the host as the host's uid 0 and group 0, and a program it marked so
+    would run with group 0 for any user of the machine who could reach it. The sandbox's
+    filter refuses set-user-ID bits, not set-group-ID ones, which folders have for good
+    reasons (arena.bots.sandbox); a folder keeps its own."""
+    for root, _, names in os.walk(folder):    # links to folders are not followed
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                st = os.lstat(path)
+                if not stat.S_ISREG(st.st_mode) or not st.st_mode & (stat.S_ISGID | stat.S_ISUID):
+                    continue
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                try:
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~(stat.S_ISGID | stat.S_ISUID))
+                finally:
+                    os.close(fd)
+            except OSError as exc:   # a file that cannot be read is no program to fear
+                log.warning("cannot clear the set-group-ID bit of %s: %s", path, exc)
 
 
 def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFactory,

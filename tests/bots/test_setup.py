@@ -331,7 +331,8 @@ SETUID = textwrap.dedent("""\
 def test_a_setup_cannot_leave_a_set_user_id_program_in_the_host_s_folder(tmp_path):
     """A setup writes its folder on the host as the host's uid 0: a copy of python3 it
     made set-user-ID there ran as root for any user of the machine who could reach the
-    folder (a hosted bot's is under the server's data folder). Each way is refused."""
+    folder (a hosted bot's is under the server's data folder). Each way is refused; a
+    set-group-ID bit is cleared once the setup ends (a folder's is let be: see below)."""
     from arena.bots.sandbox import SandboxFactory
     from support.requirements import missing
 
@@ -344,4 +345,28 @@ def test_a_setup_cannot_leave_a_set_user_id_program_in_the_host_s_folder(tmp_pat
     assert len(made) >= 4, made                  # where a call was refused, no file at all
     special = [p.name for p in folder.iterdir() if p.stat().st_mode & 0o6000]
     assert special == [], special
-    assert (folder / LOG).read_text().count("Operation not permitted") == 8
+    assert (folder / LOG).read_text().count("Operation not permitted") == 4   # the uid ways
+
+
+def test_a_setup_copies_folders_that_have_a_set_group_id_bit(tmp_path):
+    """A bot folder in a group's shared folder has the set-group-ID bit on its folders
+    (the group's files stay the group's): a setup that copied one with its mode
+    (shutil.copytree, as CMake's file(COPY) and cp -a do) failed once the sandbox refused
+    the bit to every chmod. The bit is let be on folders; files lose theirs."""
+    from arena.bots.sandbox import SandboxFactory
+    from support.requirements import missing
+
+    if SandboxFactory.unavailable():
+        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} copy.py && {python} build.py"]')
+    (folder / "copy.py").write_text(textwrap.dedent("""\
+        import os, shutil
+        shutil.copytree("assets", "copied")
+        os.chmod("copied/tool", 0o2755)     # a set-group-ID file: allowed, and cleared after
+    """))
+    (folder / "assets").mkdir()
+    (folder / "assets" / "tool").write_text("#!/bin/sh\n")
+    (folder / "assets").chmod(0o2755)
+    assert ensure_setup(load_manifest(folder)).ran, (folder / LOG).read_text()
+    assert (folder / "copied").stat().st_mode & 0o7777 == 0o2755
+    assert (folder / "copied" / "tool").stat().st_mode & 0o7777 == 0o755
