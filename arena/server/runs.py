@@ -368,8 +368,8 @@ class Runs:
         def launches(bot):
             if bot.status != "removed":
                 return self.registry.entry(bot).manifest()
-            # a removed bot is never launched (it forfeits): its folder may be gone, which
-            # leaves it no folder here (only the local executor takes that), not an error
+            # a removed bot is never launched (it forfeits, on any executor): its folder
+            # may be gone, which leaves it no folder here, not an error
             try:
                 return self.registry.entry(bot).manifest()
             except ManifestError:

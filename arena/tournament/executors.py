@@ -84,8 +84,10 @@ class ExecutorSetup:
                              self.connect_timeout)
 
     def unlaunchable(self) -> list[str]:
-        """The bots that have no folder here, to be launched in another process."""
-        return [label for m, label in zip(self.manifests, self.labels) if m is None]
+        """The bots that have no folder here, to be launched in another process (a bot
+        retired before the run starts is never launched: its seats forfeit wherever)."""
+        return [label for i, (m, label) in enumerate(zip(self.manifests, self.labels))
+                if m is None and i not in self.retired]
 
 
 Make = Callable[[ExecutorSetup], Executor]

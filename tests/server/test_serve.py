@@ -248,16 +248,17 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(request, t
     assert all(v[0]["kind"] == "retired" for v in removed)
 
 
-@pytest.mark.parametrize("executor,gone", [("local", "remote"), ("local", "hosted, its folder deleted"),
-                                           ("multiprocess", "hosted")])
+@pytest.mark.parametrize("executor,gone", [
+    ("local", "remote"), ("local", "hosted, its folder deleted"), ("multiprocess", "hosted"),
+    ("multiprocess", "hosted, its folder deleted")])
 def test_a_tournament_resumes_after_a_restart_without_the_bot_removed_from_it(tmp_path, mark,
                                                                             executor, gone):
     """A tournament interrupted after one of its bots was removed could never resume: "no bot
     called 'gone' on this server" at every restart and every --resume. The removed bot's
     seats forfeit, and the rest is played: on the server's referee (a remote bot), or
     elsewhere (hosted bots, --executor multiprocess), where it played them before. A
-    removed hosted bot whose folder an operator deleted stopped the resumed tournament on
-    the server's referee (its bot.toml read for a bot that is never launched)."""
+    removed hosted bot whose folder an operator deleted stopped the resumed tournament
+    (its bot.toml read for a bot that is never launched): it forfeits there too."""
     flags = ("--absent-after", "0.2", "--executor", executor)
     served = Served(tmp_path / "gone.db", mark, *flags)
     if gone == "remote":
