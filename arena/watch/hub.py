@@ -294,6 +294,7 @@ class SpectatorHub:
         # tournaments announced but not followed yet (a ladder reading its stored matches):
         # a viewer asking for one waits for it rather than hear there is no such tournament
         self._coming: dict[str, asyncio.Event] = {}
+        self._followed = asyncio.Event()           # set once any tournament is followed
         # TV waiting for a live match: for each tournament waited for ("" any), one future
         # that a match it would show resolves, and how many wait on it (none: forgotten)
         self._arrivals: dict[str, list] = {}
@@ -326,6 +327,7 @@ class SpectatorHub:
         coming = self._coming.pop(log.name, None)
         if coming is not None:
             coming.set()
+        self._followed.set()
         return log
 
     def coming(self, name: str) -> None:
@@ -340,7 +342,9 @@ class SpectatorHub:
         one neither followed nor coming."""
         log = self.tournament_log(name)
         if log is None:
-            coming = self._coming.get(name) if name else next(iter(self._coming.values()), None)
+            # no name: the one running, whichever is followed first (a tournament may start
+            # before the ladder is read)
+            coming = self._coming.get(name) if name else self._followed if self._coming else None
             if coming is not None:
                 await coming.wait()
                 log = self.tournament_log(name)

@@ -627,3 +627,29 @@ def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it(
     assert snapshot.snapshot.name == "ladder" and snapshot.snapshot.done == 1
     assert missing.code() == grpc.StatusCode.NOT_FOUND
     assert "no tournament 'cup' is followed here (known: ladder)" in missing.details()
+
+
+def test_a_viewer_of_the_running_tournament_gets_whichever_is_followed_first():
+    """With no name, a viewer asks for the tournament running: while the ladder is still
+    coming it waited for the ladder, even once a tournament had started meanwhile."""
+
+    async def go():
+        hub, server = await serve()
+        hub.coming("ladder")
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                call = stub.WatchTournament(pb.WatchTournamentRequest())
+                first = asyncio.ensure_future(call.read())
+                done, _ = await asyncio.wait([first], timeout=2)
+                waited = not done
+                hub.tournament("cup", ["a", "b"], 4)
+                snapshot = await asyncio.wait_for(first, 30)   # the old code: waits on
+                call.cancel()
+                return waited, snapshot
+        finally:
+            await server.stop()
+
+    waited, snapshot = asyncio.run(go())
+    assert waited
+    assert snapshot.snapshot.name == "cup" and snapshot.snapshot.total == 4
