@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,7 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
     # the interpreter by its whole path: a Python bot run by hand needs the SDK, which is
     # installed with the arena, not in whatever `python` the shell finds
     values = {"NAME": name, "DIR": _shown(folder),
-              "BOTS": _shown(samples) if samples.is_dir() else "bots", "PYTHON": sys.executable}
+              "BOTS": _shown(samples) if samples.is_dir() else "bots", "PYTHON": shlex.quote(sys.executable)}
     if sdk is not None:
         try:
             inside = folder.is_relative_to(REPO)

@@ -137,9 +137,11 @@ def test_the_machine_s_page_counts_read_empty(tmp_path, mark):
     file 60 times was seen by another as that page's count going from 0 to 60."""
     files = [f"/proc/{name}" for name in ("kpagecount", "kpageflags", "kpagecgroup")
              if os.path.exists(f"/proc/{name}")]
+    if not files:       # a kernel without them (no CONFIG_PROC_PAGE_MONITOR): nothing to hide
+        pytest.skip("this kernel has no /proc/kpagecount, kpageflags or kpagecgroup")
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "read", *files))
     tried = [r for r in out["reports"] if r["what"].startswith("read ")]
-    assert len(tried) == 2 * len(files) and files, tried
+    assert len(tried) == 2 * len(files), tried
     assert all(r["ok"] and r["result"] == "" for r in tried), tried
 
 

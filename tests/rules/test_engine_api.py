@@ -30,7 +30,6 @@ def test_engine_imports_with_nothing_but_the_standard_library():
     assert out.stdout.strip() == "[] True"
 
 
-
 #: standard modules that reach files, the clock, processes or the network: the rules
 #: package is pure (STYLE.md), its callers do the I/O and hand it data
 IMPURE_MODULES = {"os", "io", "pathlib", "shutil", "glob", "tempfile", "socket", "subprocess",
@@ -52,6 +51,7 @@ def test_the_rules_package_does_no_io():
                     and node.func.id in ("open", "print", "input")):
                 found.append(f"{path.name}:{node.lineno} calls {node.func.id}")
     assert found == []
+
 
 def test_different_seeds_give_different_deals():
     hands = {tuple(map(tuple, Game.new(seed=s).hands)) for s in range(20)}
