@@ -62,6 +62,8 @@ async def _spectators(address: str, n: int, out, stop) -> None:
     from ono99.transport import grpc
     from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
+    from arena.watch import wire
+
     latencies: list[float] = []
     counts = {"frames": 0, "snapshots": 0}
 
@@ -77,18 +79,18 @@ async def _spectators(address: str, n: int, out, stop) -> None:
                 latencies.append((now - f.time) * 1000)
 
     async def tv(stub) -> None:
-        async for msg in stub.WatchTV(pb.WatchTVRequest()):
+        async for msg in stub.WatchTV(wire.watch_tv_request()):
             take(msg)
 
     async def follower(stub, rng: random.Random) -> None:
         while True:
-            listed = await stub.ListMatches(pb.ListMatchesRequest(recent=1))
+            listed = await stub.ListMatches(wire.list_request(recent=1))
             live = [m.match_id for m in listed.matches if m.status == pb.MATCH_STATUS_LIVE]
             if not live:
                 await asyncio.sleep(0.01)
                 continue
             try:
-                async for msg in stub.WatchMatch(pb.WatchMatchRequest(match_id=rng.choice(live))):
+                async for msg in stub.WatchMatch(wire.watch_match_request(rng.choice(live))):
                     take(msg)
             except grpc.aio.AioRpcError:
                 pass
