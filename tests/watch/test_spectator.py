@@ -596,11 +596,14 @@ def test_tv_shows_a_match_that_started_and_ended_during_its_pause(monkeypatch):
     assert all(s.reason == "tv" and s.HasField("over") for _, _, s in shown)
 
 
-def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it():
+@pytest.mark.parametrize("asked,followed", [("ladder", "ladder"), ("", "cup")])
+def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it(asked, followed):
     """A server's ladder is followed once it has read its stored matches (seconds on a long
     ladder): a viewer asking for it meanwhile was told there was no such tournament. Now it
-    waits, within the viewers' caps, and gets the ladder's snapshot once it is there; a
-    tournament neither followed nor coming is still NOT_FOUND."""
+    waits, within the viewers' caps, and gets the ladder's snapshot once it is there. A
+    viewer with no name (the tournament running) gets whichever is followed first: it
+    waited for the ladder alone, though a tournament started meanwhile. A tournament
+    neither followed nor coming is still NOT_FOUND."""
 
     async def go():
         hub, server = await serve()
@@ -608,48 +611,27 @@ def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it(
         try:
             async with grpc.aio.insecure_channel(server.address) as channel:
                 stub = spectator_pb2_grpc.SpectatorStub(channel)
-                call = stub.WatchTournament(pb.WatchTournamentRequest(name="ladder"))
+                call = stub.WatchTournament(pb.WatchTournamentRequest(name=asked))
                 first = asyncio.ensure_future(call.read())
                 done, _ = await asyncio.wait([first], timeout=2)   # the old code: NOT_FOUND at once
                 waited = not done
-                played = [Played("k1", ("a", "b"), (1, 2), "s1")]
-                hub.follow(TournamentLog("ladder", ["a", "b"], 0, played))
+                if followed == "ladder":
+                    played = [Played("k1", ("a", "b"), (1, 2), "s1")]
+                    hub.follow(TournamentLog("ladder", ["a", "b"], 0, played))
+                else:
+                    hub.tournament("cup", ["a", "b"], 4)
                 snapshot = await asyncio.wait_for(first, 30)
                 call.cancel()
                 with pytest.raises(grpc.aio.AioRpcError) as missing:
-                    await stub.WatchTournament(pb.WatchTournamentRequest(name="cup")).read()
+                    await stub.WatchTournament(pb.WatchTournamentRequest(name="nope")).read()
                 return waited, snapshot, missing.value
         finally:
             await server.stop()
 
     waited, snapshot, missing = asyncio.run(go())
     assert waited
-    assert snapshot.snapshot.name == "ladder" and snapshot.snapshot.done == 1
+    assert snapshot.snapshot.name == followed
+    assert (snapshot.snapshot.done, snapshot.snapshot.total) == ((1, 0) if followed == "ladder"
+                                                                 else (0, 4))
     assert missing.code() == grpc.StatusCode.NOT_FOUND
-    assert "no tournament 'cup' is followed here (known: ladder)" in missing.details()
-
-
-def test_a_viewer_of_the_running_tournament_gets_whichever_is_followed_first():
-    """With no name, a viewer asks for the tournament running: while the ladder is still
-    coming it waited for the ladder, even once a tournament had started meanwhile."""
-
-    async def go():
-        hub, server = await serve()
-        hub.coming("ladder")
-        try:
-            async with grpc.aio.insecure_channel(server.address) as channel:
-                stub = spectator_pb2_grpc.SpectatorStub(channel)
-                call = stub.WatchTournament(pb.WatchTournamentRequest())
-                first = asyncio.ensure_future(call.read())
-                done, _ = await asyncio.wait([first], timeout=2)
-                waited = not done
-                hub.tournament("cup", ["a", "b"], 4)
-                snapshot = await asyncio.wait_for(first, 30)   # the old code: waits on
-                call.cancel()
-                return waited, snapshot
-        finally:
-            await server.stop()
-
-    waited, snapshot = asyncio.run(go())
-    assert waited
-    assert snapshot.snapshot.name == "cup" and snapshot.snapshot.total == 4
+    assert f"no tournament 'nope' is followed here (known: {followed})" in missing.details()
