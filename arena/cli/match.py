@@ -104,6 +104,16 @@ def game_spec(args: argparse.Namespace, i: int, config, names: Sequence[str],
                      on_fault=args.on_fault, max_rejections=args.max_rejections)
 
 
+def check_match_options(args: argparse.Namespace) -> None:
+    """Refuse the values of :func:`add_match_options` no match can be played with (0 s to
+    connect: every bot failed to; -1 was accepted), and listen addresses that are none."""
+    if not 0 < args.connect_timeout < math.inf:
+        raise ConfigError("--connect-timeout must be positive (finite seconds)")
+    if args.max_rejections < 0:
+        raise ConfigError("--max-rejections must be at least 0")
+    check_addresses(args)
+
+
 def time_control(args: argparse.Namespace) -> TimeControl:
     """The move time and bank asked for, checked (up to a day each), in milliseconds."""
     if not 0.001 <= args.move_time <= MAX_CLOCK_S:
@@ -163,11 +173,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"a match needs 2 to 8 bot folders, got {len(args.bots)}")
     if args.games < 1:
         raise ConfigError("--games must be at least 1")
-    if not 0 < args.connect_timeout < math.inf:
-        raise ConfigError("--connect-timeout must be positive (finite seconds)")
-    if args.max_rejections < 0:
-        raise ConfigError("--max-rejections must be at least 0")
-    check_addresses(args)
+    check_match_options(args)
     manifests = [load_manifest(folder) for folder in args.bots]
     config = make_config(args.ruleset, parse_option_args(args.option), len(manifests))
     tc = time_control(args)

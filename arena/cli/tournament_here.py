@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import math
 import os
 import shlex
 import time
@@ -20,8 +19,8 @@ from arena.bots.process import ArenaStartError
 from arena.cli import output
 from arena.cli.database import missing_file, shown
 from arena.cli.live_view import LiveView, played_line
-from arena.cli.match import time_control
-from arena.cli.prepare import bot_factory, check_addresses, sandbox_config, set_up
+from arena.cli.match import check_match_options, time_control
+from arena.cli.prepare import bot_factory, sandbox_config, set_up
 from arena.cli.records import print_standings
 from arena.cli.spectators import spectators
 from arena.cli.tournament_flags import SETTING_FLAGS, given_options
@@ -48,13 +47,8 @@ def run_here(args: argparse.Namespace) -> int:
         raise ConfigError("--concurrency must be at least 1")
     if args.retire_after < 1:
         raise ConfigError("--retire-after must be at least 1")
-    # as arena match checks them (0 s: every bot failed to connect; -1 accepted)
-    if not 0 < args.connect_timeout < math.inf:
-        raise ConfigError("--connect-timeout must be positive (finite seconds)")
-    if args.max_rejections < 0:
-        raise ConfigError("--max-rejections must be at least 0")
+    check_match_options(args)       # as arena match checks them
     check_address(args.executor, args.ray_address)
-    check_addresses(args)
     console = output.console()
     err = output.console(stderr=True)
     # Everything is checked before the database is opened (or created): a refused
