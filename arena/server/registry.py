@@ -306,15 +306,20 @@ class Registry:
                                 "name")
 
 
+def _cannot_hold(exc: OSError) -> RegistryError:
+    """The error for an upload the server has no room to unzip (its temporary folder gone
+    or full): the server's fault, not the bot's."""
+    return RegistryError(f"the server cannot hold the upload to unpack it: "
+                         f"{exc.strerror or exc}; the fault is the server's, not the bot's")
+
+
 def _unzipped(archive: bytes) -> IO[bytes]:
     """The tar a gzipped upload holds, in a temporary file, :data:`MAX_TAR` bytes at most
     (unzipped a megabyte at a time, never past it); :class:`RegistryError` otherwise."""
     try:
         out = tempfile.TemporaryFile()
     except OSError as exc:       # no temporary folder, or a full one: the server's fault
-        raise RegistryError(f"the server cannot hold the upload to unpack it: "
-                            f"{exc.strerror or exc}; the fault is the server's, not the "
-                            "bot's") from None
+        raise _cannot_hold(exc) from None
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(archive)) as unzipping:
             total = 0
@@ -332,9 +337,7 @@ def _unzipped(archive: bytes) -> IO[bytes]:
                 try:
                     out.write(chunk)
                 except OSError as exc:   # a full temporary folder: the server's fault
-                    raise RegistryError(f"the server cannot hold the upload to unpack it: "
-                                        f"{exc.strerror or exc}; the fault is the server's, "
-                                        "not the bot's") from None
+                    raise _cannot_hold(exc) from None
         out.seek(0)
         return out
     except BaseException:
