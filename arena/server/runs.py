@@ -308,13 +308,16 @@ class Runs:
             # one line: a fault's (an ERROR, with its traceback where it is a bug) held the
             # counts apart from the reason, said twice (an ERROR, then an INFO "ended")
             fault = run.fault
-            log.log(logging.INFO if fault is None else logging.ERROR,
-                    "tournament %s %s: %d of %d matches played in %.0f s%s", run.t.name,
-                    "stopped" if fault is not None else "ended" if run.error else "finished",
-                    run.done_before + run.played, run.total, time.monotonic() - run.started,
-                    f": {run.error}" if run.error else "",
-                    exc_info=fault if fault is not None and not isinstance(
-                        fault, (ConfigError, StoreError, ArenaStartError, ClusterError)) else None)
+            if fault is not None:
+                level, how = logging.ERROR, "stopped"
+                # a traceback only where it is a bug, not a failure the message says whole
+                said = isinstance(fault, (ConfigError, StoreError, ArenaStartError, ClusterError))
+                trace = None if said else fault
+            else:
+                level, how, trace = logging.INFO, "ended" if run.error else "finished", None
+            log.log(level, "tournament %s %s: %d of %d matches played in %.0f s%s", run.t.name,
+                    how, run.done_before + run.played, run.total, time.monotonic() - run.started,
+                    f": {run.error}" if run.error else "", exc_info=trace)
         run.publish(Event("finished", {"name": run.t.name, "played": run.played,
                                        "seconds": time.monotonic() - run.started,
                                        "error": run.error}))
@@ -366,13 +369,13 @@ class Runs:
                     for n in t.names]
 
         def launches(bot):
-            if bot.status != "removed":
-                return self.registry.entry(bot).manifest()
-            # a removed bot is never launched (it forfeits, on any executor): its folder
-            # may be gone, which leaves it no folder here, not an error
             try:
                 return self.registry.entry(bot).manifest()
             except ManifestError:
+                # a removed bot is never launched (it forfeits, on any executor): its
+                # folder may be gone, which leaves it no folder here, not an error
+                if bot.status != "removed":
+                    raise
                 return None
 
         setup = ExecutorSetup([launches(bot) for bot in bots], t.names,
