@@ -342,9 +342,11 @@ class SpectatorHub:
         one neither followed nor coming."""
         log = self.tournament_log(name)
         if log is None:
-            # no name: the one running, whichever is followed first (a tournament may start
-            # before the ladder is read)
-            coming = self._coming.get(name) if name else self._followed if self._coming else None
+            if name:
+                coming = self._coming.get(name)
+            else:   # the one running: whichever is followed first (a tournament may start
+                    # before the ladder is read)
+                coming = self._followed if self._coming else None
             if coming is not None:
                 await coming.wait()
                 log = self.tournament_log(name)
