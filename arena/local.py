@@ -64,7 +64,7 @@ class LocalArena:
         factory = sandbox.factory()
         local = cls(server, [LocalBot(m, server.lobby, server.address, label, log_dir,
                                       connect_timeout, factory=factory,
-                                      referee_socket=server.socket_path)
+                                      open_socket=server.bot_socket)
                              for m, label in zip(manifests, labels)])
         try:
             await local._ensure_all(start=True)

@@ -163,7 +163,7 @@ async def measure(seconds: float, listen: str, rounds: int = 4) -> dict[str, Fig
     referee = await RefereeServer.start(listen)
     manifest = load_manifest(ROOT / "bots" / "random")
     pairs = [[LocalBot(manifest, referee.lobby, referee.address, f"random-{i}-{s}",
-                       referee_socket=referee.socket_path) for s in range(2)]
+                       open_socket=referee.bot_socket) for s in range(2)]
              for i in range(STREAMS)]
     config = make_config("modern", None, 2)
 

@@ -235,7 +235,7 @@ async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout:
     logs = Path(tempfile.mkdtemp(prefix="ono99-check-")) if own_logs else log_dir
     server = await RefereeServer.start(listen)
     bot = LocalBot(manifest, server.lobby, server.address, manifest.name, logs, connect_timeout,
-                   factory=sandbox.factory(), referee_socket=server.socket_path)
+                   factory=sandbox.factory(), open_socket=server.bot_socket)
     try:
         t0 = time.monotonic()
         try:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest
-from arena.bots.process import ArenaStartError, BotProcess, log_name
+from arena.bots.process import ArenaStartError, BotProcess, SocketOpener, log_name
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
 from arena.referee.session import BotSession
@@ -27,7 +27,7 @@ class LocalBot:
     def __init__(self, manifest: BotManifest, lobby: Lobby, referee: str, label: str,
                  log_dir: Path | None = None, connect_timeout: float = 10.0,
                  name: str | None = None, factory: ProcessFactory | None = None,
-                 referee_socket: str | None = None) -> None:
+                 open_socket: SocketOpener | None = None) -> None:
         """``label`` names this process in logs (and its stderr file); ``name`` is what the
         bot is welcomed as (default: the label). They differ in tournaments, where a bot
         runs as several processes and the number of each is nothing the bot should see."""
@@ -39,7 +39,7 @@ class LocalBot:
         self.connect_timeout = connect_timeout
         self.registration = lobby.register(name or label)
         self.factory = factory
-        self.referee_socket = referee_socket
+        self.open_socket = open_socket
         self.process: BotProcess | None = None
 
     @property
@@ -62,7 +62,7 @@ class LocalBot:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             log = self.log_dir / log_name(self.label)
         self.process = BotProcess(self.manifest, self.referee, self.registration.token, log,
-                                  self.label, self.factory, self.referee_socket)
+                                  self.label, self.factory, self.open_socket)
         try:
             await self.process.start()
         except ArenaStartError:

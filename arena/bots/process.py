@@ -10,8 +10,10 @@ import errno
 import re
 import resource
 import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from stat import S_ISREG
+from typing import Protocol
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import Jail, ProcessFactory, SandboxConfig
@@ -24,6 +26,20 @@ ENV_NAME = "ONO99_BOT_NAME"
 # reconnect to, and must not linger trying.
 ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
+
+
+class OwnSocket(Protocol):
+    """A unix socket to the referee of one bot process's own (the referee's
+    :class:`~arena.referee.server.BotSocket`)."""
+
+    path: str
+
+    async def close(self) -> None: ...
+
+
+#: Makes a socket of one bot process's own (the referee's ``RefereeServer.bot_socket``).
+SocketOpener = Callable[[], Awaitable[OwnSocket]]
+
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
 NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each line's end
 #: a line that names an error: "Error: Cannot find module", "TypeError: x",
@@ -122,14 +138,19 @@ class BotProcess:
 
     def __init__(self, manifest: BotManifest, referee: str, token: str,
                  log_path: Path | None = None, label: str | None = None,
-                 factory: ProcessFactory | None = None, referee_socket: str | None = None) -> None:
+                 factory: ProcessFactory | None = None,
+                 open_socket: SocketOpener | None = None) -> None:
+        """``open_socket`` makes the socket this process reaches the referee by, where its
+        factory needs one (a sandbox has no network): one of its own, which it keeps
+        until it is stopped."""
         self.manifest = manifest
         self.referee = referee
         self.token = token
         self.log_path = log_path
         self.label = label or manifest.name
         self.factory = factory or SandboxConfig().factory()
-        self.referee_socket = referee_socket
+        self.open_socket = open_socket
+        self.socket: OwnSocket | None = None
         self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self.output_written = 0          # bytes of output read from it so far
@@ -150,13 +171,21 @@ class BotProcess:
         env = {ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name,
                ENV_RECONNECT: "0"}
         try:
-            self.jail, _ = await self.factory.start(self.manifest.command, self.manifest.folder,
-                                                    env, self.referee_socket)
+            if self.open_socket is not None and self.factory.needs_socket:
+                self.socket = await self.open_socket()
+            self.jail, _ = await self.factory.start(
+                self.manifest.command, self.manifest.folder, env,
+                None if self.socket is None else self.socket.path)
         except ValueError as exc:   # a NUL in its arguments: its manifest's doing
+            await self._close_socket()
             raise OSError(f"cannot start bot {self.label}: {' '.join(self.manifest.command)}: "
                           f"{exc}") from None
-        except OSError as exc:      # the pipe, the fork of sh, the sandbox's files: the arena's
+        except OSError as exc:      # the socket, the pipe, the fork of sh, the sandbox's files:
+            await self._close_socket()   # the arena's
             raise _arena_start_error(self.label, exc) from None
+        except BaseException:
+            await self._close_socket()
+            raise
         self._reader = asyncio.create_task(self._read_output())
 
     async def _read_output(self) -> None:
@@ -277,19 +306,24 @@ class BotProcess:
     async def stop(self, grace: float = 2.0, linger: float = 0.5) -> None:
         """Let the process end by itself for ``linger`` seconds (it was told goodbye),
         then ask it to (SIGTERM), then kill it after ``grace`` seconds; then nothing it
-        started is left (its sandbox, or its cgroups, go with it)."""
+        started is left (its sandbox, or its cgroups, go with it, and its socket)."""
         jail = self.jail
-        if jail is None:
-            return
-        if jail.proc.returncode is None:
-            if not (linger > 0 and await self.wait_exit(linger) is not None):
-                jail.signal(signal.SIGTERM)
-                if await self.wait_exit(grace) is None:
-                    jail.signal(signal.SIGKILL)
-                    await self.wait_exit(2.0)
-        else:
-            await self.wait_exit(0.5)
-        self.close()
+        if jail is not None:
+            if jail.proc.returncode is None:
+                if not (linger > 0 and await self.wait_exit(linger) is not None):
+                    jail.signal(signal.SIGTERM)
+                    if await self.wait_exit(grace) is None:
+                        jail.signal(signal.SIGKILL)
+                        await self.wait_exit(2.0)
+            else:
+                await self.wait_exit(0.5)
+            self.close()
+        await self._close_socket()
+
+    async def _close_socket(self) -> None:
+        made, self.socket = self.socket, None
+        if made is not None:
+            await made.close()
 
     def close(self) -> None:
         """Everything the process left: its other processes and cgroups."""

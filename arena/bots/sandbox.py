@@ -215,6 +215,9 @@ class ProcessFactory(abc.ABC):
 
     name: str = ""
     notice: str | None = None        # one line for the user, when the choice needs saying
+    #: whether its bots reach the referee only by a unix socket given them (``referee_socket``
+    #: of :meth:`start`): one of their own, which no other bot shares
+    needs_socket: bool = False
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -276,6 +279,7 @@ class SandboxFactory(ProcessFactory):
     HOME, no network, the referee's socket, limits."""
 
     name = "bwrap sandbox"
+    needs_socket = True     # it has no network
 
     def __init__(self, limits: Limits, setup_network: bool = False) -> None:
         super().__init__(limits)

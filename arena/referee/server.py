@@ -37,6 +37,12 @@ MAX_SEND = 16 * 2**20
 #: connection is cut with a GOAWAY "too_many_pings". The SDKs ping every 10 s, to notice a
 #: connection gone silent, for as long as a bot waits between matches.
 MIN_PING_INTERVAL_MS = 5_000
+#: Connections one launched bot may hold on its socket of its own (:class:`BotSocket`): its
+#: SDK needs one, and a second while a lost one is noticed gone. Past it, new ones are
+#: closed at once; no other bot's socket counts them.
+BOT_CONNECTIONS = 8
+#: The longest name of a socket in a referee's folder (``referee.sock``, ``bot<hex>.sock``).
+_LONGEST_NAME = len("bot123456789abc.sock")
 
 
 #: A referee's socket folder left this long (seconds) with nothing listening on its socket
@@ -45,18 +51,18 @@ STALE_S = 60
 
 
 def socket_folder() -> str:
-    """A fresh private folder for the referee's socket, where its path fits
+    """A fresh private folder for the referee's sockets, where their paths fit
     (:func:`arena.rpc.socket_root`); those of killed referees there are removed first."""
-    root = socket_root(len("/ono99-12345678/referee.sock"))
+    root = socket_root(len("/ono99-12345678/") + _LONGEST_NAME)
     _sweep(root)
     return tempfile.mkdtemp(prefix="ono99-", dir=root)
 
 
 def _sweep(root: str) -> None:
     """Remove the socket folders of referees killed with kill -9 (each left one, for good:
-    dozens a test run): this user's, holding only a ``referee.sock`` nobody listens on,
-    untouched for :data:`STALE_S` (a referee that made its folder a moment ago may not
-    listen yet)."""
+    dozens a test run): this user's, holding a ``referee.sock`` nobody listens on and
+    nothing but its bots' sockets besides, untouched for :data:`STALE_S` (a referee that
+    made its folder a moment ago may not listen yet)."""
     now = time.time()
     try:
         entries = list(os.scandir(root))
@@ -69,7 +75,7 @@ def _sweep(root: str) -> None:
             held = entry.stat(follow_symlinks=False)
             if (not stat.S_ISDIR(held.st_mode) or held.st_uid != os.getuid()
                     or now - held.st_mtime < STALE_S
-                    or os.listdir(entry.path) != ["referee.sock"]):
+                    or not _referee_sockets(os.listdir(entry.path))):
                 continue
         except OSError:
             continue
@@ -83,6 +89,12 @@ def _sweep(root: str) -> None:
             _remove(entry.path)
 
 
+def _referee_sockets(names: list[str]) -> bool:
+    """Whether a folder holding ``names`` holds a referee's sockets and nothing else."""
+    return "referee.sock" in names and all(
+        n == "referee.sock" or (n.startswith("bot") and n.endswith(".sock")) for n in names)
+
+
 def _listening(path: str) -> bool:
     """Whether a process listens on the unix socket ``path`` (in doubt: yes)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
@@ -94,6 +106,27 @@ def _listening(path: str) -> bool:
     return True
 
 
+class BotSocket:
+    """A unix socket of one launched bot's own, served by a gRPC server of its own (the
+    Referee service only, into the referee's lobby). A sandbox is given this socket and no
+    other: what its bot does to it (holding :data:`BOT_CONNECTIONS` connections, streams
+    that never say hello) keeps no other bot from connecting, where on one socket shared
+    by every launched bot a single bot holding about 2,000 connections kept the others from
+    (re)starting, and they were charged with it. It lives as long as the bot's process."""
+
+    def __init__(self, server: grpc.aio.Server, path: str, held: set[BotSocket]) -> None:
+        self.path = path
+        self._server = server
+        self._held = held   # the referee's open bot sockets, which this one leaves on close
+
+    async def close(self, grace: float | None = None) -> None:
+        """Stop serving (streams left get ``grace`` seconds) and remove the socket."""
+        self._held.discard(self)
+        await _quietly_stopped(self._server, grace)
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+
 class RefereeServer:
     """A running referee: its address, its lobby."""
 
@@ -103,9 +136,13 @@ class RefereeServer:
         self.address = address
         self.lobby = lobby
         self._socket_dir = socket_dir
-        #: a private unix socket, whatever ``address`` is: how bots launched in a sandbox
-        #: (which has no network) reach the referee
+        #: a private unix socket, whatever ``address`` is (it is ``address`` where the
+        #: referee listens on ``unix``); launched bots are each given one of their own
+        #: (:meth:`bot_socket`)
         self.socket_path = os.path.join(socket_dir, "referee.sock")
+        self._bot_sockets: set[BotSocket] = set()
+        self._bot_sockets_made = 0
+        self._stopping = False
 
     @classmethod
     async def start(cls, listen: str = "unix", services: Sequence[AddService] = (),
@@ -120,24 +157,15 @@ class RefereeServer:
         if listen != "unix" and (problem := listen_problem(where)) is not None:
             raise OSError(f"the referee cannot listen on {listen!r}: {problem}")
         lobby = lobby or Lobby()
-        server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
-            ("grpc.so_reuseport", 0),
-            ("grpc.keepalive_time_ms", 20_000),
-            ("grpc.http2.min_ping_interval_without_data_ms", MIN_PING_INTERVAL_MS),
-            ("grpc.max_receive_message_length", MAX_RECEIVE),
-            ("grpc.max_send_message_length", MAX_SEND),
-            ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
-            ("grpc.max_allowed_incoming_connections",
-             files.connection_budget(MAX_CONNECTIONS)),   # arena.files: a share of ulimit -n
-        ])
-        referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
+        # arena.files: a share of ulimit -n
+        server = _grpc_server(lobby, files.connection_budget(MAX_CONNECTIONS))
         for add in services:
             add(server)
         socket_dir = None
         try:
             socket_dir = socket_folder()
             private = f"unix:{os.path.join(socket_dir, 'referee.sock')}"
-            server.add_insecure_port(private)   # in a private folder: for launched bots only
+            server.add_insecure_port(private)   # in a private folder, which no sandbox shows
             if listen == "unix":
                 address = private
             else:
@@ -157,19 +185,63 @@ class RefereeServer:
             raise
         return cls(server, address, lobby, socket_dir)
 
+    async def bot_socket(self) -> BotSocket:
+        """A new socket of one launched bot's own (see :class:`BotSocket`), in the
+        referee's private folder. :class:`OSError` if it cannot be made, or once the
+        referee is stopping."""
+        if self._stopping:
+            raise OSError("the referee is stopping")
+        self._bot_sockets_made += 1
+        path = os.path.join(self._socket_dir, f"bot{self._bot_sockets_made:x}.sock")
+        server = _grpc_server(self.lobby, BOT_CONNECTIONS)
+        try:
+            try:
+                bound = server.add_insecure_port(f"unix:{path}")
+            except RuntimeError as exc:   # grpc's way of saying it could not bind
+                raise OSError(f"the referee cannot listen on {path}: {exc}") from None
+            if bound == 0:
+                raise OSError(f"the referee cannot listen on {path}")
+            await server.start()
+        except BaseException:
+            await _quietly_stopped(server)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        made = BotSocket(server, path, self._bot_sockets)
+        self._bot_sockets.add(made)
+        return made
+
     async def stop(self, reason: str = "the referee is stopping", grace: float = 1.0) -> None:
-        """Say goodbye to every session, then stop serving."""
+        """Say goodbye to every session, then stop serving (on every bot's socket too)."""
         self.lobby.closing = True
+        self._stopping = True
         await asyncio.gather(*(s.say_goodbye(reason) for s in self.lobby.sessions()))
-        await self.server.stop(grace)
+        await asyncio.gather(self.server.stop(grace),
+                             *(s.close(grace) for s in list(self._bot_sockets)))
         if self._socket_dir:
             _remove(self._socket_dir)
 
 
-async def _quietly_stopped(server: grpc.aio.Server) -> None:
+def _grpc_server(lobby: Lobby, connections: int) -> grpc.aio.Server:
+    """A gRPC server with the Referee service into ``lobby``, taking at most
+    ``connections`` connections at once; its ports are still to be added."""
+    server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
+        ("grpc.so_reuseport", 0),
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", MIN_PING_INTERVAL_MS),
+        ("grpc.max_receive_message_length", MAX_RECEIVE),
+        ("grpc.max_send_message_length", MAX_SEND),
+        ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
+        ("grpc.max_allowed_incoming_connections", connections),
+    ])
+    referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(lobby), server)
+    return server
+
+
+async def _quietly_stopped(server: grpc.aio.Server, grace: float | None = None) -> None:
     """Stop a server that may not have started (or not wholly): whatever it says."""
     with contextlib.suppress(Exception):
-        await asyncio.shield(server.stop(None))
+        await asyncio.shield(server.stop(grace))
 
 
 def _remove(socket_dir: str) -> None:

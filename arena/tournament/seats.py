@@ -203,7 +203,7 @@ class ProcessSeats(SeatProvider):
         label = self.label if self.started == 1 else f"{self.label}#{self.started}"
         bot = LocalBot(self.manifest, self.referee.lobby, self.referee.address, label,
                        self.log_dir, self.connect_timeout, name=self.manifest.name,
-                       factory=self.factory, referee_socket=self.referee.socket_path)
+                       factory=self.factory, open_socket=self.referee.bot_socket)
         self.instances.append(bot)
         self._phase_of[bot] = self.phase
         return bot

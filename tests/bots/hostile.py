@@ -49,6 +49,12 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      reports each; but first reads back, with mincore, a message another
                      process left in FILE's cached pages (a page a bit); last, leaves its
                      own (its process id and hand)
+  hold_connections N at its first turn, opens N connections to the referee's socket (by
+                     helper processes: a bot's process may have only 256 files open),
+                     each speaking HTTP/2's preface, and holds them until the sandbox
+                     ends, taking again any it can; reports how many the referee kept
+                     open after a second
+  quit               plays its first match, and exits as its second starts
 """
 
 from __future__ import annotations
@@ -405,6 +411,64 @@ def lease(path: str) -> None:
         os.close(fd)
 
 
+#: HTTP/2's client preface and an empty SETTINGS frame: a connection past its handshake
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+HOLDER_CONNECTIONS = 150    # per helper process, within its open-files limit
+
+
+def hold_connections(count: int) -> int:
+    """Helpers that open ``count`` connections and hold them; how many are still open."""
+    path = os.environ["ONO99_REFEREE"].removeprefix("unix:")
+    helpers = []
+    while count > 0:
+        n = min(count, HOLDER_CONNECTIONS)
+        helpers.append(subprocess.Popen([sys.executable, __file__, "_holder", path, str(n)],
+                                        stdout=subprocess.PIPE, text=True))
+        count -= n
+    return sum(int(h.stdout.readline() or 0) for h in helpers)
+
+
+def holder(path: str, count: int) -> None:
+    """Opens ``count`` connections to ``path``; after a second, prints how many the other
+    end has not closed; then, until killed, takes again any connection it can (one more
+    every 50 ms while it holds fewer than ``count``), as one freed by another bot."""
+    held = [s for s in (connection(path) for _ in range(count)) if s is not None]
+    time.sleep(1.0)
+    held = [s for s in held if still_open(s)]
+    print(len(held), flush=True)
+    while True:
+        time.sleep(0.05)
+        held = [s for s in held if still_open(s)]
+        if len(held) < count and (s := connection(path)) is not None:
+            held.append(s)
+
+
+def connection(path: str) -> socket.socket | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(1.0)
+        s.connect(path)
+        s.sendall(PREFACE)
+        s.setblocking(False)
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def still_open(s: socket.socket) -> bool:
+    """Whether the other end has not closed ``s`` (what it sent is read and dropped)."""
+    try:
+        while s.recv(65536):
+            pass
+    except BlockingIOError:
+        return True
+    except OSError:
+        pass
+    s.close()
+    return False
+
+
 def fill(folder: str, mib: str):
     with open(os.path.join(folder, "fill"), "wb") as f:
         block = b"\0" * 2**20
@@ -469,6 +533,8 @@ class Hostile(Bot):
                 locks(ARGS[0])
             elif MODE == "lease":
                 attempt("lease", lambda: lease(ARGS[0]))
+            elif MODE == "hold_connections":
+                attempt("hold connections", lambda: hold_connections(int(ARGS[0])))
             elif MODE == "fill":
                 attempt(f"fill {ARGS[0]}", lambda: fill(*ARGS))
             elif MODE == "long_line":
@@ -498,6 +564,11 @@ class Hostile(Bot):
                 pass
         report(what="persist", wrote=wrote, found_from_others=sorted(set(found)))
 
+    def on_match_start(self, match) -> None:
+        self.matches = getattr(self, "matches", 0) + 1
+        if MODE == "quit" and self.matches == 2:
+            os._exit(0)
+
     def on_match_end(self, result, match) -> None:
         if MODE == "ignore_term":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -515,4 +586,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if MODE == "_holder":
+        holder(ARGS[0], int(ARGS[1]))
     raise SystemExit(main())

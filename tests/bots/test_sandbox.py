@@ -8,6 +8,7 @@ import asyncio
 import ctypes
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -179,6 +180,75 @@ def test_a_lease_on_a_shared_file_is_refused(tmp_path, mark):
     tried = [r for r in out["reports"] if r["what"] == "lease"]
     assert tried and not any(r["ok"] for r in tried), tried
     assert all("Operation not permitted" in r["error"] for r in tried), tried
+
+
+def test_a_bot_holding_connections_keeps_no_other_bot_from_connecting(tmp_path, mark):
+    """Every bot the arena launched reached the referee by one shared unix socket, whose
+    gRPC server takes only so many connections at once (2,000, or a quarter of the
+    open-files limit): one bot holding them (HTTP/2 spoken, so none timed out) kept every
+    other bot from (re)starting, and they were charged with it. Each bot process has a
+    socket of its own now, which takes 8. Here the arena may open 1,024 files (256
+    connections a socket, as before), the hostile bot holds 300 at its first turn, and its
+    opponent exits as the second game starts, to be started again for the third."""
+    def few_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    holding = hostile(tmp_path / "holding", "hold_connections", 300)
+    quitting = hostile(tmp_path / "quitting", "quit")
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena.cli.main", "match", holding, quitting, "--games", "3",
+         "--out", tmp_path / "out", "--connect-timeout", "5", "-q"], cwd=ROOT,
+        env=env_for(mark), capture_output=True, text=True, timeout=120, preexec_fn=few_files)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in out, out
+    verdicts = [[(v["seat"], v["kind"]) for v in json.loads(
+        (tmp_path / "out" / f"game-{i}.jsonl").read_text().splitlines()[-1])["verdicts"]]
+        for i in (1, 2, 3)]
+    assert verdicts == [[], [(1, "crashed")], []], out
+    log = (tmp_path / "out").glob("*.stderr.log")
+    held = [json.loads(line[line.index("{"):]) for path in log
+            for line in path.read_text().splitlines() if "HOSTILE {" in line]
+    assert [r["result"] for r in held] == [8 - 1], held   # its SDK's connection is the 8th
+
+
+def test_each_bot_process_has_a_socket_of_its_own_for_as_long_as_it_runs():
+    """Two processes of one bot, and a process started again, each reach the referee by a
+    socket no other has; a stopped process's socket is gone, and the referee's folder
+    with the last of them when it stops. A process run without the sandbox, which has the
+    network, is given none."""
+    from arena.bots.launcher import LocalBot
+    from arena.bots.manifest import load_manifest
+    from arena.bots.sandbox import PlainFactory
+    from arena.referee.server import RefereeServer
+
+    manifest = load_manifest(RANDOM)
+
+    async def go() -> None:
+        server = await RefereeServer.start("unix")
+        bots = [LocalBot(manifest, server.lobby, server.address, f"random-{i}",
+                         factory=SandboxFactory(Limits()), open_socket=server.bot_socket)
+                for i in range(2)]
+        try:
+            for bot in bots:
+                await bot.start()
+            paths = [bot.process.socket.path for bot in bots]
+            assert len(set(paths)) == 2 and all(map(os.path.exists, paths)), paths
+            await bots[0].start()                        # started again
+            assert bots[0].process.socket.path not in paths and not os.path.exists(paths[0])
+            await bots[0].stop()
+            assert bots[0].process.socket is None
+            plain = LocalBot(manifest, server.lobby, server.address, "plain",
+                             factory=PlainFactory(Limits()), open_socket=server.bot_socket)
+            await plain.start()
+            assert plain.process.socket is None
+            await plain.stop()
+            assert os.path.exists(paths[1])
+        finally:
+            await server.stop()
+            await bots[1].stop()
+        assert not os.path.exists(os.path.dirname(paths[1]))   # the running one's with it
+
+    asyncio.run(go())
 
 
 @pytest.mark.parametrize("place", ["/scratch", "/tmp", "/dev/shm"])

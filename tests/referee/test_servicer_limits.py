@@ -463,8 +463,8 @@ def test_a_temporary_folder_too_deep_for_a_socket_is_left_for_tmp(tmp_path, monk
 def test_the_socket_folders_of_killed_referees_are_removed_by_the_next(monkeypatch):
     """A referee killed with kill -9 cannot remove its socket folder: each left one in the
     temporary folder for good (dozens a test run). The next referee removes those of this
-    user that hold only a socket nobody listens on, once a minute old; a live referee's,
-    a folder made a moment ago and anything else stay."""
+    user that hold only its socket, nobody listening, and its bots' sockets, once a
+    minute old; a live referee's, a folder made a moment ago and anything else stay."""
     import shutil
     import socket
     import tempfile
@@ -475,26 +475,33 @@ def test_the_socket_folders_of_killed_referees_are_removed_by_the_next(monkeypat
     monkeypatch.setattr(tempfile, "tempdir", str(short))
     old = referee_server.time.time() - 2 * referee_server.STALE_S
 
-    def folder(name: str, listen: bool, age: float | None = old) -> socket.socket:
+    def folder(name: str, listen: bool, age: float | None = old,
+               others: tuple[str, ...] = ()) -> list[socket.socket]:
         (short / name).mkdir()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(short / name / "referee.sock"))
+        socks = []
+        for sock_name in ("referee.sock", *others):
+            socks.append(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+            socks[-1].bind(str(short / name / sock_name))
         if listen:
-            sock.listen()
+            socks[0].listen()
         if age is not None:
             os.utime(short / name, (age, age))
-        return sock
+        return socks
 
-    held = [folder("ono99-killed01", listen=False), folder("ono99-alive001", listen=True),
-            folder("ono99-justmade", listen=False, age=None),
-            folder("other-killed01", listen=False)]
+    held = [*folder("ono99-killed01", listen=False),
+            *folder("ono99-killed02", listen=False, others=("bot1.sock", "bot2a.sock")),
+            *folder("ono99-alive001", listen=True, others=("bot1.sock",)),
+            *folder("ono99-justmade", listen=False, age=None),
+            *folder("ono99-another1", listen=False, others=("another.sock",)),
+            *folder("other-killed01", listen=False)]
     (short / "ono99-fileskept").mkdir()
     (short / "ono99-fileskept" / "referee.sock").write_text("not a socket")
     os.utime(short / "ono99-fileskept", (old, old))
     try:
         made = Path(referee_server.socket_folder())
         assert sorted(p.name for p in short.iterdir()) == sorted(
-            ["ono99-alive001", "ono99-justmade", "other-killed01", "ono99-fileskept", made.name])
+            ["ono99-alive001", "ono99-justmade", "ono99-another1", "other-killed01",
+             "ono99-fileskept", made.name])
     finally:
         for sock in held:
             sock.close()
