@@ -144,8 +144,19 @@ class LiveLog(MatchListener):
             self.console.print(line)
 
     def verdict(self, match_id: str, verdict: Verdict) -> None:
-        """Print a seat's verdict, even with --quiet."""
-        self.console.print(verdict_line(self.names, verdict), highlight=False)
+        """Print a seat's verdict as it happens (with --quiet, :func:`print_result` prints
+        it under its game's line: printed as it happened, a verdict at a game's first turn
+        stood under the line of the game before)."""
+        if not self.quiet:
+            self.console.print(verdict_line(self.names, verdict), highlight=False)
+
+
+def print_result(console: Console, number: int, result: MatchResult, quiet: bool) -> None:
+    """A game's closing line, with its seed; with ``quiet``, its verdicts under it."""
+    console.print(f"game {number} (seed {result.spec.seed}): {escape(describe_result(result))}",
+                  soft_wrap=True)
+    for verdict in result.verdicts if quiet else ():
+        console.print(verdict_line(result.spec.names, verdict), highlight=False)
 
 
 def describe_result(result: MatchResult) -> str:
@@ -230,14 +241,12 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                     result = await local.play(spec, listeners)
                     summary.add(result)
                     write_log(out / f"game-{i + 1}.jsonl", result)
-                    console.print(f"game {i + 1} (seed {spec.seed}): {escape(describe_result(result))}",
-                                  soft_wrap=True)
+                    print_result(console, i + 1, result, args.quiet)
             except asyncio.CancelledError:
                 runner = local.runner
                 if runner is not None and runner.result is not None:
                     write_log(out / f"game-{i + 1}.jsonl", runner.result)
-                    console.print(f"game {i + 1} (seed {runner.spec.seed}): "
-                                  f"{escape(describe_result(runner.result))}", soft_wrap=True)
+                    print_result(console, i + 1, runner.result, args.quiet)
                 raise
     except BrokenPipeError:
         raise   # the reader of its output went (| head): a quiet exit 1, as every command's

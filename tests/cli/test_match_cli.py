@@ -182,6 +182,30 @@ def test_a_bot_that_exits_at_once_gets_a_verdict_naming_its_exit_code_and_the_ot
         proc.stdout
 
 
+def test_quiet_prints_each_verdict_under_its_own_game_s_line(tmp_path, mark):
+    """A verdict given during a game is printed as it happens, before the game's line:
+    with --quiet, it stood under the line of the game before (here, a bot that leaves as
+    its second game starts)."""
+    folder = bot_folder(tmp_path, 'name = "leaver"\ncommand = ["{python}", "bot.py"]\n')
+    (folder / "bot.py").write_text(
+        "import os\nfrom ono99.bot import Bot, run\n\n"
+        "class Leaver(Bot):\n"
+        "    games = 0\n\n"
+        "    def choose(self, view):\n        return view.legal[0]\n\n"
+        "    def on_match_start(self, match):\n        self.games += 1\n"
+        "        if self.games == 2:\n            os._exit(0)\n\n"
+        "raise SystemExit(run(Leaver(), []))\n")
+    proc = arena_match(mark, folder, BOTS / "random", "--games", 2, "-q", "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads((tmp_path / "out" / f"game-{g}.jsonl").read_text().splitlines()[-1])
+               for g in (1, 2)]
+    assert [len(r["verdicts"]) for r in results] == [0, 1], results
+    lines = proc.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("game 2 (seed"))
+    assert lines[at - 1].startswith("game 1 (seed"), proc.stdout
+    assert lines[at + 1].startswith("  verdict leaver: crashed"), proc.stdout
+
+
 def test_a_bot_that_never_connects_is_stopped_after_the_connect_timeout_and_the_others_play(
         tmp_path, mark):
     folder = bot_folder(tmp_path, 'name = "sleeper"\n'
