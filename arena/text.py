@@ -50,3 +50,8 @@ def printable_strings(message: Message) -> None:
             setattr(message, field.name, printable(value))
         elif field.type == field.TYPE_MESSAGE:
             printable_strings(value)
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``1 table``, ``3 tables``; ``1 match``, ``2 matches`` (``many`` given)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"

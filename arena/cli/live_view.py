@@ -15,17 +15,17 @@ from rich.table import Table
 
 from arena.referee.results import MatchResult
 from arena.rules.events import describe_ranking
+from arena.text import counted
 from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import BotLine, Played, count_match
-from arena.tournament.tournament import counted
 
 
 def played_line(played: int, seconds: float, faults: Counter) -> str:
     """The line after a tournament's matches: how many were played, how fast, and the
     faults seen (by kind)."""
     said = ", ".join(f"{n} {kind}" for kind, n in sorted(faults.items())) or "none"
-    return (f"{played} matches played in {seconds:.1f} s ({played / max(seconds, 1e-9):.1f}/s); "
+    return (f"{counted(played, 'match', 'matches')} played in {seconds:.1f} s ({played / max(seconds, 1e-9):.1f}/s); "
             f"faults: {said}")
 
 

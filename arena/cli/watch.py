@@ -28,6 +28,7 @@ from arena.cli.signals import stop_signals
 from arena.cli.table_view import match_view, matches_table, standings_table, tournament_view
 from arena.rules.errors import ConfigError
 from arena.server.client import ENV_TOKEN
+from arena.text import counted
 from arena.watch.client import (
     DEFAULT_ADDRESS, ENV_ADDRESS, Feed, Reconnecting, SpectatorClient, spectator_address,
 )
@@ -193,7 +194,7 @@ def _print_tournament(console: Console, watched: WatchedTournament, update) -> N
     t = watched.snapshot
     of = f"/{t.total}" if t.total else ""
     if update.joined:
-        planned = f"{t.done} of {t.total} matches played" if t.total else f"{t.done} matches played"
+        planned = f"{t.done} of {t.total} matches played" if t.total else f"{counted(t.done, 'match', 'matches')} played"
         console.print(escape(f"tournament {t.name}: {planned}; bots: {', '.join(t.bots)}"))
     for m in update.finished:
         console.print(escape(f"[{t.done}{of}] match {m.match_id}: {summary_text(m)}"))

@@ -23,6 +23,7 @@ from arena.rules.rulesets import GameConfig, make_config
 from arena.seeds import Seeds, fresh_master
 from arena.store.base import BotVersion, Store, TournamentRecord
 from arena.store.writer import StoreWriter
+from arena.text import counted
 from arena.tournament import schedule
 from arena.tournament.executor import Executor
 from arena.tournament.executors import ExecutorSetup, make_executor
@@ -350,7 +351,3 @@ def _manifest_dict(m: BotManifest) -> dict[str, Any]:
     return {"name": m.name, "command": list(m.command), "setup": list(m.setup) if m.setup else None,
             "description": m.description}
 
-
-def counted(n: int, one: str, many: str | None = None) -> str:
-    """``1 table``, ``3 tables``."""
-    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -1269,3 +1269,13 @@ def test_a_logs_folder_that_cannot_be_made_is_refused_before_anything_is_stored(
         assert error_line(proc) == (f"arena tournament: error: the bots' logs cannot go in {logs}: "
                                     f"{taken} is not a folder (give --logs DIR)")
         assert not db.exists() and not (built / "ran").exists()
+
+
+def test_the_line_after_the_matches_counts_one_match_in_the_singular():
+    from collections import Counter
+
+    from arena.cli.live_view import played_line
+
+    assert played_line(1, 2.0, Counter()) == "1 match played in 2.0 s (0.5/s); faults: none"
+    assert played_line(2, 2.0, Counter({"timeout": 1})) == \
+        "2 matches played in 2.0 s (1.0/s); faults: 1 timeout"
