@@ -7,9 +7,10 @@ hash in ``.arena-setup.json``; the next launch with the same sources finds that 
 and skips the setup, and a changed source file (or a changed setup command, or, for a
 C++ bot, a change to what the arena lends its build: :data:`LENT`) runs it again. The
 setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the bot folder
-with a time limit, and a failure (non-zero exit, time out, a command that does not start,
-or a bot program still missing afterwards) is a :class:`SetupError` that names the bot and
-the log. A lock file keeps two arenas from setting up one folder at once. The setup runs
+with a time limit and a limit on what it adds to the folder (:data:`DISK_MB`,
+:data:`DISK_FILES`), and a failure (non-zero exit, time out, a limit passed, a command
+that does not start, or a bot program still missing afterwards) is a
+:class:`SetupError` that names the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs
 through the bot's process factory: in the sandbox, with its folder writable (and the
 network where the organiser allows it: --setup-network).
 
@@ -50,6 +51,14 @@ LOG = ".arena-setup.log"
 LOCK = ".arena-setup.lock"
 DEFAULT_TIMEOUT_S = 600.0
 STOP_POLL_S = 0.1          # how often a setup under way looks whether it is to stop
+#: What a setup may add to its folder, the one place of the host's disk it writes (its
+#: /tmp and HOME are in memory, capped): past either it is stopped, where a stranger's
+#: setup on a server could fill the disk in its 600 s, 1 GiB a file. The folder is
+#: measured every DISK_POLL_S (less often where a walk of it takes longer than half
+#: that), so a fast writer goes past by what it writes meanwhile.
+DISK_MB = 4096
+DISK_FILES = 200_000
+DISK_POLL_S = 0.5
 _STATE_VERSION = 1
 
 
@@ -309,6 +318,47 @@ async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
             _reclaim(log, out)
 
 
+def disk_usage(folder: Path) -> tuple[int, int]:
+    """The bytes ``folder`` takes on disk (its files' allocated blocks, a file with many
+    links once) and the number of entries in it; links are not followed."""
+    size = entries = 0
+    linked: set[tuple[int, int]] = set()
+    folders = [str(folder)]
+    while folders:
+        try:
+            listing = os.scandir(folders.pop())
+        except OSError:      # gone, or not readable: nothing of it to count
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
+                    if (st.st_dev, st.st_ino) in linked:
+                        continue
+                    linked.add((st.st_dev, st.st_ino))
+                size += st.st_blocks * 512
+                if stat.S_ISDIR(st.st_mode):
+                    folders.append(entry.path)
+    return size, entries
+
+
+async def _past_disk_limit(folder: Path, before: tuple[int, int]) -> str:
+    """Return once the setup has added more than :data:`DISK_MB` or :data:`DISK_FILES`
+    to ``folder`` (which held ``before`` as it started), saying which; never otherwise."""
+    while True:
+        began = time.monotonic()
+        size, entries = await asyncio.to_thread(disk_usage, folder)
+        if size - before[0] > DISK_MB * 2**20:
+            return f"it wrote more than its disk limit ({DISK_MB} MiB in its folder)"
+        if entries - before[1] > DISK_FILES:
+            return f"it made more than its limit of {DISK_FILES:,} files in its folder"
+        await asyncio.sleep(max(DISK_POLL_S, 2 * (time.monotonic() - began)))
+
+
 async def _stopped(stop: threading.Event | None) -> None:
     """Return once ``stop`` is set (never, for None)."""
     while stop is None or not stop.is_set():
@@ -321,6 +371,7 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
     """The setup, its output written to ``out`` (the log's open file); its duration."""
     out.write(f"$ {' '.join(manifest.setup)}\n".encode())
     out.flush()
+    before = await asyncio.to_thread(disk_usage, manifest.folder)
     try:
         jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True)
     except OSError as exc:
@@ -336,18 +387,23 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
             written += len(chunk)
 
     stopped = False
+    past_limit = None
     try:
         async with asyncio.timeout(timeout):
             ended = asyncio.gather(pump(), jail.proc.wait())
             stopping = asyncio.ensure_future(_stopped(stop))
+            filling = asyncio.ensure_future(_past_disk_limit(manifest.folder, before))
             try:
-                await asyncio.wait((ended, stopping), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait((ended, stopping, filling), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopping.cancel()
+                filling.cancel()
             if ended.done():
                 ended.result()
-            else:   # stopped (check-bot's caller went: an upload cut short)
+            else:   # stopped (check-bot's caller went: an upload cut short), or too big
                 stopped = True
+                if filling.done() and not filling.cancelled():
+                    past_limit = filling.result()
                 jail.signal(signal.SIGKILL)
                 await jail.proc.wait()
                 ended.cancel()
@@ -363,6 +419,9 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
         jail.close()
         raise
     jail.close()
+    if past_limit is not None:
+        raise SetupError(f"the setup of bot {manifest.name} was stopped: {past_limit}; its "
+                         f"output is in {log}{_tail(out)}")
     if stopped:
         raise SetupError(f"the setup of bot {manifest.name} was stopped: its check was "
                          "cancelled")

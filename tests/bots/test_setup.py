@@ -136,6 +136,48 @@ def test_a_setup_over_its_time_is_stopped_with_everything_it_started(tmp_path, m
     assert processes_marked(mark) == []
 
 
+@pytest.mark.parametrize("writes, words", [
+    ("i=0; while :; do head -c 1048576 /dev/zero > big$i; i=$((i+1)); done",
+     "it wrote more than its disk limit (8 MiB in its folder)"),
+    ("mkdir many; i=0; while :; do : > many/$i; i=$((i+1)); done",
+     "it made more than its limit of 2,000 files in its folder"),
+])
+def test_a_setup_that_fills_its_folder_is_stopped_at_its_disk_limit(tmp_path, monkeypatch,
+                                                                     writes, words):
+    """A setup's folder is the one place of the host's disk it writes, and it had no
+    total: a stranger's setup on a server wrote files of up to 1 GiB each for its whole
+    600 s. Past what it may add (DISK_MB, DISK_FILES, here made small) it is stopped,
+    and what it left there was measured, not what the folder held before."""
+    monkeypatch.setattr(bot_setup, "DISK_MB", 8)
+    monkeypatch.setattr(bot_setup, "DISK_FILES", 2000)
+    monkeypatch.setattr(bot_setup, "DISK_POLL_S", 0.05)
+    folder = built_bot(tmp_path / "bot", f'["sh", "-c", "{writes}"]')
+    (folder / "sources.bin").write_bytes(os.urandom(10 * 2**20))   # more than 8 MiB already
+    started = time.monotonic()
+    with pytest.raises(SetupError) as err:
+        ensure_setup(load_manifest(folder), timeout=60)
+    assert time.monotonic() - started < 30
+    assert f"the setup of bot built was stopped: {words}; its output is in" in str(err.value)
+    size, entries = bot_setup.disk_usage(folder)   # past the limit by what it wrote in
+    assert size < (10 + 8 + 100) * 2**20 and entries < 2000 + 5000   # a poll or two (12 MiB
+    # and 450 files were seen here)
+    assert not (folder / STATE).exists()
+
+
+def test_the_disk_usage_counts_allocated_blocks_once_per_file_and_follows_no_link(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 10_000)
+    os.link(tmp_path / "a", tmp_path / "b")                 # one file, two names
+    with open(tmp_path / "sparse", "wb") as f:              # 1 GiB long, nothing written
+        f.truncate(2**30)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c").write_bytes(b"y" * 5000)
+    os.symlink("/usr", tmp_path / "usr")                    # not followed
+    size, entries = bot_setup.disk_usage(tmp_path)
+    assert entries == 6
+    blocks = sum(os.lstat(tmp_path / n).st_blocks * 512 for n in ("a", "sparse", "sub", "sub/c", "usr"))
+    assert size == blocks and size < 2**20
+
+
 def test_a_check_cancelled_during_its_setup_stops_the_setup_at_once(tmp_path, mark):
     """check-bot runs the setup in a thread, which a cancelled check (an upload cut
     short, a server stopping) did not stop: the setup ran on to its end or its timeout
