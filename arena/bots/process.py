@@ -26,6 +26,14 @@ ENV_NAME = "ONO99_BOT_NAME"
 # reconnect to, and must not linger trying.
 ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
+_LINE_CAP = 1000   # characters of one output line kept in memory for error messages
+NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each line's end
+#: a line that names an error: "Error: Cannot find module", "TypeError: x",
+#: "Exception in thread "main" java.lang.IllegalStateException: x", "error: the bot failed"
+_ERROR = re.compile(r"(error|exception)\b.*:", re.IGNORECASE)
+#: Python's marks under the failing expression of a traceback line (3.11+): they say
+#: nothing alone, and took the note's place of the line naming the file and line
+_MARKS = re.compile(r"\s*[~^]+[\s~^]*")
 
 
 class OwnSocket(Protocol):
@@ -39,15 +47,6 @@ class OwnSocket(Protocol):
 
 #: Makes a socket of one bot process's own (the referee's ``RefereeServer.bot_socket``).
 SocketOpener = Callable[[], Awaitable[OwnSocket]]
-
-_LINE_CAP = 1000   # characters of one output line kept in memory for error messages
-NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each line's end
-#: a line that names an error: "Error: Cannot find module", "TypeError: x",
-#: "Exception in thread "main" java.lang.IllegalStateException: x", "error: the bot failed"
-_ERROR = re.compile(r"(error|exception)\b.*:", re.IGNORECASE)
-#: Python's marks under the failing expression of a traceback line (3.11+): they say
-#: nothing alone, and took the note's place of the line naming the file and line
-_MARKS = re.compile(r"\s*[~^]+[\s~^]*")
 
 
 #: A bot's logs in one folder (the files of all its processes there) are kept within this
@@ -168,6 +167,14 @@ class BotProcess:
         return None if self.jail is None else self.jail.proc
 
     async def start(self) -> None:
+        try:
+            await self._start()
+        except BaseException:
+            await self._close_socket()   # a process that did not start keeps no socket
+            raise
+        self._reader = asyncio.create_task(self._read_output())
+
+    async def _start(self) -> None:
         env = {ENV_REFEREE: self.referee, ENV_TOKEN: self.token, ENV_NAME: self.manifest.name,
                ENV_RECONNECT: "0"}
         try:
@@ -177,16 +184,10 @@ class BotProcess:
                 self.manifest.command, self.manifest.folder, env,
                 None if self.socket is None else self.socket.path)
         except ValueError as exc:   # a NUL in its arguments: its manifest's doing
-            await self._close_socket()
             raise OSError(f"cannot start bot {self.label}: {' '.join(self.manifest.command)}: "
                           f"{exc}") from None
-        except OSError as exc:      # the socket, the pipe, the fork of sh, the sandbox's files:
-            await self._close_socket()   # the arena's
-            raise _arena_start_error(self.label, exc) from None
-        except BaseException:
-            await self._close_socket()
-            raise
-        self._reader = asyncio.create_task(self._read_output())
+        except OSError as exc:      # the socket, the pipe, the fork of sh, the sandbox's
+            raise _arena_start_error(self.label, exc) from None   # files: the arena's
 
     async def _read_output(self) -> None:
         """Keep the bot's stdout and stderr (one pipe) in its log, up to the output limit;

@@ -9,9 +9,9 @@ C++ bot, a change to what the arena lends its build: :data:`LENT`) runs it again
 setup's output goes to ``.arena-setup.log`` in the bot folder; it runs in the bot folder
 with a time limit and a limit on what it adds to the folder (:data:`DISK_MB`,
 :data:`DISK_FILES`), and a failure (non-zero exit, time out, a limit passed, a command
-that does not start, or a bot program still missing afterwards) is a
-:class:`SetupError` that names the bot and the log. A lock file keeps two arenas from setting up one folder at once. The setup runs
-through the bot's process factory: in the sandbox, with its folder writable (and the
+that does not start, or a bot program still missing afterwards) is a :class:`SetupError`
+that names the bot and the log. A lock file keeps two arenas from setting up one folder
+at once. The setup runs through the bot's process factory: in the sandbox, with its folder writable (and the
 network where the organiser allows it: --setup-network).
 
 The arena writes those three files in a folder the bot's own code could write, and runs

@@ -25,8 +25,8 @@ def played_line(played: int, seconds: float, faults: Counter) -> str:
     """The line after a tournament's matches: how many were played, how fast, and the
     faults seen (by kind)."""
     said = ", ".join(f"{n} {kind}" for kind, n in sorted(faults.items())) or "none"
-    return (f"{counted(played, 'match', 'matches')} played in {seconds:.1f} s ({played / max(seconds, 1e-9):.1f}/s); "
-            f"faults: {said}")
+    return (f"{counted(played, 'match', 'matches')} played in {seconds:.1f} s "
+            f"({played / max(seconds, 1e-9):.1f}/s); faults: {said}")
 
 
 class LiveView:

@@ -144,9 +144,9 @@ class LiveLog(MatchListener):
             self.console.print(line)
 
     def verdict(self, match_id: str, verdict: Verdict) -> None:
-        """Print a seat's verdict as it happens (with --quiet, :func:`print_result` prints
-        it under its game's line: printed as it happened, a verdict at a game's first turn
-        stood under the line of the game before)."""
+        """Print a seat's verdict as it happens, inside its game's lines. With --quiet,
+        :func:`print_result` prints it under its game's line instead: printed as it
+        happened, before that line, it read as the game before's."""
         if not self.quiet:
             self.console.print(verdict_line(self.names, verdict), highlight=False)
 
@@ -155,8 +155,9 @@ def print_result(console: Console, number: int, result: MatchResult, quiet: bool
     """A game's closing line, with its seed; with ``quiet``, its verdicts under it."""
     console.print(f"game {number} (seed {result.spec.seed}): {escape(describe_result(result))}",
                   soft_wrap=True)
-    for verdict in result.verdicts if quiet else ():
-        console.print(verdict_line(result.spec.names, verdict), highlight=False)
+    if quiet:
+        for verdict in result.verdicts:
+            console.print(verdict_line(result.spec.names, verdict), highlight=False)
 
 
 def describe_result(result: MatchResult) -> str:
