@@ -59,6 +59,9 @@ STOP_POLL_S = 0.1          # how often a setup under way looks whether it is to 
 DISK_MB = 4096
 DISK_FILES = 200_000
 DISK_POLL_S = 0.5
+#: Folders within folders the walk measures: deeper, the folder cannot be measured (as
+#: one unreadable, or a path past the system's 4,096 bytes), and the setup is stopped.
+DISK_DEPTH = 256
 _STATE_VERSION = 1
 
 
@@ -277,12 +280,24 @@ def _drop_set_group_ids(folder: Path) -> None:
     writes it on the host as the host's uid 0 and group 0, and a program it marked so
     would run with group 0 for any user of the machine who could reach it. The sandbox's
     filter refuses set-user-ID bits, not set-group-ID ones, which folders have for good
-    reasons (arena.bots.sandbox); a folder keeps its own."""
-    for root, _, names in os.walk(folder):    # links to folders are not followed
-        for name in names:
-            path = os.path.join(root, name)
+    reasons (arena.bots.sandbox); a folder keeps its own. No recursion (os.walk's, in
+    Python 3.11, raised RecursionError 1,000 folders deep, bits below left set)."""
+    folders = [str(folder)]
+    while folders:
+        try:
+            listing = os.scandir(folders.pop())
+        except OSError as exc:
+            log.warning("cannot clear the set-group-ID bits in %s: %s", exc.filename, exc.strerror)
+            continue
+        with listing:
+            entries = list(listing)
+        for entry in entries:
+            path = entry.path
             try:
-                st = os.lstat(path)
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):      # links to folders are not followed
+                    folders.append(path)
+                    continue
                 if not stat.S_ISREG(st.st_mode) or not st.st_mode & (stat.S_ISGID | stat.S_ISUID):
                     continue
                 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -320,21 +335,28 @@ async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
 
 def disk_usage(folder: Path) -> tuple[int, int]:
     """The bytes ``folder`` takes on disk (its files' allocated blocks, a file with many
-    links once) and the number of entries in it; links are not followed."""
+    links once) and the number of entries in it; links are not followed. :class:`OSError`
+    where part of it cannot be measured: a folder that cannot be read, or whose path is
+    past the system's limit, or folders nested deeper than :data:`DISK_DEPTH` (skipped,
+    as they were, a setup hid what it wrote there: 200 MiB under 20 folders of 250-letter
+    names, and its limit was 8). What is gone meanwhile is not counted."""
     size = entries = 0
     linked: set[tuple[int, int]] = set()
-    folders = [str(folder)]
+    folders = [(str(folder), 0)]
     while folders:
+        path, depth = folders.pop()
+        if depth > DISK_DEPTH:
+            raise OSError(f"folders nested more than {DISK_DEPTH} deep")
         try:
-            listing = os.scandir(folders.pop())
-        except OSError:      # gone, or not readable: nothing of it to count
+            listing = os.scandir(path)
+        except (FileNotFoundError, NotADirectoryError):   # gone (or replaced) meanwhile
             continue
         with listing:
             for entry in listing:
                 entries += 1
                 try:
                     st = entry.stat(follow_symlinks=False)
-                except OSError:
+                except FileNotFoundError:
                     continue
                 if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
                     if (st.st_dev, st.st_ino) in linked:
@@ -342,20 +364,31 @@ def disk_usage(folder: Path) -> tuple[int, int]:
                     linked.add((st.st_dev, st.st_ino))
                 size += st.st_blocks * 512
                 if stat.S_ISDIR(st.st_mode):
-                    folders.append(entry.path)
+                    folders.append((entry.path, depth + 1))
     return size, entries
 
 
+def _past_disk_limit_now(folder: Path, before: tuple[int, int]) -> str | None:
+    """Whether the setup has added more than :data:`DISK_MB` or :data:`DISK_FILES` to
+    ``folder`` (which held ``before`` as it started), or made it unmeasurable: which."""
+    try:
+        size, entries = disk_usage(folder)
+    except OSError as exc:
+        return f"its folder cannot be measured ({exc.strerror or exc})"
+    if size - before[0] > DISK_MB * 2**20:
+        return f"it wrote more than its disk limit ({DISK_MB} MiB in its folder)"
+    if entries - before[1] > DISK_FILES:
+        return f"it made more than its limit of {DISK_FILES:,} files in its folder"
+    return None
+
+
 async def _past_disk_limit(folder: Path, before: tuple[int, int]) -> str:
-    """Return once the setup has added more than :data:`DISK_MB` or :data:`DISK_FILES`
-    to ``folder`` (which held ``before`` as it started), saying which; never otherwise."""
+    """Return once :func:`_past_disk_limit_now` says the setup is past its limit,
+    saying which; never otherwise."""
     while True:
         began = time.monotonic()
-        size, entries = await asyncio.to_thread(disk_usage, folder)
-        if size - before[0] > DISK_MB * 2**20:
-            return f"it wrote more than its disk limit ({DISK_MB} MiB in its folder)"
-        if entries - before[1] > DISK_FILES:
-            return f"it made more than its limit of {DISK_FILES:,} files in its folder"
+        if (past := await asyncio.to_thread(_past_disk_limit_now, folder, before)) is not None:
+            return past
         await asyncio.sleep(max(DISK_POLL_S, 2 * (time.monotonic() - began)))
 
 
@@ -371,7 +404,11 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
     """The setup, its output written to ``out`` (the log's open file); its duration."""
     out.write(f"$ {' '.join(manifest.setup)}\n".encode())
     out.flush()
-    before = await asyncio.to_thread(disk_usage, manifest.folder)
+    try:
+        before = await asyncio.to_thread(disk_usage, manifest.folder)
+    except OSError as exc:
+        raise SetupError(f"the setup of bot {manifest.name} cannot start: its folder "
+                         f"cannot be measured ({exc.strerror or exc})") from None
     try:
         jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True)
     except OSError as exc:
@@ -419,6 +456,8 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
         jail.close()
         raise
     jail.close()
+    if not stopped:   # what it wrote since the last poll (a setup that ended before one)
+        past_limit = await asyncio.to_thread(_past_disk_limit_now, manifest.folder, before)
     if past_limit is not None:
         raise SetupError(f"the setup of bot {manifest.name} was stopped: {past_limit}; its "
                          f"output is in {log}{_tail(out)}")

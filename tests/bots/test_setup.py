@@ -164,6 +164,102 @@ def test_a_setup_that_fills_its_folder_is_stopped_at_its_disk_limit(tmp_path, mo
     assert not (folder / STATE).exists()
 
 
+def test_a_setup_that_ends_past_its_disk_limit_before_a_poll_fails(tmp_path, monkeypatch):
+    """The folder was measured only while the setup ran, every DISK_POLL_S: a setup that
+    wrote past its limit and ended before the next poll succeeded (20 MiB, its limit made
+    8). It is measured once more as it ends."""
+    monkeypatch.setattr(bot_setup, "DISK_MB", 8)
+    monkeypatch.setattr(bot_setup, "DISK_POLL_S", 60)
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "head -c 20971520 /dev/zero > big && '
+                                         '{python} build.py"]')
+    with pytest.raises(SetupError) as err:
+        ensure_setup(load_manifest(folder), timeout=60)
+    assert ("the setup of bot built was stopped: it wrote more than its disk limit (8 MiB in "
+            "its folder); its output is in") in str(err.value)
+    assert not (folder / STATE).exists()
+
+
+#: Folders nested where the disk limit's walk, by paths, did not go: 20 folders of 250
+#: letters (a path past the system's 4,096 bytes), then 40 MiB below them.
+DEEP = textwrap.dedent("""\
+    import os, time
+    for _ in range(20):
+        os.mkdir("d" * 250)
+        os.chdir("d" * 250)
+    with open("big", "wb") as f:
+        for _ in range(40):
+            f.write(bytes(2**20))
+    print("written", flush=True)
+    time.sleep(10)
+""")
+
+
+def test_a_setup_cannot_hide_what_it_writes_in_folders_nested_past_the_path_limit(tmp_path,
+                                                                                   monkeypatch):
+    """The walk skipped what it could not read: below a path longer than 4,096 bytes
+    (reached by one relative step at a time) a setup wrote 200 MiB past a limit of 8, and
+    ended with an OSError (File name too long) from the arena, not a SetupError. A folder
+    that cannot be measured stops the setup."""
+    monkeypatch.setattr(bot_setup, "DISK_MB", 8)
+    monkeypatch.setattr(bot_setup, "DISK_POLL_S", 0.05)
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} build.py && {python} deep.py"]')
+    (folder / "deep.py").write_text(DEEP)
+    started = time.monotonic()
+    with pytest.raises(SetupError) as err:
+        ensure_setup(load_manifest(folder), timeout=60)
+    assert time.monotonic() - started < 10
+    assert ("the setup of bot built was stopped: its folder cannot be measured (File name "
+            "too long); its output is in") in str(err.value)
+
+
+def test_a_setup_s_folders_nested_too_deep_fail_it_and_lose_their_set_group_id_bits(
+        tmp_path, monkeypatch):
+    """1,500 folders of one letter, a path within the limit: os.walk (recursive in Python
+    3.11) raised RecursionError as the set-group-ID bits were cleared, and the setup
+    failed with it, the program's bit kept. Past DISK_DEPTH folders the setup fails, and
+    the bit is cleared whatever the depth."""
+    monkeypatch.setattr(bot_setup, "DISK_POLL_S", 60)
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} build.py && {python} deep.py"]')
+    (folder / "deep.py").write_text(textwrap.dedent("""\
+        import os, shutil
+        for _ in range(1500):
+            os.mkdir("d")
+            os.chdir("d")
+        shutil.copy("/bin/true", "prog")
+        os.chmod("prog", 0o2755)
+    """))
+    with pytest.raises(SetupError) as err:
+        ensure_setup(load_manifest(folder), timeout=60)
+    assert ("the setup of bot built was stopped: its folder cannot be measured (folders "
+            f"nested more than {bot_setup.DISK_DEPTH} deep); its output is in") in str(err.value)
+    prog = folder.joinpath(*["d"] * 1500, "prog")
+    assert prog.stat().st_mode & 0o7777 == 0o755
+
+
+def test_a_setup_cannot_allocate_disk_faster_than_its_folder_is_measured(tmp_path):
+    """fallocate takes a file's blocks at once, nothing written: a setup (its files 1 GiB
+    each, 1,024 open) took 8 GiB of the host's disk in 15 ms, 250 GiB between two of the
+    disk limit's polls, half a second apart. It is refused as by a file system that
+    cannot (EOPNOTSUPP): the C library's posix_fallocate then writes a byte a block, as
+    fast as any writer (0.3 GiB/s here), and no faster."""
+    from arena.bots.sandbox import SandboxFactory
+    from support.requirements import missing
+
+    if SandboxFactory.unavailable():
+        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} grab.py; {python} build.py"]')
+    (folder / "grab.py").write_text(textwrap.dedent("""\
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+        fd = os.open("grabbed", os.O_CREAT | os.O_WRONLY, 0o644)
+        print("fallocate", libc.fallocate(fd, 0, 0, 2**30), ctypes.get_errno(), flush=True)
+    """))
+    assert ensure_setup(load_manifest(folder)).ran
+    assert f"fallocate -1 {errno.EOPNOTSUPP}" in (folder / LOG).read_text()
+    assert (folder / "grabbed").stat().st_blocks == 0
+
+
 def test_the_disk_usage_counts_allocated_blocks_once_per_file_and_follows_no_link(tmp_path):
     (tmp_path / "a").write_bytes(b"x" * 10_000)
     os.link(tmp_path / "a", tmp_path / "b")                 # one file, two names
