@@ -3,6 +3,7 @@ where, a time limit that leaves nothing running, and the CLI's use of it."""
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import subprocess
