@@ -280,33 +280,24 @@ def _drop_set_group_ids(folder: Path) -> None:
     writes it on the host as the host's uid 0 and group 0, and a program it marked so
     would run with group 0 for any user of the machine who could reach it. The sandbox's
     filter refuses set-user-ID bits, not set-group-ID ones, which folders have for good
-    reasons (arena.bots.sandbox); a folder keeps its own. No recursion (os.walk's, in
-    Python 3.11, raised RecursionError 1,000 folders deep, bits below left set)."""
-    folders = [str(folder)]
-    while folders:
-        try:
-            listing = os.scandir(folders.pop())
-        except OSError as exc:
-            log.warning("cannot clear the set-group-ID bits in %s: %s", exc.filename, exc.strerror)
-            continue
-        with listing:
-            entries = list(listing)
-        for entry in entries:
-            path = entry.path
+    reasons (arena.bots.sandbox); a folder keeps its own. By descriptors (:func:`_entries`):
+    os.walk, recursive in Python 3.11, raised RecursionError 1,000 folders deep, and
+    skipped what a path past 4,096 bytes names, the bits there left set."""
+    try:
+        for parent, name, st in _entries(folder, depth=None):
+            if not stat.S_ISREG(st.st_mode) or not st.st_mode & (stat.S_ISGID | stat.S_ISUID):
+                continue
             try:
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):      # links to folders are not followed
-                    folders.append(path)
-                    continue
-                if not stat.S_ISREG(st.st_mode) or not st.st_mode & (stat.S_ISGID | stat.S_ISUID):
-                    continue
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
                 try:
                     os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~(stat.S_ISGID | stat.S_ISUID))
                 finally:
                     os.close(fd)
             except OSError as exc:   # a file that cannot be read is no program to fear
-                log.warning("cannot clear the set-group-ID bit of %s: %s", path, exc)
+                log.warning("cannot clear the set-group-ID bit of %s in %s: %s", name, folder,
+                            exc)
+    except OSError as exc:
+        log.warning("cannot clear the set-group-ID bits in %s: %s", folder, exc)
 
 
 def _run(manifest: BotManifest, log: Path, timeout: float, factory: ProcessFactory,
@@ -333,38 +324,109 @@ async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
             _reclaim(log, out)
 
 
-def disk_usage(folder: Path) -> tuple[int, int]:
-    """The bytes ``folder`` takes on disk (its files' allocated blocks, a file with many
-    links once) and the number of entries in it; links are not followed. :class:`OSError`
-    where part of it cannot be measured: a folder that cannot be read, or whose path is
-    past the system's limit, or folders nested deeper than :data:`DISK_DEPTH` (skipped,
-    as they were, a setup hid what it wrote there: 200 MiB under 20 folders of 250-letter
-    names, and its limit was 8). What is gone meanwhile is not counted."""
-    size = entries = 0
-    linked: set[tuple[int, int]] = set()
-    folders = [(str(folder), 0)]
-    while folders:
-        path, depth = folders.pop()
-        if depth > DISK_DEPTH:
-            raise OSError(f"folders nested more than {DISK_DEPTH} deep")
-        try:
-            listing = os.scandir(path)
-        except (FileNotFoundError, NotADirectoryError):   # gone (or replaced) meanwhile
-            continue
-        with listing:
+#: Times a folder is listed again where entries went from it as it was read (a name moved
+#: or removed between its listing and its stat), to find them under their new names.
+_RELIST = 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _entries(folder: Path, depth: int | None = DISK_DEPTH
+             ) -> Iterator[tuple[int, str, os.stat_result]]:
+    """Every entry below ``folder``: its folder's descriptor (open while it is yielded),
+    name and stat, no link followed. Each folder is opened by its name in the one above,
+    by descriptor, never by a path, so no path is too long, and renaming the folders
+    above it hides nothing: by paths, a setup that kept renaming each of 8 nested folders
+    (a, b, a...) had the file below them counted in none of 300 walks. A folder that
+    lost entries as it was read is listed again for them, under new names (the inode
+    tells them). :class:`OSError` where a folder cannot be read, or is nested deeper than
+    ``depth`` (a descriptor open for each folder above the one read)."""
+    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    below: list[tuple[int, list[tuple[str, int]]]] = []   # each open folder, its folders
+    fd: int | None = top
+    try:
+        while fd is not None:
+            folders = []
+            for name, st in _listing(fd):
+                yield fd, name, st
+                if stat.S_ISDIR(st.st_mode):
+                    folders.append((name, st.st_ino))
+            below.append((fd, folders))
+            if depth is not None and len(below) > depth:
+                raise OSError(f"folders nested more than {depth} deep")
+            fd = None
+            while below and fd is None:       # the next folder down, or back up
+                parent, todo = below[-1]
+                if todo:
+                    fd = _open_folder(parent, *todo.pop())
+                else:
+                    os.close(below.pop()[0])
+    finally:
+        for opened, _ in below:
+            os.close(opened)
+        if fd is not None and all(fd != opened for opened, _ in below):
+            os.close(fd)
+
+
+def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
+    """The entries of the folder open as ``fd`` (see :data:`_RELIST`)."""
+    found: list[tuple[str, os.stat_result]] = []
+    seen: set[int] = set()
+    for _ in range(_RELIST):
+        lost = False
+        with os.scandir(fd) as listing:
             for entry in listing:
-                entries += 1
+                if seen and entry.inode() in seen:    # listed again: only what was lost
+                    continue
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
+                    lost = True
                     continue
-                if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
-                    if (st.st_dev, st.st_ino) in linked:
-                        continue
-                    linked.add((st.st_dev, st.st_ino))
-                size += st.st_blocks * 512
-                if stat.S_ISDIR(st.st_mode):
-                    folders.append((entry.path, depth + 1))
+                found.append((entry.name, st))
+        if not lost:
+            break
+        seen = {st.st_ino for _, st in found}
+    return found
+
+
+def _open_folder(parent: int, name: str, inode: int) -> int | None:
+    """The folder ``inode``, listed as ``name`` in the folder open as ``parent``, opened
+    whatever its name now (the folder is listed again where that name is not it any
+    more); None if it is gone from there."""
+    for _ in range(_RELIST):
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as exc:   # moved, or something else put there, meanwhile
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                raise
+        else:
+            if os.fstat(fd).st_ino == inode:
+                return fd
+            os.close(fd)
+        with os.scandir(parent) as listing:
+            names = [e.name for e in listing if e.inode() == inode]
+        if not names:
+            return None
+        name = names[0]
+    return None
+
+
+def disk_usage(folder: Path) -> tuple[int, int]:
+    """The bytes ``folder`` takes on disk (its files' allocated blocks, a file with many
+    links once) and the number of entries in it; links are not followed. :class:`OSError`
+    where part of it cannot be measured (see :func:`_entries`): a folder that cannot be
+    read, folders nested deeper than :data:`DISK_DEPTH` (by paths, the walk skipped what
+    it could not read: a setup wrote 200 MiB past a limit of 8 below 20 folders of
+    250-letter names, a path too long). What is gone meanwhile is not counted."""
+    size = entries = 0
+    linked: set[tuple[int, int]] = set()
+    for _, _, st in _entries(folder):
+        entries += 1
+        if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
+            if (st.st_dev, st.st_ino) in linked:
+                continue
+            linked.add((st.st_dev, st.st_ino))
+        size += st.st_blocks * 512
     return size, entries
 
 

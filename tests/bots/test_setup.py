@@ -199,18 +199,69 @@ def test_a_setup_cannot_hide_what_it_writes_in_folders_nested_past_the_path_limi
                                                                                    monkeypatch):
     """The walk skipped what it could not read: below a path longer than 4,096 bytes
     (reached by one relative step at a time) a setup wrote 200 MiB past a limit of 8, and
-    ended with an OSError (File name too long) from the arena, not a SetupError. A folder
-    that cannot be measured stops the setup."""
+    ended with an OSError (File name too long) from the arena, not a SetupError. The walk
+    opens each folder in the one above, by descriptor: no path is too long."""
     monkeypatch.setattr(bot_setup, "DISK_MB", 8)
     monkeypatch.setattr(bot_setup, "DISK_POLL_S", 0.05)
     folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} build.py && {python} deep.py"]')
     (folder / "deep.py").write_text(DEEP)
     started = time.monotonic()
+    try:
+        with pytest.raises(SetupError) as err:
+            ensure_setup(load_manifest(folder), timeout=60)
+        assert time.monotonic() - started < 10
+        assert ("the setup of bot built was stopped: it wrote more than its disk limit (8 "
+                "MiB in its folder); its output is in") in str(err.value)
+    finally:
+        subprocess.run(["rm", "-rf", folder], check=True)   # shutil's, recursive, cannot
+
+
+#: 8 nested folders, each renamed a, b, a... by a process of its own, then 40 MiB written
+#: below them (by a descriptor of the lowest, whatever its path is now).
+RENAMING = textwrap.dedent("""\
+    import os, time
+    above, path = [], "."
+    for _ in range(8):
+        above.append(os.open(path, os.O_RDONLY))
+        os.mkdir(path + "/a")
+        path += "/a"
+    lowest = os.open(path, os.O_RDONLY)
+    for fd in above:
+        if os.fork() == 0:
+            os.fchdir(fd)
+            while True:
+                try:
+                    os.rename("a", "b")
+                    os.rename("b", "a")
+                except OSError:
+                    pass
+    time.sleep(0.5)
+    fd = os.open("big", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=lowest)
+    for _ in range(40):
+        os.write(fd, bytes(2**20))
+    print("written", flush=True)
+    time.sleep(10)
+""")
+
+
+def test_a_setup_cannot_hide_what_it_writes_below_folders_it_keeps_renaming(tmp_path,
+                                                                              monkeypatch):
+    """A walk by paths lost a folder renamed between its listing and its reading: with
+    8 nested folders renamed without end, a file below them was counted in none of 300
+    walks, and a setup kept 200 MiB there past a limit of 8 for as long as it ran (the
+    measure as it ended found them). By descriptors, each folder is looked for again
+    under its new name."""
+    monkeypatch.setattr(bot_setup, "DISK_MB", 8)
+    monkeypatch.setattr(bot_setup, "DISK_POLL_S", 0.05)
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} build.py && '
+                                         '{python} renaming.py"]')
+    (folder / "renaming.py").write_text(RENAMING)
+    started = time.monotonic()
     with pytest.raises(SetupError) as err:
         ensure_setup(load_manifest(folder), timeout=60)
-    assert time.monotonic() - started < 10
-    assert ("the setup of bot built was stopped: its folder cannot be measured (File name "
-            "too long); its output is in") in str(err.value)
+    assert time.monotonic() - started < 8
+    assert ("the setup of bot built was stopped: it wrote more than its disk limit (8 MiB in "
+            "its folder); its output is in") in str(err.value)
 
 
 def test_a_setup_s_folders_nested_too_deep_fail_it_and_lose_their_set_group_id_bits(
