@@ -152,6 +152,9 @@ class Jail:
         self.limits = limits
         self.sandboxed = sandboxed
         self.output_exceeded = False
+        #: a setup's folder as it ends, where it worked in a copy of its own: the read end
+        #: of a pipe carrying it as a tar stream (:data:`_SETUP_SCRIPT`), else None
+        self.folder_out: int | None = None
 
     @property
     def pid(self) -> int:
@@ -224,11 +227,14 @@ class ProcessFactory(abc.ABC):
 
     @abc.abstractmethod
     async def start(self, argv: Sequence[str], folder: Path, env: dict[str, str],
-                    referee_socket: str | None = None, setup: bool = False) -> tuple[Jail, dict[str, str]]:
+                    referee_socket: str | None = None, setup: bool = False,
+                    room_mb: int | None = None) -> tuple[Jail, dict[str, str]]:
         """Start ``argv`` in ``folder`` with ``env`` (stdin closed, stdout and stderr merged
         into one pipe). ``referee_socket`` is the path of the referee's unix socket, made
         reachable; ``setup`` runs a setup step (its folder writable, :data:`SETUP_LIMITS`,
-        and the network where the organiser allows it). Returns the jail and the
+        and the network where the organiser allows it), which may make its folder hold
+        ``room_mb`` MiB in all where the factory can hold it to that (the jail's
+        :attr:`Jail.folder_out` then brings the folder back). Returns the jail and the
         environment the process got."""
 
     def describe(self) -> str:
@@ -266,7 +272,7 @@ class PlainFactory(ProcessFactory):
         super().__init__(limits)
         self.notice = notice
 
-    async def start(self, argv, folder, env, referee_socket=None, setup=False):
+    async def start(self, argv, folder, env, referee_socket=None, setup=False, room_mb=None):
         limits = SETUP_LIMITS if setup else self.limits
         env = bot_env(env, os.environ.get("HOME", str(folder)))
         cgroups = _Cgroups.make(limits)
@@ -297,7 +303,7 @@ class SandboxFactory(ProcessFactory):
         probe = _probe_bwrap()
         return None if probe is None else f"bubblewrap does not work here ({probe})"
 
-    async def start(self, argv, folder, env, referee_socket=None, setup=False):
+    async def start(self, argv, folder, env, referee_socket=None, setup=False, room_mb=None):
         limits = SETUP_LIMITS if setup else self.limits
         env = bot_env(env, SCRATCH)
         if referee_socket is not None and "ONO99_REFEREE" in env:
@@ -325,15 +331,62 @@ class SandboxFactory(ProcessFactory):
                     for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
         for path in _runtime_paths():
             box += ["--ro-bind", path, path]
-        box += ["--bind" if setup else "--ro-bind", str(folder), str(folder)]
+        out = None
+        if setup and room_mb is not None:
+            # the setup works in a copy of its folder on a file system of its own, of
+            # room_mb: the kernel holds it to that (what it writes, keeps open after
+            # removing, or allocates), where a measure of the folder from outside could
+            # be outrun or fooled. Its folder comes back through a pipe once it ends
+            out = os.pipe()
+            box += ["--ro-bind", str(folder), _SETUP_SOURCE,
+                    "--size", str(room_mb * 2**20), "--tmpfs", str(folder)]
+            argv = ["/bin/sh", "-c", _SETUP_SCRIPT, "setup", str(out[1]), str(room_mb), *argv]
+        else:
+            box += ["--bind" if setup else "--ro-bind", str(folder), str(folder)]
         if referee_socket is not None:
             box += ["--dir", SOCKET_DIR, "--bind", referee_socket, f"{SOCKET_DIR}/referee.sock"]
         box += ["--remount-ro", "/", "--chdir", str(folder)]
         cgroups = _Cgroups.make(limits)
-        with _seccomp() as (flags, fds):
-            proc = await _spawn(_prelude(limits, cgroups), [*box, *flags, "--", *argv], folder,
-                                env, fds)
-        return Jail(proc, cgroups, limits, sandboxed=True), env
+        try:
+            with _seccomp() as (flags, fds):
+                proc = await _spawn(_prelude(limits, cgroups), [*box, *flags, "--", *argv],
+                                    folder, env, [*fds, *out[1:2]] if out else fds)
+        except BaseException:
+            if out:
+                os.close(out[0])
+            raise
+        finally:
+            if out:
+                os.close(out[1])
+        jail = Jail(proc, cgroups, limits, sandboxed=True)
+        jail.folder_out = out[0] if out else None
+        return jail, env
+
+
+#: Where a setup's sandbox shows the bot's folder as it was (read-only), to copy from.
+_SETUP_SOURCE = "/run/ono99-source"
+
+#: A setup step in the sandbox (``sh -c SCRIPT setup FD ROOM_MB COMMAND...``), in its folder's path
+#: on a file system of its own: copies the folder in (the arena's own files aside), runs
+#: the setup (the pipe FD, as 9, closed for it: sh's redirections take one digit only),
+#: then, if it succeeded, sends the folder back on FD as
+#: a tar stream (pax: times to the nanosecond, so that a file the setup did not change
+#: is found unchanged; sparse files sparse). A setup that fails sends nothing, and says
+#: where its folder is full.
+_SETUP_SCRIPT = r"""
+exec 9>"/proc/self/fd/$1" && room=$2 && shift 2 || exit 125
+cp -a /run/ono99-source/. . && rm -f ./.arena-setup.* || {
+    echo "arena: the bot's folder could not be copied for its setup" >&2; exit 125; }
+"$@" 9>&-
+status=$?
+if [ "$status" -eq 0 ]; then
+    tar --format=posix --sparse --exclude='./.arena-setup.*' -cf - . >&9 || {
+        echo "arena: the setup's folder could not be sent back" >&2; exit 125; }
+elif [ "$(stat -f -c %f .)" -eq 0 ]; then
+    echo "arena: the setup's folder is full: it may hold $room MiB in all" >&2
+fi
+exit "$status"
+"""
 
 
 # ---------------------------------------------------------------- how a process starts
@@ -579,9 +632,10 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list", "kpagecount",
 #:   shutil.copytree, failed): the setup's files lose theirs once it ends
 #:   (arena.bots.setup).
 #: - fallocate (EOPNOTSUPP, as from a file system that cannot): it takes a file's blocks
-#:   at once, nothing written, and a setup took 8 GiB of the host's disk in 15 ms, 250 GiB
-#:   between two polls of its disk limit (arena.bots.setup). The C library's
-#:   posix_fallocate then writes a byte a block: no faster than any writer.
+#:   at once, nothing written: a setup took 8 GiB of the host's disk in 15 ms when its
+#:   folder was measured from outside, twice a second (its file system of its own holds
+#:   it to its room now, fallocate or not). The C library's posix_fallocate then writes a
+#:   byte a block: no faster than any writer.
 #:
 #: Each entry: the call, and the conditions on its arguments (index, mask, value: the call
 #: is refused where ``arg & mask == value`` for each), none for every use.

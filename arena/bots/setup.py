@@ -11,8 +11,10 @@ with a time limit and a limit on what it adds to the folder (:data:`DISK_MB`,
 :data:`DISK_FILES`), and a failure (non-zero exit, time out, a limit passed, a command
 that does not start, or a bot program still missing afterwards) is a :class:`SetupError`
 that names the bot and the log. A lock file keeps two arenas from setting up one folder
-at once. The setup runs through the bot's process factory: in the sandbox, with its folder writable (and the
-network where the organiser allows it: --setup-network).
+at once. The setup runs through the bot's process factory: in the sandbox, in a writable
+copy of its folder on a file system of its own, which comes back once it succeeds
+(:func:`_take_folder`), and with the network where the organiser allows it
+(--setup-network).
 
 The arena writes those three files in a folder the bot's own code could write, and runs
 with more rights than the bot: each is written only as a new regular file of its own
@@ -34,6 +36,7 @@ import os
 import shutil
 import signal
 import stat
+import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -52,15 +55,16 @@ LOCK = ".arena-setup.lock"
 DEFAULT_TIMEOUT_S = 600.0
 STOP_POLL_S = 0.1          # how often a setup under way looks whether it is to stop
 #: What a setup may add to its folder, the one place of the host's disk it writes (its
-#: /tmp and HOME are in memory, capped): past either it is stopped, where a stranger's
-#: setup on a server could fill the disk in its 600 s, 1 GiB a file. The folder is
-#: measured every DISK_POLL_S (less often where a walk of it takes longer than half
-#: that), so a fast writer goes past by what it writes meanwhile.
+#: /tmp and HOME are in memory, capped), where a stranger's setup on a server could fill
+#: the disk in its 600 s, 1 GiB a file. In the sandbox it works in a copy of its folder on
+#: a file system of its own, that much larger than the folder (the kernel holds it to
+#: that, whatever it does), and the folder comes back once it succeeds, with at most
+#: DISK_FILES entries more, nested at most DISK_DEPTH deep. Without the sandbox (which
+#: trusts the bot) it writes the folder itself, with no limit.
 DISK_MB = 4096
 DISK_FILES = 200_000
-DISK_POLL_S = 0.5
-#: Folders within folders the walk measures: deeper, the folder cannot be measured (as
-#: one unreadable, or a path past the system's 4,096 bytes), and the setup is stopped.
+#: Folders within folders: a folder nested deeper before a setup cannot be measured, and
+#: one a setup nests deeper is refused (the arena's walks of the folder go no deeper).
 DISK_DEPTH = 256
 _STATE_VERSION = 1
 
@@ -413,11 +417,10 @@ def _open_folder(parent: int, name: str, inode: int) -> int | None:
 
 def disk_usage(folder: Path) -> tuple[int, int]:
     """The bytes ``folder`` takes on disk (its files' allocated blocks, a file with many
-    links once) and the number of entries in it; links are not followed. :class:`OSError`
-    where part of it cannot be measured (see :func:`_entries`): a folder that cannot be
-    read, folders nested deeper than :data:`DISK_DEPTH` (by paths, the walk skipped what
-    it could not read: a setup wrote 200 MiB past a limit of 8 below 20 folders of
-    250-letter names, a path too long). What is gone meanwhile is not counted."""
+    links once) and the number of entries in it; links are not followed: what a setup's
+    file system of its own must hold besides its room. :class:`OSError` where part of it
+    cannot be measured (see :func:`_entries`): a folder that cannot be read, folders
+    nested deeper than :data:`DISK_DEPTH`. What is gone meanwhile is not counted."""
     size = entries = 0
     linked: set[tuple[int, int]] = set()
     for _, _, st in _entries(folder):
@@ -430,28 +433,84 @@ def disk_usage(folder: Path) -> tuple[int, int]:
     return size, entries
 
 
-def _past_disk_limit_now(folder: Path, before: tuple[int, int]) -> str | None:
-    """Whether the setup has added more than :data:`DISK_MB` or :data:`DISK_FILES` to
-    ``folder`` (which held ``before`` as it started), or made it unmeasurable: which."""
-    try:
-        size, entries = disk_usage(folder)
-    except OSError as exc:
-        return f"its folder cannot be measured ({exc.strerror or exc})"
-    if size - before[0] > DISK_MB * 2**20:
-        return f"it wrote more than its disk limit ({DISK_MB} MiB in its folder)"
-    if entries - before[1] > DISK_FILES:
-        return f"it made more than its limit of {DISK_FILES:,} files in its folder"
+def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str | None:
+    """In a thread: unpack into ``folder`` the setup's folder, which its sandbox sends as a
+    tar stream on the pipe ``fd`` as it ends (:data:`arena.bots.sandbox._SETUP_SCRIPT`),
+    as an upload is (Python's ``tar`` filter: nothing outside ``folder``, no device, no
+    set-ID bit); a file found unchanged (its size and time to the nanosecond) is not
+    written again, nor the arena's own files. The setup may have written anything on the
+    pipe: more than its folder could hold, or more than ``most_entries`` entries, is
+    refused. What went wrong, or None (nothing sent: a setup that failed)."""
+    with open(fd, "rb") as pipe:
+        stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
+        try:
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                for count, member in enumerate(tar, 1):
+                    if count > most_entries:
+                        return f"it made more than {DISK_FILES:,} files in its folder"
+                    if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
+                        return f"it nested folders more than {DISK_DEPTH} deep in its folder"
+                    if not (_arena_file(member) or _unchanged(folder, member)):
+                        tar.extract(member, folder, filter=_filter)
+        except _Counted.TooMuch:
+            return f"it sent back more than its folder may hold ({room_mb} MiB)"
+        except (tarfile.TarError, OSError) as exc:
+            if stream.count == 0:
+                return None
+            return f"its folder could not be taken back ({exc})"
     return None
 
 
-async def _past_disk_limit(folder: Path, before: tuple[int, int]) -> str:
-    """Return once :func:`_past_disk_limit_now` says the setup is past its limit,
-    saying which; never otherwise."""
-    while True:
-        began = time.monotonic()
-        if (past := await asyncio.to_thread(_past_disk_limit_now, folder, before)) is not None:
-            return past
-        await asyncio.sleep(max(DISK_POLL_S, 2 * (time.monotonic() - began)))
+class _Counted:
+    """A file's reads, counted, up to ``most`` bytes (past them, :class:`TooMuch`)."""
+
+    class TooMuch(Exception):
+        pass
+
+    def __init__(self, raw, most: int) -> None:
+        self.raw = raw
+        self.most = most
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.count += len(data)
+        if self.count > self.most:
+            raise self.TooMuch()
+        return data
+
+
+def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+    """Python's ``tar`` filter (no path outside ``dest``, no device, no set-ID bit, no
+    write bit for the group or others), which lets a folder keep its set-group-ID bit: a
+    bot folder in a group's shared folder has it, for good reasons."""
+    kept = tarfile.tar_filter(member, dest)
+    if member.isdir() and member.mode & stat.S_ISGID and kept.mode is not None:
+        kept = kept.replace(mode=kept.mode | stat.S_ISGID, deep=False)
+    return kept
+
+
+def _arena_file(member: tarfile.TarInfo) -> bool:
+    """Whether ``member`` names one of the arena's own files (``./.arena-setup.*``)."""
+    return member.name.removeprefix("./").startswith(".arena-setup.")
+
+
+def _unchanged(folder: Path, member: tarfile.TarInfo) -> bool:
+    """Whether ``member`` is a folder that ``folder`` has, or a file it has with the same
+    size and time (to the nanosecond, from the pax header)."""
+    try:
+        st = os.lstat(folder / member.name)
+    except OSError:
+        return False
+    if member.isdir():
+        return stat.S_ISDIR(st.st_mode)
+    if not member.isreg() or not stat.S_ISREG(st.st_mode) or st.st_size != member.size:
+        return False
+    whole, _, part = member.pax_headers.get("mtime", str(int(member.mtime))).partition(".")
+    try:
+        return st.st_mtime_ns == int(whole) * 10**9 + int((part + "0" * 9)[:9])
+    except ValueError:
+        return False
 
 
 async def _stopped(stop: threading.Event | None) -> None:
@@ -471,8 +530,10 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
     except OSError as exc:
         raise SetupError(f"the setup of bot {manifest.name} cannot start: its folder "
                          f"cannot be measured ({exc.strerror or exc})") from None
+    room_mb = -(-before[0] // 2**20) + DISK_MB
     try:
-        jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True)
+        jail, _ = await factory.start(manifest.setup, manifest.folder, {}, setup=True,
+                                      room_mb=room_mb)
     except OSError as exc:
         raise SetupError(f"the setup of bot {manifest.name} cannot start: {exc}") from None
     cap = jail.limits.output_mb * 2**20 if jail.limits.output_mb else None
@@ -485,24 +546,26 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
                 out.flush()
             written += len(chunk)
 
+    # where the setup works in a copy of its folder (in the sandbox: see
+    # arena.bots.sandbox._SETUP_SCRIPT), the folder comes back as it ends, taken in a thread
+    taking = None
+    if jail.folder_out is not None:
+        taking = asyncio.ensure_future(asyncio.to_thread(
+            _take_folder, jail.folder_out, manifest.folder, room_mb, before[1] + DISK_FILES))
+        taking.add_done_callback(lambda f: f.cancelled() or f.exception())   # retrieved
     stopped = False
-    past_limit = None
     try:
         async with asyncio.timeout(timeout):
             ended = asyncio.gather(pump(), jail.proc.wait())
             stopping = asyncio.ensure_future(_stopped(stop))
-            filling = asyncio.ensure_future(_past_disk_limit(manifest.folder, before))
             try:
-                await asyncio.wait((ended, stopping, filling), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait((ended, stopping), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopping.cancel()
-                filling.cancel()
             if ended.done():
                 ended.result()
-            else:   # stopped (check-bot's caller went: an upload cut short), or too big
+            else:   # stopped (check-bot's caller went: an upload cut short)
                 stopped = True
-                if filling.done() and not filling.cancelled():
-                    past_limit = filling.result()
                 jail.signal(signal.SIGKILL)
                 await jail.proc.wait()
                 ended.cancel()
@@ -510,6 +573,8 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
         jail.signal(signal.SIGKILL)
         await jail.proc.wait()
         jail.close()
+        if taking is not None:
+            await taking    # ends as the pipe does, with the sandbox
         raise SetupError(f"the setup of bot {manifest.name} did not finish within "
                          f"{timeout:g} s and was stopped; its output is in {log}"
                          f"{_tail(out)}") from None
@@ -518,15 +583,15 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
         jail.close()
         raise
     jail.close()
-    if not stopped:   # what it wrote since the last poll (a setup that ended before one)
-        past_limit = await asyncio.to_thread(_past_disk_limit_now, manifest.folder, before)
-    if past_limit is not None:
-        raise SetupError(f"the setup of bot {manifest.name} was stopped: {past_limit}; its "
-                         f"output is in {log}{_tail(out)}")
+    code = jail.proc.returncode
+    # the folder it sent back (only a setup that succeeded sends it): what went wrong
+    refused = None if taking is None else await taking
     if stopped:
         raise SetupError(f"the setup of bot {manifest.name} was stopped: its check was "
                          "cancelled")
-    code = jail.proc.returncode
+    if refused is not None:   # its folder's send cut short, the setup may fail with it
+        raise SetupError(f"the setup of bot {manifest.name} failed: {refused}; its output is "
+                         f"in {log}{_tail(out)}")
     if code != 0:
         cause = jail.cause(code)
         sig = jail.exit_signal(code)
