@@ -366,16 +366,16 @@ class SandboxFactory(ProcessFactory):
 #: Where a setup's sandbox shows the bot's folder as it was (read-only), to copy from.
 _SETUP_SOURCE = "/run/ono99-source"
 
-#: A setup step in the sandbox (``sh -c SCRIPT setup FD ROOM_MB COMMAND...``), in its folder's path
-#: on a file system of its own: copies the folder in (the arena's own files aside), runs
-#: the setup (the pipe FD, as 9, closed for it: sh's redirections take one digit only),
-#: then, if it succeeded, sends the folder back on FD as
-#: a tar stream (pax: times to the nanosecond, so that a file the setup did not change
+#: A setup step in the sandbox (``sh -c SCRIPT setup FD ROOM_MB COMMAND...``), at its
+#: folder's path on a file system of its own: copies the folder in from _SETUP_SOURCE
+#: (the arena's own files aside), runs the setup (the pipe FD, as 9, closed for it: sh's
+#: redirections take one digit only), then, if it succeeded, sends the folder back on FD
+#: as a tar stream (pax: times to the nanosecond, so that a file the setup did not change
 #: is found unchanged; sparse files sparse). A setup that fails sends nothing, and says
-#: where its folder is full.
+#: so where its folder is full.
 _SETUP_SCRIPT = r"""
 exec 9>"/proc/self/fd/$1" && room=$2 && shift 2 || exit 125
-cp -a /run/ono99-source/. . && rm -f ./.arena-setup.* || {
+cp -a SOURCE/. . && rm -f ./.arena-setup.* || {
     echo "arena: the bot's folder could not be copied for its setup" >&2; exit 125; }
 "$@" 9>&-
 status=$?
@@ -386,7 +386,7 @@ elif [ "$(stat -f -c %f .)" -eq 0 ]; then
     echo "arena: the setup's folder is full: it may hold $room MiB in all" >&2
 fi
 exit "$status"
-"""
+""".replace("SOURCE", _SETUP_SOURCE)
 
 
 # ---------------------------------------------------------------- how a process starts

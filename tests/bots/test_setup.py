@@ -256,17 +256,13 @@ def test_a_setup_leaves_the_files_it_did_not_change_as_they_were(tmp_path):
     assert not ensure_setup(load_manifest(folder)).ran     # found up to date
 
 
-def test_a_setup_cannot_allocate_disk_faster_than_its_folder_is_measured(tmp_path):
+def test_a_setup_cannot_allocate_disk_at_once(tmp_path):
     """fallocate takes a file's blocks at once, nothing written: a setup (its files 1 GiB
-    each, 1,024 open) took 8 GiB of the host's disk in 15 ms, 250 GiB between two of the
-    disk limit's polls, half a second apart. It is refused as by a file system that
+    each, 1,024 open) took 8 GiB of the host's disk in 15 ms while its folder was measured
+    from outside, twice a second. It is refused in the sandbox as by a file system that
     cannot (EOPNOTSUPP): the C library's posix_fallocate then writes a byte a block, as
     fast as any writer (0.3 GiB/s here), and no faster."""
-    from arena.bots.sandbox import SandboxFactory
-    from support.requirements import missing
-
-    if SandboxFactory.unavailable():
-        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    sandboxed()
     folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} grab.py; {python} build.py"]')
     (folder / "grab.py").write_text(textwrap.dedent("""\
         import ctypes, os
@@ -444,11 +440,7 @@ def test_a_setup_reaches_this_machine_s_network_only_when_the_organiser_allows_i
     """With the host's network a setup also reaches the services on its loopback (a
     database, a Ray cluster's job API that runs any code) and a cloud machine's metadata
     service: a stranger's setup gets no network unless --setup-network says so."""
-    from arena.bots.sandbox import SandboxFactory
-    from support.requirements import missing
-
-    if SandboxFactory.unavailable():
-        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    sandboxed()
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         seen = {}
@@ -491,11 +483,7 @@ def test_a_setup_cannot_leave_a_set_user_id_program_in_the_host_s_folder(tmp_pat
     made set-user-ID there ran as root for any user of the machine who could reach the
     folder (a hosted bot's is under the server's data folder). Each way is refused; a
     set-group-ID bit is cleared once the setup ends (a folder's is let be: see below)."""
-    from arena.bots.sandbox import SandboxFactory
-    from support.requirements import missing
-
-    if SandboxFactory.unavailable():
-        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    sandboxed()
     folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} setuid.py; {python} build.py"]')
     (folder / "setuid.py").write_text(SETUID)
     assert ensure_setup(load_manifest(folder)).ran
@@ -511,11 +499,7 @@ def test_a_setup_copies_folders_that_have_a_set_group_id_bit(tmp_path):
     (the group's files stay the group's): a setup that copied one with its mode
     (shutil.copytree, as CMake's file(COPY) and cp -a do) failed once the sandbox refused
     the bit to every chmod. The bit is let be on folders; files lose theirs."""
-    from arena.bots.sandbox import SandboxFactory
-    from support.requirements import missing
-
-    if SandboxFactory.unavailable():
-        missing(f"the bot sandbox: {SandboxFactory.unavailable()}")
+    sandboxed()
     folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} copy.py && {python} build.py"]')
     (folder / "copy.py").write_text(textwrap.dedent("""\
         import os, shutil
