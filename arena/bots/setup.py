@@ -438,20 +438,25 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
     tar stream on the pipe ``fd`` as it ends (:data:`arena.bots.sandbox._SETUP_SCRIPT`),
     as an upload is (Python's ``tar`` filter: nothing outside ``folder``, no device, no
     set-ID bit); a file found unchanged (its size and time to the nanosecond) is not
-    written again, nor the arena's own files. The setup may have written anything on the
-    pipe: more than its folder could hold, or more than ``most_entries`` entries, is
-    refused. What went wrong, or None (nothing sent: a setup that failed)."""
+    written again, nor the arena's own files; what the setup removed is removed. The
+    setup may have written anything on the pipe: more than its folder could hold, or more
+    than ``most_entries`` entries, is refused. What went wrong, or None (nothing sent: a
+    setup that failed)."""
     with open(fd, "rb") as pipe:
         stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
         try:
+            sent: set[str] = set()
             with tarfile.open(fileobj=stream, mode="r|") as tar:
                 for count, member in enumerate(tar, 1):
                     if count > most_entries:
                         return f"it made more than {DISK_FILES:,} files in its folder"
                     if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
                         return f"it nested folders more than {DISK_DEPTH} deep in its folder"
+                    sent.add(os.path.normpath(member.name))
                     if not (_arena_file(member) or _unchanged(folder, member)):
                         tar.extract(member, folder, filter=_filter)
+            if sent:
+                _remove_unsent(folder, sent)
         except _Counted.TooMuch:
             return f"it sent back more than its folder may hold ({room_mb} MiB)"
         except (tarfile.TarError, OSError) as exc:
@@ -459,6 +464,25 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
                 return None
             return f"its folder could not be taken back ({exc})"
     return None
+
+
+def _remove_unsent(folder: Path, sent: set[str]) -> None:
+    """Remove from ``folder`` what the setup removed from its copy: each entry whose path
+    (relative) is not in ``sent``, a folder with what it holds, a link as a link; the
+    arena's own files stay. (The folder is at most DISK_DEPTH deep: os.walk's recursion
+    holds.)"""
+    for root, folders, files in os.walk(folder):      # links to folders are not followed
+        here = os.path.relpath(root, folder)
+        for name in [*folders, *files]:
+            if (os.path.normpath(os.path.join(here, name)) in sent
+                    or (here == "." and name.startswith(".arena-setup."))):
+                continue
+            path = os.path.join(root, name)
+            if name in folders and not os.path.islink(path):
+                folders.remove(name)
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
 
 
 class _Counted:

@@ -237,20 +237,25 @@ def test_a_setup_cannot_add_more_than_its_limit_of_entries_or_nest_them_too_deep
 def test_a_setup_leaves_the_files_it_did_not_change_as_they_were(tmp_path):
     """The folder comes back whole, as a tar stream: a file the setup did not change (its
     size and time to the nanosecond) is not written again, so that it is still a source
-    of the bot's version, not an output; a changed or new one is, and one it removed
-    stays (it is the bot's own)."""
+    of the bot's version, not an output; a changed or new one is, and what it removed is
+    removed (a folder with what it held, a link as a link)."""
     sandboxed()
     folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} build.py && echo x >> kept.txt'
-                                         ' && rm gone.txt && ln -s /usr/bin/env env-link"]')
+                                         ' && rm -r gone.txt old old-link && ln -s /usr/bin/env '
+                                         'env-link"]')
     (folder / "same.txt").write_text("same\n")
     (folder / "kept.txt").write_text("kept\n")
     (folder / "gone.txt").write_text("gone\n")
+    (folder / "old" / "deeper").mkdir(parents=True)
+    (folder / "old" / "deeper" / "stale.o").write_text("stale\n")
+    (folder / "old-link").symlink_to(folder / "same.txt")
     times = {n: (folder / n).stat().st_mtime_ns for n in ("same.txt", "kept.txt", "bot.toml")}
     assert ensure_setup(load_manifest(folder)).ran
     assert (folder / "same.txt").stat().st_mtime_ns == times["same.txt"]
     assert (folder / "bot.toml").stat().st_mtime_ns == times["bot.toml"]
     assert (folder / "kept.txt").read_text() == "kept\nx\n"
-    assert (folder / "gone.txt").exists()
+    assert not (folder / "gone.txt").exists() and not (folder / "old").exists()
+    assert not os.path.lexists(folder / "old-link") and (folder / "same.txt").exists()
     assert os.readlink(folder / "env-link") == "/usr/bin/env"
     assert (folder / "build" / "bot.py").exists()
     assert not ensure_setup(load_manifest(folder)).ran     # found up to date
