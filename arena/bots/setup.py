@@ -328,9 +328,6 @@ async def _run_jailed(manifest: BotManifest, log: Path, timeout: float,
             _reclaim(log, out)
 
 
-#: Times a folder is listed again where entries went from it as it was read (a name moved
-#: or removed between its listing and its stat), to find them under their new names.
-_RELIST = 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -338,22 +335,26 @@ def _entries(folder: Path, depth: int | None = DISK_DEPTH
              ) -> Iterator[tuple[int, str, os.stat_result]]:
     """Every entry below ``folder``: its folder's descriptor (open while it is yielded),
     name and stat, no link followed. Each folder is opened by its name in the one above,
-    by descriptor, never by a path, so no path is too long, and renaming the folders
-    above it hides nothing: by paths, a setup that kept renaming each of 8 nested folders
-    (a, b, a...) had the file below them counted in none of 300 walks. A folder that
-    lost entries as it was read is listed again for them, under new names (the inode
-    tells them). :class:`OSError` where a folder cannot be read, or is nested deeper than
-    ``depth`` (a descriptor open for each folder above the one read)."""
-    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    below: list[tuple[int, list[tuple[str, int]]]] = []   # each open folder, its folders
-    fd: int | None = top
+    by descriptor, never by a path: no path is too long (20 folders of 250 letters make
+    one past 4,096 bytes, which a walk by paths could not read), and there is no recursion
+    (os.walk's, in Python 3.11, raised RecursionError 1,000 folders deep). What is gone
+    meanwhile is skipped. :class:`OSError` where a folder cannot be read, or is nested
+    deeper than ``depth`` (a descriptor is open for each folder above the one read)."""
+    below: list[tuple[int, list[str]]] = []   # each open folder, its folders not yet read
+    fd: int | None = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         while fd is not None:
             folders = []
-            for name, st in _listing(fd):
-                yield fd, name, st
+            with os.scandir(fd) as listing:
+                entries = list(listing)
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                yield fd, entry.name, st
                 if stat.S_ISDIR(st.st_mode):
-                    folders.append((name, st.st_ino))
+                    folders.append(entry.name)
             below.append((fd, folders))
             if depth is not None and len(below) > depth:
                 raise OSError(f"folders nested more than {depth} deep")
@@ -361,7 +362,11 @@ def _entries(folder: Path, depth: int | None = DISK_DEPTH
             while below and fd is None:       # the next folder down, or back up
                 parent, todo = below[-1]
                 if todo:
-                    fd = _open_folder(parent, *todo.pop())
+                    try:
+                        fd = os.open(todo.pop(), _DIR_FLAGS, dir_fd=parent)
+                    except OSError as exc:   # gone, or replaced (by a file, by a link)
+                        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                            raise
                 else:
                     os.close(below.pop()[0])
     finally:
@@ -369,50 +374,6 @@ def _entries(folder: Path, depth: int | None = DISK_DEPTH
             os.close(opened)
         if fd is not None and all(fd != opened for opened, _ in below):
             os.close(fd)
-
-
-def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
-    """The entries of the folder open as ``fd`` (see :data:`_RELIST`)."""
-    found: list[tuple[str, os.stat_result]] = []
-    seen: set[int] = set()
-    for _ in range(_RELIST):
-        lost = False
-        with os.scandir(fd) as listing:
-            for entry in listing:
-                if seen and entry.inode() in seen:    # listed again: only what was lost
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    lost = True
-                    continue
-                found.append((entry.name, st))
-        if not lost:
-            break
-        seen = {st.st_ino for _, st in found}
-    return found
-
-
-def _open_folder(parent: int, name: str, inode: int) -> int | None:
-    """The folder ``inode``, listed as ``name`` in the folder open as ``parent``, opened
-    whatever its name now (the folder is listed again where that name is not it any
-    more); None if it is gone from there."""
-    for _ in range(_RELIST):
-        try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-        except OSError as exc:   # moved, or something else put there, meanwhile
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-                raise
-        else:
-            if os.fstat(fd).st_ino == inode:
-                return fd
-            os.close(fd)
-        with os.scandir(parent) as listing:
-            names = [e.name for e in listing if e.inode() == inode]
-        if not names:
-            return None
-        name = names[0]
-    return None
 
 
 def disk_usage(folder: Path) -> tuple[int, int]:
