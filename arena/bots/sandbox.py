@@ -349,8 +349,9 @@ class SandboxFactory(ProcessFactory):
         cgroups = _Cgroups.make(limits)
         try:
             with _seccomp() as (flags, fds):
+                passed = [*fds, out[1]] if out else fds
                 proc = await _spawn(_prelude(limits, cgroups), [*box, *flags, "--", *argv],
-                                    folder, env, [*fds, *out[1:2]] if out else fds)
+                                    folder, env, passed)
         except BaseException:
             if out:
                 os.close(out[0])

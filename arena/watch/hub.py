@@ -123,11 +123,9 @@ class LiveMatch:
         shown = frames[:len(frames) - held]
         if hands and self.hands is not None:
             shown = [wire.with_hands(f, h) for f, h in zip(shown, self.hands)]
-        snap = wire.snapshot(self.summary, shown, reason, held,
-                             0 if self.over or held else
-                             int((time.monotonic() - self.last_frame) * 1000),
-                             self.verdicts if self.over is not None or not delay else (),
-                             self.over)
+        open_ms = 0 if self.over or held else int((time.monotonic() - self.last_frame) * 1000)
+        verdicts = self.verdicts if self.over is not None or not delay else ()
+        snap = wire.snapshot(self.summary, shown, reason, held, open_ms, verdicts, self.over)
         if held:   # the turn count (and the clock: unknown then) of the frame last shown
             snap.match.turns = shown[-1].seq if shown else 0
         return snap

@@ -116,8 +116,7 @@ def snapshot(summary: pb.MatchSummary, frames: Iterable[pb.MatchFrame], reason: 
 def listed(summary: pb.MatchSummary, interest: float, turns: int | None = None) -> pb.MatchSummary:
     """A live match's summary as a list shows it: its interest, and the turns shown to a
     spectator held behind (None: all of them); a copy (the hub's own is shared)."""
-    out = pb.MatchSummary()
-    out.CopyFrom(summary)
+    out = copy_of(summary)
     out.interest = interest
     if turns is not None:
         out.turns = turns
