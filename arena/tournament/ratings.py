@@ -62,6 +62,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -254,6 +255,31 @@ class Tally:
         other.level = {k: dict(t) for k, t in self.level.items()}
         other.tables = Counter(self.tables)
         other.samples = self.samples
+        return other
+
+    def to_state(self) -> dict[str, Any]:
+        """Its counts as plain data (JSON's types), that :meth:`from_state` reads back."""
+        return {"ahead": [[k, a, b, c] for k, t in self.ahead.items()
+                          for a, row in t.items() for b, c in row.items()],
+                "level": [[k, a, b, c] for k, t in self.level.items() for (a, b), c in t.items()],
+                "tables": [[k, c] for k, c in self.tables.items()],
+                "samples": self.samples}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], names: dict[str, str] | None = None) -> Tally:
+        """The tally :meth:`to_state` gave ``state`` of; ``names``: each bot's name as the
+        caller keeps it (one string for each name in memory, not one a count)."""
+        same = names or {}
+        other = cls()
+        for k, c in state["tables"]:
+            other.tables[int(k)] = int(c)
+            other.ahead.setdefault(int(k), {})
+            other.level.setdefault(int(k), {})
+        for k, a, b, c in state["ahead"]:
+            other.ahead[int(k)].setdefault(same.get(a, a), {})[same.get(b, b)] = int(c)
+        for k, a, b, c in state["level"]:
+            other.level[int(k)][same.get(a, a), same.get(b, b)] = int(c)
+        other.samples = int(state["samples"])
         return other
 
 

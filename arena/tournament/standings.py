@@ -218,6 +218,40 @@ class Results:
         other.sets = {sample: list(outcomes) for sample, outcomes in self.sets.items()}
         return other
 
+    def to_state(self) -> dict[str, Any]:
+        """What it holds as plain data (JSON's types), that :meth:`from_state` reads back:
+        a ladder's snapshot (:mod:`arena.server.ladder_state`) keeps it, so that a server
+        need not read every stored match again as it starts."""
+        return {"matches": self.matches, "keep": self.keep, "halvings": self.halvings,
+                "lines": [[b, line.matches, line.wins, line.place_total, dict(line.faults)]
+                          for b, line in self.lines.items()],
+                "tally": self.tally.to_state(),
+                "folded": [[list(outcome), count] for outcome, count in self.folded.items()],
+                "sets": {sample: [list(o) for o in outcomes]
+                         for sample, outcomes in self.sets.items()}}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Results:
+        """The results :meth:`to_state` gave ``state`` of: their standings are the same to
+        the last bit, and so are those of the same matches added to both."""
+        other = cls(keep=int(state["keep"]))
+        other.matches = int(state["matches"])
+        other.halvings = int(state["halvings"])
+        for b, matches, wins, place_total, faults in state["lines"]:
+            b = sys.intern(b)
+            other.lines[b] = BotLine(b, matches=int(matches), wins=int(wins),
+                                     place_total=int(place_total),
+                                     faults=Counter({k: int(n) for k, n in faults.items()}))
+        names = {b: b for b in other.lines}    # each name once in memory, as add keeps it
+
+        def outcome(flat: list) -> Outcome:
+            return tuple(names[x] if i % 2 == 0 else int(x) for i, x in enumerate(flat))
+        other.tally = Tally.from_state(state["tally"], names)
+        other.folded = Counter({outcome(o): int(count) for o, count in state["folded"]})
+        other.sets = {sample: [outcome(o) for o in outcomes]
+                      for sample, outcomes in state["sets"].items()}
+        return other
+
     @property
     def bots(self) -> set[str]:
         """Every bot of every match."""

@@ -113,6 +113,36 @@ def test_a_copy_is_left_alone_by_later_matches():
     assert sum(line.matches for line in copy.lines.values()) == 200
 
 
+def _board(results: Results, bots: list[str]) -> list[tuple]:
+    board = standings_of(results, bots)
+    return [(l.bot, l.elo, l.low, l.high, l.matches, l.wins, l.place_total, dict(l.faults))
+            for l in board.lines]
+
+
+def test_results_read_back_from_their_state_give_the_same_standings_to_the_bit():
+    """A ladder's snapshot keeps its results as plain data (JSON): read back, they give
+    the same standings, and so do the same matches added to both; a share kept (halved)
+    stays the same share, and duplicate sets stay sets."""
+    import json
+
+    bots = [f"b{i}" for i in range(12)]
+    results = Results(_table_ladder(12, 1500, seed=21) + _ladder(12, 400, seed=22)
+                      + _cup(12, 20, seed=23), keep=300)
+    assert results.halvings > 0 and results.sets
+    back = Results.from_state(json.loads(json.dumps(results.to_state())))
+    assert back.to_state() == results.to_state()
+    assert _board(back, bots) == _board(results, bots)
+    more = _table_ladder(12, 300, seed=24, first=1500) + _cup(12, 3, seed=25)
+    for p in more:
+        results.add(p)
+        back.add(p)
+    assert back.to_state() == results.to_state() and _board(back, bots) == _board(results, bots)
+    assert [k for k in crosstable(back, bots)["b3"].items()] == \
+        [k for k in crosstable(results, bots)["b3"].items()]
+    empty = Results.from_state(json.loads(json.dumps(Results().to_state())))
+    assert empty.matches == 0 and not empty.lines and not empty.tally.tables
+
+
 def _table_ladder(n_bots: int, matches: int, seed: int, first: int = 0) -> list[Played]:
     """4-seat ladder matches among bots of spread strengths, each its own sample: bot i
     is i * 20 Elo above bot 0, its places drawn by a Plackett-Luce order."""
