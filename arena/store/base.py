@@ -79,6 +79,16 @@ class MatchRecord:
 
 
 @dataclass(frozen=True)
+class SavedState:
+    """A tournament's state as of one of its matches (:meth:`Store.save_state`): what its
+    player keeps of the matches stored through the match with id ``through``."""
+
+    through: int
+    data: dict[str, Any]
+    saved_at: float
+
+
+@dataclass(frozen=True)
 class RegisteredBot:
     """A bot version entered on a server: remote (it connects with its token, of which
     only the hash is kept) or hosted (the server keeps its folder and launches it)."""
@@ -133,6 +143,11 @@ class NotFoundError(RefusedError):
 class AlreadyStoredError(StoreError):
     """A match of that key is already stored in its tournament: storing it again cannot
     help, where other store errors (a full disk, a lock, a server away) may pass."""
+
+
+class UnreadableStateError(RefusedError):
+    """A saved tournament state that this arena cannot read (written by a newer one, or
+    damaged): its matches are what counts, read again from the first."""
 
 
 class TournamentExistsError(RefusedError):
@@ -311,6 +326,16 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def events(self, match_id: int) -> list[dict[str, Any]]:
         """A match's public event record (as :func:`arena.rules.events.event_to_dict`)."""
+
+    @abc.abstractmethod
+    def save_state(self, tournament: TournamentRecord, through: int, data: dict[str, Any]) -> None:
+        """Keep ``data`` (JSON's types) as ``tournament``'s state as of its match with id
+        ``through``, in place of the one before (a ladder's snapshot)."""
+
+    @abc.abstractmethod
+    def state(self, tournament: TournamentRecord) -> SavedState | None:
+        """``tournament``'s saved state, or None; :class:`UnreadableStateError` if it cannot
+        be read (its matches still can)."""
 
     # ---------------------------------------------------------------- a server's own
 

@@ -38,8 +38,9 @@ from psycopg import errors
 
 from arena.referee.results import MatchResult
 from arena.store.rows import (
-    EVENTS_ENCODING, MATCH_FROM, MATCH_INSERT, MATCH_SELECT, REGISTERED_SELECT, decode_events,
-    encode_events, match_record, match_values, registered_bot,
+    EVENTS_ENCODING, MATCH_FROM, MATCH_INSERT, MATCH_SELECT, REGISTERED_SELECT, STATE_ENCODING,
+    decode_events, decode_state, encode_events, encode_state, match_record, match_values,
+    registered_bot,
 )
 from arena.store.base import (
     AlreadyStoredError,
@@ -49,6 +50,7 @@ from arena.store.base import (
     MatchRecord,
     NotFoundError,
     RegisteredBot,
+    SavedState,
     Store,
     StoreError,
     TournamentExistsError,
@@ -475,6 +477,25 @@ class PostgresStore(Store):
         if row is None:
             raise StoreError(f"no events of match {match_id} in {self.describe()}")
         return decode_events(match_id, *row)
+
+    @_reconnecting
+    def save_state(self, tournament: TournamentRecord, through: int, data: dict[str, Any]) -> None:
+        with self._errors(f"save the state of tournament {tournament.name!r}"):
+            self.db.execute("INSERT INTO tournament_states (tournament_id, through, encoding, "
+                            "data, saved_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT "
+                            "(tournament_id) DO UPDATE SET through = excluded.through, "
+                            "encoding = excluded.encoding, data = excluded.data, "
+                            "saved_at = excluded.saved_at",
+                            (tournament.id, through, STATE_ENCODING, encode_state(data),
+                             time.time()))
+
+    @_reconnecting
+    def state(self, tournament: TournamentRecord) -> SavedState | None:
+        with self._errors(f"read the state of tournament {tournament.name!r}"):
+            row = self.db.execute("SELECT through, encoding, data, saved_at FROM "
+                                  "tournament_states WHERE tournament_id = %s",
+                                  (tournament.id,)).fetchone()
+        return None if row is None else decode_state(tournament.name, row)
 
     # ---------------------------------------------------------------- a server's own
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from arena.referee.results import MatchResult
 from arena.rules.events import event_to_dict
-from arena.store.base import MatchRecord, RegisteredBot, StoreError
+from arena.store.base import (MatchRecord, RegisteredBot, SavedState, StoreError,
+                              UnreadableStateError)
 
 #: How ``match_events.data`` is encoded: zlib of a JSON list of event tuples.
 EVENTS_ENCODING = "json-zlib"
@@ -56,6 +57,31 @@ def decode_events(match_id: int, encoding: str, data: bytes) -> list[dict[str, A
     if encoding != EVENTS_ENCODING:
         raise StoreError(f"match {match_id}: unknown event encoding {encoding!r}")
     return [event_to_dict(tuple(e)) for e in json.loads(zlib.decompress(data))]
+
+
+#: How ``tournament_states.data`` is encoded: zlib of a JSON object.
+STATE_ENCODING = "json-zlib"
+
+
+def encode_state(data: dict[str, Any]) -> bytes:
+    """A tournament's state as stored (:data:`STATE_ENCODING`)."""
+    return zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1)
+
+
+def decode_state(tournament: str, row: Sequence) -> SavedState:
+    """A row of ``through, encoding, data, saved_at``; :class:`UnreadableStateError` for
+    one this arena cannot read."""
+    through, encoding, data, saved_at = row
+    try:
+        if encoding != STATE_ENCODING:
+            raise ValueError(f"unknown encoding {encoding!r}")
+        decoded = json.loads(zlib.decompress(data))
+        if not isinstance(decoded, dict):
+            raise ValueError(f"a {type(decoded).__name__}, not an object")
+    except (ValueError, zlib.error) as exc:    # JSONDecodeError and UnicodeError are ValueErrors
+        raise UnreadableStateError(f"the saved state of tournament {tournament!r} cannot be "
+                                   f"read: {exc}") from None
+    return SavedState(int(through), decoded, saved_at)
 
 
 def match_record(row: Sequence) -> MatchRecord:

@@ -23,8 +23,9 @@ from typing import Any
 
 from arena.referee.results import MatchResult
 from arena.store.rows import (
-    EVENTS_ENCODING, MATCH_FROM, MATCH_INSERT, MATCH_SELECT, REGISTERED_SELECT, decode_events,
-    encode_events, match_record, match_values, registered_bot,
+    EVENTS_ENCODING, MATCH_FROM, MATCH_INSERT, MATCH_SELECT, REGISTERED_SELECT, STATE_ENCODING,
+    decode_events, decode_state, encode_events, encode_state, match_record, match_values,
+    registered_bot,
 )
 from arena.store.base import (
     AlreadyStoredError,
@@ -35,6 +36,7 @@ from arena.store.base import (
     NotFoundError,
     RefusedError,
     RegisteredBot,
+    SavedState,
     Store,
     StoreError,
     TournamentExistsError,
@@ -511,6 +513,20 @@ class SQLiteStore(Store):
         if row is None:
             raise StoreError(f"no events of match {match_id} in {self.path}")
         return decode_events(match_id, *row)
+
+    @_said("save a tournament's state")
+    def save_state(self, tournament: TournamentRecord, through: int, data: dict[str, Any]) -> None:
+        self.db.execute("INSERT INTO tournament_states (tournament_id, through, encoding, data, "
+                        "saved_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (tournament_id) DO UPDATE "
+                        "SET through = excluded.through, encoding = excluded.encoding, "
+                        "data = excluded.data, saved_at = excluded.saved_at",
+                        (tournament.id, through, STATE_ENCODING, encode_state(data), time.time()))
+
+    @_said("read a tournament's state")
+    def state(self, tournament: TournamentRecord) -> SavedState | None:
+        row = self.db.execute("SELECT through, encoding, data, saved_at FROM tournament_states "
+                              "WHERE tournament_id = ?", (tournament.id,)).fetchone()
+        return None if row is None else decode_state(tournament.name, row)
 
     # ---------------------------------------------------------------- a server's own
 

@@ -419,6 +419,33 @@ def test_a_tournament_s_matches_are_read_a_page_at_a_time_in_the_order_stored(st
     assert [m.seed for m in store.iter_matches(b, page=1)] == [60, 63, 66]
 
 
+def test_a_tournament_s_state_is_kept_one_at_a_time_and_a_damaged_one_said(store):
+    """A ladder keeps a snapshot of what it made of its matches (ratings, pairings, the
+    standings' counts), so that a server starts from it and reads only the matches stored
+    since: one state a tournament, the last saved, as it was given (JSON's types)."""
+    from arena.store.base import UnreadableStateError
+
+    a, b = tournament(store, "a"), tournament(store, "b")
+    assert store.state(a) is None
+    first = {"count": 3, "elo": {"ada": 1512.25, "bob": 1487.75}, "missing": [], "x": None}
+    store.save_state(a, 17, first)
+    store.save_state(b, 4, {"other": [1, "two"]})
+    t0 = time.time()
+    store.save_state(a, 42, {"count": 4, "names": ["é", "\u2603"]})
+    got = store.state(a)
+    assert got.through == 42 and got.data == {"count": 4, "names": ["é", "\u2603"]}
+    assert t0 - 1 <= got.saved_at <= time.time() + 1
+    assert store.state(b).through == 4 and store.state(b).data == {"other": [1, "two"]}
+    store.db.execute("UPDATE tournament_states SET data = %s WHERE tournament_id = %s"
+                     .replace("%s", "?" if isinstance(store, SQLiteStore) else "%s"),
+                     (b"not zlib", a.id))
+    with pytest.raises(UnreadableStateError, match="the saved state of tournament 'a' cannot be read"):
+        store.state(a)
+    assert store.state(b).through == 4           # another tournament's state is its own
+    store.save_state(a, 43, first)               # a new one replaces the damaged one
+    assert store.state(a).data == first
+
+
 def test_keys_are_unique_per_tournament_not_per_store(store):
     a, b = tournament(store, "a"), tournament(store, "b")
     store.record_match(a, "t0-d0-r0", "s", ["ada", "bob", "cy"], played(31))
@@ -712,7 +739,7 @@ def test_sqlite_a_version_1_file_is_migrated_keeping_its_tournaments(tmp_path):
         assert store.register_bot("alpha", "remote", token_hash="h").version == 1
     finally:
         store.close()
-    assert _pragma(path, "user_version") == SCHEMA_VERSION == 5
+    assert _pragma(path, "user_version") == SCHEMA_VERSION == 6
 
 
 def test_sqlite_migration_statements_end_only_at_a_semicolon_that_ends_a_statement():
@@ -808,7 +835,7 @@ def test_postgresql_an_empty_database_is_migrated_once_recording_each_version(po
     assert len(applied) == SCHEMA_VERSION == schema_version_of("sqlite")
     tables = {r[0] for r in _pg(postgres_url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
     assert tables == {VERSION_TABLE, "tournaments", "bots", "tournament_bots", "matches",
-                      "match_events", "server", "registered_bots"}
+                      "match_events", "server", "registered_bots", "tournament_states"}
     PostgresStore(postgres_url).close()        # up to date: nothing runs again
     assert len(_pg(postgres_url, f"SELECT version FROM {VERSION_TABLE}")) == SCHEMA_VERSION
 
