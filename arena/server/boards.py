@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass, field
 
 from arena.referee.results import Status
-from arena.store.base import Store
+from arena.server.ladder_state import standings_part
+from arena.store.base import Store, TournamentRecord, UnreadableStateError
 from arena.store.thread import StoreThread
 from arena.tournament.standings import Played, Results, Standings, standings_of
 
@@ -62,7 +63,9 @@ class Boards:
     def _read(self, name: str | None) -> Board:
         db = self._thread.db()
         record = db.tournament(name)
-        read = self._read_so_far.setdefault(record.name, _Read())
+        read = self._read_so_far.get(record.name)
+        if read is None:
+            read = self._read_so_far[record.name] = self._first_read(db, record)
         last_id = read.last_id
         for m in db.iter_matches(record, after=last_id):   # a page at a time
             read.last_id = m.id
@@ -75,6 +78,21 @@ class Boards:
             read.board_bots = bots
         read.made_at = time.monotonic()
         return read.board
+
+    @staticmethod
+    def _first_read(db: Store, record: TournamentRecord) -> _Read:
+        """Where a tournament's first read starts: from its saved snapshot's results (a
+        ladder's: :mod:`arena.server.ladder_state`), if it has one that can be used, and
+        the matches stored since; else from its first match."""
+        try:
+            saved = db.state(record)
+            part = None if saved is None else standings_part(saved.data)
+        except (UnreadableStateError, ValueError, KeyError, TypeError):
+            return _Read()                     # the ladder says so in the log, as it starts
+        if part is None:
+            return _Read()
+        matches, results = part
+        return _Read(last_id=saved.through, matches=matches, results=results)
 
     async def board(self, name: str | None, fresh: bool = True) -> Board:
         """A tournament's standings (the latest tournament's without a name), awaited

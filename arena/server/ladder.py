@@ -6,14 +6,15 @@ matches and adds those whose rating is closest to its own, with fewer matches an
 meetings first among equals: the pairings that tell the most. Matches are plain deals
 (a remote bot's memory cannot be reset between rotations) from the ladder's own secret
 seed, stored in the tournament called ``ladder`` (so its ratings survive a restart: they
-are fitted from the stored matches), rated live by an online Elo for the pairings.
+are fitted from the stored matches), rated live by an online Elo for the pairings. What it
+makes of its stored matches is taken up at a restart from its last snapshot and the
+matches stored since (:mod:`arena.server.ladder_state`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
-import itertools
 import logging
 import random
 import threading
@@ -28,13 +29,14 @@ from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
+from arena.server.ladder_state import SNAPSHOT_EVERY, LadderState, Snapshot
 from arena.server.registry import Registry
-from arena.store.base import AlreadyStoredError, RegisteredBot, Store, StoreError, TournamentRecord
+from arena.store.base import (AlreadyStoredError, RegisteredBot, Store, StoreError,
+                              TournamentRecord, UnreadableStateError)
 from arena.store.writer import StoreWriter
-from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.executor import lease_in_order
 from arena.tournament.seats import Retirements, SeatProvider
-from arena.tournament.standings import Played
+from arena.tournament.standings import Played, Results
 from arena.watch.hub import SpectatorHub, TournamentLog
 
 log = logging.getLogger("arena.server")
@@ -82,12 +84,13 @@ class Ladder:
         # by run, in a thread, before it seats anyone: read here, in the event loop, it
         # kept a server on 300,000 ladder matches from answering anyone for 15 s or more
         # (remote bots, which try to reconnect for 10 s, gave up)
+        self.state = LadderState()
+        self.log: TournamentLog | None = None            # the spectators' standings
+        self._since = 0                                  # matches stored since a snapshot
+        self._saving: set[asyncio.Task] = set()          # snapshots being saved
         self.count = 0                                   # the highest key's n dealt
         #: numbers dealt but never stored, dealt again first (a heap)
         self.unused: list[int] = []
-        self.elo = OnlineElo([])
-        self.games: Counter[str] = Counter()
-        self.meetings: Counter[frozenset] = Counter()
         # the providers that run processes (hosted bots), the least recently seated first;
         # beyond `warm` idle ones, the least recent are stopped (started again when next
         # seated)
@@ -178,6 +181,9 @@ class Ladder:
                     log.error("the ladder stops with %d played matches it could not store "
                               "(%s): %s", len(self.kept), ", ".join(k for k, _, _ in self.kept),
                               exc)
+            if self._since:                    # a restart then reads no match again
+                self._snapshot()
+            await asyncio.gather(*self._saving, return_exceptions=True)
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
 
     async def _read_history(self) -> None:
@@ -201,30 +207,80 @@ class Ladder:
             self.hub.follow(log_)
 
     def _history(self, bots: list[str]) -> TournamentLog | None:
-        """In a thread: the ladder's state from its stored matches, read a page at a time
-        and each kept as what the ratings and the spectators' standings read of it (Played:
-        about 200 bytes; whole, as records, they took 4 KB each); and the spectators' log
-        of them (its standings fitted from them: as long again as the reading)."""
+        """In a thread: the ladder's state (and its spectators' standings) from its last
+        snapshot and the matches stored since, read a page at a time, or from every stored
+        match if it has no snapshot it can use; then a snapshot of it, if it read any
+        match. The spectators' log is returned (None without spectators)."""
         db = self.store.reopen()
         try:
-            stored: set[int] = set()
-            played: list[Played] = []
-            for m in db.iter_matches(self.record):
+            snapshot = self._last_snapshot(db)
+            state = snapshot.state
+            log_ = None if self.hub is None else TournamentLog.resumed(
+                NAME, bots, snapshot.results, snapshot.ratings)
+            read = 0
+            for m in db.iter_matches(self.record, after=state.through):
                 if self._stopping.is_set():    # the server stops meanwhile: no need to wait
                     raise asyncio.CancelledError   # (its run, cancelled, is not waiting)
-                stored.add(int(m.key[1:]))
-                if m.status == Status.FINISHED and m.ranking:
-                    played.append(Played.of(m))
+                finished = m.status == Status.FINISHED and bool(m.ranking)
+                state.add(m.id, m.key, m.bots, m.places() if finished else None)
+                if log_ is not None and finished:
+                    log_.count(Played.of(m))
+                read += 1
+            if read:
+                try:
+                    results, ratings = (None, None) if log_ is None else (log_.results,
+                                                                          log_.elo.ratings)
+                    db.save_state(self.record, state.through,
+                                  Snapshot(state, results, ratings).to_data())
+                except StoreError as exc:      # only a shortcut: the next one may be saved
+                    log.warning("the ladder could not save its snapshot: %s", exc)
         finally:
             db.close()
+        self.state = state
         # numbers dealt but never stored (matches in flight when the server was killed, or
         # not played), dealt again first: the keys stay L1 to Ln without a gap
-        self.count = max(stored, default=0)
-        self.unused = sorted(set(range(1, self.count + 1)) - stored)
-        del stored
-        for p in sorted(played, key=lambda p: int(p.key[1:])):
-            self._rate(p.bots, p.places, p.key)
-        return None if self.hub is None else TournamentLog(NAME, bots, 0, played)
+        self.count = state.high
+        self.unused = sorted(state.missing)
+        self.log = log_
+        log.info("the ladder takes up its %d stored matches (%d read, the rest from its "
+                 "snapshot)", state.stored, read)
+        return log_
+
+    def _last_snapshot(self, db: Store) -> Snapshot:
+        """The ladder's last snapshot that it can use, else an empty one (every stored
+        match is then read)."""
+        try:
+            saved = db.state(self.record)
+            if saved is not None:
+                snapshot = Snapshot.from_data(saved.through, saved.data)
+                if self.hub is None or snapshot.results is not None:
+                    return snapshot
+                raise ValueError("it has no standings for the spectators")
+        except (UnreadableStateError, ValueError, KeyError, TypeError) as exc:
+            log.warning("the ladder reads every stored match again: its snapshot cannot be "
+                        "used (%s)", exc)
+        return Snapshot(LadderState(), Results(), {})
+
+    def _snapshot(self) -> None:
+        """Save a snapshot of the ladder as it is now, in the results' writer thread (a
+        copy of it is made here, and encoded there): a failure is said in the log, and
+        the next one is saved :data:`SNAPSHOT_EVERY` matches later."""
+        snapshot = Snapshot(self.state.copy())
+        if self.log is not None:
+            snapshot.results = self.log.results.copy()
+            snapshot.ratings = dict(self.log.elo.ratings)
+        self._since = 0
+
+        async def save() -> None:
+            try:
+                await self.writer.save_state(self.record, snapshot.state.through,
+                                             snapshot.to_data)
+            except StoreError as exc:
+                log.warning("the ladder could not save its snapshot: %s", exc)
+
+        task = asyncio.create_task(save())
+        self._saving.add(task)
+        task.add_done_callback(self._saving.discard)
 
     def available(self) -> list[RegisteredBot]:
         out = []
@@ -242,11 +298,12 @@ class Ladder:
         if len(bots) < self.table_size:
             return None
         self._rng.shuffle(bots)   # ties broken at random, reproducibly
-        first = min(bots, key=lambda b: self.games[b.display])
-        rating = self.elo.ratings.get(first.display, 1500.0)
+        games, ratings, meetings = self.state.games, self.state.elo.ratings, self.state.meetings
+        first = min(bots, key=lambda b: games[b.display])
+        rating = ratings.get(first.display, 1500.0)
         others = sorted((b for b in bots if b is not first), key=lambda b: (
-            abs(self.elo.ratings.get(b.display, 1500.0) - rating) // 50,
-            self.games[b.display], self.meetings[frozenset((first.display, b.display))]))
+            abs(ratings.get(b.display, 1500.0) - rating) // 50,
+            games[b.display], meetings[frozenset((first.display, b.display))]))
         return [first, *others[:self.table_size - 1]]
 
     async def _match(self, table: list[RegisteredBot]) -> None:
@@ -346,15 +403,20 @@ class Ladder:
         stored (a key stored already is said, and dropped: no retry can help).
         :class:`StoreError` while the database cannot take it."""
         try:
-            await self.writer.record_match(self.record, key, key, seated, result)
+            match_id = await self.writer.record_match(self.record, key, key, seated, result)
         except AlreadyStoredError as exc:
             log.error("ladder match %s (%s) was played but not stored: %s", key,
                       result.match_id, exc)
             return False
-        self._rate(seated, result.places(), key)
+        # counted in the order stored (one writer thread, whose results come back in
+        # order): a snapshot counts every match up to its last one's id
         played = Played.of_result(key, key, result)
+        self.state.add(match_id, key, seated, None if played is None else played.places)
         if self.hub is not None and played is not None:
             self.hub.tournament_result(NAME, played, result.match_id)
+        self._since += 1
+        if self._since >= SNAPSHOT_EVERY:
+            self._snapshot()
         return True
 
     def _bench(self, seated: list[str], result: MatchResult) -> None:
@@ -417,14 +479,6 @@ class Ladder:
         for name in idle[:max(0, len(idle) - self.warm)]:
             self._close_later(self.hosted.pop(name),
                               "the ladder stops this process until the bot's next match")
-
-    def _rate(self, bots, places, key) -> None:
-        for b in bots:
-            self.elo.ratings.setdefault(b, 1500.0)
-            self.games[b] += 1
-        for a, b in itertools.combinations(bots, 2):
-            self.meetings[frozenset((a, b))] += 1
-        self.elo.update(Placing(bots, places, key))
 
 
 __all__ = ["Ladder", "NAME"]

@@ -14,6 +14,7 @@ again only once.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Self
 
 from arena.referee.results import MatchResult
@@ -43,6 +44,17 @@ class StoreWriter:
                            bots: list[str], result: MatchResult) -> int:
         """As :meth:`Store.record_match`, awaited without blocking the event loop."""
         return await self._thread.call(self._record, tournament, key, sample, bots, result)
+
+    def _save(self, tournament: TournamentRecord, through: int,
+              make: Callable[[], dict[str, Any]]) -> None:
+        self._thread.db().save_state(tournament, through, make())
+
+    async def save_state(self, tournament: TournamentRecord, through: int,
+                         make: Callable[[], dict[str, Any]]) -> None:
+        """As :meth:`Store.save_state` of what ``make()`` gives, which is called in the
+        thread (encoding a big state there, not in the event loop), after the writes
+        asked for before."""
+        await self._thread.call(self._save, tournament, through, make)
 
     def close(self) -> None:
         """Wait for the writes asked for, then release the connection."""

@@ -188,6 +188,17 @@ class TournamentLog:
         self._every = STANDINGS_EVERY_S
         self._standings_task: asyncio.TimerHandle | asyncio.Future | None = None
 
+    @classmethod
+    def resumed(cls, name: str, bots: Sequence[str], results: Results,
+                ratings: dict[str, float]) -> TournamentLog:
+        """The log of a tournament (a ladder) whose finished matches so far are
+        ``results``, with ``ratings`` their online Elo (a saved snapshot's), as the log
+        of those matches would have them; later ones come by :meth:`result`."""
+        log = cls(name, bots, 0, ())
+        log.results = results
+        log.elo.ratings.update(ratings)
+        return log
+
     @property
     def done(self) -> int:
         return self.results.matches
@@ -236,14 +247,22 @@ class TournamentLog:
         self._every = max(STANDINGS_EVERY_S, 20 * took)
 
     def result(self, played: Played) -> None:
+        """A match just finished: counted, its bots in the field, the viewers' standings
+        refitted."""
         for bot in played.bots:
-            self.elo.ratings.setdefault(bot, 1500.0)
             if bot not in self.bots:   # a bot entered on the ladder after it started
                 self.bots.append(bot)
-        self.results.add(played)
-        self.elo.update(Placing(played.bots, played.places, played.sample))
+        self.count(played)
         if self.viewers:
             self._refit_later()
+
+    def count(self, played: Played) -> None:
+        """A finished match counted in the standings (a past one, read from the store:
+        its bots need not be in the field any more)."""
+        for bot in played.bots:
+            self.elo.ratings.setdefault(bot, 1500.0)
+        self.results.add(played)
+        self.elo.update(Placing(played.bots, played.places, played.sample))
 
     def _refit_later(self) -> None:
         """Refit when the limit allows, in a thread, and send the standings to the viewers

@@ -1,0 +1,151 @@
+"""A ladder's snapshot: a server takes its ladder up from the last one and the matches
+stored since, and that is the ladder it would have read from every stored match."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+
+from arena.referee.house import FirstLegal, Forcer, HouseSession
+from arena.referee.lobby import Lobby
+from arena.referee.runner import MatchRunner
+from arena.bots.sandbox import SandboxConfig
+from arena.server import ladder as ladder_module
+from arena.server.boards import Boards
+from arena.server.ladder import Ladder
+from arena.server.registry import Registry
+from arena.store.sqlite import SQLiteStore
+from arena.watch.hub import SpectatorHub
+from tests.support.matches import spec, store_ladder
+
+BOTS = [f"b{i}" for i in range(6)]
+
+
+def _ladder(store: SQLiteStore, tmp_path) -> Ladder:
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    return Ladder(store, registry, None, hub=SpectatorHub())
+
+
+def _taken_up(db, tmp_path) -> tuple[Ladder, dict]:
+    """A new server's ladder on ``db``, as it takes up its stored matches; and what it
+    made of them."""
+    store = SQLiteStore(db)
+    try:
+        ladder = _ladder(store, tmp_path)
+        log_ = ladder._history(BOTS)
+    finally:
+        store.close()
+    s = ladder.state
+    return ladder, {
+        "through": s.through, "stored": s.stored, "count": ladder.count,
+        "unused": ladder.unused, "elo": s.elo.ratings, "games": dict(s.games),
+        "meetings": dict(s.meetings), "results": log_.results.to_state(),
+        "log elo": log_.elo.ratings, "field": sorted(log_.bots)}
+
+
+def _read(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "the ladder takes up" in r.getMessage()]
+
+
+def test_a_ladder_taken_up_from_its_snapshot_is_the_one_read_from_every_match(tmp_path, caplog):
+    """It read every stored match at every start (a minute for each million; a ladder
+    that plays flat out stores millions a day). Now it saves a snapshot as it starts (and
+    every few thousand matches), and the next start reads only the matches stored since:
+    to the last bit what a read of every match gives. Proved by taking the matches the
+    snapshot counts out of the database: the ladder and its standings are the same."""
+    caplog.set_level(logging.INFO, logger="arena.server")
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=60)
+    store_ladder(db, bots=6, matches=20, first=70)    # L61 to L69 not stored (yet)
+    first, _ = _taken_up(db, tmp_path)                # no snapshot: all 80 read, one saved
+    assert first.state.stored == 80 and first.unused == list(range(61, 70))
+    store_ladder(db, bots=6, matches=3, first=63)     # dealt again, then stored
+    store_ladder(db, bots=6, matches=10, first=95)    # L90 to L94 not stored
+    whole = tmp_path / "whole.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("VACUUM INTO ?", (str(whole),))
+    with sqlite3.connect(whole) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    caplog.clear()
+    _, from_all = _taken_up(whole, tmp_path)
+    with sqlite3.connect(db) as conn:                 # what the snapshot counts, gone
+        through = conn.execute("SELECT through FROM tournament_states").fetchone()[0]
+        conn.execute("DELETE FROM match_events WHERE match_id <= ?", (through,))
+        assert conn.execute("DELETE FROM matches WHERE id <= ?", (through,)).rowcount == 80
+    ladder, from_snapshot = _taken_up(db, tmp_path)
+    assert from_snapshot == from_all
+    assert from_all["stored"] == 93 and from_all["count"] == 104
+    assert from_all["unused"] == [61, 62, 66, 67, 68, 69, 90, 91, 92, 93, 94]
+    assert sum(from_all["games"].values()) == 2 * 93
+    assert _read(caplog) == [
+        "the ladder takes up its 93 stored matches (93 read, the rest from its snapshot)",
+        "the ladder takes up its 93 stored matches (13 read, the rest from its snapshot)"]
+
+    async def standings():                           # the organiser's, from the store
+        boards = Boards(SQLiteStore(db))
+        try:
+            return await boards.board("ladder")
+        finally:
+            boards.close()
+    _, board, matches = asyncio.run(standings())
+    assert matches == 93 and sum(line.matches for line in board.lines) == 2 * 93
+
+
+def test_a_snapshot_that_cannot_be_used_is_said_and_every_match_read(tmp_path, caplog):
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=40)
+    _, expected = _taken_up(db, tmp_path)
+    for data in (b"not zlib", None):
+        with sqlite3.connect(db) as conn:
+            if data is None:   # a snapshot saved without its spectators' standings
+                store = SQLiteStore(db)
+                record = store.tournament("ladder")
+                store.save_state(record, 40, {"format": 1, "stored": 40, "high": 40,
+                                              "missing": [], "elo": {}, "games": {},
+                                              "meetings": []})
+                store.close()
+            else:
+                conn.execute("UPDATE tournament_states SET data = ?", (data,))
+        caplog.clear()
+        caplog.set_level(logging.INFO, logger="arena.server")
+        _, again = _taken_up(db, tmp_path)
+        assert again == expected
+        said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(said) == 1 and said[0].startswith(
+            "the ladder reads every stored match again: its snapshot cannot be used ("), said
+        assert _read(caplog) == ["the ladder takes up its 40 stored matches (40 read, the "
+                                 "rest from its snapshot)"]
+
+
+def test_the_ladder_saves_a_snapshot_every_so_many_matches_it_stores(tmp_path, monkeypatch):
+    """What it stores as it plays is counted in order, and a snapshot saved as of the last
+    match counted: a server killed then takes up from it."""
+    monkeypatch.setattr(ladder_module, "SNAPSHOT_EVERY", 4)
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=5)
+    store = SQLiteStore(db)
+
+    async def scenario() -> None:
+        ladder = _ladder(store, tmp_path)
+        ladder.hub.follow(ladder._history(BOTS))
+        for n in range(6, 16):
+            seated = [f"b{n % 6}", f"b{(n + 1) % 6}"]
+            result = await MatchRunner(spec(seated, seed=n), [
+                HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
+            await ladder._store(f"L{n}", seated, result)
+        await asyncio.gather(*ladder._saving)
+        ladder.writer.close()
+
+    try:
+        asyncio.run(scenario())
+        saved = store.state(store.tournament("ladder"))
+        ids = [m.id for m in store.matches(store.tournament("ladder"))]
+    finally:
+        store.close()
+    assert saved.through == ids[12] and saved.data["stored"] == 13   # 5 read, 4 and 4 stored
+    _, from_snapshot = _taken_up(db, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    _, from_all = _taken_up(db, tmp_path)
+    assert from_snapshot == from_all and from_all["stored"] == 15
