@@ -13,7 +13,8 @@ match read so far is kept (:class:`arena.tournament.standings.Results`: a count 
 outcome of a ladder's matches, so a ladder that runs for weeks holds no more than its
 field's outcomes; a whole stored match is 2.4 KB, and a 200-bot ladder's server grew by
 that much a match while every call read them all), and a call reads only the matches
-stored since.
+stored since; a ladder's first read starts from its last snapshot
+(:mod:`arena.server.ladder_state`).
 
 Where a board a little behind will do (the ladder, which never ends, and the ratings
 ``arena bots list`` shows), the caller waits up to ``PATIENCE_S`` for a new one, then

@@ -9,8 +9,8 @@ stored.
 
 A server that starts takes all of that up again. It read every stored match for it: a
 ladder that plays flat out stores millions a day (19,000 in 8 minutes for 4 bots), and a
-restart read 15,000 a second (a minute for each million) into a list of them all. Now the
-ladder saves a snapshot (:meth:`Store.save_state`) every :data:`SNAPSHOT_EVERY` matches
+restart read about 25,000 a second (11.8 s for 300,000 matches of a 300-bot ladder), into
+a list of them all. Now the ladder saves a snapshot (:meth:`Store.save_state`) every :data:`SNAPSHOT_EVERY` matches
 it stores, as it starts and as it stops; a server reads the last one and the matches
 stored since. A snapshot it cannot read (damaged, or a newer arena's) is said in the log
 and the matches are read from the first, as before.
@@ -28,8 +28,9 @@ from arena.tournament.ratings import OnlineElo, Placing
 from arena.tournament.standings import Results
 
 #: Matches stored between two snapshots: a server that starts reads at most about as
-#: many (a third of a second), and a snapshot of a 300-bot ladder (its results' counts
-#: and every pair that met) takes about 100 ms to write, in the results' writer thread.
+#: many (a fifth of a second). A 300-bot ladder's snapshot (19,000 outcomes counted) is
+#: copied in the event loop in 2 ms, then encoded in the results' writer thread in 110 ms
+#: (0.27 MB stored); it is taken up again in 0.13 s.
 SNAPSHOT_EVERY = 5000
 
 #: The snapshot's format; another is read as no snapshot.
