@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import textwrap
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,7 +21,8 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store.base import NotFoundError
 from arena.server.wire import standings_dict
-from arena.tournament.standings import BotLine, Standings, faults_text, interval_text, standings
+from arena.tournament.standings import (BotLine, Standings, Stored, faults_text, interval_text,
+                                        standings_of)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -123,7 +128,9 @@ def run_standings(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         record = store.tournament(args.name)
-        board = standings(store.matches(record), record.bots)
+        stored = Stored.saved(store, record)      # a ladder's snapshot, if it has one
+        stored.read(store, record)                # and a page at a time since
+        board = standings_of(stored.results, record.bots)
     finally:
         store.close()
     if args.json:
@@ -142,25 +149,34 @@ def run_matches(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         record = store.tournament(args.name)
-        matches = store.matches(record)
+        # the last --limit only, else a page at a time: a ladder's millions of records
+        # (4 KB each) were read whole, even for its last 20
+        matches = (store.last_matches(record, args.limit) if args.limit is not None
+                   else store.iter_matches(record))
+        if args.json:
+            _print_json_list(m.to_dict() for m in matches)
+            return 0
+        table = Table(title=f"matches of {escape(record.name)}", title_justify="left")
+        for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
+            table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
+        for m in matches:
+            ranking = describe_ranking(m.ranking, m.bots) or m.status
+            faults = ", ".join(f"{m.bots[v['seat']]} {v['kind']}" for v in m.verdicts)
+            table.add_row(str(m.id), m.key, " ".join(m.bots), escape(ranking), m.termination,
+                          str(m.turns), escape(faults), f"{m.duration_s:.2f} s")
     finally:
         store.close()
-    if args.limit is not None:
-        matches = matches[-args.limit:]
-    if args.json:
-        print(json.dumps([m.to_dict() for m in matches], indent=2))
-        return 0
-    console = output.console()
-    table = Table(title=f"matches of {escape(record.name)}", title_justify="left")
-    for col in ("id", "key", "seats", "ranking", "end", "turns", "faults", "time"):
-        table.add_column(col, justify="right" if col in ("id", "turns", "time") else "left")
-    for m in matches:
-        ranking = describe_ranking(m.ranking, m.bots) or m.status
-        faults = ", ".join(f"{m.bots[v['seat']]} {v['kind']}" for v in m.verdicts)
-        table.add_row(str(m.id), m.key, " ".join(m.bots), escape(ranking), m.termination,
-                      str(m.turns), escape(faults), f"{m.duration_s:.2f} s")
-    console.print(table)
+    output.console().print(table)
     return 0
+
+
+def _print_json_list(items: Iterable[Any]) -> None:
+    """``json.dumps(list(items), indent=2)``, printed an item at a time."""
+    first = True
+    for item in items:
+        sys.stdout.write(("[\n" if first else ",\n") + textwrap.indent(json.dumps(item, indent=2), "  "))
+        first = False
+    sys.stdout.write("[]\n" if first else "\n]\n")
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -24,14 +24,14 @@ from arena.cli.prepare import bot_factory, sandbox_config, set_up
 from arena.cli.records import print_standings
 from arena.cli.spectators import spectators
 from arena.cli.tournament_flags import SETTING_FLAGS, given_options
-from arena.referee.results import MatchResult, Status
+from arena.referee.results import MatchResult
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
 from arena.store.base import TournamentExistsError
 from arena.tournament.executors import check_address, joined
 from arena.tournament.schedule import PlannedMatch
-from arena.tournament.standings import Played, standings
+from arena.tournament.standings import Played, standings_of, stored_played
 from arena.tournament.tournament import Settings, Tournament, name_problem
 from arena.watch.bus import Bus
 from arena.watch.records import StoreRecords
@@ -161,8 +161,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     schedule_line, clock, integrity = t.describe()
     view = LiveView(t.names, total, done_before, console, args.quiet)
     if done_before:   # a resume: the standings start from what is stored
-        view.earlier([Played.of(m) for m in t.store.matches(t.record)
-                      if m.status == Status.FINISHED and m.ranking])
+        view.earlier(stored_played(t.store, t.record))
     logs = args.logs or default_logs(t.name)
     # the end of every line that stops the run early (interrupted, an error, a closed output)
     # where it ran too, when that was asked for: the resume line pasted as printed played
@@ -219,7 +218,7 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     elapsed = time.perf_counter() - view.started
     if view.played:
         console.print(played_line(view.played, elapsed, view.faults), soft_wrap=True)
-    final = standings(t.store.matches(t.record), t.names)
+    final = standings_of(stored_played(t.store, t.record), t.names)
     print_standings(console, final, f"standings of {escape(t.name)} (batch fit)")
     console.print(f"saved in {escape(shown(args.db))}; see: arena standings {escape(shlex.quote(t.name))} "
                   f"--db {escape(shlex.quote(shown(args.db)))}", soft_wrap=True)
@@ -231,9 +230,7 @@ async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Consol
     async with spectators(args.watch, console, StoreRecords(t.store), args.web) as hub:
         on_result, bus = view.result, None
         if hub is not None:
-            hub.tournament(t.name, t.names, len(t.plan),
-                           [Played.of(m) for m in t.store.matches(t.record)
-                            if m.status == Status.FINISHED and m.ranking])
+            hub.tournament(t.name, t.names, len(t.plan), list(stored_played(t.store, t.record)))
             bus = Bus(hub, t.name)
 
             def on_result(plan: PlannedMatch, result: MatchResult) -> None:

@@ -28,11 +28,9 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from arena.referee.results import Status
-from arena.server.ladder_state import standings_part
-from arena.store.base import Store, TournamentRecord, UnreadableStateError
+from arena.store.base import Store
 from arena.store.thread import StoreThread
-from arena.tournament.standings import Played, Results, Standings, standings_of
+from arena.tournament.standings import Standings, Stored, standings_of
 
 #: A board: the tournament's name, its standings, and how many matches they are over.
 Board = tuple[str, Standings, int]
@@ -45,9 +43,7 @@ STALE_S = 60.0       # a board older than this is not given while a new one is m
 class _Read:
     """What the boards keep of one tournament's stored matches."""
 
-    last_id: int = 0                         # the last match read
-    matches: int = 0                         # every match stored (finished or not)
-    results: Results = field(default_factory=Results)   # the finished ones, as rated
+    stored: Stored                           # the matches read, as standings read them
     board: Board | None = None               # made of all of the above, for board_bots
     board_bots: list[str] = field(default_factory=list)
     made_at: float = 0.0                     # when the board was made, or found current
@@ -65,35 +61,16 @@ class Boards:
         db = self._thread.db()
         record = db.tournament(name)
         read = self._read_so_far.get(record.name)
-        if read is None:
-            read = self._read_so_far[record.name] = self._first_read(db, record)
-        last_id = read.last_id
-        for m in db.iter_matches(record, after=last_id):   # a page at a time
-            read.last_id = m.id
-            read.matches += 1
-            if m.status == Status.FINISHED and m.ranking:
-                read.results.add(Played.of(m))
-        bots = record.bots or sorted(read.results.bots)
-        if read.board is None or read.last_id != last_id or bots != read.board_bots:
-            read.board = (record.name, standings_of(read.results, bots), read.matches)
+        if read is None:           # from a ladder's snapshot, if it has one
+            read = self._read_so_far[record.name] = _Read(Stored.saved(db, record))
+        stored = read.stored
+        new = stored.read(db, record)
+        bots = record.bots or sorted(stored.results.bots)
+        if read.board is None or new or bots != read.board_bots:
+            read.board = (record.name, standings_of(stored.results, bots), stored.matches)
             read.board_bots = bots
         read.made_at = time.monotonic()
         return read.board
-
-    @staticmethod
-    def _first_read(db: Store, record: TournamentRecord) -> _Read:
-        """Where a tournament's first read starts: from its saved snapshot's results (a
-        ladder's: :mod:`arena.server.ladder_state`), if it has one that can be used, and
-        the matches stored since; else from its first match."""
-        try:
-            saved = db.state(record)
-            part = None if saved is None else standings_part(saved.data)
-        except (UnreadableStateError, ValueError, KeyError, TypeError):
-            return _Read()                     # the ladder says so in the log, as it starts
-        if part is None:
-            return _Read()
-        matches, results = part
-        return _Read(last_id=saved.through, matches=matches, results=results)
 
     async def board(self, name: str | None, fresh: bool = True) -> Board:
         """A tournament's standings (the latest tournament's without a name), awaited

@@ -93,7 +93,7 @@ class Snapshot:
 
     def to_data(self) -> dict[str, Any]:
         """As :meth:`arena.store.base.Store.save_state` keeps it (JSON's types). Standings
-        read ``stored`` and ``results`` of it (:mod:`arena.server.boards`)."""
+        read ``stored`` and ``results`` of it (:meth:`arena.tournament.standings.Stored.saved`)."""
         s = self.state
         data: dict[str, Any] = {
             "format": FORMAT, "stored": s.stored, "high": s.high, "missing": sorted(s.missing),
@@ -122,13 +122,4 @@ class Snapshot:
         return cls(s, Results.from_state(data["results"]), ratings)
 
 
-def standings_part(data: dict[str, Any]) -> tuple[int, Results] | None:
-    """What standings read of a saved ladder snapshot: the matches it counts and their
-    results; None if it has none (a ladder without spectators saved it, or another
-    format)."""
-    if data.get("format") != FORMAT or "results" not in data:
-        return None
-    return int(data["stored"]), Results.from_state(data["results"])
-
-
-__all__ = ["LadderState", "SNAPSHOT_EVERY", "Snapshot", "standings_part"]
+__all__ = ["LadderState", "SNAPSHOT_EVERY", "Snapshot"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from arena.bots.manifest import ManifestError
 from arena.bots.process import ArenaStartError
-from arena.referee.results import MAX_CLOCK_S, MatchResult, Status, Verdict
+from arena.referee.results import MAX_CLOCK_S, MatchResult, Verdict
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.server.registry import REMOVED, Registry
@@ -25,7 +25,7 @@ from arena.store.base import NotFoundError, Store, StoreError
 from arena.tournament.executor import Executor
 from arena.tournament.executors import ClusterError, ExecutorSetup, make_executor
 from arena.tournament.schedule import PlannedMatch
-from arena.tournament.standings import Played
+from arena.tournament.standings import Played, stored_played
 from arena.tournament.tournament import Settings, Tournament, name_problem
 from arena.watch.bus import Bus
 from arena.watch.hub import SpectatorHub
@@ -249,9 +249,7 @@ class Runs:
 
         hub = self.hub
         if hub is not None:
-            hub.tournament(t.name, t.names, len(t.plan),
-                           [Played.of(m) for m in t.store.matches(t.record)
-                            if m.status == Status.FINISHED and m.ranking])
+            hub.tournament(t.name, t.names, len(t.plan), list(stored_played(t.store, t.record)))
 
         def on_result(plan: PlannedMatch, result: MatchResult) -> None:
             run.played += 1

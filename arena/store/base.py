@@ -294,6 +294,11 @@ class Store(abc.ABC):
         one writer stores a tournament's matches, so their ids grow as they are stored);
         ``limit``: at most so many."""
 
+    @abc.abstractmethod
+    def last_matches(self, tournament: TournamentRecord, count: int) -> list[MatchRecord]:
+        """The tournament's last ``count`` matches stored, in the order stored (``arena
+        matches --limit``: a ladder's last 20 of millions, without reading the others)."""
+
     def iter_matches(self, tournament: TournamentRecord, after: int = 0,
                      page: int = 5000) -> Iterator[MatchRecord]:
         """The tournament's matches as :meth:`matches` gives them, read ``page`` at a time:

@@ -451,6 +451,14 @@ class PostgresStore(Store):
             return [match_record(r) for r in rows.fetchall()]
 
     @_reconnecting
+    def last_matches(self, tournament: TournamentRecord, count: int) -> list[MatchRecord]:
+        with self._errors(f"read the matches of tournament {tournament.name!r}"):
+            rows = self.db.execute(f"SELECT {MATCH_SELECT} {MATCH_FROM} "
+                                   "WHERE m.tournament_id = %s ORDER BY m.id DESC LIMIT %s",
+                                   (tournament.id, count))
+            return [match_record(r) for r in reversed(rows.fetchall())]
+
+    @_reconnecting
     def match(self, match_id: int) -> MatchRecord:
         if not is_row_id(match_id):
             raise NotFoundError(f"no match {match_id} in {self.describe()}")

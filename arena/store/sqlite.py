@@ -488,6 +488,13 @@ class SQLiteStore(Store):
             (tournament.id, after, -1 if limit is None else limit))
         return [match_record(r) for r in rows.fetchall()]
 
+    @_said("read the matches")
+    def last_matches(self, tournament: TournamentRecord, count: int) -> list[MatchRecord]:
+        rows = self.db.execute(
+            f"SELECT {MATCH_SELECT} {MATCH_FROM} "
+            "WHERE m.tournament_id = ? ORDER BY m.id DESC LIMIT ?", (tournament.id, count))
+        return [match_record(r) for r in reversed(rows.fetchall())]
+
     @_said("read a match")
     def match(self, match_id: int) -> MatchRecord:
         if not is_row_id(match_id):

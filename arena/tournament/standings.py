@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.referee.results import MatchResult, Status
-from arena.store.base import MatchRecord
+from arena.store.base import MatchRecord, Store, TournamentRecord, UnreadableStateError
 from arena.tournament.ratings import Fit, Placing, Tally, fit
 
 
@@ -284,6 +284,51 @@ class CrossCell:
     ahead: int = 0
     behind: int = 0
     level: int = 0
+
+
+def stored_played(store: Store, record: TournamentRecord, after: int = 0) -> Iterator[Played]:
+    """A tournament's finished matches (with a ranking) as standings read them, read from
+    ``store`` a page at a time (after the match with id ``after``): whole, as records,
+    they took 4 KB each (a ladder of a million matches, 4 GB)."""
+    for m in store.iter_matches(record, after=after):
+        if m.status == Status.FINISHED and m.ranking:
+            yield Played.of(m)
+
+
+@dataclass
+class Stored:
+    """What standings keep of a tournament's stored matches, read up to the match with
+    id ``last_id``: how many (finished or not) and the finished ones' :class:`Results`."""
+
+    last_id: int = 0
+    matches: int = 0
+    results: Results = field(default_factory=Results)
+
+    @classmethod
+    def saved(cls, store: Store, record: TournamentRecord) -> Stored:
+        """Where reading the tournament starts: its saved state, if that holds its
+        standings (a ladder's snapshot, :mod:`arena.server.ladder_state`: the matches it
+        counts as ``stored`` and their results as ``results``, of
+        :meth:`Results.to_state`), else nothing read. One that cannot be used is as
+        none (the ladder says so in the server's log)."""
+        try:
+            state = store.state(record)
+            if state is not None and "results" in state.data:
+                return cls(state.through, int(state.data["stored"]),
+                           Results.from_state(state.data["results"]))
+        except (UnreadableStateError, ValueError, KeyError, TypeError):
+            pass
+        return cls()
+
+    def read(self, store: Store, record: TournamentRecord) -> bool:
+        """Add the matches stored since, a page at a time; whether there were any."""
+        last = self.last_id
+        for m in store.iter_matches(record, after=last):
+            self.last_id = m.id
+            self.matches += 1
+            if m.status == Status.FINISHED and m.ranking:
+                self.results.add(Played.of(m))
+        return self.last_id != last
 
 
 def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:

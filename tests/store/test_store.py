@@ -446,6 +446,19 @@ def test_a_tournament_s_state_is_kept_one_at_a_time_and_a_damaged_one_said(store
     assert store.state(a).data == first
 
 
+def test_a_tournament_s_last_matches_are_read_without_the_others(store):
+    """``arena matches --limit N`` read every match of the tournament (a ladder's
+    millions, 4 KB each) to print the last N."""
+    a, b = tournament(store, "a"), tournament(store, "b")
+    assert store.last_matches(a, 3) == []
+    for n in range(6):
+        store.record_match(a, f"k{n}", f"k{n}", ["ada", "bob", "cy"], played(70 + n))
+        store.record_match(b, f"k{n}", f"k{n}", ["ada", "bob", "cy"], played(80 + n))
+    assert [m.seed for m in store.last_matches(a, 3)] == [73, 74, 75]
+    assert store.last_matches(a, 3) == store.matches(a)[-3:]
+    assert [m.seed for m in store.last_matches(b, 100)] == list(range(80, 86))
+
+
 def test_keys_are_unique_per_tournament_not_per_store(store):
     a, b = tournament(store, "a"), tournament(store, "b")
     store.record_match(a, "t0-d0-r0", "s", ["ada", "bob", "cy"], played(31))

@@ -30,7 +30,7 @@ from support.processes import env_for, kill_marked, new_mark, processes_marked, 
 from support.requirements import missing, needs_module
 
 from arena.bench import procs
-from arena.store import is_url
+from arena.store import SQLiteStore, is_url
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -215,7 +215,15 @@ def test_a_tournament_prints_its_schedule_and_standings_and_stores_every_match(t
     assert "result: " in text
     # with no name, the latest tournament
     assert read_json(mark, "standings", "--db", db)["tournament"] == "three"
-    assert len(read_json(mark, "matches", "--db", db, "--limit", 5)) == 5
+    # printed a match at a time, as json.dumps prints the list
+    store = SQLiteStore(db)
+    try:
+        every = [m.to_dict() for m in store.matches(store.tournament("three"))]
+    finally:
+        store.close()
+    assert ok(mark, "matches", "--db", db, "--json").stdout == json.dumps(every, indent=2) + "\n"
+    assert read_json(mark, "matches", "--db", db, "--limit", 5) == every[-5:]
+    assert read_json(mark, "matches", "--db", db, "--limit", 500) == every
     for limit in (0, -1):   # an empty table, without a word, before
         proc = arena(mark, "matches", "--db", db, "--limit", limit)
         assert proc.returncode == 2 and proc.stderr == (f"arena matches: error: --limit must be "
