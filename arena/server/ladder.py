@@ -174,6 +174,10 @@ class Ladder:
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.gather(*(p.close() for p in self.hosted.values()), *self._cooling,
                                  return_exceptions=True)
+            # saved before the kept matches are stored: a cancelled match's write may
+            # still land, uncounted, and they would pass its id (never read again)
+            if self._since:                    # a restart then reads no match again
+                self._snapshot()
             if self.kept:                      # a last try: the database may be back
                 try:
                     await self._store_kept()
@@ -181,8 +185,6 @@ class Ladder:
                     log.error("the ladder stops with %d played matches it could not store "
                               "(%s): %s", len(self.kept), ", ".join(k for k, _, _ in self.kept),
                               exc)
-            if self._since:                    # a restart then reads no match again
-                self._snapshot()
             await asyncio.gather(*self._saving, return_exceptions=True)
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
 

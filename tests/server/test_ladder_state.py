@@ -149,3 +149,43 @@ def test_the_ladder_saves_a_snapshot_every_so_many_matches_it_stores(tmp_path, m
         conn.execute("DELETE FROM tournament_states")
     _, from_all = _taken_up(db, tmp_path)
     assert from_snapshot == from_all and from_all["stored"] == 15
+
+
+def test_a_match_whose_store_the_stop_cut_short_is_not_hidden_by_the_last_snapshot(tmp_path):
+    """A server that stops cancels the matches in flight, but a write already asked of the
+    writer thread lands; the matches kept while the database was away are stored after it,
+    with higher ids. The last snapshot, saved after those, counted them and not the one
+    that landed, whose id it passed: the next start never read that match, and dealt its
+    key again (played, then dropped as already stored, at every start)."""
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=5)
+    store = SQLiteStore(db)
+
+    async def scenario() -> None:
+        ladder = _ladder(store, tmp_path)             # no bot registered: no table seated
+        played = {}
+        for n, seated in ((6, ["b0", "b1"]), (7, ["b2", "b3"])):
+            played[n] = seated, await MatchRunner(spec(seated, seed=n), [
+                HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
+        running = asyncio.create_task(ladder.run())
+        while ladder.log is None:                     # its history read
+            await asyncio.sleep(0.01)
+        ladder.kept.append(("L7", *played[7]))        # the database could not take it
+        storing = asyncio.create_task(ladder._store("L6", *played[6]))   # a match ends
+        await asyncio.sleep(0)                        # its write asked of the writer
+        storing.cancel()                              # and the server stops
+        running.cancel()
+        await asyncio.gather(storing, running, return_exceptions=True)
+
+    try:
+        asyncio.run(scenario())
+        keys = [m.key for m in store.matches(store.tournament("ladder"))]
+    finally:
+        store.close()
+    assert keys == ["L1", "L2", "L3", "L4", "L5", "L6", "L7"]
+    _, from_snapshot = _taken_up(db, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    _, from_all = _taken_up(db, tmp_path)
+    assert from_all["stored"] == 7 and from_all["unused"] == []
+    assert from_snapshot == from_all
