@@ -258,7 +258,7 @@ class Ladder:
                 if self.hub is None or snapshot.results is not None:
                     return snapshot
                 raise ValueError("it has no standings for the spectators")
-        except (UnreadableStateError, ValueError, KeyError, TypeError) as exc:
+        except (UnreadableStateError, ValueError) as exc:
             log.warning("the ladder reads every stored match again: its snapshot cannot be "
                         "used (%s)", exc)
         return Snapshot(LadderState(), Results(), {})

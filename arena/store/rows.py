@@ -75,13 +75,16 @@ def decode_state(tournament: str, row: Sequence) -> SavedState:
     try:
         if encoding != STATE_ENCODING:
             raise ValueError(f"unknown encoding {encoding!r}")
+        through = int(through)                 # a damaged row's may be text, or infinite
         decoded = json.loads(zlib.decompress(data))
         if not isinstance(decoded, dict):
             raise ValueError(f"a {type(decoded).__name__}, not an object")
-    except (ValueError, zlib.error) as exc:    # JSONDecodeError and UnicodeError are ValueErrors
+    # JSONDecodeError and UnicodeError are ValueErrors; text where bytes were, a TypeError;
+    # arrays nested thousands deep, a RecursionError
+    except (ValueError, TypeError, OverflowError, zlib.error, RecursionError) as exc:
         raise UnreadableStateError(f"the saved state of tournament {tournament!r} cannot be "
                                    f"read: {exc}") from None
-    return SavedState(int(through), decoded, saved_at)
+    return SavedState(through, decoded, saved_at)
 
 
 def match_record(row: Sequence) -> MatchRecord:

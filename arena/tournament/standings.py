@@ -313,12 +313,18 @@ class Stored:
         none (the ladder says so in the server's log)."""
         try:
             state = store.state(record)
-            if state is not None and "results" in state.data:
-                return cls(state.through, int(state.data["stored"]),
-                           Results.from_state(state.data["results"]))
-        except (UnreadableStateError, ValueError, KeyError, TypeError):
-            pass
-        return cls()
+            if state is None or "results" not in state.data:   # none, or a void one
+                return cls()
+            stored = int(state.data["stored"])
+            # ids are distinct and from 1: a state said to count more matches than its
+            # last id (a through of 0, or below) would have them read, and counted, again
+            if not 0 <= stored <= state.through < 2 ** 63:
+                return cls()
+            return cls(state.through, stored, Results.from_state(state.data["results"]))
+        # JSON of another shape (a list where an object was, a name that is a number)
+        except (UnreadableStateError, ValueError, KeyError, TypeError, AttributeError,
+                IndexError, OverflowError):
+            return cls()
 
     def read(self, store: Store, record: TournamentRecord) -> bool:
         """Add the matches stored since, a page at a time; whether there were any."""

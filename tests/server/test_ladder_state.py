@@ -4,8 +4,10 @@ stored since, and that is the ladder it would have read from every stored match.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sqlite3
+import zlib
 
 from arena.referee.house import FirstLegal, Forcer, HouseSession
 from arena.referee.lobby import Lobby
@@ -189,3 +191,64 @@ def test_a_match_whose_store_the_stop_cut_short_is_not_hidden_by_the_last_snapsh
     _, from_all = _taken_up(db, tmp_path)
     assert from_all["stored"] == 7 and from_all["unused"] == []
     assert from_snapshot == from_all
+
+
+def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice(tmp_path, caplog):
+    """A row that does not hold what a snapshot holds (JSON of another shape, a through
+    that cannot be the snapshot's) is said and every match read. A list where an object
+    was stopped the ladder at every start ("the ladder stopped: 'list' object has no
+    attribute 'items'": its spectators waited for it for ever) and failed the organiser's
+    standings; a through of 0 or below had every match counted twice, without a word."""
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=20)
+    _, expected = _taken_up(db, tmp_path)
+
+    async def standings():
+        boards = Boards(SQLiteStore(db))
+        try:
+            return await boards.board("ladder")
+        finally:
+            boards.close()
+    _, board, matches = asyncio.run(standings())
+    expected_board = matches, [line.to_dict() for line in board.lines]
+    with sqlite3.connect(db) as conn:
+        through, data = conn.execute("SELECT through, data FROM tournament_states").fetchone()
+    intact = json.loads(zlib.decompress(data))
+
+    def damaged(change) -> dict:
+        data = json.loads(json.dumps(intact))
+        change(data)
+        return data
+    rows = {
+        "elo a list": (through, damaged(lambda d: d.update(elo=[]))),
+        "games a list": (through, damaged(lambda d: d.update(games=[1]))),
+        "ratings a list": (through, damaged(lambda d: d.update(ratings=[1]))),
+        "faults a list": (through, damaged(lambda d: d["results"]["lines"][0].__setitem__(4, []))),
+        "sets a list": (through, damaged(lambda d: d["results"].update(sets=[]))),
+        "stored infinite": (through, damaged(lambda d: d.update(stored=float("inf")))),
+        "through 0": (0, intact),
+        "through -5": (-5, intact),
+        "through past any id": (2 ** 70, intact),
+        "through infinite": (float("inf"), intact),
+        "nested deep": (through, None),
+    }
+    for what, (row_through, data) in rows.items():
+        blob = (zlib.compress(b"[" * 100_000 + b"]" * 100_000) if data is None
+                else zlib.compress(json.dumps(data).encode()))
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE tournament_states SET through = ?, data = ?",
+                         (row_through if isinstance(row_through, float) else str(row_through),
+                          blob))
+        caplog.clear()
+        caplog.set_level(logging.INFO, logger="arena.server")
+        _, again = _taken_up(db, tmp_path)
+        assert again == expected, what
+        said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(said) == 1 and said[0].startswith(
+            "the ladder reads every stored match again: its snapshot cannot be used ("), what
+        with sqlite3.connect(db) as conn:            # the one saved as it started, again
+            conn.execute("UPDATE tournament_states SET through = ?, data = ?",
+                         (row_through if isinstance(row_through, float) else str(row_through),
+                          blob))
+        _, board, matches = asyncio.run(standings())
+        assert (matches, [line.to_dict() for line in board.lines]) == expected_board, what
