@@ -11,9 +11,11 @@ A server that starts takes all of that up again. It read every stored match for 
 ladder that plays flat out stores millions a day (19,000 in 8 minutes for 4 bots), and a
 restart read about 25,000 a second (11.8 s for 300,000 matches of a 300-bot ladder), into
 a list of them all. Now the ladder saves a snapshot (:meth:`Store.save_state`) every
-:data:`SNAPSHOT_EVERY` matches it stores, as it starts and as it stops; a server reads the
-last one and the matches stored since. A snapshot it cannot use (damaged, or a newer
-arena's) is said in the log and the matches are read from the first, as before.
+:data:`SNAPSHOT_EVERY` matches it stores, as it starts and as it stops (none while it
+keeps matches its database could not take: see
+:meth:`arena.server.ladder.Ladder._snapshot`); a server reads the last one and the
+matches stored since. A snapshot it cannot use (damaged, or a newer arena's) is said in
+the log and the matches are read from the first, as before.
 """
 
 from __future__ import annotations
