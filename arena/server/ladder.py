@@ -87,6 +87,9 @@ class Ladder:
         self.state = LadderState()
         self.log: TournamentLog | None = None            # the spectators' standings
         self._since = 0                                  # matches stored since a snapshot
+        #: a match was found stored that the state does not count (see _store): no
+        #: snapshot is saved any more, lest it pass that match's id
+        self._uncounted = False
         self._saving: set[asyncio.Task] = set()          # snapshots being saved
         self.count = 0                                   # the highest key's n dealt
         #: numbers dealt but never stored, dealt again first (a heap)
@@ -174,8 +177,8 @@ class Ladder:
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.gather(*(p.close() for p in self.hosted.values()), *self._cooling,
                                  return_exceptions=True)
-            # saved before the kept matches are stored: a cancelled match's write may
-            # still land, uncounted, and they would pass its id (never read again)
+            # saved before the kept matches are stored (and only if none is kept): a
+            # cancelled match's write may still land, uncounted, and they would pass its id
             if self._since:                    # a restart then reads no match again
                 self._snapshot()
             if self.kept:                      # a last try: the database may be back
@@ -267,6 +270,11 @@ class Ladder:
         """Save a snapshot of the ladder as it is now, in the results' writer thread (a
         copy of it is made here, and encoded there): a failure is said in the log, and
         the next one is saved :data:`SNAPSHOT_EVERY` matches later."""
+        # none while matches are kept: a kept match's write may have landed though it
+        # failed (a commit whose answer was lost), with an id that the matches counted
+        # since have passed; a snapshot as of them would hide it from every start
+        if self.kept or self._uncounted:
+            return
         snapshot = Snapshot(self.state.copy())
         if self.log is not None:
             snapshot.results = self.log.results.copy()
@@ -409,6 +417,11 @@ class Ladder:
         except AlreadyStoredError as exc:
             log.error("ladder match %s (%s) was played but not stored: %s", key,
                       result.match_id, exc)
+            if not self._uncounted:
+                self._uncounted = True
+                log.warning("the ladder saves no more snapshots until it restarts: key %s "
+                            "is stored by a match it did not count (a kept match whose commit "
+                            "landed though its write failed), which the next start reads", key)
             return False
         # counted in the order stored (one writer thread, whose results come back in
         # order): a snapshot counts every match up to its last one's id

@@ -252,3 +252,42 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
                           blob))
         _, board, matches = asyncio.run(standings())
         assert (matches, [line.to_dict() for line in board.lines]) == expected_board, what
+
+
+def test_a_kept_match_whose_commit_landed_is_not_passed_by_a_snapshot(tmp_path, monkeypatch):
+    """A write whose commit landed but whose answer was lost (PostgreSQL, a connection
+    that went during the commit and did not come back within the writer's window) fails:
+    the match is kept, and when the database takes writes again it is "already stored"
+    and dropped, never counted. The matches stored meanwhile, after it, were counted and
+    a snapshot saved as of them passed its id: no start read that match again, and its
+    key, never counted, was dealt again (played, then dropped) at every start. Here its
+    commit is the store's own record_match, made before the ladder's."""
+    monkeypatch.setattr(ladder_module, "SNAPSHOT_EVERY", 1)
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=5)
+    store = SQLiteStore(db)
+
+    async def scenario() -> None:
+        ladder = _ladder(store, tmp_path)
+        ladder.hub.follow(ladder._history(BOTS))
+        played = {}
+        for n, seated in ((6, ["b0", "b1"]), (7, ["b2", "b3"])):
+            played[n] = seated, await MatchRunner(spec(seated, seed=n), [
+                HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
+        store.record_match(ladder.record, "L6", "L6", *played[6])   # its commit landed
+        ladder.kept.append(("L6", *played[6]))        # and its write failed: kept
+        await ladder._store("L7", *played[7])         # a match in flight, stored after it
+        await ladder._store_kept()                    # "already stored": dropped
+        await asyncio.gather(*ladder._saving)
+        ladder.writer.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+    _, from_snapshot = _taken_up(db, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    _, from_all = _taken_up(db, tmp_path)
+    assert from_all["stored"] == 7 and from_all["unused"] == []
+    assert from_snapshot == from_all
