@@ -20,6 +20,8 @@ import random
 import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 from arena.aio import in_daemon_thread
 from arena.bots.process import ArenaStartError
@@ -29,7 +31,7 @@ from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
-from arena.server.ladder_state import SNAPSHOT_EVERY, LadderState, Snapshot
+from arena.server.ladder_state import SNAPSHOT_EVERY, LadderState, Snapshot, void
 from arena.server.registry import Registry
 from arena.store.base import (AlreadyStoredError, RegisteredBot, Store, StoreError,
                               TournamentRecord, UnreadableStateError)
@@ -280,11 +282,14 @@ class Ladder:
             snapshot.results = self.log.results.copy()
             snapshot.ratings = dict(self.log.elo.ratings)
         self._since = 0
+        self._save(snapshot.state.through, snapshot.to_data)
 
+    def _save(self, through: int, make: Callable[[], dict[str, Any]]) -> None:
+        """Save what ``make()`` gives as the ladder's state, after the writes asked for
+        before (awaited as the ladder stops); a failure is said in the log."""
         async def save() -> None:
             try:
-                await self.writer.save_state(self.record, snapshot.state.through,
-                                             snapshot.to_data)
+                await self.writer.save_state(self.record, through, make)
             except StoreError as exc:
                 log.warning("the ladder could not save its snapshot: %s", exc)
 
@@ -418,10 +423,14 @@ class Ladder:
             log.error("ladder match %s (%s) was played but not stored: %s", key,
                       result.match_id, exc)
             if not self._uncounted:
+                # the snapshots, the last saved included, may not count that match (an
+                # arena that saved them while it sat kept passed its id): the next start
+                # reads every match again, and none is saved until then
                 self._uncounted = True
-                log.warning("the ladder saves no more snapshots until it restarts: key %s "
-                            "is stored by a match it did not count (a kept match whose commit "
-                            "landed though its write failed), which the next start reads", key)
+                why = (f"key {key} is stored by a match it did not count (a kept match whose "
+                       "commit landed though its write failed)")
+                log.warning("the ladder saves no more snapshots until it restarts: %s", why)
+                self._save(0, lambda: void(why))
             return False
         # counted in the order stored (one writer thread, whose results come back in
         # order): a snapshot counts every match up to its last one's id

@@ -14,7 +14,7 @@ a list of them all. Now the ladder saves a snapshot (:meth:`Store.save_state`) e
 :data:`SNAPSHOT_EVERY` matches it stores, as it starts and as it stops (none while it
 keeps matches its database could not take: see
 :meth:`arena.server.ladder.Ladder._snapshot`); a server reads the last one and the
-matches stored since. A snapshot it cannot use (damaged, or a newer arena's) is said in
+matches stored since. A snapshot it cannot read (damaged, or a newer arena's) is said in
 the log and the matches are read from the first, as before.
 """
 
@@ -95,7 +95,8 @@ class Snapshot:
 
     def to_data(self) -> dict[str, Any]:
         """As :meth:`arena.store.base.Store.save_state` keeps it (JSON's types). Standings
-        read ``stored`` and ``results`` of it (:meth:`arena.tournament.standings.Stored.saved`)."""
+        read ``stored`` and ``results`` of it
+        (:meth:`arena.tournament.standings.Stored.saved`)."""
         s = self.state
         data: dict[str, Any] = {
             "format": FORMAT, "stored": s.stored, "high": s.high, "missing": sorted(s.missing),
@@ -109,11 +110,28 @@ class Snapshot:
     @classmethod
     def from_data(cls, through: int, data: dict[str, Any]) -> Snapshot:
         """The snapshot :meth:`to_data` gave ``data`` of, as of match ``through``;
-        ValueError (or KeyError, TypeError) for data it did not give."""
+        ValueError for data it did not give (another format, a damaged or foreign row)."""
         if data.get("format") != FORMAT:
             raise ValueError(f"format {data.get('format')!r}, not {FORMAT}")
+        if "void" in data:
+            raise ValueError(str(data["void"]))
+        try:
+            snapshot = cls._of(int(through), data)
+        except (KeyError, TypeError, AttributeError, IndexError, OverflowError) as exc:
+            # JSON of another shape: a list where an object was, a name that is a number
+            raise ValueError(f"not a snapshot's data: {type(exc).__name__}: {exc}") from None
+        s = snapshot.state
+        # ids are distinct and from 1, so no more than `through` matches have one up to
+        # it; a snapshot said to count more (a through of 0, or below) would have every
+        # match it counts read, and counted, again
+        if not 0 <= s.stored <= s.through < 2 ** 63:
+            raise ValueError(f"{s.stored} matches through match id {s.through}")
+        return snapshot
+
+    @classmethod
+    def _of(cls, through: int, data: dict[str, Any]) -> Snapshot:
         s = LadderState()
-        s.through, s.stored, s.high = int(through), int(data["stored"]), int(data["high"])
+        s.through, s.stored, s.high = through, int(data["stored"]), int(data["high"])
         s.missing = {int(n) for n in data["missing"]}
         s.elo.ratings = {str(b): float(r) for b, r in data["elo"].items()}
         s.games = Counter({str(b): int(n) for b, n in data["games"].items()})
@@ -124,4 +142,10 @@ class Snapshot:
         return cls(s, Results.from_state(data["results"]), ratings)
 
 
-__all__ = ["LadderState", "SNAPSHOT_EVERY", "Snapshot"]
+def void(why: str) -> dict[str, Any]:
+    """A saved state in place of a snapshot that must not be used (``why``): the next
+    start reads every stored match, and says why."""
+    return {"format": FORMAT, "void": why}
+
+
+__all__ = ["LadderState", "SNAPSHOT_EVERY", "Snapshot", "void"]

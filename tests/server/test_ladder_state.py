@@ -291,3 +291,47 @@ def test_a_kept_match_whose_commit_landed_is_not_passed_by_a_snapshot(tmp_path, 
     _, from_all = _taken_up(db, tmp_path)
     assert from_all["stored"] == 7 and from_all["unused"] == []
     assert from_snapshot == from_all
+
+
+def test_a_key_found_stored_that_the_ladder_did_not_count_has_every_match_read_again(
+        tmp_path, caplog):
+    """A snapshot that passed a stored match it did not count (as one saved before the
+    kept matches held snapshots back could) left that match out at every start, and its
+    key dealt again, played and dropped as already stored, start after start. Found
+    stored, it has the next start read every match, and says why."""
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=5)
+    store_ladder(db, bots=6, matches=1, first=7)
+    _taken_up(db, tmp_path)                           # a snapshot as of L7: L6 not dealt
+    store_ladder(db, bots=6, matches=1, first=6)
+    with sqlite3.connect(db) as conn:                 # one past L6 that does not count it
+        conn.execute("UPDATE tournament_states SET through = (SELECT MAX(id) FROM matches)")
+    store = SQLiteStore(db)
+
+    async def scenario() -> None:
+        ladder = _ladder(store, tmp_path)
+        ladder.hub.follow(ladder._history(BOTS))
+        assert ladder.unused == [6]
+        n = ladder._number()
+        seated = ["b0", "b1"]
+        result = await MatchRunner(spec(seated, seed=n), [
+            HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
+        assert not await ladder._store(f"L{n}", seated, result)
+        await asyncio.gather(*ladder._saving)
+        ladder.writer.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger="arena.server")
+    _, again = _taken_up(db, tmp_path)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == ["the ladder reads every stored match again: its snapshot cannot be used "
+                    "(key L6 is stored by a match it did not count (a kept match whose commit "
+                    "landed though its write failed))"]
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    _, from_all = _taken_up(db, tmp_path)
+    assert again == from_all and from_all["stored"] == 7 and from_all["unused"] == []
