@@ -237,6 +237,10 @@ class Results:
         other = cls(keep=int(state["keep"]))
         other.matches = int(state["matches"])
         other.halvings = int(state["halvings"])
+        # as add can leave them: a keep below 1 had the next add halve for ever (in the
+        # event loop: a server that answered no one), past 63 halvings it failed
+        if other.keep < 1 or not 0 <= other.halvings < 64:
+            raise ValueError(f"keep {other.keep} and {other.halvings} halvings")
         for b, matches, wins, place_total, faults in state["lines"]:
             b = sys.intern(b)
             other.lines[b] = BotLine(b, matches=int(matches), wins=int(wins),

@@ -198,7 +198,9 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
     that cannot be the snapshot's) is said and every match read. A list where an object
     was stopped the ladder at every start ("the ladder stopped: 'list' object has no
     attribute 'items'": its spectators waited for it for ever) and failed the organiser's
-    standings; a through of 0 or below had every match counted twice, without a word."""
+    standings; a through of 0 or below had every match counted twice, without a word;
+    a keep below 1 had the spectators' standings halve for ever at the next match, in the
+    event loop (a server that answered no one)."""
     db = tmp_path / "ladder.db"
     store_ladder(db, bots=6, matches=20)
     _, expected = _taken_up(db, tmp_path)
@@ -226,6 +228,8 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
         "faults a list": (through, damaged(lambda d: d["results"]["lines"][0].__setitem__(4, []))),
         "sets a list": (through, damaged(lambda d: d["results"].update(sets=[]))),
         "stored infinite": (through, damaged(lambda d: d.update(stored=float("inf")))),
+        "keep negative": (through, damaged(lambda d: d["results"].update(keep=-1))),
+        "halvings past 63": (through, damaged(lambda d: d["results"].update(halvings=70))),
         "through 0": (0, intact),
         "through -5": (-5, intact),
         "through past any id": (2 ** 70, intact),
