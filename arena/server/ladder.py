@@ -249,8 +249,11 @@ class Ladder:
         self.count = state.high
         self.unused = sorted(state.missing)
         self.log = log_
-        log.info("the ladder takes up its %d stored matches (%d read, the rest from its "
-                 "snapshot)", state.stored, read)
+        if read == state.stored:
+            log.info("the ladder takes up its %d stored matches (all read)", read)
+        else:
+            log.info("the ladder takes up its %d stored matches (%d read, the rest from its "
+                     "snapshot)", state.stored, read)
         return log_
 
     def _last_snapshot(self, db: Store) -> Snapshot:

@@ -81,7 +81,7 @@ def test_a_ladder_taken_up_from_its_snapshot_is_the_one_read_from_every_match(tm
     assert from_all["unused"] == [61, 62, 66, 67, 68, 69, 90, 91, 92, 93, 94]
     assert sum(from_all["games"].values()) == 2 * 93
     assert _read(caplog) == [
-        "the ladder takes up its 93 stored matches (93 read, the rest from its snapshot)",
+        "the ladder takes up its 93 stored matches (all read)",
         "the ladder takes up its 93 stored matches (13 read, the rest from its snapshot)"]
 
     async def standings():                           # the organiser's, from the store
@@ -116,8 +116,7 @@ def test_a_snapshot_that_cannot_be_used_is_said_and_every_match_read(tmp_path, c
         said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert len(said) == 1 and said[0].startswith(
             "the ladder reads every stored match again: its snapshot cannot be used ("), said
-        assert _read(caplog) == ["the ladder takes up its 40 stored matches (40 read, the "
-                                 "rest from its snapshot)"]
+        assert _read(caplog) == ["the ladder takes up its 40 stored matches (all read)"]
 
 
 def test_the_ladder_saves_a_snapshot_every_so_many_matches_it_stores(tmp_path, monkeypatch):
