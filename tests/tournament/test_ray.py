@@ -140,7 +140,11 @@ def referee_actors() -> list[int]:
     this one's descendants; Ray names an actor's process by its class)."""
     from arena.bench.procs import descendants
 
-    return [pid for pid, cmd in descendants() if cmd.startswith(b"ray::RefereeNode")]
+    named = [pid for pid, cmd in descendants() if cmd.startswith(b"ray::RefereeNode")]
+    # a process an actor forks bears its name until it execs (a bot being started): it
+    # was taken for a second actor, and the test failed at random (2 runs in 6 here)
+    forked = {pid for actor in named for pid, _ in descendants(actor)}
+    return [pid for pid in named if pid not in forked]
 
 
 @pytest.mark.parametrize("lanes", [1, 4])
