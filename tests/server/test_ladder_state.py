@@ -50,6 +50,56 @@ def _read(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if "the ladder takes up" in r.getMessage()]
 
 
+async def _played(seated: list[str], seed: int):
+    """A match of house seats (the first legal card; the forcing card)."""
+    return await MatchRunner(spec(seated, seed=seed), [HouseSession(FirstLegal()),
+                                                        HouseSession(Forcer())]).run()
+
+
+def _playing(db, tmp_path, body) -> None:
+    """``await body(ladder)`` on a ladder taken up from ``db``, then its snapshots saved
+    and its writer closed."""
+    store = SQLiteStore(db)
+
+    async def scenario() -> None:
+        ladder = _ladder(store, tmp_path)
+        ladder.hub.follow(ladder._history(BOTS))
+        await body(ladder)
+        await asyncio.gather(*ladder._saving)
+        ladder.writer.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+
+
+def _board(db) -> tuple[int, list[dict]]:
+    """The organiser's standings of the ladder in ``db`` (a server's Boards): over how
+    many matches, and each line."""
+    store = SQLiteStore(db)
+
+    async def made():
+        boards = Boards(store)
+        try:
+            return await boards.board("ladder")
+        finally:
+            boards.close()
+
+    try:
+        _, board, matches = asyncio.run(made())
+    finally:
+        store.close()
+    return matches, [line.to_dict() for line in board.lines]
+
+
+def _read_every_match(db, tmp_path) -> dict:
+    """What a new server's ladder makes of ``db`` with its snapshot taken away."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    return _taken_up(db, tmp_path)[1]
+
+
 def test_a_ladder_taken_up_from_its_snapshot_is_the_one_read_from_every_match(tmp_path, caplog):
     """It read every stored match at every start (a minute for each million; a ladder
     that plays flat out stores millions a day). Now it saves a snapshot as it starts (and
@@ -83,15 +133,8 @@ def test_a_ladder_taken_up_from_its_snapshot_is_the_one_read_from_every_match(tm
     assert _read(caplog) == [
         "the ladder takes up its 93 stored matches (all read)",
         "the ladder takes up its 93 stored matches (13 read, the rest from its snapshot)"]
-
-    async def standings():                           # the organiser's, from the store
-        boards = Boards(SQLiteStore(db))
-        try:
-            return await boards.board("ladder")
-        finally:
-            boards.close()
-    _, board, matches = asyncio.run(standings())
-    assert matches == 93 and sum(line.matches for line in board.lines) == 2 * 93
+    matches, lines = _board(db)                        # the organiser's, from the store
+    assert matches == 93 and sum(line["matches"] for line in lines) == 2 * 93
 
 
 def test_a_snapshot_that_cannot_be_used_is_said_and_every_match_read(tmp_path, caplog):
@@ -125,30 +168,22 @@ def test_the_ladder_saves_a_snapshot_every_so_many_matches_it_stores(tmp_path, m
     monkeypatch.setattr(ladder_module, "SNAPSHOT_EVERY", 4)
     db = tmp_path / "ladder.db"
     store_ladder(db, bots=6, matches=5)
-    store = SQLiteStore(db)
 
-    async def scenario() -> None:
-        ladder = _ladder(store, tmp_path)
-        ladder.hub.follow(ladder._history(BOTS))
+    async def play(ladder: Ladder) -> None:
         for n in range(6, 16):
             seated = [f"b{n % 6}", f"b{(n + 1) % 6}"]
-            result = await MatchRunner(spec(seated, seed=n), [
-                HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
-            await ladder._store(f"L{n}", seated, result)
-        await asyncio.gather(*ladder._saving)
-        ladder.writer.close()
+            await ladder._store(f"L{n}", seated, await _played(seated, n))
 
+    _playing(db, tmp_path, play)
+    store = SQLiteStore(db)
     try:
-        asyncio.run(scenario())
         saved = store.state(store.tournament("ladder"))
         ids = [m.id for m in store.matches(store.tournament("ladder"))]
     finally:
         store.close()
     assert saved.through == ids[12] and saved.data["stored"] == 13   # 5 read, 4 and 4 stored
     _, from_snapshot = _taken_up(db, tmp_path)
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM tournament_states")
-    _, from_all = _taken_up(db, tmp_path)
+    from_all = _read_every_match(db, tmp_path)
     assert from_snapshot == from_all and from_all["stored"] == 15
 
 
@@ -166,8 +201,7 @@ def test_a_match_whose_store_the_stop_cut_short_is_not_hidden_by_the_last_snapsh
         ladder = _ladder(store, tmp_path)             # no bot registered: no table seated
         played = {}
         for n, seated in ((6, ["b0", "b1"]), (7, ["b2", "b3"])):
-            played[n] = seated, await MatchRunner(spec(seated, seed=n), [
-                HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
+            played[n] = seated, await _played(seated, n)
         running = asyncio.create_task(ladder.run())
         while ladder.log is None:                     # its history read
             await asyncio.sleep(0.01)
@@ -185,9 +219,7 @@ def test_a_match_whose_store_the_stop_cut_short_is_not_hidden_by_the_last_snapsh
         store.close()
     assert keys == ["L1", "L2", "L3", "L4", "L5", "L6", "L7"]
     _, from_snapshot = _taken_up(db, tmp_path)
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM tournament_states")
-    _, from_all = _taken_up(db, tmp_path)
+    from_all = _read_every_match(db, tmp_path)
     assert from_all["stored"] == 7 and from_all["unused"] == []
     assert from_snapshot == from_all
 
@@ -203,15 +235,7 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
     db = tmp_path / "ladder.db"
     store_ladder(db, bots=6, matches=20)
     _, expected = _taken_up(db, tmp_path)
-
-    async def standings():
-        boards = Boards(SQLiteStore(db))
-        try:
-            return await boards.board("ladder")
-        finally:
-            boards.close()
-    _, board, matches = asyncio.run(standings())
-    expected_board = matches, [line.to_dict() for line in board.lines]
+    expected_board = _board(db)
     with sqlite3.connect(db) as conn:
         through, data = conn.execute("SELECT through, data FROM tournament_states").fetchone()
     intact = json.loads(zlib.decompress(data))
@@ -253,8 +277,7 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
             conn.execute("UPDATE tournament_states SET through = ?, data = ?",
                          (row_through if isinstance(row_through, float) else str(row_through),
                           blob))
-        _, board, matches = asyncio.run(standings())
-        assert (matches, [line.to_dict() for line in board.lines]) == expected_board, what
+        assert _board(db) == expected_board, what
 
 
 def test_a_kept_match_whose_commit_landed_is_not_passed_by_a_snapshot(tmp_path, monkeypatch):
@@ -268,30 +291,19 @@ def test_a_kept_match_whose_commit_landed_is_not_passed_by_a_snapshot(tmp_path, 
     monkeypatch.setattr(ladder_module, "SNAPSHOT_EVERY", 1)
     db = tmp_path / "ladder.db"
     store_ladder(db, bots=6, matches=5)
-    store = SQLiteStore(db)
 
-    async def scenario() -> None:
-        ladder = _ladder(store, tmp_path)
-        ladder.hub.follow(ladder._history(BOTS))
+    async def play(ladder: Ladder) -> None:
         played = {}
         for n, seated in ((6, ["b0", "b1"]), (7, ["b2", "b3"])):
-            played[n] = seated, await MatchRunner(spec(seated, seed=n), [
-                HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
-        store.record_match(ladder.record, "L6", "L6", *played[6])   # its commit landed
+            played[n] = seated, await _played(seated, n)
+        ladder.store.record_match(ladder.record, "L6", "L6", *played[6])   # it landed
         ladder.kept.append(("L6", *played[6]))        # and its write failed: kept
         await ladder._store("L7", *played[7])         # a match in flight, stored after it
         await ladder._store_kept()                    # "already stored": dropped
-        await asyncio.gather(*ladder._saving)
-        ladder.writer.close()
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        store.close()
+    _playing(db, tmp_path, play)
     _, from_snapshot = _taken_up(db, tmp_path)
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM tournament_states")
-    _, from_all = _taken_up(db, tmp_path)
+    from_all = _read_every_match(db, tmp_path)
     assert from_all["stored"] == 7 and from_all["unused"] == []
     assert from_snapshot == from_all
 
@@ -309,24 +321,14 @@ def test_a_key_found_stored_that_the_ladder_did_not_count_has_every_match_read_a
     store_ladder(db, bots=6, matches=1, first=6)
     with sqlite3.connect(db) as conn:                 # one past L6 that does not count it
         conn.execute("UPDATE tournament_states SET through = (SELECT MAX(id) FROM matches)")
-    store = SQLiteStore(db)
 
-    async def scenario() -> None:
-        ladder = _ladder(store, tmp_path)
-        ladder.hub.follow(ladder._history(BOTS))
+    async def play(ladder: Ladder) -> None:
         assert ladder.unused == [6]
         n = ladder._number()
         seated = ["b0", "b1"]
-        result = await MatchRunner(spec(seated, seed=n), [
-            HouseSession(FirstLegal()), HouseSession(Forcer())]).run()
-        assert not await ladder._store(f"L{n}", seated, result)
-        await asyncio.gather(*ladder._saving)
-        ladder.writer.close()
+        assert not await ladder._store(f"L{n}", seated, await _played(seated, n))
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        store.close()
+    _playing(db, tmp_path, play)
     caplog.clear()
     caplog.set_level(logging.INFO, logger="arena.server")
     _, again = _taken_up(db, tmp_path)
@@ -334,7 +336,5 @@ def test_a_key_found_stored_that_the_ladder_did_not_count_has_every_match_read_a
     assert said == ["the ladder reads every stored match again: its snapshot cannot be used "
                     "(key L6 is stored by a match it did not count (a kept match whose commit "
                     "landed though its write failed))"]
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM tournament_states")
-    _, from_all = _taken_up(db, tmp_path)
+    from_all = _read_every_match(db, tmp_path)
     assert again == from_all and from_all["stored"] == 7 and from_all["unused"] == []
