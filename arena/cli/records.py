@@ -174,7 +174,8 @@ def _print_json_list(items: Iterable[Any]) -> None:
     """``json.dumps(list(items), indent=2)``, printed an item at a time."""
     first = True
     for item in items:
-        sys.stdout.write(("[\n" if first else ",\n") + textwrap.indent(json.dumps(item, indent=2), "  "))
+        text = textwrap.indent(json.dumps(item, indent=2), "  ")
+        sys.stdout.write(("[\n" if first else ",\n") + text)
         first = False
     sys.stdout.write("[]\n" if first else "\n]\n")
 
