@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.referee.results import MatchResult, Status
-from arena.store.base import MatchRecord, Store, TournamentRecord, UnreadableStateError
+from arena.store.base import (MatchRecord, NotFoundError, Store, TournamentRecord,
+                              UnreadableStateError)
 from arena.tournament.ratings import Fit, Placing, Tally, fit
 
 
@@ -299,6 +300,18 @@ def stored_played(store: Store, record: TournamentRecord, after: int = 0) -> Ite
             yield Played.of(m)
 
 
+def ends_at(store: Store, record: TournamentRecord, through: int) -> bool:
+    """Whether a saved state of ``record`` as of match ``through`` can be one: 0 (none
+    counted), or the id of one of its matches. A foreign row's past the last id would
+    have the matches stored later under lower ids skipped."""
+    if through == 0:
+        return True
+    try:
+        return store.match(through).tournament == record.name
+    except NotFoundError:
+        return False
+
+
 @dataclass
 class Stored:
     """What standings keep of a tournament's stored matches, read up to the match with
@@ -322,7 +335,8 @@ class Stored:
             stored = int(state.data["stored"])
             # ids are distinct and from 1: a state said to count more matches than its
             # last id (a through of 0, or below) would have them read, and counted, again
-            if not 0 <= stored <= state.through < 2 ** 63:
+            if not 0 <= stored <= state.through < 2 ** 63 or not ends_at(store, record,
+                                                                        state.through):
                 return cls()
             return cls(state.through, stored, Results.from_state(state.data["results"]))
         # JSON of another shape (a list where an object was, a name that is a number)

@@ -121,10 +121,10 @@ def test_a_ladder_taken_up_from_its_snapshot_is_the_one_read_from_every_match(tm
         conn.execute("DELETE FROM tournament_states")
     caplog.clear()
     _, from_all = _taken_up(whole, tmp_path)
-    with sqlite3.connect(db) as conn:                 # what the snapshot counts, gone
+    with sqlite3.connect(db) as conn:   # what the snapshot counts, gone but its last match
         through = conn.execute("SELECT through FROM tournament_states").fetchone()[0]
-        conn.execute("DELETE FROM match_events WHERE match_id <= ?", (through,))
-        assert conn.execute("DELETE FROM matches WHERE id <= ?", (through,)).rowcount == 80
+        conn.execute("DELETE FROM match_events WHERE match_id < ?", (through,))
+        assert conn.execute("DELETE FROM matches WHERE id < ?", (through,)).rowcount == 79
     ladder, from_snapshot = _taken_up(db, tmp_path)
     assert from_snapshot == from_all
     assert from_all["stored"] == 93 and from_all["count"] == 104
@@ -256,6 +256,8 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
         "through 0": (0, intact),
         "through -5": (-5, intact),
         "through past any id": (2 ** 70, intact),
+        "through past the last id": (through + 5, intact),     # a later match skipped
+        "through before its last": (through - 1, intact),      # its last counted twice
         "through infinite": (float("inf"), intact),
         "nested deep": (through, None),
     }
