@@ -30,7 +30,7 @@ from arena.server.registry import Registry
 from arena.server.runs import Runs
 from arena.store import StoreError, is_url, open_store
 from arena.store.location import database_name
-from arena.store.base import Claim, Store
+from arena.store.base import Claim, NotFoundError, Store, not_found
 from arena.tournament.standings import Standings, standings
 from arena.tournament.tournament import Settings
 from arena.watch.hub import SpectatorHub
@@ -192,7 +192,13 @@ class ArenaServer:
         the event loop (:class:`Boards`): a tournament's over every match stored; the
         ladder's, which never ends, as last made (over the matches it says) when there is
         one, the next made meanwhile."""
-        return await self.boards.board(name, fresh=name != ladder_module.NAME)
+        try:
+            return await self.boards.board(name, fresh=name != ladder_module.NAME)
+        except NotFoundError:
+            if name is None:
+                raise NotFoundError("no tournament on this server yet") from None
+            # the store's error names the database's path, the organiser's business not
+            raise not_found(name, "on this server", self.store) from None
 
     async def claim_lost(self) -> None:
         """Return once this server no longer holds its database (see :meth:`Claim.held`):

@@ -377,9 +377,11 @@ KNOWN_SHOWN = 10
 
 
 def not_found(name: str, where: str, store: Store) -> NotFoundError:
-    """The error for a tournament ``name`` that is not in ``store`` (at ``where``),
-    naming the last few that are (a server has thousands: never all of them)."""
+    """The error for a tournament ``name`` that is not in ``store`` (``where``: "in"
+    its path, or "on this server" to a server's organiser, who need not know where the
+    server keeps its database), naming the last few that are (a server has thousands:
+    never all of them)."""
     known = store.tournament_names(KNOWN_SHOWN + 1)
     listed = ", ".join(known[:KNOWN_SHOWN]) + (", ..." if len(known) > KNOWN_SHOWN else "")
-    return NotFoundError(f"no tournament called {name!r} in {where}"
+    return NotFoundError(f"no tournament called {name!r} {where}"
                          + (f"; known: {listed}" if known else ""))

@@ -355,7 +355,7 @@ class PostgresStore(Store):
                 row = self.db.execute(f"SELECT {self._TOURNAMENT_COLUMNS} FROM tournaments "
                                       "WHERE name = %s", (name,)).fetchone()
                 if row is None:
-                    raise not_found(name, self.describe(), self)
+                    raise not_found(name, f"in {self.describe()}", self)
             return self._tournament(row)
 
     @_reconnecting

@@ -396,7 +396,7 @@ class SQLiteStore(Store):
             row = self.db.execute(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments "
                                   "WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise not_found(name, str(self.path), self)
+                raise not_found(name, f"in {self.path}", self)
         return self._tournament(row)
 
     @_said("read the tournaments")

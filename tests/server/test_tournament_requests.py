@@ -106,6 +106,23 @@ def test_following_a_tournament_that_is_not_there_is_not_found(tmp_path):
     assert unnamed[0] == grpc.StatusCode.INVALID_ARGUMENT and "at least 2 bots" in unnamed[1]
 
 
+def test_the_standings_of_a_tournament_that_is_not_there_name_no_path_of_the_server(tmp_path):
+    """They answered "no tournament called 'nope' in /srv/arena/arena.db; known: ...": where
+    the server keeps its database is none of a remote organiser's business, nor a help."""
+    async def scenario(stub, auth):
+        first = await _started(stub, auth, pb.TournamentRequest(name="cup", bots=["ra", "rb"],
+                                                                games=1))
+        try:
+            await stub.Standings(pb.StandingsRequest(name="nope"), metadata=auth)
+        except grpc.aio.AioRpcError as exc:
+            return first, (exc.code(), exc.details())
+
+    first, (code, details) = run(tmp_path, scenario)
+    assert first.started.name == "cup"
+    assert (code, details) == (grpc.StatusCode.NOT_FOUND,
+                               "no tournament called 'nope' on this server; known: cup")
+
+
 @pytest.mark.parametrize("change, words", [
     ({"move_ms": -1}, "move_ms=-1 is not allowed"),
     ({"bank_ms": -(2**31)}, "bank_ms=-2147483648 is not allowed"),
