@@ -38,7 +38,7 @@ from arena.store.base import (AlreadyStoredError, RegisteredBot, Store, StoreErr
 from arena.store.writer import StoreWriter
 from arena.tournament.executor import lease_in_order
 from arena.tournament.seats import Retirements, SeatProvider
-from arena.tournament.standings import Played, Results, ends_at
+from arena.tournament.standings import Played, Results, saved_misfit
 from arena.watch.hub import SpectatorHub, TournamentLog
 
 log = logging.getLogger("arena.server")
@@ -263,8 +263,10 @@ class Ladder:
             saved = db.state(self.record)
             if saved is not None:
                 snapshot = Snapshot.from_data(saved.through, saved.data)
-                if not ends_at(db, self.record, saved.through):
-                    raise ValueError(f"match {saved.through} is none of the ladder's")
+                # a damaged or foreign row's counts would have matches read twice, or none
+                misfit = saved_misfit(db, self.record, saved.through, snapshot.state.stored)
+                if misfit is not None:
+                    raise ValueError(misfit)
                 if self.hub is None or snapshot.results is not None:
                     return snapshot
                 raise ValueError("it has no standings for the spectators")

@@ -300,16 +300,22 @@ def stored_played(store: Store, record: TournamentRecord, after: int = 0) -> Ite
             yield Played.of(m)
 
 
-def ends_at(store: Store, record: TournamentRecord, through: int) -> bool:
-    """Whether a saved state of ``record`` as of match ``through`` can be one: 0 (none
-    counted), or the id of one of its matches. A foreign row's past the last id would
-    have the matches stored later under lower ids skipped."""
-    if through == 0:
-        return True
+def saved_misfit(store: Store, record: TournamentRecord, through: int,
+                 stored: int) -> str | None:
+    """Why a saved state of ``record`` said to count ``stored`` matches, through the
+    match with id ``through``, cannot be one (None: it can). Ids are distinct and from 1,
+    so no more than ``through`` matches have one up to it: a state said to count more (a
+    through of 0, or below) would have the matches it counts read, and counted, again. And
+    ``through`` is 0 (none counted) or one of its matches: a foreign row's past the last
+    id would have the matches stored later under lower ids skipped."""
+    if not 0 <= stored <= through < 2 ** 63:
+        return f"{stored} matches through match id {through}"
     try:
-        return store.match(through).tournament == record.name
+        if through == 0 or store.match(through).tournament == record.name:
+            return None
     except NotFoundError:
-        return False
+        pass
+    return f"match {through} is none of tournament {record.name!r}'s"
 
 
 @dataclass
@@ -333,10 +339,7 @@ class Stored:
             if state is None or "results" not in state.data:   # none, or a void one
                 return cls()
             stored = int(state.data["stored"])
-            # ids are distinct and from 1: a state said to count more matches than its
-            # last id (a through of 0, or below) would have them read, and counted, again
-            if not 0 <= stored <= state.through < 2 ** 63 or not ends_at(store, record,
-                                                                        state.through):
+            if saved_misfit(store, record, state.through, stored) is not None:
                 return cls()
             return cls(state.through, stored, Results.from_state(state.data["results"]))
         # JSON of another shape (a list where an object was, a name that is a number)
