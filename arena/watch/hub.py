@@ -177,11 +177,9 @@ class TournamentLog:
         self.results = Results()
         self.finished = False
         self.viewers: set[Subscription] = set()
-        played = list(played)
-        self.elo = OnlineElo(sorted(set(bots) | {b for p in played for b in p.bots}))
+        self.elo = OnlineElo(bots)
         for p in played:
-            self.results.add(p)
-            self.elo.update(Placing(p.bots, p.places, p.sample))
+            self.count(p)
         self._standings: pb.Standings | None = None
         self._fitted = 0                       # matches in the last fit
         self._standings_at = 0.0
