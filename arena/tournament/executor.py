@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import bisect
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 
 from arena.aio import to_the_end
@@ -51,9 +52,53 @@ class Executor(abc.ABC):
 
 
 #: A match is played again after the referee playing it died (a worker process, a Ray
-#: actor or node), up to this many referees in all; then the run stops with an error
-#: naming it (something in it kills referees). One rule for every executor that re-deals.
+#: actor or node), up to this many referees in all, the last of them playing it alone;
+#: then the run stops with an error naming it (something in it kills referees). One rule
+#: for every executor that re-deals (:class:`Deals`).
 MAX_ATTEMPTS = 3
+
+
+class Deals:
+    """What is left to deal of a run's matches (by their index in its plan), and the rule
+    for the matches a referee had when it died.
+
+    Such matches are dealt again, first. A death counts against a match only if its bots
+    were seated (``begun``). But a referee plays several matches at once, so a death names
+    no one of them: the match that killed it, or one that was only there (a slow match is
+    in flight at many deaths of referees killed for other reasons: a lost node, kill -9,
+    a match beside it). A match with MAX_ATTEMPTS - 1 deaths is therefore played alone
+    (:attr:`alone`), on a referee given nothing else until it is done: a death there is its
+    own, and the MAX_ATTEMPTS-th stops the run.
+    """
+
+    def __init__(self, count: int) -> None:
+        #: to deal, in order
+        self.pending: deque[int] = deque(range(count))
+        #: to deal, each to a referee playing nothing else, in the plan's order (whichever
+        #: lane of a lost referee tells of its match first)
+        self.alone: list[int] = []
+        self._deaths: dict[int, int] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.pending or self.alone)
+
+    def died(self, dealt: Sequence[int], begun: Collection[int]) -> int | None:
+        """A referee died with the matches ``dealt`` not yet reported (``begun``: those of
+        them whose bots were seated): they go back, first. Returns one that has now killed
+        MAX_ATTEMPTS referees, the last while it played alone (the caller stops the run),
+        or None."""
+        again: list[int] = []
+        for index in dealt:
+            if index in begun:
+                self._deaths[index] = deaths = self._deaths.get(index, 0) + 1
+                if deaths >= MAX_ATTEMPTS:
+                    return index
+            if self._deaths.get(index, 0) >= MAX_ATTEMPTS - 1:
+                bisect.insort(self.alone, index)
+            else:
+                again.append(index)
+        self.pending.extendleft(reversed(again))
+        return None
 
 
 #: Makes each bot's seat provider (in the order of the bot list) for the referee an

@@ -15,8 +15,9 @@ never starts another match with a bot retired before that match was dealt.
 A worker that dies (kill -9, out of memory) is replaced: the matches it had in flight are
 dealt again, first, and a result it may still have sent for one of them is ignored, so
 each match is reported exactly once. A match that MAX_ATTEMPTS workers had begun when they
-died stops the run with an error naming it (something in it kills referees); a match dealt
-to a worker that died before beginning it is only dealt again. So do W x MAX_ATTEMPTS
+died, the last of them playing it alone, stops the run with an error naming it (something
+in it kills referees: :class:`~arena.tournament.executor.Deals`); a match dealt to a worker
+that died before beginning it is only dealt again. So do W x MAX_ATTEMPTS
 workers that die before they are ready, with no match reported in between (workers cannot
 start here). Workers ignore Ctrl-C and SIGHUP and stop when told, or when this process
 dies.
@@ -38,12 +39,11 @@ import queue
 import signal
 import threading
 import time
-from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.referee.results import MatchSpec
-from arena.tournament.executor import MAX_ATTEMPTS, Executor, ResultSink
+from arena.tournament.executor import MAX_ATTEMPTS, Deals, Executor, ResultSink
 from arena.tournament.executors import ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
@@ -64,6 +64,8 @@ class _Worker:
     begun: set[int] = field(default_factory=set)
     #: its referee and bots are set up
     ready: bool = False
+    #: kept for the matches to play alone: dealt nothing else while there are any
+    alone: bool = False
 
 
 class MultiProcessExecutor(Executor):
@@ -90,8 +92,7 @@ class MultiProcessExecutor(Executor):
         inbox: queue.SimpleQueue = queue.SimpleQueue()   # every worker's messages, as read
         n = min(self.workers, len(plans))
         lanes = math.ceil(self.concurrency / n)
-        pending = deque(range(len(plans)))
-        attempts: Counter[int] = Counter()
+        deals = Deals(len(plans))
         workers = self._workers = {}
         gone: list[_Worker] = []
         stillborn = 0   # workers that died before they were ready, since the last progress
@@ -114,12 +115,23 @@ class MultiProcessExecutor(Executor):
                              daemon=True).start()
             workers[wid] = _Worker(process, control)
 
+        def give(worker: _Worker, index: int) -> None:
+            worker.control.put(("play", index, plans[index], spec_of(plans[index])))
+            worker.in_flight.add(index)
+
         def deal() -> None:
+            if deals.alone and workers and not any(w.alone for w in workers.values()):
+                # the worker that empties first: it plays them one at a time, and nothing else
+                min(workers.values(), key=lambda w: len(w.in_flight)).alone = True
             for worker in workers.values():
-                while pending and len(worker.in_flight) < lanes:
-                    index = pending.popleft()
-                    worker.control.put(("play", index, plans[index], spec_of(plans[index])))
-                    worker.in_flight.add(index)
+                if worker.alone and not worker.in_flight:
+                    if deals.alone:
+                        give(worker, deals.alone.pop(0))
+                    else:
+                        worker.alone = False
+                if not worker.alone:
+                    while deals.pending and len(worker.in_flight) < lanes:
+                        give(worker, deals.pending.popleft())
 
         def replace_dead() -> None:
             nonlocal stillborn
@@ -129,12 +141,11 @@ class MultiProcessExecutor(Executor):
                 del workers[wid]
                 gone.append(worker)
                 lost = sorted(worker.in_flight)
-                for index in sorted(worker.begun & worker.in_flight):
-                    attempts[index] += 1
-                    if attempts[index] >= MAX_ATTEMPTS:
-                        raise RuntimeError(
-                            f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
-                            "workers that died; the run stops (--resume plays what is left)")
+                if (index := deals.died(lost, worker.begun)) is not None:
+                    raise RuntimeError(
+                        f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
+                        "workers that died, the last playing it alone; the run stops "
+                        "(--resume plays what is left)")
                 if not worker.ready:
                     stillborn += 1
                     if stillborn >= n * MAX_ATTEMPTS:
@@ -143,7 +154,6 @@ class MultiProcessExecutor(Executor):
                             "match played in between (the last with exit code "
                             f"{worker.process.exitcode}); the run stops (--resume plays what "
                             "is left)")
-                pending.extendleft(reversed(lost))
                 self.replaced += 1
                 log.warning("referee worker %s died (exit code %s); its %d match(es) in flight "
                             "are played again on a new worker", worker.process.name,
@@ -157,7 +167,7 @@ class MultiProcessExecutor(Executor):
         try:
             while True:
                 deal()
-                if not pending and not any(w.in_flight for w in workers.values()):
+                if not deals and not any(w.in_flight for w in workers.values()):
                     break
                 if time.monotonic() >= next_check:   # even while others' results flow
                     next_check = time.monotonic() + _POLL_S

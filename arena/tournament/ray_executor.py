@@ -14,10 +14,11 @@ finishes, by the match's index in the plan, and the store below keys it by the s
 key. An actor that dies (its node lost, kill -9) has its matches dealt again, first, to
 the others and to a replacement that Ray places where there is room. A match counts a
 loss only if the actor had begun it (its bots seated: the actor says so as it begins it,
-before the result); one that MAX_ATTEMPTS actors had begun when they died stops the run
-with an error naming it, and so do more than MAX_ATTEMPTS actors per lane of the cluster
-lost with no match played in between (a cluster that loses actors as fast as it places
-them). A long run on nodes that come and go goes on as long as it makes progress.
+before the result); one that MAX_ATTEMPTS actors had begun when they died, the last of them
+playing it alone, stops the run with an error naming it
+(:class:`~arena.tournament.executor.Deals`), and so do more than MAX_ATTEMPTS actors per
+lane of the cluster lost with no match played in between (a cluster that loses actors as
+fast as it places them). A long run on nodes that come and go goes on as long as it makes progress.
 
 Bot folders must be at the same path on every node (a shared file system, or copied
 there with their setup run); :doc:`docs/scale.md` says how.
@@ -35,7 +36,7 @@ import signal
 import socket
 import tempfile
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -50,7 +51,8 @@ from arena.referee.listeners import ListenerTap
 from arena.referee.results import MatchResult, MatchSpec
 from arena.rpc import socket_root
 from arena.rules.errors import ConfigError
-from arena.tournament.executor import MAX_ATTEMPTS, Executor, LocalExecutor, ResultSink, process_seats
+from arena.tournament.executor import (MAX_ATTEMPTS, Deals, Executor, LocalExecutor, ResultSink,
+                                       process_seats)
 from arena.tournament.executors import ClusterError, ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
@@ -214,8 +216,9 @@ class RayExecutor(Executor):
         n = max(1, min(self.setup.concurrency, cpus, len(plans)))
         lanes = math.ceil(self.setup.concurrency / n)
         actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(RefereeNode)
-        pending = deque(range(len(plans)))
-        attempts: Counter[int] = Counter()
+        deals = Deals(len(plans))
+        busy: Counter[str] = Counter()       # actor -> matches dealt to it, not yet back
+        alone: list[str | None] = [None]     # the actor kept for the matches to play alone
         reported: set[int] = set()   # results taken from an actor (each match once)
         stored = 0                   # ... of them that on_result has kept
         changed = asyncio.Condition()
@@ -261,15 +264,13 @@ class RayExecutor(Executor):
             if stopping:
                 return
             async with changed:
-                for index in indices if begun else ():
-                    attempts[index] += 1
-                    if attempts[index] >= MAX_ATTEMPTS:
-                        failure.append(RuntimeError(
-                            f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
-                            "actors that died; the run stops (--resume plays what is left)"))
                 again = [i for i in indices if i not in reported]
                 self.replayed += len(again)
-                pending.extendleft(reversed(again))
+                if (index := deals.died(again, again if begun else ())) is not None:
+                    failure.append(RuntimeError(
+                        f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
+                        "actors that died, the last playing it alone; the run stops "
+                        "(--resume plays what is left)"))
                 if actors.pop(name, None) is not None:
                     ready.discard(name)
                     self.replaced += 1
@@ -300,15 +301,37 @@ class RayExecutor(Executor):
             await asyncio.gather(*(lane(name, handle, where["node"])
                                    for _ in range(lanes + QUEUED)))
 
+        def take(name: str) -> int | None:
+            """The next match for a lane of actor ``name``, or None for now. One actor at a
+            time is kept for the matches to play alone: it is dealt nothing else while
+            there are any, and each when it has nothing else in flight."""
+            if deals.alone and alone[0] not in actors:
+                alone[0] = name
+            if alone[0] == name:
+                if busy[name]:
+                    return None
+                if deals.alone:
+                    index = deals.alone.pop(0)
+                    busy[name] += 1
+                    return index
+                alone[0] = None
+            if not deals.pending:
+                return None
+            busy[name] += 1
+            return deals.pending.popleft()
+
         async def lane(name: str, handle, node: str) -> None:
             nonlocal lost_since, stored
             while True:
                 async with changed:
-                    await changed.wait_for(lambda: pending or len(reported) == len(plans)
-                                           or failure or name not in actors)
-                    if not pending or failure or name not in actors:
-                        return
-                    index = pending.popleft()
+                    # a lane waits while nothing is left to deal: a lost actor's matches
+                    # may come back
+                    while True:
+                        if failure or name not in actors or len(reported) == len(plans):
+                            return
+                        if (index := take(name)) is not None:
+                            break
+                        await changed.wait()
                 plan = plans[index]
                 t0 = time.perf_counter()
                 begun = False
@@ -327,6 +350,9 @@ class RayExecutor(Executor):
                                                     f"{name}: {exc}"))
                         changed.notify_all()
                     return
+                async with changed:
+                    busy[name] -= 1   # the actor's lanes kept for a match alone may go on
+                    changed.notify_all()
                 if index in reported:
                     continue   # played again after a loss that was not one
                 reported.add(index)

@@ -55,6 +55,11 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      ends, taking again any it can; reports how many the referee kept
                      open after a second
   quit               plays its first match, and exits as its second starts
+  slow SECONDS       sleeps SECONDS at every turn (a long match, well within its clock)
+  kill_referee TURN SECONDS
+                     sleeps SECONDS at every turn, and at its TURN-th turn of a match kills
+                     the process that started it (its referee, where it runs outside the
+                     sandbox): a match that kills every referee that plays it
 """
 
 from __future__ import annotations
@@ -486,6 +491,14 @@ class Hostile(Bot):
         self.done = False
 
     def choose(self, view):
+        if MODE == "slow":
+            time.sleep(float(ARGS[0]))
+        elif MODE == "kill_referee":
+            time.sleep(float(ARGS[1]))
+            turns = self.turns = getattr(self, "turns", {})
+            turns[view.match.match_id] = turns.get(view.match.match_id, 0) + 1
+            if turns[view.match.match_id] == int(ARGS[0]):
+                os.kill(os.getppid(), signal.SIGKILL)
         if MODE == "persist":
             self.persist(view)
         elif MODE == "work":

@@ -21,11 +21,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.hostile import hostile
 from support.requirements import needs_module
 
 ray = needs_module("ray", module_level=True)
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from arena.bots.sandbox import SandboxConfig  # noqa: E402
 from arena.store import open_store  # noqa: E402
 from arena.store.base import StoreError  # noqa: E402
 from arena.tournament.executors import make_executor  # noqa: E402
@@ -150,33 +152,68 @@ def referee_actors() -> list[int]:
 @pytest.mark.parametrize("lanes", [1, 4])
 def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the_run(
         tmp_path, head, lanes):
-    """kill -9 of the one referee actor after every 10th result, 6 times: each replacement
+    """kill -9 of the one referee actor after every 6th result, 6 times: each replacement
     plays on, and the run ends with every match stored once and the local results.
     Before, the run stopped once more than 3 actors per lane had died in all, however long
     it had played between the losses (both cases). With 4 lanes, the matches a lost actor
     had are dealt first to the next, whose bots start cold: one can still be waiting for
     its bots when that actor is killed in turn, and it counted a loss even so; three such
     stopped the run as a match that kills referees (in about half the runs). A match now
-    counts a loss only once its bots are seated. (A match in flight in 3 actors that died
-    still stops a run, as one that kills referees would: with a kill every 6th result, a
-    match slow to finish on each cold replacement was in flight at three kills in one run
-    in 8 here.)"""
-    local, _ = play(tmp_path, "local", "local", games=12)
+    counts a loss only once its bots are seated. And a match slow to finish on each cold
+    replacement was in flight at three kills in one run in 8, which stopped the run too: a
+    match with two deaths is now played alone, where no result (and so no kill) comes
+    before its own."""
+    local, _ = play(tmp_path, "local", "local", games=10)
     done = [0]
     kills = []
 
     def kill_actor(plan, result) -> None:
         done[0] += 1
-        if done[0] % 10 == 0 and len(kills) < 6:
+        if done[0] % 6 == 0 and len(kills) < 6:
             actors = referee_actors()
             assert len(actors) == 1, actors
             os.kill(actors[0], signal.SIGKILL)
             kills.append(actors[0])
 
-    on_ray, ex = play(tmp_path, "ray", "ray", kill_actor, games=12, concurrency=lanes)
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_actor, games=10, concurrency=lanes)
     assert len(kills) == 6
     assert ex.replaced == 6
     assert on_ray == local
+
+
+def named_bot(folder: Path, name: str) -> Path:
+    """``folder``'s bot, called ``name`` (the hostile bot's modes all call it hostile)."""
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text().replace('name = "hostile"', f'name = "{name}"'))
+    return folder
+
+
+@pytest.mark.parametrize("executor", ["multiprocess", "ray"])
+def test_a_match_that_kills_referees_is_told_from_one_that_was_only_beside_it(
+        tmp_path, head, executor):
+    """One referee plays three matches at once; two of them (with a bot that kills the
+    process that started it, outside the sandbox) kill it each time, and the third, a slow
+    one, is in flight at each death. Before, the third death stopped the run naming the
+    slow match (the first of the three). A match with two deaths is now played alone: the
+    slow one finishes and is stored, and the run stops naming a match that killed the
+    referee playing it alone."""
+    slow = named_bot(hostile(tmp_path / "slow", "slow", "0.1"), "slow")
+    killer = named_bot(hostile(tmp_path / "killer", "kill_referee", "4", "0.25"), "killer")
+    store = open_store(str(tmp_path / "t.db"))
+    settings = Settings(bot_dirs=(str(slow), str(BOTS[0]), str(killer)), table_size=2, games=1,
+                        duplicate=False, seed=3)
+    t = Tournament.create(store, "t", settings)
+    deadly = {p.key for p in t.plan if 2 in p.seats}
+    innocent = t.plan[0]
+    assert innocent.key not in deadly and len(t.plan) == 3, t.plan
+    ex = make_executor(executor, t.setup(3, workers=1, sandbox=SandboxConfig("none"),
+                                         log_dir=tmp_path / "logs"))
+    with pytest.raises(RuntimeError, match="the last playing it alone") as stopped:
+        asyncio.run(t.play(ex, lambda plan, result: None))
+    named = str(stopped.value).split()[1]
+    assert named in deadly, stopped.value
+    assert innocent.key in {m.key for m in store.matches(t.record)}
+    store.close()
 
 
 @pytest.mark.timeout(300)
