@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.tournament.ratings import OnlineElo, Placing
+from arena.tournament.ratings import OnlineElo, Placing, count_of, rating_of
 from arena.tournament.standings import Results
 
 #: Matches stored between two snapshots: a server that starts reads at most about as
@@ -127,14 +127,17 @@ class Snapshot:
     @classmethod
     def _of(cls, through: int, data: dict[str, Any]) -> Snapshot:
         s = LadderState()
-        s.through, s.stored, s.high = through, int(data["stored"]), int(data["high"])
+        s.through, s.stored, s.high = through, count_of(data["stored"]), count_of(data["high"])
         s.missing = {int(n) for n in data["missing"]}
-        s.elo.ratings = {str(b): float(r) for b, r in data["elo"].items()}
-        s.games = Counter({str(b): int(n) for b, n in data["games"].items()})
-        s.meetings = Counter({frozenset(map(str, pair)): int(n) for *pair, n in data["meetings"]})
+        if not all(1 <= n < s.high for n in s.missing):   # dealt again as they are
+            raise ValueError(f"keys missing outside L1..L{s.high}")
+        s.elo.ratings = {str(b): rating_of(r) for b, r in data["elo"].items()}
+        s.games = Counter({str(b): count_of(n) for b, n in data["games"].items()})
+        s.meetings = Counter({frozenset(map(str, pair)): count_of(n)
+                              for *pair, n in data["meetings"]})
         if "results" not in data:
             return cls(s)
-        ratings = {str(b): float(r) for b, r in data["ratings"].items()}
+        ratings = {str(b): rating_of(r) for b, r in data["ratings"].items()}
         return cls(s, Results.from_state(data["results"]), ratings)
 
 

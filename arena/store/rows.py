@@ -62,6 +62,12 @@ def decode_events(match_id: int, encoding: str, data: bytes) -> list[dict[str, A
 #: How ``tournament_states.data`` is encoded: zlib of a JSON object.
 STATE_ENCODING = "json-zlib"
 
+#: The most a saved state is decoded to (bytes of JSON). A 300-bot ladder's is 1.4 MB
+#: where every two bots met; at 256 MiB some 3,600 bots would have met every other, after
+#: 6.7 million matches. A row that inflates past it (a foreign one could to gigabytes,
+#: in a server's memory) cannot be read: a ladder then reads every stored match.
+STATE_LIMIT = 256 * 2**20
+
 
 def encode_state(data: dict[str, Any]) -> bytes:
     """A tournament's state as stored (:data:`STATE_ENCODING`)."""
@@ -76,7 +82,13 @@ def decode_state(tournament: str, row: Sequence) -> SavedState:
         if encoding != STATE_ENCODING:
             raise ValueError(f"unknown encoding {encoding!r}")
         through = int(through)                 # a damaged row's may be text, or infinite
-        decoded = json.loads(zlib.decompress(data))
+        inflate = zlib.decompressobj()
+        text = inflate.decompress(data, STATE_LIMIT)
+        if inflate.unconsumed_tail:
+            raise ValueError(f"it decodes to more than {STATE_LIMIT} bytes")
+        if not inflate.eof:   # zlib.decompress's error, which a stream object leaves to us
+            raise ValueError("its data is cut short")
+        decoded = json.loads(text)
         if not isinstance(decoded, dict):
             raise ValueError(f"a {type(decoded).__name__}, not an object")
     # JSONDecodeError and UnicodeError are ValueErrors; text where bytes were, a TypeError;

@@ -168,6 +168,25 @@ class Fit:
         return sorted(self.bots, key=lambda b: -self.theta[self._index[b]])
 
 
+def count_of(value: Any) -> int:
+    """A count read back from saved data (a snapshot of a tournament's state): an int, not
+    below 0; ValueError for another (a damaged or foreign row), whose negative counts
+    would spoil the fits and pairings that read it without a word."""
+    n = int(value)
+    if n < 0:
+        raise ValueError(f"a count of {n}")
+    return n
+
+
+def rating_of(value: Any) -> float:
+    """A rating read back from saved data: a finite float; ValueError for NaN or infinity,
+    which would spread to every rating updated beside it."""
+    r = float(value)
+    if not math.isfinite(r):
+        raise ValueError(f"a rating of {r}")
+    return r
+
+
 class Tally:
     """The sums a fit's estimate reads, of any number of matches: for each table size, how
     often each bot finished ahead of each other and how often level with it. Integers, so
@@ -272,14 +291,14 @@ class Tally:
         same = names or {}
         other = cls()
         for k, c in state["tables"]:
-            other.tables[int(k)] = int(c)
+            other.tables[int(k)] = count_of(c)
             other.ahead.setdefault(int(k), {})
             other.level.setdefault(int(k), {})
         for k, a, b, c in state["ahead"]:
-            other.ahead[int(k)].setdefault(same.get(a, a), {})[same.get(b, b)] = int(c)
+            other.ahead[int(k)].setdefault(same.get(a, a), {})[same.get(b, b)] = count_of(c)
         for k, a, b, c in state["level"]:
-            other.level[int(k)][same.get(a, a), same.get(b, b)] = int(c)
-        other.samples = int(state["samples"])
+            other.level[int(k)][same.get(a, a), same.get(b, b)] = count_of(c)
+        other.samples = count_of(state["samples"])
         return other
 
 

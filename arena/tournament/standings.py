@@ -12,7 +12,7 @@ from typing import Any
 from arena.referee.results import MatchResult, Status
 from arena.store.base import (MatchRecord, NotFoundError, Store, TournamentRecord,
                               UnreadableStateError)
-from arena.tournament.ratings import Fit, Placing, Tally, fit
+from arena.tournament.ratings import Fit, Placing, Tally, count_of, fit
 
 
 @dataclass
@@ -236,7 +236,7 @@ class Results:
         """The results :meth:`to_state` gave ``state`` of: their standings are the same to
         the last bit, and so are those of the same matches added to both."""
         other = cls(keep=int(state["keep"]))
-        other.matches = int(state["matches"])
+        other.matches = count_of(state["matches"])
         other.halvings = int(state["halvings"])
         # as add can leave them: a keep below 1 had the next add halve for ever (in the
         # event loop: a server that answered no one), past 63 halvings it failed
@@ -244,15 +244,15 @@ class Results:
             raise ValueError(f"keep {other.keep} and {other.halvings} halvings")
         for b, matches, wins, place_total, faults in state["lines"]:
             b = sys.intern(b)
-            other.lines[b] = BotLine(b, matches=int(matches), wins=int(wins),
-                                     place_total=int(place_total),
-                                     faults=Counter({k: int(n) for k, n in faults.items()}))
+            other.lines[b] = BotLine(b, matches=count_of(matches), wins=count_of(wins),
+                                     place_total=count_of(place_total),
+                                     faults=Counter({k: count_of(n) for k, n in faults.items()}))
         names = {b: b for b in other.lines}    # each name once in memory, as add keeps it
 
         def outcome(flat: list) -> Outcome:
             return tuple(names[x] if i % 2 == 0 else int(x) for i, x in enumerate(flat))
         other.tally = Tally.from_state(state["tally"], names)
-        other.folded = Counter({outcome(o): int(count) for o, count in state["folded"]})
+        other.folded = Counter({outcome(o): count_of(count) for o, count in state["folded"]})
         other.sets = {sample: [outcome(o) for o in outcomes]
                       for sample, outcomes in state["sets"].items()}
         return other

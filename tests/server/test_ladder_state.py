@@ -17,6 +17,7 @@ from arena.server import ladder as ladder_module
 from arena.server.boards import Boards
 from arena.server.ladder import Ladder
 from arena.server.registry import Registry
+from arena.store import rows as rows_module
 from arena.store.sqlite import SQLiteStore
 from arena.watch.hub import SpectatorHub
 from tests.support.matches import spec, store_ladder
@@ -224,14 +225,17 @@ def test_a_match_whose_store_the_stop_cut_short_is_not_hidden_by_the_last_snapsh
     assert from_snapshot == from_all
 
 
-def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice(tmp_path, caplog):
+def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice(tmp_path, caplog,
+                                                                                  monkeypatch):
     """A row that does not hold what a snapshot holds (JSON of another shape, a through
     that cannot be the snapshot's) is said and every match read. A list where an object
     was stopped the ladder at every start ("the ladder stopped: 'list' object has no
     attribute 'items'": its spectators waited for it for ever) and failed the organiser's
     standings; a through of 0 or below had every match counted twice, without a word;
     a keep below 1 had the spectators' standings halve for ever at the next match, in the
-    event loop (a server that answered no one)."""
+    event loop (a server that answered no one). A rating that is not a number, a negative
+    count or a key missing outside L1..L<high> was taken up: it spoilt pairings and
+    standings without a word; a row that inflates without end was inflated whole."""
     db = tmp_path / "ladder.db"
     store_ladder(db, bots=6, matches=20)
     _, expected = _taken_up(db, tmp_path)
@@ -259,11 +263,23 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
         "through past the last id": (through + 5, intact),     # a later match skipped
         "through before its last": (through - 1, intact),      # its last counted twice
         "through infinite": (float("inf"), intact),
-        "nested deep": (through, None),
+        "nested deep": (through, b"[" * 100_000 + b"]" * 100_000),
+        "a rating not a number": (through, damaged(lambda d: d["elo"].update(A=float("nan")))),
+        "spectators' rating infinite": (through, damaged(
+            lambda d: d["ratings"].update(A=float("inf")))),
+        "games negative": (through, damaged(lambda d: d["games"].update(A=-1))),
+        "a meeting negative": (through, damaged(lambda d: d["meetings"][0].__setitem__(2, -2))),
+        "a key missing below L1": (through, damaged(lambda d: d.update(missing=[-3]))),
+        "a key missing past the last": (through, damaged(
+            lambda d: d.update(missing=[d["high"] + 5]))),
+        "wins negative": (through, damaged(lambda d: d["results"]["lines"][0].__setitem__(2, -1))),
+        "a tally negative": (through, damaged(
+            lambda d: d["results"]["tally"]["tables"][0].__setitem__(1, -4))),
+        "inflates past the limit": (through, json.dumps(intact).encode() + b" " * 2**20),
     }
+    monkeypatch.setattr(rows_module, "STATE_LIMIT", 2**20)   # 256 MiB in the test's memory
     for what, (row_through, data) in rows.items():
-        blob = (zlib.compress(b"[" * 100_000 + b"]" * 100_000) if data is None
-                else zlib.compress(json.dumps(data).encode()))
+        blob = zlib.compress(data if isinstance(data, bytes) else json.dumps(data).encode())
         with sqlite3.connect(db) as conn:
             conn.execute("UPDATE tournament_states SET through = ?, data = ?",
                          (row_through if isinstance(row_through, float) else str(row_through),
