@@ -4,12 +4,11 @@ bounded by what they print, not by the matches stored."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.matches import store_ladder
+from tests.support.matches import grow_ladder, store_ladder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,21 +31,6 @@ def _measured(*args) -> tuple[str, int]:
     return proc.stdout, int(proc.stderr.splitlines()[-1])
 
 
-def _grown(db: Path, copies: int) -> None:
-    """Store ``db``'s ladder matches again ``copies`` times, as new matches (each its own
-    sample, as ladder matches are)."""
-    with sqlite3.connect(db) as conn:
-        base = conn.execute("SELECT count(*) FROM matches").fetchone()[0]
-        conn.execute("CREATE TEMP TABLE base AS SELECT * FROM matches")
-        conn.execute("CREATE TEMP TABLE k AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
-                     "SELECT n + 1 FROM r WHERE n < ?) SELECT n FROM r", (copies,))
-        columns = ("tournament_id, match_uid, bots, seed, ruleset, options, status, ranking, "
-                   "termination, verdicts, stats, started_at, duration_s, turns")
-        conn.execute(f"INSERT INTO matches (id, key, sample, {columns}) SELECT "
-                     f"b.id + {base} * k.n, 'L' || (b.id + {base} * k.n), "
-                     f"'L' || (b.id + {base} * k.n), {columns} FROM base b, k ORDER BY k.n, b.id")
-
-
 def test_standings_and_matches_of_a_long_ladder_read_a_page_at_a_time(tmp_path):
     """Both read every match whole, as records (4 KB each): `arena matches --limit 5` on
     a ladder of 100,000 matches took 300 MiB more than on 50 to print five of them. Now `matches --limit`
@@ -55,7 +39,7 @@ def test_standings_and_matches_of_a_long_ladder_read_a_page_at_a_time(tmp_path):
     small, db = tmp_path / "small.db", tmp_path / "long.db"
     store_ladder(small, bots=8, matches=50)
     store_ladder(db, bots=8, matches=50)
-    _grown(db, 1999)                                     # 100,000 matches
+    grow_ladder(db, 1999)                                     # 100,000 matches
     _, baseline = _measured("standings", "ladder", "--db", small, "--json")
     out, peak = _measured("standings", "ladder", "--db", db, "--json")
     assert sum(line["matches"] for line in json.loads(out)["standings"]) == 2 * 100_000

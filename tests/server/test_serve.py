@@ -25,7 +25,7 @@ from arena.server.app import CLAIM_CHECK_S
 from arena.rules.errors import ConfigError
 from support.launch import launched
 from support.processes import env_for, kill_marked, new_mark, process_names, processes_marked
-from support.matches import store_ladder
+from support.matches import grow_ladder, store_ladder
 from support.requirements import missing
 from support.serve import BOTS, ROOT, Served, command
 
@@ -1137,17 +1137,8 @@ def test_a_long_ladder_s_server_starts_without_holding_all_its_matches(tmp_path,
         assert empty.stop() == 0
     db = tmp_path / "long.db"
     store_ladder(db, bots=8, matches=50)
-    with sqlite3.connect(db) as conn:         # 50 played, stored again as 100,000
-        conn.execute("CREATE TEMP TABLE base AS SELECT * FROM matches")
-        conn.execute("CREATE TEMP TABLE k AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
-                     "SELECT n + 1 FROM r WHERE n < 1999) SELECT n FROM r")
-        columns = ("tournament_id, sample, match_uid, bots, seed, ruleset, options, status, "
-                   "ranking, termination, verdicts, stats, started_at, duration_s, turns")
-        conn.execute(f"INSERT INTO matches (id, key, {columns}) SELECT b.id + 1000 * k.n, "
-                     f"'L' || (b.id + 50 * k.n), {columns.replace('sample', 'b.sample')} "
-                     "FROM base b, k ORDER BY k.n, b.id")
-        conn.execute("INSERT INTO match_events SELECT e.match_id + 1000 * k.n, e.encoding, "
-                     "e.data FROM match_events e, k")
+    grow_ladder(db, 1999)                     # 50 played, stored again as 100,000
+    with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM matches").fetchone()[0] == 100_000
     served = Served(db, mark, "--ladder")
     try:

@@ -103,3 +103,22 @@ def store_ladder(db: Path, bots: int, matches: int, first: int = 1) -> None:
             store.record_match(record, f"L{k}", f"L{k}", list(result.spec.names), result)
     finally:
         store.close()
+
+
+def grow_ladder(db: Path, copies: int) -> None:
+    """Store ``db``'s ladder matches (and their events) again ``copies`` times, as new
+    matches after them, each its own deal (its key for a sample), as a ladder's are."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        base = conn.execute("SELECT max(id) FROM matches").fetchone()[0]
+        conn.execute("CREATE TEMP TABLE base AS SELECT * FROM matches")
+        conn.execute("CREATE TEMP TABLE k AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+                     "SELECT n + 1 FROM r WHERE n < ?) SELECT n FROM r", (copies,))
+        columns = ("tournament_id, match_uid, bots, seed, ruleset, options, status, ranking, "
+                   "termination, verdicts, stats, started_at, duration_s, turns")
+        conn.execute(f"INSERT INTO matches (id, key, sample, {columns}) SELECT "
+                     f"b.id + {base} * k.n, 'L' || (b.id + {base} * k.n), "
+                     f"'L' || (b.id + {base} * k.n), {columns} FROM base b, k ORDER BY k.n, b.id")
+        conn.execute(f"INSERT INTO match_events SELECT e.match_id + {base} * k.n, e.encoding, "
+                     "e.data FROM match_events e, k")
