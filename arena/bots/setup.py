@@ -37,6 +37,7 @@ import shutil
 import signal
 import stat
 import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -400,29 +401,38 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
     as an upload is (Python's ``tar`` filter: nothing outside ``folder``, no device, no
     set-ID bit); a file found unchanged (its size and time to the nanosecond) is not
     written again, nor the arena's own files; what the setup removed is removed. The
-    setup may have written anything on the pipe: more than its folder could hold, or more
-    than ``most_entries`` entries, is refused. What went wrong, or None (nothing sent: a
-    setup that failed)."""
-    with open(fd, "rb") as pipe:
+    setup may have written anything on the pipe: more than its folder could hold, more
+    than ``most_entries`` entries, folders too deep, or what is not a tar stream, is
+    refused, and then nothing of it is written: the stream is kept in a file (unnamed, in
+    ``folder``, on the disk its files would take) and read through once before a byte of
+    it is unpacked. What went wrong, or None (nothing sent: a setup that failed)."""
+    with open(fd, "rb") as pipe, tempfile.TemporaryFile(dir=folder) as kept:
         stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
         try:
-            sent: set[str] = set()
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
-                for count, member in enumerate(tar, 1):
+            shutil.copyfileobj(stream, kept, 2**20)
+        except _Counted.TooMuch:
+            return f"it sent back more than its folder may hold ({room_mb} MiB)"
+        except OSError as exc:
+            return f"its folder could not be taken back ({exc})"
+        if stream.count == 0:
+            return None
+        kept.seek(0)
+        try:
+            with tarfile.open(fileobj=kept, mode="r:") as tar:
+                members = []
+                for count, member in enumerate(tar, 1):   # the headers only: their data skipped
                     if count > most_entries:
                         return f"it made more than {DISK_FILES:,} files in its folder"
                     if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
                         return f"it nested folders more than {DISK_DEPTH} deep in its folder"
-                    sent.add(os.path.normpath(member.name))
+                    _filter(member, str(folder))              # tarfile.FilterError: refused
+                    members.append(member)
+                for member in members:
                     if not (_arena_file(member) or _unchanged(folder, member)):
                         tar.extract(member, folder, filter=_filter)
-            if sent:
-                _remove_unsent(folder, sent)
-        except _Counted.TooMuch:
-            return f"it sent back more than its folder may hold ({room_mb} MiB)"
+            if members:   # (an empty stream is no folder, not one with nothing in it)
+                _remove_unsent(folder, {os.path.normpath(m.name) for m in members})
         except (tarfile.TarError, OSError) as exc:
-            if stream.count == 0:
-                return None
             return f"its folder could not be taken back ({exc})"
     return None
 

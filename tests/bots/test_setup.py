@@ -218,7 +218,9 @@ def test_a_setup_cannot_add_more_than_its_limit_of_entries_or_nest_them_too_deep
     """Its file system holds as many entries as it has room for: the entries that come
     back are counted (DISK_FILES, here 2,000), and folders nested deeper than DISK_DEPTH
     are refused (the arena's own walks of the folder, and Python's recursive ones, go no
-    deeper: 1,500 of them made os.walk raise RecursionError)."""
+    deeper: 1,500 of them made os.walk raise RecursionError). Nothing of such a setup
+    reaches its folder: before, what came back ahead of the refusal stayed (2,000 files
+    of the 3,000, 256 folders of the 300)."""
     sandboxed()
     monkeypatch.setattr(bot_setup, "DISK_FILES", 2000)
     for what, fill, words in [
@@ -228,10 +230,14 @@ def test_a_setup_cannot_add_more_than_its_limit_of_entries_or_nest_them_too_deep
              f"it nested folders more than {bot_setup.DISK_DEPTH} deep in its folder")]:
         folder = built_bot(tmp_path / what, '["sh", "-c", "{python} build.py && {python} fill.py"]')
         (folder / "fill.py").write_text(f"import os\n{fill}\n")
+        before = sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
         with pytest.raises(SetupError) as err:
             ensure_setup(load_manifest(folder), timeout=60)
         assert f"the setup of bot built failed: {words}; its output is in" in str(err.value)
         assert not (folder / STATE).exists()
+        after = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                       if not p.name.startswith(".arena-setup."))
+        assert after == before, what
 
 
 def test_a_setup_leaves_the_files_it_did_not_change_as_they_were(tmp_path):
