@@ -18,7 +18,8 @@ before the result); one that MAX_ATTEMPTS actors had begun when they died, the l
 playing it alone, stops the run with an error naming it
 (:class:`~arena.tournament.executor.Deals`), and so do more than MAX_ATTEMPTS actors per
 lane of the cluster lost with no match played in between (a cluster that loses actors as
-fast as it places them). A long run on nodes that come and go goes on as long as it makes progress.
+fast as it places them). A long run on nodes that come and go goes on as long as it makes
+progress.
 
 Bot folders must be at the same path on every node (a shared file system, or copied
 there with their setup run); :doc:`docs/scale.md` says how.
