@@ -351,9 +351,10 @@ class RayExecutor(Executor):
                                                     f"{name}: {exc}"))
                         changed.notify_all()
                     return
-                async with changed:
-                    busy[name] -= 1   # the actor's lanes kept for a match alone may go on
-                    changed.notify_all()
+                busy[name] -= 1
+                if alone[0] == name and not busy[name]:   # its lanes wait for it to empty
+                    async with changed:
+                        changed.notify_all()
                 if index in reported:
                     continue   # played again after a loss that was not one
                 reported.add(index)
