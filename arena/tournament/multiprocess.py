@@ -121,7 +121,8 @@ class MultiProcessExecutor(Executor):
 
         def deal() -> None:
             if deals.alone and workers and not any(w.alone for w in workers.values()):
-                # the worker that empties first: it plays them one at a time, and nothing else
+                # the worker with the fewest in flight: dealt nothing more, once it has
+                # emptied it plays them one at a time
                 min(workers.values(), key=lambda w: len(w.in_flight)).alone = True
             for worker in workers.values():
                 if worker.alone and not worker.in_flight:
