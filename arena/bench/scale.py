@@ -24,6 +24,7 @@ Ends with ``scale: ray = R x multiprocess on the same cores; overhead O ms per m
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import statistics
@@ -135,7 +136,10 @@ def summarise(runs: list[ScaleRun], cores: int) -> ScaleFigures:
     store_s = ray_run.storage_seconds / per
     projection = []
     for n in NODES:
-        bounds = (n * cores / node_cpu, 1 / driver_cpu, 1 / store_s)
+        # a joined cluster's actors are not this process's children: their CPU is not
+        # counted (0), so the nodes set no bound the model knows (it was a ZeroDivisionError)
+        nodes_bound = n * cores / node_cpu if node_cpu > 0 else math.inf
+        bounds = (nodes_bound, 1 / driver_cpu, 1 / store_s)
         projection.append((n, *bounds, min(bounds)))
     return ScaleFigures(
         cores, runs, median, ray_run.rate / median["multiprocess"].rate,
@@ -182,8 +186,9 @@ def run(console, games: int = 40, repeats: int = 3, address: str | None = None) 
                   f"timed match: p50 {figs.overhead_p50_ms:.2f} ms, p99 "
                   f"{figs.overhead_p99_ms:.2f} ms, mean {figs.overhead_ms:.2f} ms; matches per "
                   "node: " + ", ".join(f"{node[:8]} {n}" for node, n in nodes.most_common()))
+    node_cpu = f"{1000 * figs.node_cpu_s:.2f} ms CPU" if figs.node_cpu_s else "no CPU measured"
     console.print(f"per match on ray: {1000 * figs.core_s:.2f} ms of core time ({cores} cores / "
-                  f"rate), {1000 * figs.node_cpu_s:.2f} ms CPU on the nodes (referees, bots, "
+                  f"rate), {node_cpu} on the nodes (referees, bots, "
                   f"Ray's processes), {1000 * figs.driver_cpu_s:.2f} ms CPU in the driver, "
                   f"{1000 * figs.store_s:.3f} ms in the store writer")
     model = Table(title=f"projected matches/s against nodes of {cores} cores: the least of the "
@@ -192,8 +197,13 @@ def run(console, games: int = 40, repeats: int = 3, address: str | None = None) 
     for col in ("nodes", "cores", "nodes' bound", "driver's bound", "store's bound", "projected"):
         model.add_column(col, justify="right")
     for n, nodes_bound, driver_bound, store_bound, least in figs.projection:
-        model.add_row(str(n), str(n * cores), f"{nodes_bound:.0f}", f"{driver_bound:.0f}",
-                      f"{store_bound:.0f}", f"{least:.0f}")
+        unmeasured = math.isinf(nodes_bound)
+        model.add_row(str(n), str(n * cores), "-" if unmeasured else f"{nodes_bound:.0f}",
+                      f"{driver_bound:.0f}", f"{store_bound:.0f}",
+                      f"at most {least:.0f}" if unmeasured else f"{least:.0f}")
     console.print(model)
+    if figs.node_cpu_s == 0:
+        console.print("the nodes' CPU is not measured: the joined cluster's processes are not "
+                      "this machine's children (--ray-address), so the nodes set no bound here")
     console.print(figs.line())
     return figs

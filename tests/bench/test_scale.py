@@ -39,3 +39,15 @@ def test_the_scale_bench_ends_with_its_line_and_stores_every_match(monkeypatch, 
     assert 0 < figs.overhead_p50_ms <= figs.overhead_p99_ms
     bounds = [least for *_, least in figs.projection]
     assert bounds == sorted(bounds) and bounds[0] > 0   # more nodes never project less
+
+
+def test_a_joined_cluster_whose_cpu_is_not_counted_sets_no_nodes_bound():
+    # With --ray-address the actors are the cluster's processes, not this one's children:
+    # their CPU reads 0, and the model divided by it (a ZeroDivisionError after the runs).
+    runs = [scale.ScaleRun("multiprocess", 22, 1.0, 0.01, 0.03, 0.7),
+            scale.ScaleRun("ray", 22, 1.2, 0.01, 0.06, 0.0)]
+    figs = scale.summarise(runs, cores=2)
+    assert figs.node_cpu_s == 0
+    for n, nodes_bound, driver_bound, store_bound, least in figs.projection:
+        assert nodes_bound == float("inf")
+        assert least == min(driver_bound, store_bound) > 0
