@@ -38,10 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_server_options(ls)
     ls.set_defaults(run=run_bots_list)
     rm = what.add_parser("remove", help="withdraw a bot version (its token stops working)",
-                         description="Withdraw a bot version ('alpha v2', or the latest of "
-                                     "'alpha'): it plays no more (a remote one is cut off, its "
-                                     "token stops working; the tournaments playing it retire "
-                                     "it); its results stay.")
+                         description="Withdraw a bot version, by the name it plays under "
+                                     "('alpha' is its first version while that is entered, "
+                                     "'alpha v2' the second): it plays no more (a remote one "
+                                     "is cut off, its token stops working; the tournaments "
+                                     "playing it retire it); its results stay.")
     rm.add_argument("name", help="the name it plays under ('alpha', 'alpha v2')")
     add_server_options(rm)
     rm.set_defaults(run=run_bots_remove)
