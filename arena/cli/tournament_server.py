@@ -116,9 +116,9 @@ def run_on_server(args: argparse.Namespace) -> int:
                 raise
             # the stream broke: the server was killed, or the network between went away
             view.__exit__(None, None, None)
-            err.print(f"error: lost the server while following tournament {escape(name)}: "
-                      f"{escape(str(exc))}. The server resumes it when it runs again; follow it "
-                      f"again with: {follow_again()}")
+            err.print(f"arena tournament: error: lost the server while following tournament "
+                      f"{escape(name)}: {escape(str(exc))}. The server resumes it when it runs "
+                      f"again; follow it again with: {follow_again()}")
             return 1
         try:
             final = c.standings(name, LOS_TABLE_BOTS)
@@ -129,8 +129,8 @@ def run_on_server(args: argparse.Namespace) -> int:
     if final is not None:
         print_standings(console, remote_standings(final), f"standings of {escape(name)} (batch fit)")
     if stopped:
-        err.print(f"error: tournament {escape(name)} stopped on the server: {escape(stopped)}. "
-                  f"What is left plays with: {follow_again()}")
+        err.print(f"arena tournament: error: tournament {escape(name)} stopped on the server: "
+                  f"{escape(stopped)}. What is left plays with: {follow_again()}")
         return 1
     return 0
 

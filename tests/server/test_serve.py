@@ -781,7 +781,7 @@ def test_a_tournament_resumes_after_the_server_is_killed(tmp_path, mark, sig):
     if sig != signal.SIGKILL:   # SIGHUP: its terminal closed; it was as kill -9 before
         assert "the server stopped; the tournament resumes when the server starts again" in err
     else:
-        assert "lost the server while following tournament long" in err
+        assert "arena tournament: error: lost the server while following tournament long" in err
     again = Served(tmp_path / "t.db", mark, token=served.token)
     try:
         proc = again.ok("tournament", "--resume", "long")
@@ -1268,6 +1268,8 @@ def test_a_cancelled_tournament_stops_is_not_resumed_by_a_restart_and_plays_on_w
     assert follower.returncode == 1, out + err
     assert (f"cancelled by the organiser after {played} of 300 matches; following it by name "
             "plays what is left") in " ".join(err.split()), err
+    # the one form of every command's error (README), as a local tournament's stop says it
+    assert err.startswith("arena tournament: error: tournament long stopped on the server"), err
     time.sleep(0.5)
     assert matches_in(served.db, "long") == played          # nothing plays on
     again = served.arena("tournament", "--cancel", "long")
