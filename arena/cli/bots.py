@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from arena.cli import output
 from arena.cli.organizer import add_server_options, client
+from arena.server.client import ENV_TLS_CA
 from arena.text import printable
 
 
@@ -61,8 +63,13 @@ def run_bots_add(args: argparse.Namespace) -> int:
         if args.dir is None:
             answer = c.add_remote(args.name)
             print(f"bot token: {answer.token}")
+            # over TLS the bot must speak it too: without it, it waits its connect timeout
+            # (30 s) and exits 4, where the line said all it needed
+            tls = (" ONO99_TLS_CA=<the server's certificate>"
+                   if args.tls_ca or os.environ.get(ENV_TLS_CA) else
+                   " ONO99_TLS=1" if args.tls else "")
             print(f"bot {answer.name} (version {answer.version}) entered; run it anywhere with "
-                  f"ONO99_REFEREE={args.server} ONO99_TOKEN=<the token>")
+                  f"ONO99_REFEREE={args.server} ONO99_TOKEN=<the token>{tls}")
             return 0
         answer = c.upload(args.name, args.dir)
     for check in answer.checks:

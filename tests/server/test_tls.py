@@ -79,6 +79,9 @@ def test_organizer_and_bots_speak_tls_to_the_server(tls_server, tmp_path):
     assert listed.returncode == 0, listed.stderr
     out = served.ok("bots", "add", "far", "--tls-ca", ca).stdout
     token = re.search(r"^bot token: (\S+)$", out, re.M).group(1)
+    # the line that says how to run it says TLS too: run as it said, a bot waited 30 s
+    assert re.search(r"run it anywhere with ONO99_REFEREE=\S+ ONO99_TOKEN=<the token> "
+                     r"ONO99_TLS_CA=<the server's certificate>$", out, re.M), out
     served.ok("bots", "add", "greedy", "--dir", BOTS / "greedy", ONO99_TLS_CA=str(ca))
     bot = served.remote_bot("random/bot.py", token, ONO99_TLS_CA=str(ca))
     try:
