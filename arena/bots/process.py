@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import errno
+import os
 import re
 import resource
 import signal
@@ -26,6 +27,7 @@ ENV_NAME = "ONO99_BOT_NAME"
 # reconnect to, and must not linger trying.
 ENV_RECONNECT = "ONO99_RECONNECT_TIMEOUT"
 _CHUNK = 65536
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")   # the unit of /proc/PID/stat's CPU times
 _LINE_CAP = 1000   # characters of one output line kept in memory for error messages
 NOTE_LINE = 200    # ... of which a verdict's note of its last lines shows each line's end
 #: a line that names an error: "Error: Cannot find module", "TypeError: x",
@@ -161,6 +163,33 @@ class BotProcess:
         """Its output limit in bytes (for its whole life), or None."""
         cap = None if self.jail is None else self.jail.limits.output_mb
         return None if cap is None else cap * 2**20
+
+    @property
+    def cpu_limit(self) -> int | None:
+        """Its CPU time limit in seconds (for each of its processes' whole life), or None."""
+        return None if self.jail is None else self.jail.limits.cpu_s
+
+    def cpu_seconds(self) -> float:
+        """The most CPU time any one of its processes has used so far (the limit holds
+        for each process), read from /proc; 0.0 where it cannot be read."""
+        if self.jail is None or self.jail.proc.returncode is not None:
+            return 0.0
+        most, todo, seen = 0.0, [self.jail.pid], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                most = max(most, (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS)
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/children") as f:
+                        todo.extend(int(c) for c in f.read().split())
+            except (OSError, ValueError, IndexError):
+                continue   # gone meanwhile, or a kernel without the children lists
+        return most
 
     @property
     def proc(self) -> asyncio.subprocess.Process | None:

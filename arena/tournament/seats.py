@@ -164,6 +164,9 @@ class ProcessSeats(SeatProvider):
         #: in one seat: see _worn
         self._output_at_lease: dict[LocalBot, int] = {}
         self._most_output: dict[LocalBot, int] = {}
+        #: the same for the CPU time of its busiest process
+        self._cpu_at_lease: dict[LocalBot, float] = {}
+        self._most_cpu: dict[LocalBot, float] = {}
 
     async def lease(self) -> Seat:
         if self.retired:
@@ -179,6 +182,8 @@ class ProcessSeats(SeatProvider):
             raise
         if bot.process is not None:
             self._output_at_lease[bot] = bot.process.output_written
+            if bot.process.cpu_limit is not None:
+                self._cpu_at_lease[bot] = bot.process.cpu_seconds()
         return Seat(session, handle=bot)
 
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
@@ -209,26 +214,41 @@ class ProcessSeats(SeatProvider):
         return bot
 
     def _worn(self, bot: LocalBot) -> bool:
-        """Whether its process has written so much of its output limit (which holds for
-        its whole life) that another match might take it past: half of it, or more than
-        the limit less twice the most it wrote in one match. A server's ladder keeps a
+        """Whether its process has written so much of its output limit, or used so much
+        of its CPU time limit (both hold for its whole life), that another match might
+        take it past: half of it, or more than the limit less twice the most it took in
+        one match. A server's ladder keeps a
         process between matches for days: one writing a little each move was stopped in
         the middle of a match once it had written the limit, a *crashed* verdict."""
         process = bot.process
         start = self._output_at_lease.pop(bot, None)
-        if process is None or process.output_limit is None:
+        cpu_start = self._cpu_at_lease.pop(bot, None)
+        if process is None:
             return False
-        if start is not None and process.output_written >= start:
-            self._most_output[bot] = max(self._most_output.get(bot, 0),
-                                         process.output_written - start)
-        written, limit = process.output_written, process.output_limit
-        return 2 * written >= limit or written + 2 * self._most_output.get(bot, 0) > limit
+        return (self._past_half(bot, self._most_output, start, process.output_written,
+                                process.output_limit)
+                # the CPU limit too holds for each process's whole life: a thinking bot
+                # reused match after match was stopped mid-match once it had used it up,
+                # a *crashed* verdict (retired after 3) on a long phase or a ladder
+                or (process.cpu_limit is not None and self._past_half(
+                    bot, self._most_cpu, cpu_start, process.cpu_seconds(), process.cpu_limit)))
+
+    @staticmethod
+    def _past_half(bot: LocalBot, most: dict, start: float | None, used: float,
+                   limit: float | None) -> bool:
+        """Whether ``used`` of a lifetime ``limit`` is half of it, or too near it for
+        twice the most one seat took (``most``, updated from ``start``)."""
+        if limit is None:
+            return False
+        if start is not None and used >= start:
+            most[bot] = max(most.get(bot, 0), used - start)
+        return 2 * used >= limit or used + 2 * most.get(bot, 0) > limit
 
     def _back(self, bot: LocalBot) -> None:
         if self._worn(bot):   # a fresh process plays its next match
             self._drop(bot)
-            self._stop(bot, "this process has written much of its output limit: a new one "
-                            "plays the next match")
+            self._stop(bot, "this process has used much of its output or CPU time limit: a "
+                            "new one plays the next match")
         elif self._phase_of.get(bot) == self.phase:
             self.free.append(bot)
         else:
@@ -241,6 +261,8 @@ class ProcessSeats(SeatProvider):
         self._phase_of.pop(bot, None)
         self._output_at_lease.pop(bot, None)
         self._most_output.pop(bot, None)
+        self._cpu_at_lease.pop(bot, None)
+        self._most_cpu.pop(bot, None)
 
     def _stop(self, bot: LocalBot, goodbye: str = "this phase of the tournament is over") -> None:
         """Say goodbye to a process of a past phase (or a worn one) and stop it, without

@@ -376,6 +376,21 @@ def test_a_bot_past_a_limit_is_stopped_with_a_verdict_naming_it(tmp_path, mark, 
             assert stops >= 1 and log.stat().st_size <= stops * (2**20 + 200)
 
 
+def test_a_bot_that_thinks_every_move_is_not_stopped_by_its_cpu_limit_across_matches(
+        tmp_path, mark):
+    """The CPU limit holds for a process's whole life, and a process plays many matches
+    (a phase; a server's ladder, for days). A bot thinking some ms a move was stopped
+    once its process had used the limit up, a *crashed* verdict in the middle of a match
+    it played within its clock, and retired after 3 (ismcts, 50 ms a move, against the
+    default 3600 s after some 4,000 matches). A process past half of it now plays no
+    further match: a fresh one does."""
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "work", 1_000_000),
+                     "--limit", "cpu=2", games=8)
+    assert out["faults"] == {}, out["verdicts"]
+    assert sum(r["ms"] for r in out["reports"] if r["what"] == "work") > 2 * 2000
+    assert len(out["logs"]) > 2, out["logs"]   # more than one process a phase
+
+
 def test_a_bots_logs_stay_within_four_times_its_output_limit(tmp_path, mark):
     """Each process of a bot may write up to its output limit, and a server restarts its
     bots for days: the bot's logs in one folder are cut to 4 times the limit, oldest
