@@ -11,6 +11,7 @@ import os
 import re
 import resource
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from stat import S_ISREG
@@ -155,6 +156,7 @@ class BotProcess:
         self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self.output_written = 0          # bytes of output read from it so far
+        self._started = 0.0              # time.monotonic() as it was started
         self._reader: asyncio.Task | None = None
         self._closed = False
 
@@ -168,6 +170,11 @@ class BotProcess:
     def cpu_limit(self) -> int | None:
         """Its CPU time limit in seconds (for each of its processes' whole life), or None."""
         return None if self.jail is None else self.jail.limits.cpu_s
+
+    def cpu_seconds_at_most(self) -> float:
+        """A bound on :meth:`cpu_seconds` that reads nothing: every core, for its whole
+        life so far."""
+        return (time.monotonic() - self._started) * (os.cpu_count() or 1)
 
     def cpu_seconds(self) -> float:
         """The most CPU time any one of its processes has used so far (the limit holds
@@ -209,6 +216,7 @@ class BotProcess:
         try:
             if self.open_socket is not None and self.factory.needs_socket:
                 self.socket = await self.open_socket()
+            self._started = time.monotonic()
             self.jail, _ = await self.factory.start(
                 self.manifest.command, self.manifest.folder, env,
                 None if self.socket is None else self.socket.path)

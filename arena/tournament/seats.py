@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.bots.launcher import BotStartError, LocalBot
-from arena.bots.process import ArenaStartError
+from arena.bots.process import ArenaStartError, BotProcess
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import ProcessFactory
 from arena.referee.lobby import Lobby
@@ -137,6 +137,15 @@ class SeatProvider(abc.ABC):
         first, and so end at once by themselves."""
 
 
+def _cpu_watched(process: BotProcess) -> bool:
+    """Whether its CPU time is worth reading: a walk of its processes in /proc costs about
+    0.2 ms (twice a match, in the referee's event loop), and a process that could not have
+    used a third of its CPU time limit with every core for its whole life is not near it
+    (half of it, or its most in one match twice over: see ProcessSeats._worn)."""
+    return (process.cpu_limit is not None
+            and 3 * process.cpu_seconds_at_most() >= process.cpu_limit)
+
+
 class ProcessSeats(SeatProvider):
     """A bot launched by the arena from its folder: a process per concurrent match, started
     on demand (through ``factory``: the sandbox by default), reused within a phase and
@@ -182,7 +191,7 @@ class ProcessSeats(SeatProvider):
             raise
         if bot.process is not None:
             self._output_at_lease[bot] = bot.process.output_written
-            if bot.process.cpu_limit is not None:
+            if _cpu_watched(bot.process):
                 self._cpu_at_lease[bot] = bot.process.cpu_seconds()
         return Seat(session, handle=bot)
 
@@ -230,7 +239,7 @@ class ProcessSeats(SeatProvider):
                 # the CPU limit too holds for each process's whole life: a thinking bot
                 # reused match after match was stopped mid-match once it had used it up,
                 # a *crashed* verdict (retired after 3) on a long phase or a ladder
-                or (process.cpu_limit is not None and self._past_half(
+                or (_cpu_watched(process) and self._past_half(
                     bot, self._most_cpu, cpu_start, process.cpu_seconds(), process.cpu_limit)))
 
     @staticmethod
