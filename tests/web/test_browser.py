@@ -245,6 +245,25 @@ def test_a_replay_steps_forward_and_back_and_its_address_holds_the_turn(browser,
     screenshot(browser, tmp_path, "watch-replay.png")
 
 
+def test_an_unknown_match_reached_from_another_says_so_without_the_other_s_controls(
+        browser, arena):
+    """Reached from a replay, an unknown match's page said why in its status line but kept
+    "match ID: connecting…" as its heading and the replay's controls ("turn 17 / 39", its
+    download link, "● live"), which the keys still played (the eleventh review)."""
+    match_id = arena.play(["known", "one"], 0.0, seed=26)
+    arena.wait(match_id)
+    open_page(browser, f"{arena.url}#/match/{match_id}")
+    until(browser, lambda b: shown(b, "#download") and shown(b, "#turn"), "the replay")
+    browser.execute_script("window.location.hash = '#/match/nosuchmatch'")
+    until(browser, lambda b: "nosuchmatch" in (text(b, "#status") or ""), "the reason")
+    until(browser, lambda b: text(b, "#match-title") == "match nosuchmatch", "the heading")
+    for control in ("#player", "#turn", "#live", "#download", "#permalink"):
+        assert not shown(browser, control), control
+    press(browser, "\ue011", " ")                   # Home, play: nothing to play
+    time.sleep(0.3)
+    assert not shown(browser, "#player") and text(browser, "#centre") == ""
+
+
 def test_an_embedded_replay_shows_the_table_alone(browser, arena):
     match_id = arena.play(["em", "bed"], 0.0, seed=22)
     arena.wait(match_id)

@@ -135,11 +135,16 @@ function openList(tournament) {
 // ---------------------------------------------------------------- a match, TV
 
 // A stream of match feed messages. ``endsWithMatch``: it ends when its match does (a
-// match's; TV's goes on to the next).
-function matchFeed(path, endsWithMatch, onSnapshot) {
+// match's; TV's goes on to the next). ``title``: the heading once the stream has said,
+// before any snapshot, that it will not come (an unknown match), in place of
+// "connecting…".
+function matchFeed(path, endsWithMatch, onSnapshot, title = null) {
   let record = null;
   feed = new Feed(path, {
-    onTrouble: (text) => trouble(text),
+    onTrouble: (text, retry) => {
+      trouble(text);
+      if (text && retry === false && !record && title !== null) fill($("#match-title"), title);
+    },
     onMessage: (message) => {
       if (message.snapshot) {
         const before = record;
@@ -164,7 +169,7 @@ function openMatch(id, turn, delay) {
     if (first) player.load(record, turn);   // the first snapshot: where the address says
     else player.reload(record);             // a resync: where the viewer was
     first = false;
-  });
+  }, `match ${id}`);
 }
 
 function openTV(tournament, delay) {

@@ -47,6 +47,11 @@ export class MatchView {
     fill($("#match-status"));
     $("#result").hidden = true;
     fill($("#verdicts"));
+    // the controls of the match shown before (its turn count, its download, "live") go
+    // until this one has a frame to draw
+    $("#player").hidden = true;
+    $("#download").hidden = true;
+    $("#permalink").hidden = true;
   }
 
   // Draw ``player``'s record at its cursor.
@@ -160,6 +165,7 @@ export class MatchView {
 
   controls(player) {
     const record = player.record;
+    $("#player").hidden = false;
     const scrubber = $("#scrubber");
     scrubber.max = String(record.last);
     scrubber.value = String(player.cursor);
