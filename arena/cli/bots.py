@@ -116,5 +116,8 @@ def run_bots_logs(args: argparse.Namespace) -> int:
     """A hosted bot's recent output, its control characters made printable."""
     with client(args) as c:
         answer = c.logs(args.name)
+    if not answer.text:   # on stderr: the output stays the bot's alone (nothing, here)
+        print(f"arena bots logs: {args.name} has no recent output (its processes wrote "
+              "nothing)", file=sys.stderr)
     sys.stdout.write(printable(answer.text, keep="\n\t"))   # the bot's output: no escape acts
     return 0
