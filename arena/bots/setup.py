@@ -425,10 +425,11 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
                         return f"it made more than {DISK_FILES:,} files in its folder"
                     if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
                         return f"it nested folders more than {DISK_DEPTH} deep in its folder"
-                    _filter(member, str(folder))              # tarfile.FilterError: refused
+                    _named_within(member)                     # tarfile.FilterError: refused
                     members.append(member)
                 for member in members:
                     if not (_arena_file(member) or _unchanged(folder, member)):
+                        _clear_way(folder, member)
                         tar.extract(member, folder, filter=_filter)
             if members:   # (an empty stream is no folder, not one with nothing in it)
                 _remove_unsent(folder, {os.path.normpath(m.name) for m in members})
@@ -483,6 +484,38 @@ def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     if member.isdir() and member.mode & stat.S_ISGID and kept.mode is not None:
         kept = kept.replace(mode=kept.mode | stat.S_ISGID, deep=False)
     return kept
+
+
+def _named_within(member: tarfile.TarInfo) -> None:
+    """Refuse (:class:`tarfile.FilterError`) a member named outside its folder, by its
+    header alone: read through before the folder is touched, a name is
+    judged as it is written, not by what stands at it now (a link to /usr/bin/env that
+    the setup made again, or a venv's python, points outside; :func:`_clear_way` removes
+    it first). The filter judges again, links followed, as each is unpacked."""
+    name = os.path.normpath(member.name)
+    if os.path.isabs(name) or name == ".." or name.startswith("../"):
+        raise tarfile.OutsideDestinationError(member, name)
+
+
+def _clear_way(folder: Path, member: tarfile.TarInfo) -> None:
+    """Remove what stands at ``member``'s name in ``folder`` where it is not what the
+    member will be: a link (tarfile would write a file through it, and the filter
+    judge a link out of the folder by where it points), a folder where a file comes (or
+    the reverse: tarfile fails, EISDIR or ENOTDIR, the folder half written). Where the
+    name's folders lead outside ``folder``, nothing is removed: the filter refuses it."""
+    path = os.path.join(folder, member.name)
+    root = os.path.realpath(folder)
+    if os.path.commonpath([os.path.realpath(os.path.dirname(path)), root]) != root:
+        return
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if not member.isdir():
+            shutil.rmtree(path)
+    elif member.isdir() or stat.S_ISLNK(st.st_mode):
+        os.unlink(path)
 
 
 def _arena_file(member: tarfile.TarInfo) -> bool:

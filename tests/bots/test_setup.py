@@ -523,3 +523,35 @@ def test_a_setup_copies_folders_that_have_a_set_group_id_bit(tmp_path):
     assert ensure_setup(load_manifest(folder)).ran, (folder / LOG).read_text()
     assert (folder / "copied").stat().st_mode & 0o7777 == 0o2755
     assert (folder / "copied" / "tool").stat().st_mode & 0o7777 == 0o755
+
+
+
+def test_a_setup_may_replace_a_folder_by_a_file_and_a_file_by_a_folder(tmp_path):
+    """What the setup made of its copy comes back, whatever stood at a name before: a
+    folder it replaced by a file (``rm -r out && touch out``), a file by a folder, a link
+    by a folder or by a file, and a link out of the folder (a venv's python) made again.
+    Unpacked over the folder as it was, the file met the folder (EISDIR), the folder the
+    file (ENOTDIR), a file went through the link to the file it named, and a link to
+    /usr/bin/env standing there was refused as 'outside the destination': a setup that
+    succeeded failed, its folder half written, or a source overwritten."""
+    sandboxed()
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "{python} build.py && rm -r out notes'
+                                         ' link file-link && echo new > out && mkdir -p notes/a'
+                                         ' link && echo b > notes/a/b && echo mine > file-link'
+                                         ' && ln -sf /usr/bin/env env-link"]')
+    (folder / "out" / "deeper").mkdir(parents=True)
+    (folder / "out" / "deeper" / "old.o").write_text("old\n")
+    (folder / "notes").write_text("a file\n")
+    (folder / "link").symlink_to(folder / "notes")
+    (folder / "source.txt").write_text("source\n")
+    (folder / "file-link").symlink_to("source.txt")
+    (folder / "env-link").symlink_to("/usr/bin/env")
+    assert ensure_setup(load_manifest(folder)).ran
+    assert (folder / "out").read_text() == "new\n"
+    assert (folder / "notes" / "a" / "b").read_text() == "b\n"
+    assert (folder / "link").is_dir() and not (folder / "link").is_symlink()
+    assert (folder / "source.txt").read_text() == "source\n"
+    assert (folder / "file-link").read_text() == "mine\n"
+    assert not (folder / "file-link").is_symlink()
+    assert os.readlink(folder / "env-link") == "/usr/bin/env"
+    assert (folder / "build" / "bot.py").exists()
