@@ -477,9 +477,12 @@ class _Counted:
 
 
 def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
-    """Python's ``tar`` filter (no path outside ``dest``, no device, no set-ID bit, no
-    write bit for the group or others), which lets a folder keep its set-group-ID bit: a
-    bot folder in a group's shared folder has it, for good reasons."""
+    """Python's ``tar`` filter (no path outside ``dest``, no set-ID bit, no write bit for
+    the group or others), and no device, which that filter keeps (an arena run as root
+    made them); it lets a folder keep its set-group-ID bit: a bot folder in a group's
+    shared folder has it, for good reasons."""
+    if member.ischr() or member.isblk():   # the tar filter keeps them: mknod, as root
+        raise tarfile.SpecialFileError(member)
     kept = tarfile.tar_filter(member, dest)
     if member.isdir() and member.mode & stat.S_ISGID and kept.mode is not None:
         kept = kept.replace(mode=kept.mode | stat.S_ISGID, deep=False)
@@ -487,14 +490,16 @@ def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
 
 
 def _named_within(member: tarfile.TarInfo) -> None:
-    """Refuse (:class:`tarfile.FilterError`) a member named outside its folder, by its
-    header alone: read through before the folder is touched, a name is
+    """Refuse (:class:`tarfile.FilterError`) a member named outside its folder, or a
+    device, by its header alone: read through before the folder is touched, a name is
     judged as it is written, not by what stands at it now (a link to /usr/bin/env that
     the setup made again, or a venv's python, points outside; :func:`_clear_way` removes
     it first). The filter judges again, links followed, as each is unpacked."""
     name = os.path.normpath(member.name)
     if os.path.isabs(name) or name == ".." or name.startswith("../"):
         raise tarfile.OutsideDestinationError(member, name)
+    if member.ischr() or member.isblk():
+        raise tarfile.SpecialFileError(member)
 
 
 def _clear_way(folder: Path, member: tarfile.TarInfo) -> None:

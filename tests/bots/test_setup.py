@@ -555,3 +555,37 @@ def test_a_setup_may_replace_a_folder_by_a_file_and_a_file_by_a_folder(tmp_path)
     assert not (folder / "file-link").is_symlink()
     assert os.readlink(folder / "env-link") == "/usr/bin/env"
     assert (folder / "build" / "bot.py").exists()
+
+
+def test_a_folder_sent_back_with_a_device_is_refused(tmp_path):
+    """The setup may write anything on the pipe its folder comes back on (its shell holds
+    it open: /proc/PPID/fd/9). Python's tar filter keeps devices, and an arena that runs
+    as root made them (mknod): a node for the host's disk or memory in the bot's folder,
+    there for whatever reads it next. Refused, and nothing of the stream is written."""
+    import io
+    import tarfile
+    import threading
+
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text("kept\n")
+    sent = io.BytesIO()
+    with tarfile.open(fileobj=sent, mode="w:", format=tarfile.PAX_FORMAT) as tar:
+        root = tarfile.TarInfo(".")
+        root.type, root.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(root)
+        note = tarfile.TarInfo("./note.txt")
+        note.size = 3
+        tar.addfile(note, io.BytesIO(b"hi\n"))
+        for kind, name, major, minor in [(tarfile.CHRTYPE, "./mem", 1, 1),
+                                         (tarfile.BLKTYPE, "./disk", 8, 0)]:
+            node = tarfile.TarInfo(name)
+            node.type, node.devmajor, node.devminor = kind, major, minor
+            tar.addfile(node)
+    out, into = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(into, sent.getvalue()), os.close(into)))
+    writer.start()
+    refused = bot_setup._take_folder(out, folder, 64, 100)
+    writer.join()
+    assert refused is not None and "mem" in refused
+    assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"]
