@@ -178,11 +178,19 @@ def count_of(value: Any) -> int:
     return n
 
 
+#: How far from ELO_MEAN a rating read back may be. Elo's 10 ** (difference / 400)
+#: overflows past a difference of 123,000 (OverflowError at the next match of the two);
+#: a real rating stays within a few thousand of the mean (its gain shrinks tenfold with
+#: every 400 it leads by).
+RATING_SPAN = 50_000.0
+
+
 def rating_of(value: Any) -> float:
-    """A rating read back from saved data: a finite float; ValueError for NaN or infinity,
-    which would spread to every rating updated beside it."""
+    """A rating read back from saved data: a finite float within RATING_SPAN of the mean;
+    ValueError for NaN or infinity, which would spread to every rating updated beside
+    it, or for one far enough out to overflow the next update."""
     r = float(value)
-    if not math.isfinite(r):
+    if not math.isfinite(r) or abs(r - ELO_MEAN) > RATING_SPAN:
         raise ValueError(f"a rating of {r}")
     return r
 

@@ -235,7 +235,9 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
     a keep below 1 had the spectators' standings halve for ever at the next match, in the
     event loop (a server that answered no one). A rating that is not a number, a negative
     count or a key missing outside L1..L<high> was taken up: it spoilt pairings and
-    standings without a word; a row that inflates without end was inflated whole."""
+    standings without a word; a row that inflates without end was inflated whole. A
+    finite rating 123,000 below another's overflowed Elo's 10 ** (difference / 400) at
+    the bot's next match (OverflowError as the ladder counted it)."""
     db = tmp_path / "ladder.db"
     store_ladder(db, bots=6, matches=20)
     _, expected = _taken_up(db, tmp_path)
@@ -267,6 +269,10 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
         "a rating not a number": (through, damaged(lambda d: d["elo"].update(A=float("nan")))),
         "spectators' rating infinite": (through, damaged(
             lambda d: d["ratings"].update(A=float("inf")))),
+        "a rating past Elo's range": (through, damaged(
+            lambda d: d["elo"].update({next(iter(d["elo"])): -2e5}))),
+        "spectators' rating past Elo's range": (through, damaged(
+            lambda d: d["ratings"].update({next(iter(d["ratings"])): 2e5}))),
         "games negative": (through, damaged(lambda d: d["games"].update(A=-1))),
         "a meeting negative": (through, damaged(lambda d: d["meetings"][0].__setitem__(2, -2))),
         "a key missing below L1": (through, damaged(lambda d: d.update(missing=[-3]))),
