@@ -405,34 +405,69 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
     than ``most_entries`` entries, folders too deep, or what is not a tar stream, is
     refused, and then nothing of it is written: the stream is kept in a file (unnamed, in
     ``folder``, on the disk its files would take) and read through once before a byte of
-    it is unpacked. What went wrong, or None (nothing sent: a setup that failed)."""
+    it is unpacked. Only what is to be unpacked takes room there: the data of a file found
+    unchanged is a hole (a spool of the whole stream failed every setup of a folder larger
+    than the disk's free room). What went wrong, or None (nothing sent: a setup that
+    failed)."""
     with open(fd, "rb") as pipe, tempfile.TemporaryFile(dir=folder) as kept:
         stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
+        spool = _Spooled(stream, kept)
+        sent: list[str] = []
+        unpack: set[int] = set()   # the members to unpack, by their place in the stream
+        holes: set[str] = set()    # files found unchanged: no data in the spool
+        root = os.path.realpath(folder)
+
+        @functools.cache
+        def plain(parent: str) -> bool:
+            """Whether the folders of ``parent`` (in ``folder``) are folders, no link among
+            them: a file found below a link is not where the member goes (the link is
+            cleared for a folder of that name), so it is unpacked."""
+            path = os.path.normpath(os.path.join(root, parent))
+            return os.path.realpath(path) == path
+
         try:
-            shutil.copyfileobj(stream, kept, 2**20)
-        except _Counted.TooMuch:
-            return f"it sent back more than its folder may hold ({room_mb} MiB)"
-        except OSError as exc:
-            return f"its folder could not be taken back ({exc})"
-        if stream.count == 0:
-            return None
-        kept.seek(0)
-        try:
-            with tarfile.open(fileobj=kept, mode="r:") as tar:
-                members = []
-                for count, member in enumerate(tar, 1):   # the headers only: their data skipped
+            with tarfile.open(fileobj=spool, mode="r|") as tar:
+                for count, member in enumerate(tar, 1):
                     if count > most_entries:
                         return f"it made more than {DISK_FILES:,} files in its folder"
                     if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
                         return f"it nested folders more than {DISK_DEPTH} deep in its folder"
                     _named_within(member)                     # tarfile.FilterError: refused
-                    members.append(member)
-                for member in members:
-                    if not (_arena_file(member) or _unchanged(folder, member)):
-                        _clear_way(folder, member)
+                    sent.append(name := os.path.normpath(member.name))
+                    if _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
+                                               and _unchanged(folder, member)):
+                        # not kept: its data is a hole in the spool (a bot's folder of
+                        # 3 GiB of weights, unchanged, is not written again to the disk)
+                        spool.skip = (member.offset_data, tar.offset)
+                        holes.add(name)
+                    else:
+                        unpack.add(count)
+        except _Counted.TooMuch:
+            return f"it sent back more than its folder may hold ({room_mb} MiB)"
+        except (tarfile.TarError, OSError) as exc:
+            if stream.count == 0:
+                return None
+            return f"its folder could not be taken back ({exc})"
+        if not sent:   # (an empty stream is no folder, not one with nothing in it)
+            return None
+        kept.truncate(spool.pos)
+        kept.seek(0)
+        try:
+            with tarfile.open(fileobj=kept, mode="r:") as tar:
+                for count, member in enumerate(tar, 1):   # the same headers, read again
+                    if count not in unpack:
+                        continue
+                    _clear_way(folder, member)
+                    if member.islnk() and os.path.normpath(member.linkname) in holes:
+                        # a hard link to a file found unchanged: linked to it in the
+                        # folder, never copied from the spool (tarfile copies where it
+                        # cannot link, and there its data is a hole); refused if it fails
+                        _filter(member, str(folder))
+                        os.link(os.path.join(folder, member.linkname),
+                                os.path.join(folder, member.name), follow_symlinks=False)
+                    else:
                         tar.extract(member, folder, filter=_filter)
-            if members:   # (an empty stream is no folder, not one with nothing in it)
-                _remove_unsent(folder, {os.path.normpath(m.name) for m in members})
+            _remove_unsent(folder, set(sent))
         except (tarfile.TarError, OSError) as exc:
             return f"its folder could not be taken back ({exc})"
     return None
@@ -476,6 +511,29 @@ class _Counted:
         return data
 
 
+class _Spooled:
+    """What tarfile reads of a stream, written as it is read to ``file`` at its offset in
+    the stream, but for the range :attr:`skip` (the data of a member that will not be
+    unpacked, known as its header is read): a hole there, no disk taken."""
+
+    def __init__(self, raw, file) -> None:
+        self.raw = raw
+        self.file = file
+        self.pos = 0
+        self.skip = (0, 0)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        start, end = self.pos, self.pos + len(data)
+        low, high = self.skip
+        for a, b in ((start, min(end, low)), (max(start, high), end)):
+            if a < b:
+                self.file.seek(a)
+                self.file.write(data[a - start:b - start])
+        self.pos = end
+        return data
+
+
 def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     """Python's ``tar`` filter (no path outside ``dest``, no set-ID bit, no write bit for
     the group or others), and no device, which that filter keeps (an arena run as root
@@ -504,9 +562,11 @@ def _named_within(member: tarfile.TarInfo) -> None:
 
 def _clear_way(folder: Path, member: tarfile.TarInfo) -> None:
     """Remove what stands at ``member``'s name in ``folder`` where it is not what the
-    member will be: a link (tarfile would write a file through it, and the filter
-    judge a link out of the folder by where it points), a folder where a file comes (or
-    the reverse: tarfile fails, EISDIR or ENOTDIR, the folder half written). Where the
+    member will be: any file where a file comes (tarfile writes through a link, and
+    through a hard link into the file's other names; for a hard link it copied, from the
+    spool, the data of its target, which may be a hole there; the filter judges a link by
+    where it points), a folder where a file comes (or the reverse: tarfile fails, EISDIR
+    or ENOTDIR, the folder half written). Where the
     name's folders lead outside ``folder``, nothing is removed: the filter refuses it."""
     path = os.path.join(folder, member.name)
     root = os.path.realpath(folder)
@@ -519,7 +579,7 @@ def _clear_way(folder: Path, member: tarfile.TarInfo) -> None:
     if stat.S_ISDIR(st.st_mode):
         if not member.isdir():
             shutil.rmtree(path)
-    elif member.isdir() or stat.S_ISLNK(st.st_mode):
+    else:   # a file is written as a new one: not through another name of the one there
         os.unlink(path)
 
 

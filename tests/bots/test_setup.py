@@ -589,3 +589,49 @@ def test_a_folder_sent_back_with_a_device_is_refused(tmp_path):
     writer.join()
     assert refused is not None and "mem" in refused
     assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"]
+
+
+def test_a_setup_needs_no_room_for_the_files_it_did_not_change(tmp_path):
+    """The folder comes back through a spool on its own disk (so that one refused leaves
+    it as it was), but only what is to be unpacked takes room there: the data of a file
+    found unchanged is left out. A spool of the whole stream needed as much free room as
+    the folder: here 40 MiB of weights on a disk with 24 MiB free failed every setup
+    ("No space left on device") that succeeded before. The folder is on a file system
+    of 64 MiB, mounted for the test (where this machine lets it)."""
+    sandboxed()
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("a file system of 64 MiB cannot be mounted here (root only)")
+    try:
+        folder = built_bot(disk / "bot")
+        weights = os.urandom(40 * 2**20)
+        (folder / "weights.bin").write_bytes(weights)
+        before = (folder / "weights.bin").stat().st_mtime_ns
+        assert ensure_setup(load_manifest(folder), timeout=60).ran
+        assert (folder / "weights.bin").stat().st_mtime_ns == before   # not written again
+        assert (folder / "weights.bin").read_bytes() == weights
+        (folder / "src" / "bot.py").write_text((folder / "src" / "bot.py").read_text() + "\n")
+        assert ensure_setup(load_manifest(folder), timeout=60).ran        # and again
+        assert (folder / "build" / "bot.py").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_files_linked_in_the_folder_come_back_whole(tmp_path):
+    """Two names of one file (a hard link), which the setup leaves as they are: the link
+    comes back as a link to the other name, whose data the spool leaves out. Where a name
+    stood, tarfile copied the data instead, from the spool: 1 MiB of zeros, less the
+    first 7 KiB, written into the file under both names."""
+    sandboxed()
+    folder = built_bot(tmp_path / "bot")
+    data = os.urandom(2**20)
+    (folder / "model.bin").write_bytes(data)
+    os.link(folder / "model.bin", folder / "model-link.bin")
+    for _ in range(2):
+        (folder / "src" / "bot.py").write_text((folder / "src" / "bot.py").read_text() + "\n")
+        assert ensure_setup(load_manifest(folder), timeout=60).ran
+        assert (folder / "model.bin").read_bytes() == data
+        assert (folder / "model-link.bin").read_bytes() == data
+        assert (folder / "model.bin").stat().st_ino == (folder / "model-link.bin").stat().st_ino
