@@ -415,6 +415,7 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
         sent: list[str] = []
         unpack: set[int] = set()   # the members to unpack, by their place in the stream
         holes: set[str] = set()    # files found unchanged: no data in the spool
+        files: set[str] = set()    # regular files sent so far (what a hard link may name)
         root = os.path.realpath(folder)
 
         @functools.cache
@@ -433,7 +434,14 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
                     if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
                         return f"it nested folders more than {DISK_DEPTH} deep in its folder"
                     _named_within(member)                     # tarfile.FilterError: refused
+                    if member.islnk() and os.path.normpath(member.linkname) not in files:
+                        # tar's filter keeps a hard link to anywhere: to a file of the
+                        # host's its user may write (the next setup wrote through it) or
+                        # read (it came back, copied). tar links to a file it sent before.
+                        raise tarfile.LinkOutsideDestinationError(member, member.linkname)
                     sent.append(name := os.path.normpath(member.name))
+                    if member.isreg():
+                        files.add(name)
                     if _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
                                                and _unchanged(folder, member)):
                         # not kept: its data is a hole in the spool (a bot's folder of

@@ -635,3 +635,31 @@ def test_files_linked_in_the_folder_come_back_whole(tmp_path):
         assert (folder / "model.bin").read_bytes() == data
         assert (folder / "model-link.bin").read_bytes() == data
         assert (folder / "model.bin").stat().st_ino == (folder / "model-link.bin").stat().st_ino
+
+
+def test_a_folder_sent_back_cannot_link_to_a_file_outside_it(tmp_path):
+    """A setup can write its own stream on the pipe its folder comes back on (its shell
+    holds it open: /proc/PPID/fd/N), and Python's tar filter keeps a hard link to
+    anywhere: the arena linked the bot's folder to any file of its disk (here the
+    organiser's), which the next setup's file of that name overwrote, and which came back
+    to the bot copied. A hard link must name a file sent before it in the stream."""
+    sandboxed()
+    victim = tmp_path / "organiser.txt"
+    victim.write_text("the organiser's file\n")
+    folder = built_bot(tmp_path / "bot", '["{python}", "inject.py"]')
+    (folder / "inject.py").write_text(textwrap.dedent(f'''\
+        import io, os, runpy, tarfile
+        runpy.run_path("build.py")
+        link = tarfile.TarInfo("./stolen")
+        link.type, link.linkname = tarfile.LNKTYPE, {str(victim)!r}
+        stream = io.BytesIO()
+        tarfile.open(fileobj=stream, mode="w:", format=tarfile.PAX_FORMAT).addfile(link)
+        fds = f"/proc/{{os.getppid()}}/fd"
+        out = min((n for n in os.listdir(fds) if int(n) > 2), key=int)   # dash: 10 and $1
+        with open(f"{{fds}}/{{out}}", "wb") as pipe:    # the real stream follows
+            pipe.write(stream.getvalue())
+        '''))
+    with pytest.raises(SetupError, match="its folder could not be taken back"):
+        ensure_setup(load_manifest(folder), timeout=60)
+    assert victim.stat().st_nlink == 1
+    assert not os.path.lexists(folder / "stolen")
