@@ -412,7 +412,8 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
     with open(fd, "rb") as pipe, tempfile.TemporaryFile(dir=folder) as kept:
         stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
         spool = _Spooled(stream, kept)
-        sent: list[str] = []
+        sent: set[str] = set()
+        folders: set[str] = set()  # folders sent so far (where a member may be)
         unpack: set[int] = set()   # the members to unpack, by their place in the stream
         holes: set[str] = set()    # files found unchanged: no data in the spool
         files: set[str] = set()    # regular files sent so far (what a hard link may name)
@@ -439,9 +440,19 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
                         # host's its user may write (the next setup wrote through it) or
                         # read (it came back, copied). tar links to a file it sent before.
                         raise tarfile.LinkOutsideDestinationError(member, member.linkname)
-                    sent.append(name := os.path.normpath(member.name))
+                    name = os.path.normpath(member.name)
+                    if name in sent or (name != "." and
+                                        (os.path.dirname(name) or ".") not in folders):
+                        # tar sends each name once, below a folder it sent before: else
+                        # a later member is refused as it is unpacked (below a link the
+                        # stream made: 'outside the destination'), the folder half written
+                        raise tarfile.FilterError(f"{member.name!r} sent twice, or not in "
+                                                  "a folder sent before it")
+                    sent.add(name)
                     if member.isreg():
                         files.add(name)
+                    elif member.isdir():
+                        folders.add(name)
                     if _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
                                                and _unchanged(folder, member)):
                         # not kept: its data is a hole in the spool (a bot's folder of
@@ -475,7 +486,7 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
                                 os.path.join(folder, member.name), follow_symlinks=False)
                     else:
                         tar.extract(member, folder, filter=_filter)
-            _remove_unsent(folder, set(sent))
+            _remove_unsent(folder, sent)
         except (tarfile.TarError, OSError) as exc:
             return f"its folder could not be taken back ({exc})"
     return None

@@ -663,3 +663,54 @@ def test_a_folder_sent_back_cannot_link_to_a_file_outside_it(tmp_path):
         ensure_setup(load_manifest(folder), timeout=60)
     assert victim.stat().st_nlink == 1
     assert not os.path.lexists(folder / "stolen")
+
+
+def _sent_back(folder: Path, members: list) -> str | None:
+    """``_take_folder`` of a stream of ``members`` ((TarInfo, data or None), after "."),
+    as a setup could write it on its pipe."""
+    import io
+    import tarfile
+    import threading
+
+    sent = io.BytesIO()
+    with tarfile.open(fileobj=sent, mode="w:", format=tarfile.PAX_FORMAT) as tar:
+        root = tarfile.TarInfo(".")
+        root.type, root.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(root)
+        for member, data in members:
+            tar.addfile(member, None if data is None else io.BytesIO(data))
+    out, into = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(into, sent.getvalue()), os.close(into)))
+    writer.start()
+    try:
+        return bot_setup._take_folder(out, folder, 64, 100)
+    finally:
+        writer.join()
+
+
+def test_a_hostile_stream_is_refused_before_anything_is_unpacked(tmp_path):
+    """Streams tar never sends, each refused before a byte is unpacked: a link out of the
+    folder, then a file below it (the filter refused the file only as it was unpacked,
+    the link made: the folder half written); a name sent twice; a file below a folder
+    the stream never sent."""
+    import tarfile
+
+    def member(name: str, kind=tarfile.REGTYPE, linkname: str = "", data: bytes = b"x\n"):
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname = kind, linkname
+        info.size = len(data) if kind == tarfile.REGTYPE else 0
+        return info, data if kind == tarfile.REGTYPE else None
+
+    for what, members in {
+        "a file below a link out of the folder": [
+            member("./first.txt"), member("./etc", tarfile.SYMTYPE, "/etc"),
+            member("./etc/passwd")],
+        "a name sent twice": [member("./first.txt"), member("./first.txt", data=b"again\n")],
+        "a file below a folder not sent": [member("./first.txt"), member("./deep/x.txt")],
+    }.items():
+        folder = tmp_path / what.replace(" ", "-")
+        folder.mkdir()
+        (folder / "bot.toml").write_text("kept\n")
+        refused = _sent_back(folder, members)
+        assert refused is not None and "could not be taken back" in refused, what
+        assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"], what
