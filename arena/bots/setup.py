@@ -409,94 +409,106 @@ def _take_folder(fd: int, folder: Path, room_mb: int, most_entries: int) -> str 
     unchanged is a hole (a spool of the whole stream failed every setup of a folder larger
     than the disk's free room). What went wrong, or None (nothing sent: a setup that
     failed)."""
-    with open(fd, "rb") as pipe, tempfile.TemporaryFile(dir=folder) as kept:
-        stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
-        spool = _Spooled(stream, kept)
-        sent: set[str] = set()
-        folders: set[str] = set()  # folders sent so far (where a member may be)
-        unpack: set[int] = set()   # the members to unpack, by their place in the stream
-        holes: set[str] = set()    # files found unchanged: no data in the spool
-        files: set[str] = set()    # regular files sent so far (what a hard link may name)
-        root = os.path.realpath(folder)
-
-        @functools.cache
-        def plain(parent: str) -> bool:
-            """Whether the folders of ``parent`` (in ``folder``) are folders, no link among
-            them: a file found below a link is not where the member goes (the link is
-            cleared for a folder of that name), so it is unpacked."""
-            path = os.path.normpath(os.path.join(root, parent))
-            return os.path.realpath(path) == path
-
+    with open(fd, "rb") as pipe:
         try:
-            with tarfile.open(fileobj=spool, mode="r|") as tar:
-                for count, member in enumerate(tar, 1):
-                    if count > most_entries:
-                        return f"it made more than {DISK_FILES:,} files in its folder"
-                    if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
-                        return f"it nested folders more than {DISK_DEPTH} deep in its folder"
-                    _named_within(member)                     # tarfile.FilterError: refused
-                    if member.islnk() and os.path.normpath(member.linkname) not in files:
-                        # tar's filter keeps a hard link to anywhere: to a file of the
-                        # host's its user may write (the next setup wrote through it) or
-                        # read (it came back, copied). tar links to a file it sent before.
-                        raise tarfile.LinkOutsideDestinationError(member, member.linkname)
-                    name = os.path.normpath(member.name)
-                    if name in sent or (name != "." and
-                                        (os.path.dirname(name) or ".") not in folders):
-                        # tar sends each name once, below a folder it sent before: else
-                        # a later member is refused as it is unpacked (below a link the
-                        # stream made: 'outside the destination'), the folder half written
-                        raise tarfile.FilterError(f"{member.name!r} sent twice, or not in "
-                                                  "a folder sent before it")
-                    sent.add(name)
-                    if member.isreg():
-                        files.add(name)
-                    elif member.isdir():
-                        folders.add(name)
-                    if _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
-                                               and _unchanged(folder, member)):
-                        # not kept: its data is a hole in the spool (a bot's folder of
-                        # 3 GiB of weights, unchanged, is not written again to the disk)
-                        spool.skip = (member.offset_data, tar.offset)
-                        holes.add(name)
-                    else:
-                        unpack.add(count)
-        except _Counted.TooMuch:
-            return f"it sent back more than its folder may hold ({room_mb} MiB)"
-        except (tarfile.TarError, OSError) as exc:
-            if stream.count == 0:
-                return None
+            kept = tempfile.TemporaryFile(dir=folder)
+        except OSError as exc:   # out of open files, a quota: the setup's failure, said
             return f"its folder could not be taken back ({exc})"
-        if not sent:   # (an empty stream is no folder, not one with nothing in it)
+        with kept:
+            return _take_stream(pipe, kept, folder, room_mb, most_entries)
+
+
+def _take_stream(pipe, kept, folder: Path, room_mb: int, most_entries: int) -> str | None:
+    """:func:`_take_folder`'s work, with the stream ``pipe`` and the spool ``kept``."""
+    stream = _Counted(pipe, room_mb * 2**20 + most_entries * 4096)   # and the headers
+    spool = _Spooled(stream, kept)
+    sent: set[str] = set()
+    folders: set[str] = set()  # folders sent so far (where a member may be)
+    unpack: set[int] = set()   # the members to unpack, by their place in the stream
+    holes: set[str] = set()    # files found unchanged: no data in the spool
+    files: set[str] = set()    # regular files sent so far (what a hard link may name)
+    root = os.path.realpath(folder)
+
+    @functools.cache
+    def plain(parent: str) -> bool:
+        """Whether the folders of ``parent`` (in ``folder``) are folders, no link among
+        them: a file found below a link is not where the member goes (the link is
+        cleared for a folder of that name), so it is unpacked."""
+        path = os.path.normpath(os.path.join(root, parent))
+        return os.path.realpath(path) == path
+
+    try:
+        with tarfile.open(fileobj=spool, mode="r|") as tar:
+            for count, member in enumerate(tar, 1):
+                if count > most_entries:
+                    return f"it made more than {DISK_FILES:,} files in its folder"
+                if member.name.count("/") > DISK_DEPTH + 1:   # "./" and its folders
+                    return f"it nested folders more than {DISK_DEPTH} deep in its folder"
+                _named_within(member)                     # tarfile.FilterError: refused
+                if member.islnk() and os.path.normpath(member.linkname) not in files:
+                    # tar's filter keeps a hard link to anywhere: to a file of the
+                    # host's its user may write (the next setup wrote through it) or
+                    # read (it came back, copied). tar links to a file it sent before.
+                    raise tarfile.LinkOutsideDestinationError(member, member.linkname)
+                name = os.path.normpath(member.name)
+                if name in sent or (name != "." and
+                                    (os.path.dirname(name) or ".") not in folders):
+                    # tar sends each name once, below a folder it sent before: else
+                    # a later member is refused as it is unpacked (below a link the
+                    # stream made: 'outside the destination'), the folder half written
+                    raise tarfile.FilterError(f"{member.name!r} sent twice, or not in "
+                                              "a folder sent before it")
+                sent.add(name)
+                if member.isreg():
+                    files.add(name)
+                elif member.isdir():
+                    folders.add(name)
+                if _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
+                                           and _unchanged(folder, member)):
+                    # not kept: its data is a hole in the spool (a bot's folder of
+                    # 3 GiB of weights, unchanged, is not written again to the disk)
+                    spool.skip = (member.offset_data, tar.offset)
+                    holes.add(name)
+                else:
+                    unpack.add(count)
+    except _Counted.TooMuch:
+        return f"it sent back more than its folder may hold ({room_mb} MiB)"
+    except (tarfile.TarError, OSError) as exc:
+        if stream.count == 0:
             return None
-        kept.truncate(spool.pos)
-        kept.seek(0)
-        try:
-            with tarfile.open(fileobj=kept, mode="r:") as tar:
-                for count, member in enumerate(tar, 1):   # the same headers, read again
-                    if count not in unpack:
-                        continue
-                    _clear_way(folder, member)
-                    if member.islnk() and os.path.normpath(member.linkname) in holes:
-                        # a hard link to a file found unchanged: linked to it in the
-                        # folder, never copied from the spool (tarfile copies where it
-                        # cannot link, and there its data is a hole); refused if it fails
-                        _filter(member, str(folder))
-                        os.link(os.path.join(folder, member.linkname),
-                                os.path.join(folder, member.name), follow_symlinks=False)
-                    else:
-                        tar.extract(member, folder, filter=_filter)
-            _remove_unsent(folder, sent)
-        except (tarfile.TarError, OSError) as exc:
-            return f"its folder could not be taken back ({exc})"
+        return f"its folder could not be taken back ({exc})"
+    if not sent:   # (an empty stream is no folder, not one with nothing in it)
+        return None
+    kept.truncate(spool.pos)
+    kept.seek(0)
+    try:
+        with tarfile.open(fileobj=kept, mode="r:") as tar:
+            for count, member in enumerate(tar, 1):   # the same headers, read again
+                if count not in unpack:
+                    continue
+                _clear_way(folder, member)
+                if member.islnk() and os.path.normpath(member.linkname) in holes:
+                    # a hard link to a file found unchanged: linked to it in the
+                    # folder, never copied from the spool (tarfile copies where it
+                    # cannot link, and there its data is a hole); refused if it fails
+                    _filter(member, str(folder))
+                    os.link(os.path.join(folder, member.linkname),
+                            os.path.join(folder, member.name), follow_symlinks=False)
+                else:
+                    tar.extract(member, folder, filter=_filter)
+        _remove_unsent(folder, sent, os.fstat(kept.fileno()))
+    except (tarfile.TarError, OSError) as exc:
+        return f"its folder could not be taken back ({exc})"
     return None
 
 
-def _remove_unsent(folder: Path, sent: set[str]) -> None:
+def _remove_unsent(folder: Path, sent: set[str],
+                   spared: os.stat_result | None = None) -> None:
     """Remove from ``folder`` what the setup removed from its copy: each entry whose path
     (relative) is not in ``sent``, a folder with what it holds, a link as a link; the
-    arena's own files stay. (The folder is at most DISK_DEPTH deep: os.walk's recursion
-    holds.)"""
+    arena's own files stay, and the file ``spared`` is (the spool, which a file system
+    without unnamed files, NFS, keeps under a name of its own while it is open). (The
+    folder is at most DISK_DEPTH deep: os.walk's recursion holds.)"""
     for root, folders, files in os.walk(folder):      # links to folders are not followed
         here = os.path.relpath(root, folder)
         for name in [*folders, *files]:
@@ -504,6 +516,8 @@ def _remove_unsent(folder: Path, sent: set[str]) -> None:
                     or (here == "." and name.startswith(".arena-setup."))):
                 continue
             path = os.path.join(root, name)
+            if spared is not None and os.path.samestat(os.lstat(path), spared):
+                continue
             if name in folders and not os.path.islink(path):
                 folders.remove(name)
                 shutil.rmtree(path)

@@ -714,3 +714,17 @@ def test_a_hostile_stream_is_refused_before_anything_is_unpacked(tmp_path):
         refused = _sent_back(folder, members)
         assert refused is not None and "could not be taken back" in refused, what
         assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"], what
+
+
+def test_the_spool_of_a_folder_sent_back_is_not_removed_as_a_file_the_setup_removed(tmp_path):
+    """Where the folder's file system has no unnamed files (NFS), the spool of the stream
+    is a named file in the folder, unlinked while open and kept by NFS under a name of its
+    own (.nfsXXXX): what the setup did not send back is removed, and that would have been
+    it (EBUSY there, the setup failed). The spool is spared by its inode."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("sent back\n")
+    (folder / "removed.txt").write_text("not sent back\n")
+    with open(folder / ".nfs000000000001", "w+b") as spool:
+        bot_setup._remove_unsent(folder, {".", "kept.txt"}, os.fstat(spool.fileno()))
+    assert sorted(p.name for p in folder.iterdir()) == [".nfs000000000001", "kept.txt"]
