@@ -599,8 +599,8 @@ def _clear_way(folder: Path, member: tarfile.TarInfo) -> None:
     through a hard link into the file's other names; for a hard link it copied, from the
     spool, the data of its target, which may be a hole there; the filter judges a link by
     where it points), a folder where a file comes (or the reverse: tarfile fails, EISDIR
-    or ENOTDIR, the folder half written). Where the
-    name's folders lead outside ``folder``, nothing is removed: the filter refuses it."""
+    or ENOTDIR, the folder half written). Where the name's folders lead outside
+    ``folder``, nothing is removed: the filter refuses it."""
     path = os.path.join(folder, member.name)
     root = os.path.realpath(folder)
     if os.path.commonpath([os.path.realpath(os.path.dirname(path)), root]) != root:
