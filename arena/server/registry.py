@@ -168,7 +168,8 @@ class Registry:
 
     def remove(self, name: str) -> RegisteredBot:
         """Withdraw the version called ``name`` (:meth:`find`: ``alpha`` is the first
-        while it is entered): a remote one is cut off here; the tournaments playing a hosted one retire it (``Runs.removed``)."""
+        while it is entered): a remote one is cut off here; the tournaments playing a
+        hosted one retire it (``Runs.removed``)."""
         bot = self.find(name)
         bot = self._update(bot.id, status="removed")
         log.info("bot %s removed", bot.display)
