@@ -226,9 +226,9 @@ class ProcessSeats(SeatProvider):
         """Whether its process has written so much of its output limit, or used so much
         of its CPU time limit (both hold for its whole life), that another match might
         take it past: half of it, or more than the limit less twice the most it took in
-        one match. A server's ladder keeps a
-        process between matches for days: one writing a little each move was stopped in
-        the middle of a match once it had written the limit, a *crashed* verdict."""
+        one match. A server's ladder keeps a process between matches for days: one
+        writing a little each move was stopped in the middle of a match once it had
+        written the limit, a *crashed* verdict."""
         process = bot.process
         start = self._output_at_lease.pop(bot, None)
         cpu_start = self._cpu_at_lease.pop(bot, None)
