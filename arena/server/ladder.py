@@ -25,7 +25,7 @@ from typing import Any
 
 from arena.aio import in_daemon_thread
 from arena.bots.process import ArenaStartError
-from arena.referee.results import MatchResult, MatchSpec, Status, TimeControl, VerdictKind
+from arena.referee.results import MatchResult, MatchSpec, TimeControl, VerdictKind
 from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
@@ -228,10 +228,10 @@ class Ladder:
             for m in db.iter_matches(self.record, after=state.through):
                 if self._stopping.is_set():    # the server stops meanwhile: no need to wait
                     raise asyncio.CancelledError   # (its run, cancelled, is not waiting)
-                finished = m.status == Status.FINISHED and bool(m.ranking)
-                state.add(m.id, m.key, m.bots, m.places() if finished else None)
-                if log_ is not None and finished:
-                    log_.count(Played.of(m))
+                played = Played.of(m)
+                state.add(m.id, m.key, m.bots, None if played is None else played.places)
+                if log_ is not None and played is not None:
+                    log_.count(played)
                 read += 1
             if read:
                 try:

@@ -103,7 +103,10 @@ class Played:
     verdicts: tuple[tuple[int, str], ...] = ()   # (seat, kind)
 
     @classmethod
-    def of(cls, m: MatchRecord) -> Played:
+    def of(cls, m: MatchRecord) -> Played | None:
+        """A stored match (None unless it finished with a ranking)."""
+        if m.status != Status.FINISHED or not m.ranking:
+            return None
         return cls._shared(m.key, m.bots, m.places(), m.sample,
                            tuple((v["seat"], v["kind"]) for v in m.verdicts))
 
@@ -296,8 +299,8 @@ def stored_played(store: Store, record: TournamentRecord, after: int = 0) -> Ite
     ``store`` a page at a time (after the match with id ``after``): whole, as records,
     they took 4 KB each (a ladder of a million matches, 4 GB)."""
     for m in store.iter_matches(record, after=after):
-        if m.status == Status.FINISHED and m.ranking:
-            yield Played.of(m)
+        if (played := Played.of(m)) is not None:
+            yield played
 
 
 def saved_misfit(store: Store, record: TournamentRecord, through: int,
@@ -353,16 +356,15 @@ class Stored:
         for m in store.iter_matches(record, after=last):
             self.last_id = m.id
             self.matches += 1
-            if m.status == Status.FINISHED and m.ranking:
-                self.results.add(Played.of(m))
+            if (played := Played.of(m)) is not None:
+                self.results.add(played)
         return self.last_id != last
 
 
 def standings(matches: Sequence[MatchRecord], bots: Sequence[str]) -> Standings:
     """Standings of ``bots`` from their stored matches (in any order: the same matches give
     the same standings, to the last bit, however a resumed run stored them)."""
-    return standings_of([Played.of(m) for m in matches
-                         if m.status == Status.FINISHED and m.ranking], bots)
+    return standings_of([p for m in matches if (p := Played.of(m)) is not None], bots)
 
 
 def standings_of(played: Results | Iterable[Played], bots: Sequence[str],
