@@ -71,9 +71,13 @@ class Deals:
     own, and the MAX_ATTEMPTS-th stops the run.
     """
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, keys: Sequence[str], referees: str) -> None:
+        """``keys``: the plan's matches' keys; ``referees``: what the referees are, in the
+        error that stops a run ("workers", "actors")."""
+        self._keys = keys
+        self._referees = referees
         #: to deal, in order
-        self.pending: deque[int] = deque(range(count))
+        self.pending: deque[int] = deque(range(len(keys)))
         #: to deal, each to a referee playing nothing else, in the plan's order (whichever
         #: lane of a lost referee tells of its match first)
         self.alone: list[int] = []
@@ -82,17 +86,20 @@ class Deals:
     def __bool__(self) -> bool:
         return bool(self.pending or self.alone)
 
-    def died(self, dealt: Sequence[int], begun: Collection[int]) -> int | None:
+    def died(self, dealt: Sequence[int], begun: Collection[int]) -> RuntimeError | None:
         """A referee died with the matches ``dealt`` not yet reported (``begun``: those of
-        them whose bots were seated): they go back, first. Returns one that has now killed
-        MAX_ATTEMPTS referees, the last while it played alone (the caller stops the run),
-        or None."""
+        them whose bots were seated): they go back, first. Returns the error that stops
+        the run, naming a match that has now killed MAX_ATTEMPTS referees, the last while
+        it played alone; else None."""
         again: list[int] = []
         for index in dealt:
             if index in begun:
                 self._deaths[index] = deaths = self._deaths.get(index, 0) + 1
                 if deaths >= MAX_ATTEMPTS:
-                    return index
+                    return RuntimeError(
+                        f"match {self._keys[index]} was in flight in {MAX_ATTEMPTS} referee "
+                        f"{self._referees} that died, the last playing it alone; the run "
+                        "stops (--resume plays what is left)")
             if self._deaths.get(index, 0) >= MAX_ATTEMPTS - 1:
                 bisect.insort(self.alone, index)
             else:

@@ -92,7 +92,7 @@ class MultiProcessExecutor(Executor):
         inbox: queue.SimpleQueue = queue.SimpleQueue()   # every worker's messages, as read
         n = min(self.workers, len(plans))
         lanes = math.ceil(self.concurrency / n)
-        deals = Deals(len(plans))
+        deals = Deals([p.key for p in plans], "workers")
         workers = self._workers = {}
         gone: list[_Worker] = []
         stillborn = 0   # workers that died before they were ready, since the last progress
@@ -142,11 +142,8 @@ class MultiProcessExecutor(Executor):
                 del workers[wid]
                 gone.append(worker)
                 lost = sorted(worker.in_flight)
-                if (index := deals.died(lost, worker.begun)) is not None:
-                    raise RuntimeError(
-                        f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
-                        "workers that died, the last playing it alone; the run stops "
-                        "(--resume plays what is left)")
+                if (stop := deals.died(lost, worker.begun)) is not None:
+                    raise stop
                 if not worker.ready:
                     stillborn += 1
                     if stillborn >= n * MAX_ATTEMPTS:

@@ -217,7 +217,7 @@ class RayExecutor(Executor):
         n = max(1, min(self.setup.concurrency, cpus, len(plans)))
         lanes = math.ceil(self.setup.concurrency / n)
         actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(RefereeNode)
-        deals = Deals(len(plans))
+        deals = Deals([p.key for p in plans], "actors")
         busy: Counter[str] = Counter()       # actor -> matches dealt to it, not yet back
         alone: list[str | None] = [None]     # the actor kept for the matches to play alone
         reported: set[int] = set()   # results taken from an actor (each match once)
@@ -267,11 +267,8 @@ class RayExecutor(Executor):
             async with changed:
                 again = [i for i in indices if i not in reported]
                 self.replayed += len(again)
-                if (index := deals.died(again, again if begun else ())) is not None:
-                    failure.append(RuntimeError(
-                        f"match {plans[index].key} was in flight in {MAX_ATTEMPTS} referee "
-                        "actors that died, the last playing it alone; the run stops "
-                        "(--resume plays what is left)"))
+                if (stop := deals.died(again, again if begun else ())) is not None:
+                    failure.append(stop)
                 if actors.pop(name, None) is not None:
                     ready.discard(name)
                     self.replaced += 1
