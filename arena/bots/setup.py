@@ -569,11 +569,9 @@ class _Spooled:
 
 def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     """Python's ``tar`` filter (no path outside ``dest``, no set-ID bit, no write bit for
-    the group or others), and no device, which that filter keeps (an arena run as root
-    made them); it lets a folder keep its set-group-ID bit: a bot folder in a group's
-    shared folder has it, for good reasons."""
-    if member.ischr() or member.isblk():   # the tar filter keeps them: mknod, as root
-        raise tarfile.SpecialFileError(member)
+    the group or others), which lets a folder keep its set-group-ID bit: a bot folder in
+    a group's shared folder has it, for good reasons. (Devices, which that filter keeps,
+    are refused before: :func:`_named_within` reads every member first.)"""
     kept = tarfile.tar_filter(member, dest)
     if member.isdir() and member.mode & stat.S_ISGID and kept.mode is not None:
         kept = kept.replace(mode=kept.mode | stat.S_ISGID, deep=False)
@@ -589,7 +587,7 @@ def _named_within(member: tarfile.TarInfo) -> None:
     name = os.path.normpath(member.name)
     if os.path.isabs(name) or name == ".." or name.startswith("../"):
         raise tarfile.OutsideDestinationError(member, name)
-    if member.ischr() or member.isblk():
+    if member.ischr() or member.isblk():   # the tar filter keeps them: mknod, as root
         raise tarfile.SpecialFileError(member)
 
 
