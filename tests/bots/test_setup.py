@@ -557,36 +557,48 @@ def test_a_setup_may_replace_a_folder_by_a_file_and_a_file_by_a_folder(tmp_path)
     assert (folder / "build" / "bot.py").exists()
 
 
-def test_a_folder_sent_back_with_a_device_is_refused(tmp_path):
-    """The setup may write anything on the pipe its folder comes back on (its shell holds
-    it open: /proc/PPID/fd/9). Python's tar filter keeps devices, and an arena that runs
-    as root made them (mknod): a node for the host's disk or memory in the bot's folder,
-    there for whatever reads it next. Refused, and nothing of the stream is written."""
+def _sent_back(folder: Path, members: list) -> str | None:
+    """``_take_folder`` of a stream of ``members`` ((TarInfo, data or None), after "."),
+    as a setup could write it on its pipe."""
     import io
     import tarfile
     import threading
 
-    folder = tmp_path / "bot"
-    folder.mkdir()
-    (folder / "bot.toml").write_text("kept\n")
     sent = io.BytesIO()
     with tarfile.open(fileobj=sent, mode="w:", format=tarfile.PAX_FORMAT) as tar:
         root = tarfile.TarInfo(".")
         root.type, root.mode = tarfile.DIRTYPE, 0o755
         tar.addfile(root)
-        note = tarfile.TarInfo("./note.txt")
-        note.size = 3
-        tar.addfile(note, io.BytesIO(b"hi\n"))
-        for kind, name, major, minor in [(tarfile.CHRTYPE, "./mem", 1, 1),
-                                         (tarfile.BLKTYPE, "./disk", 8, 0)]:
-            node = tarfile.TarInfo(name)
-            node.type, node.devmajor, node.devminor = kind, major, minor
-            tar.addfile(node)
+        for member, data in members:
+            tar.addfile(member, None if data is None else io.BytesIO(data))
     out, into = os.pipe()
     writer = threading.Thread(target=lambda: (os.write(into, sent.getvalue()), os.close(into)))
     writer.start()
-    refused = bot_setup._take_folder(out, folder, 64, 100)
-    writer.join()
+    try:
+        return bot_setup._take_folder(out, folder, 64, 100)
+    finally:
+        writer.join()
+
+
+def test_a_folder_sent_back_with_a_device_is_refused(tmp_path):
+    """The setup may write anything on the pipe its folder comes back on (its shell holds
+    it open: /proc/PPID/fd/9). Python's tar filter keeps devices, and an arena that runs
+    as root made them (mknod): a node for the host's disk or memory in the bot's folder,
+    there for whatever reads it next. Refused, and nothing of the stream is written."""
+    import tarfile
+
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text("kept\n")
+    note = tarfile.TarInfo("./note.txt")
+    note.size = 3
+    members = [(note, b"hi\n")]
+    for kind, name, major, minor in [(tarfile.CHRTYPE, "./mem", 1, 1),
+                                     (tarfile.BLKTYPE, "./disk", 8, 0)]:
+        node = tarfile.TarInfo(name)
+        node.type, node.devmajor, node.devminor = kind, major, minor
+        members.append((node, None))
+    refused = _sent_back(folder, members)
     assert refused is not None and "mem" in refused
     assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"]
 
@@ -663,29 +675,6 @@ def test_a_folder_sent_back_cannot_link_to_a_file_outside_it(tmp_path):
         ensure_setup(load_manifest(folder), timeout=60)
     assert victim.stat().st_nlink == 1
     assert not os.path.lexists(folder / "stolen")
-
-
-def _sent_back(folder: Path, members: list) -> str | None:
-    """``_take_folder`` of a stream of ``members`` ((TarInfo, data or None), after "."),
-    as a setup could write it on its pipe."""
-    import io
-    import tarfile
-    import threading
-
-    sent = io.BytesIO()
-    with tarfile.open(fileobj=sent, mode="w:", format=tarfile.PAX_FORMAT) as tar:
-        root = tarfile.TarInfo(".")
-        root.type, root.mode = tarfile.DIRTYPE, 0o755
-        tar.addfile(root)
-        for member, data in members:
-            tar.addfile(member, None if data is None else io.BytesIO(data))
-    out, into = os.pipe()
-    writer = threading.Thread(target=lambda: (os.write(into, sent.getvalue()), os.close(into)))
-    writer.start()
-    try:
-        return bot_setup._take_folder(out, folder, 64, 100)
-    finally:
-        writer.join()
 
 
 def test_a_hostile_stream_is_refused_before_anything_is_unpacked(tmp_path):
