@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import os
 import shlex
@@ -82,6 +83,18 @@ def run_here(args: argparse.Namespace) -> int:
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
         logs_folder(args.logs or default_logs(name))   # before any setup runs
         set_up(manifests, args, bot_factory(args))
+    # A new tournament joins its executor's cluster before it is stored (a resume joins in
+    # _run, and only with matches to play): a cluster that refused this process (a token
+    # it did not send, another Ray version) left an empty tournament, then the latest for
+    # `arena standings`. After the setups, which run here before any cluster's threads.
+    with contextlib.nullcontext() if args.resume else joined(args.executor, args.ray_address):
+        return _store_and_run(args, None if args.resume else (name, settings), console, err)
+
+
+def _store_and_run(args: argparse.Namespace, new: tuple[str, Settings] | None,
+                   console: Console, err: Console) -> int:
+    """Store the ``new`` tournament (a name and settings) or take up ``args.resume``,
+    claimed for this process, and play it."""
     store = open_store(args.db, durable=args.durable)
     claim = None   # one process plays a tournament at a time
     try:
@@ -93,6 +106,7 @@ def run_here(args: argparse.Namespace) -> int:
             claim = store.claim_tournament(tournament.record)   # before its setups run
             set_up(tournament.manifests, args, bot_factory(args))
         else:
+            name, settings = new
             if args.name is None:
                 # the default name, numbered where taken: two tournaments started in one
                 # second into one database (the second was refused, and told to resume

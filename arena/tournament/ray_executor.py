@@ -468,12 +468,38 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
         channel = grpc.insecure_channel(address, options=[("grpc.enable_http_proxy", 0)])
         try:
             grpc.channel_ready_future(channel).result(timeout=timeout)
+            # and answers the GCS's cheapest question: another gRPC server (a referee, an
+            # arena server) held ray.init for 13 minutes, the tournament already stored
+            channel.unary_unary(GCS_PROBE)(b"", timeout=timeout)
         except grpc.FutureTimeoutError:
             raise ClusterError(f"{address} answers, but not as a Ray cluster (no gRPC there "
                               f"within {timeout:g} s): give the address 'ray start --head' "
                               "printed (its GCS port, 6379 by default)") from None
+        except grpc.RpcError as exc:
+            _probe_refused(address, exc)
         finally:
             channel.close()
+
+
+#: A question every Ray GCS answers (the cluster's id), asked with no arguments.
+GCS_PROBE = "/ray.rpc.NodeInfoGcsService/GetClusterId"
+
+
+def _probe_refused(address: str, exc: grpc.RpcError) -> None:
+    """:class:`ClusterError` where the answer to :data:`GCS_PROBE` says Ray cannot join:
+    a gRPC server that is not Ray's, or a cluster that asks for a token this process will
+    not send (Ray sends one only under RAY_AUTH_MODE=token, for an address given; it was
+    refused after 20 s of retries, the tournament stored). Any other answer is Ray's to
+    take up."""
+    code = exc.code()
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        raise ClusterError(f"{address} answers gRPC, but not as a Ray cluster (another "
+                          "service): give the address 'ray start --head' printed (its GCS "
+                          "port, 6379 by default)") from None
+    if code == grpc.StatusCode.UNAUTHENTICATED and os.environ.get("RAY_AUTH_MODE") is None:
+        raise ClusterError(f"the Ray cluster at {address} asks for a token (it was started "
+                          "with token authentication): set RAY_AUTH_MODE=token here, with "
+                          "the cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN") from None
 
 
 def _token_hint() -> str:
@@ -527,7 +553,8 @@ def connect(address: str | None, num_cpus: int | None = None) -> None:
                          include_dashboard=False, log_to_driver=False, configure_logging=False,
                          **({} if address is not None else _short_temp()))
             except ConnectionError as exc:
-                raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc}"
+                # a failure (exit 1), as the check's: the cluster may answer later
+                raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc}"
                                   f"{_token_hint() if address is not None else ''}") from None
         _owned = True
     _users += 1

@@ -22,8 +22,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import grpc
 import pytest
 from support.launch import launched
 from support.processes import env_for, kill_marked, new_mark, processes_marked, reaped, wait_unmarked
@@ -382,6 +384,87 @@ def test_a_cluster_address_where_something_else_answers_is_refused_at_once(tmp_p
     assert failed_line(proc).endswith(f"cannot reach the Ray cluster at 127.0.0.1:{port}: "
                                       "Connection refused (is 'ray start --head' running there?)")
     assert not (tmp_path / "t.db").exists()
+
+
+def test_a_cluster_address_where_another_grpc_service_answers_is_refused_at_once(tmp_path, mark):
+    """A --ray-address of a gRPC server that is not Ray's (a referee's, an arena server's
+    port) held the tournament in ray.init for 13 minutes, its empty tournament stored,
+    then named a token this machine has as the cause."""
+    server = grpc.server(ThreadPoolExecutor(1))   # serves nothing: UNIMPLEMENTED to all
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        t0 = time.monotonic()
+        proc = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                     "--ray-address", f"127.0.0.1:{port}", "--db", tmp_path / "t.db",
+                     "--logs", tmp_path / "logs")
+    finally:
+        server.stop(None)
+    assert time.monotonic() - t0 < 30
+    assert failed_line(proc).endswith(f"127.0.0.1:{port} answers gRPC, but not as a Ray cluster "
+                                      "(another service): give the address 'ray start --head' "
+                                      "printed (its GCS port, 6379 by default)")
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_a_cluster_that_asks_for_a_token_not_sent_is_refused_at_once(tmp_path, mark, monkeypatch):
+    """A head started with token authentication, joined by address where RAY_AUTH_MODE is
+    not set (Ray then sends no token): Ray was refused after 20 s of retries, and the
+    tournament's empty row was left stored, the latest for `arena standings`."""
+    needs_module("ray")
+    with socket.socket() as probe:     # a free port for the head's GCS
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ray_cli = Path(sys.executable).with_name("ray")
+    ours = new_mark()      # the head's processes, apart from the arena's bots
+    env = {**env_for(ours), "RAY_AUTH_MODE": "token"}
+    head = subprocess.Popen([ray_cli, "start", "--head", "--block", "--port", str(port),
+                             "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
+                             "--include-dashboard", "false", "--disable-usage-stats"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    address = f"127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not _answers_grpc(address) and time.monotonic() < deadline:
+            assert head.poll() is None, "ray start --head failed"
+            time.sleep(0.5)
+        t0 = time.monotonic()
+        proc = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                     "--ray-address", address, "--db", tmp_path / "t.db",
+                     "--logs", tmp_path / "logs")
+        took = time.monotonic() - t0
+        # a wrong token, sent: the check leaves it to Ray, which refuses it as this process
+        # joins, before anything is stored
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        monkeypatch.setenv("RAY_AUTH_TOKEN", "0" * 32)
+        wrong = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                      "--ray-address", address, "--db", tmp_path / "t.db",
+                      "--logs", tmp_path / "logs", timeout=120)
+    finally:
+        kill_marked(ours)        # the head's processes (SIGTERM took 'ray start' > 30 s)
+        head.wait(30)
+    assert took < 15
+    assert failed_line(proc).endswith(
+        f"the Ray cluster at {address} asks for a token (it was started with token "
+        "authentication): set RAY_AUTH_MODE=token here, with the cluster's token in "
+        "~/.ray/auth_token or RAY_AUTH_TOKEN")
+    assert not (tmp_path / "t.db").exists()
+    assert wrong.returncode == 1, wrong.stderr
+    assert f"arena tournament: error: cannot reach the Ray cluster at {address}" in wrong.stderr
+    assert "Resume with" not in wrong.stderr
+    assert not (tmp_path / "t.db").exists()       # an empty tournament was left stored
+
+
+def _answers_grpc(address: str) -> bool:
+    channel = grpc.insecure_channel(address)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=1)
+        return True
+    except grpc.FutureTimeoutError:
+        return False
+    finally:
+        channel.close()
 
 
 @pytest.mark.timeout(300)
