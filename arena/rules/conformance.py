@@ -199,13 +199,25 @@ def _compare(key: str, expected: Any, actual: Any) -> str | None:
         if not isinstance(expected, dict):
             raise Malformed("'hands' is an object of seat to hand")
         for seat, hand in expected.items():
+            # null: the seat is no longer in the game (as in a deal's hands and hand_sizes)
+            if hand is not None and not (isinstance(hand, list)
+                                         and all(isinstance(t, str) for t in hand)):
+                raise Malformed(f"'hands': seat {seat}'s hand is a list of card tokens or null")
             got = actual.get(str(seat))
+            if hand is None:
+                if got is not None:
+                    return f"hands: seat {seat} holds {_show(got)}, expected it out of the game"
+                continue
             if got is None:
                 return f"hands: seat {seat} has no hand (out of the game), expected {_show(hand)}"
             if Counter(got) != Counter(hand):
                 return f"hands: seat {seat} holds {_show(got)}, expected {_show(hand)}"
         return None
     if key == "ranking":
+        if not (isinstance(expected, list) and all(
+                isinstance(g, list) and all(isinstance(s, int) and not isinstance(s, bool)
+                                            for s in g) for g in expected)):
+            raise Malformed("'ranking' is a list of groups (lists) of seats")
         if actual is None:
             return f"ranking: the game is not over, expected {expected}"
         if [sorted(g) for g in expected] != [sorted(g) for g in actual]:

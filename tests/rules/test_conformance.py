@@ -194,3 +194,31 @@ def test_find_vectors_walks_folders_in_order(tmp_path):
     for name in ("b.json", "a.json", "notes.txt"):
         (tmp_path / name).write_text("{}")
     assert [p.name for p in find_vectors([tmp_path])] == ["a.json", "b.json"]
+
+
+@pytest.mark.parametrize("hands, status, words", [
+    ({"1": None}, "pass", ""),                                    # seat 1 is out: null says so
+    ({"0": None}, FAIL, "step 4: hands: seat 0 holds "),          # seat 0 is still in
+    ({"0": None, "1": None}, FAIL, "expected it out of the game"),
+    ({"0": [5, 99]}, MALFORMED, "a list of card tokens or null"),
+    ({"0": [["99"]]}, MALFORMED, "a list of card tokens or null"),
+    ({"0": "5 99"}, MALFORMED, "a list of card tokens or null"),
+])
+def test_expected_hands_of_null_or_of_other_things_never_stop_the_run(hands, status, words):
+    """A null hand (a seat out of the game, as a deal and hand_sizes write it) raised a
+    TypeError in the runner, and so did a hand of non-tokens: the run stopped and printed
+    no 'N passed, M failed' (FORMAT.md). Now null means out of the game; the rest is a
+    malformed vector."""
+    vector = json.loads(ENDED.read_text())
+    vector["steps"][3]["expect"]["hands"] = hands
+    result = run_vector(vector)
+    assert result.status == status and words in result.detail, result.line()
+
+
+@pytest.mark.parametrize("ranking", [[[0], 1], [[None], [1]], [[{"0": 1}], [1]], 0, [[True], [1]]])
+def test_a_ranking_not_of_groups_of_seats_is_malformed(ranking):
+    """It raised a TypeError (sorting a group that is no list of seats) and stopped the run."""
+    vector = json.loads(ENDED.read_text())
+    vector["steps"][3]["expect"]["ranking"] = ranking
+    result = run_vector(vector)
+    assert result.status == MALFORMED and "a list of groups" in result.detail, result.line()
