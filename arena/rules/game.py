@@ -1000,6 +1000,11 @@ class Game:
     def _finish(self, ranking: tuple[tuple[int, ...], ...], termination: str) -> None:
         self.finished = True
         self.to_act = None
+        # nobody owes anything once the game is over: a pair owed by a seat that lost dies
+        # with it (RULES.md), and a pair a forcing card made owed goes with the turn (owed
+        # 2 was left when the seat that lost owed a pair, at 2 seats or the last two)
+        self.owed = 1
+        self.played_99 = False
         self._legal = ()
         self._over_limit = False
         self.outcome = Outcome(ranking, termination, self.round)
