@@ -245,7 +245,7 @@ class Tournament:
         per_deal = (f"x {s.table_size} seat rotations (duplicate)" if s.duplicate
                     else "(no duplicates)")
         plain = ("" if not s.duplicate or len(self.plan) == size.matches
-                 else "; tables with a remote bot play plain deals")
+                 else "; tables with a remote bot play each deal once, unrotated")
         schedule_line = (f"{counted(size.bots, 'bot')}, {counted(size.tables, 'table')} of "
                          f"{s.table_size}, {counted(size.deals, 'deal')} each {per_deal}{plain}: "
                          f"{counted(len(self.plan), 'match', 'matches')}")

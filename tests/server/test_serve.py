@@ -202,7 +202,7 @@ def test_a_remote_bot_that_is_not_there_forfeits_as_absent(server):
     server.add_remote("ghost")
     proc = server.ok("tournament", "ghost", "counter", "--games", "1", "--name", "ghostly")
     # a table with a remote bot plays plain deals: one match for one game
-    assert "tables with a remote bot play plain deals: 1 match\n" in proc.stdout
+    assert "tables with a remote bot play each deal once, unrotated: 1 match\n" in proc.stdout
     assert "; ghost absent)" in proc.stdout
     assert re.search(r"faults: 1 absent$", proc.stdout, re.M), proc.stdout
     rows = {r["bot"]: r for r in server.json("standings", "ghostly")["standings"]}
