@@ -225,8 +225,8 @@ def test_a_replay_steps_forward_and_back_and_its_address_holds_the_turn(browser,
     assert not shown(browser, "#result")
 
     press(browser, "+", "+")
-    assert browser.find_element("id", "speed").get_attribute("value") == "4"
-    press(browser, " ")                               # play, at 4 turns a second
+    assert browser.find_element("id", "speed").get_attribute("value") == "5"
+    press(browser, " ")                               # play, at 10 turns a second
     until(browser, lambda b: turn(b)[0] >= 6, "the replay playing")
     press(browser, " ")
     paused = turn(browser)[0]

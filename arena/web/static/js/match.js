@@ -69,8 +69,9 @@ export class MatchRecord {
   }
 }
 
-export const SPEEDS = [0.25, 0.5, 1, 2, 4, 10];
-const TURN_MS = 1000;   // one turn a second at 1x
+// as `arena replay` steps: a frame every half second at 1x, the same speeds
+export const SPEEDS = [0.25, 0.5, 1, 2, 5, 10];
+const TURN_MS = 500;
 
 // Which frame of a record is shown. ``following``: the newest, as it arrives (a live
 // match); otherwise ``cursor``, moved by the controls or by playing at ``speed``.
