@@ -82,6 +82,14 @@ IDLE_S = 15.0
 #: page of another site can send without this server's consent (a CORS preflight, which
 #: it never grants): no other site can make a visitor's browser post uploads here.
 UPLOAD_HEADER = "X-Ono99-Upload"
+#: The largest message a page may send down its WebSocket. The page sends none (a socket
+#: only carries the stream to it); aiohttp's default took 4 MiB a message, each buffered
+#: whole before it was read, and inflated them too: a message compressed from 4 MiB of
+#: zeros is 4 KB on the wire, and inflating it took 3.5 ms of the event loop that plays
+#: `arena serve --web`'s matches (16 MB of such messages in 14 s held the loop the whole
+#: time: the ladder went from 2 matches a second to 1 in 7); 40 sockets each one byte
+#: short of a 4 MiB message kept 165 MB. Beyond this size the socket is closed (1009).
+MAX_PAGE_MESSAGE = 1024
 
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
@@ -504,7 +512,9 @@ async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebS
         await feed.aclose()
         raise web.HTTPTooManyRequests(text=f"{host} follows {per_host.cap} pages here already, "
                                            "the most one address may; close one first")
-    ws = web.WebSocketResponse(heartbeat=30)
+    # no compression either way: a page's messages need none (it sends none), and the
+    # viewer's own would cost the event loop a deflate of every frame to every page
+    ws = web.WebSocketResponse(heartbeat=30, compress=False, max_msg_size=MAX_PAGE_MESSAGE)
     per_host.add(host)
     try:
         await ws.prepare(request)

@@ -338,6 +338,31 @@ def test_tv_and_tournament_sockets_start_with_a_snapshot(arena):
     assert cup["snapshot"]["name"] == "cup" and cup["snapshot"]["bots"] == ["a", "b"]
 
 
+def test_a_page_s_socket_takes_no_compressed_or_large_message(arena):
+    """A page sends nothing down its WebSocket, yet aiohttp took messages of 4 MiB there,
+    buffered whole, and inflated compressed ones: 4 KB on the wire, 4 MiB of zeros and
+    3.5 ms of the event loop that plays `arena serve --web`'s matches each (a script's
+    1.6 MB/s held that loop the whole time). No compression is agreed, and a message past
+    MAX_PAGE_MESSAGE closes the socket (1009, too big)."""
+    arena.play(["a", "b"], 0.05, seed=9)
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(arena.url + "ws/tv", compress=15) as ws:
+                agreed = ws.compress
+                if agreed:
+                    return agreed, None
+                await ws.send_bytes(b"x" * 65536)   # 64 KiB: past MAX_PAGE_MESSAGE
+                async with asyncio.timeout(10):
+                    async for _ in ws:
+                        pass
+                return agreed, ws.close_code
+
+    agreed, code = arena.run(go())
+    assert agreed == 0, "permessage-deflate was agreed"
+    assert code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG, code
+
+
 def test_an_unknown_match_is_an_error_the_page_does_not_retry(arena):
     messages, closed = socket_messages(arena, "/ws/match/nope")
     assert closed and messages == [{"error": "no match 'nope' here", "retry": False}]
