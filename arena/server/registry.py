@@ -135,12 +135,12 @@ class Registry:
             manifest = load_manifest(folder)
         except (RegistryError, ManifestError) as exc:
             shutil.rmtree(folder, ignore_errors=True)
-            self._update(bot.id, status="failed", report={"error": str(exc)})
+            self._settle(bot.id, "failed", report={"error": str(exc)})
             raise RegistryError(f"{bot.display}: {exc}") from None
         except asyncio.CancelledError:
             # the upload's call ended while its thread unpacked (which goes on: its folder
             # is left to it, as a check cut short leaves its own): not entered
-            self._update(bot.id, status="failed", folder=str(folder), report={
+            self._settle(bot.id, "failed", folder=str(folder), report={
                 "error": "it was not unpacked: the upload was cancelled; add it again"})
             raise
         try:
@@ -149,18 +149,22 @@ class Registry:
                                      log_dir=self.logs_dir(bot.display) / "check")
         except asyncio.CancelledError:
             # the upload's call ended (its client went, the server stops): not entered
-            self._update(bot.id, status="failed", folder=str(folder), report={
+            self._settle(bot.id, "failed", folder=str(folder), report={
                 "error": "its check did not finish: the upload was cancelled; add it again"})
             raise
         except ArenaStartError as exc:
             # the server ran out of open files, processes or memory of its own: the
             # version is not entered (never left 'validating'), and the author is told the
             # fault is not the bot's
-            self._update(bot.id, status="failed", folder=str(folder), report={"error": str(exc)})
+            self._settle(bot.id, "failed", folder=str(folder), report={"error": str(exc)})
             raise RegistryError(f"{bot.display} was not checked: {exc}; the fault is the "
                                 "server's, not the bot's: add it again later") from None
         status = "active" if report.failed == 0 else "failed"
-        bot = self._update(bot.id, status=status, folder=str(folder), report=report.to_dict())
+        bot = self._settle(bot.id, status, folder=str(folder), report=report.to_dict())
+        if bot.status == "removed":
+            log.info("bot %s not entered: removed during its check", bot.display)
+            raise RegistryError(f"{bot.display} was removed while its check ran "
+                                f"({report.summary()}): it does not enter")
         log.info("bot %s %s: hosted, its check %d passed, %d failed", bot.display,
                  "entered" if status == "active" else "not entered", report.passed,
                  report.failed)
@@ -213,6 +217,14 @@ class Registry:
     def _update(self, bot_id: int, **fields: Any) -> RegisteredBot:
         """The store's ``update_registered_bot``, the version kept here as written."""
         return self._keep(self.store.update_registered_bot(bot_id, **fields))
+
+    def _settle(self, bot_id: int, status: str, **fields: Any) -> RegisteredBot:
+        """A checked version's outcome, ``status`` unless the organiser removed it while
+        its upload was unpacked or checked (a minute's setup): a removal then was
+        overwritten, and the version entered and played the ladder all the same."""
+        if self._bots[bot_id].status == "removed":
+            status = "removed"
+        return self._update(bot_id, status=status, **fields)
 
     def _keep(self, bot: RegisteredBot) -> RegisteredBot:
         self._bots[bot.id] = bot

@@ -127,6 +127,34 @@ def test_an_upload_cancelled_while_it_unpacks_is_failed_not_validating(tmp_path)
     store.close()
 
 
+def test_a_version_removed_during_its_check_stays_removed(tmp_path):
+    """An upload is checked for as long as its setup takes (minutes, for a build); the
+    organiser's removal of it meanwhile was overwritten when the check passed: the version
+    entered, and played the ladder. It stays removed, and its upload says so."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    archive = _archive({
+        "bot.toml": b'name = "slow"\ncommand = "{python} bot.py"\nsetup = "sleep 1"\n',
+        "bot.py": (ROOT / "bots" / "random" / "bot.py").read_bytes()})
+
+    async def removed_meanwhile():
+        upload = asyncio.create_task(registry.add_hosted("slow", archive))
+        while not [b for b in registry.bots() if b.status == "validating"]:
+            await asyncio.sleep(0.05)
+        registry.remove("slow")
+        with pytest.raises(RegistryError) as refused:
+            await upload
+        return str(refused.value)
+
+    said = asyncio.run(removed_meanwhile())
+    assert said.startswith("slow was removed while its check ran (check-bot: slow: "), said
+    assert said.endswith("it does not enter"), said
+    assert registry.active() == []
+    [bot] = store.registered_bots(include_removed=True)
+    assert bot.status == "removed" and bot.report["checks"], bot
+    store.close()
+
+
 def _archive(files: dict[str, bytes]) -> bytes:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
