@@ -347,6 +347,22 @@ def test_a_record_s_invisible_characters_are_shown_as_escapes(browser, arena, tm
     assert "\u202e" not in page and "\\u202egnp.exe" in page
 
 
+def test_the_longest_names_a_server_takes_fit_the_page(browser, arena):
+    """A server takes bot names of 64 characters: a match of two such (no space to break
+    at) made its page wider than the window, which scrolled sideways."""
+    longest = ["W" * 64, "M" * 64]
+    arena.tournament("T" * 64, longest, 2)
+    match_id = arena.play(longest, 0.0, seed=27, tournament="T" * 64)
+    arena.wait(match_id)
+    for page, seen in ((f"#/match/{match_id}", "#match-names"), ("#/", "#matches td"),
+                       (f"#/tournament/{'T' * 64}", "#tournament-title")):
+        open_page(browser, arena.url + page)
+        until(browser, lambda b: text(b, seen), page)
+        wide, window = browser.execute_script(
+            "return [document.documentElement.scrollWidth, innerWidth]")
+        assert wide <= window, f"{page} is {wide} px wide in a window of {window}"
+
+
 def test_a_delay_of_part_of_a_turn_in_an_address_is_read_as_whole_turns(browser, arena):
     """The service takes whole turns: ?delay=1.5 was refused, and the page said the viewer
     did not answer, trying again for good."""

@@ -21,12 +21,12 @@ export function renderMatches(table, matches, full = true) {
       ? el("a", { href: `#/tournament/${encodeURIComponent(m.tournament)}` }, m.tournament) : "";
     return el("tr", { class: state, dataset: { match: m.match_id } },
       el("td", {}, el("span", { class: `badge ${state}` }, state === "live" ? "● live" : state)),
-      el("td", {}, matchLink(m, names.join(" vs "))),
-      full ? el("td", {}, tournament) : null,
+      el("td", { class: "name" }, matchLink(m, names.join(" vs "))),
+      full ? el("td", { class: "name" }, tournament) : null,
       full ? el("td", {}, `${m.rules?.ruleset ?? "modern"}, ${num(m.rules?.seats)} seats`) : null,
       el("td", { class: "number" }, String(num(m.turns))),
       full ? el("td", {}, clockTime(m.started_at)) : null,
-      el("td", {}, m.ranking?.length ? `${describeRanking(m.ranking, names)} (${m.termination})` : ""));
+      el("td", { class: "name" }, m.ranking?.length ? `${describeRanking(m.ranking, names)} (${m.termination})` : ""));
   }));
 }
 
@@ -76,7 +76,7 @@ export class TournamentView {
       ["rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults"].map((h) => el("th", {}, h))));
     fill($("#standings tbody"), rows.map((r) => el("tr", { dataset: { bot: r.bot } },
       el("td", { class: "number" }, String(num(r.rank))),
-      el("td", {}, r.bot),
+      el("td", { class: "name" }, r.bot),
       el("td", { class: "number" }, num(r.elo).toFixed(0)),
       el("td", { class: "number" }, num(r.ci95).toFixed(0)),
       el("td", { class: "number" }, String(num(r.matches))),
@@ -91,8 +91,8 @@ export class TournamentView {
     const bots = shown ? rows.map((r) => r.bot) : [];
     const cells = new Map((standings.crosstable ?? []).map((row) =>
       [row.bot, new Map((row.cells ?? []).map((c) => [c.opponent, c]))]));
-    fill($("#crosstable thead"), el("tr", {}, el("th", {}, "ahead–behind (–level)"), bots.map((b) => el("th", {}, b))));
-    fill($("#crosstable tbody"), bots.map((bot) => el("tr", {}, el("th", {}, bot), bots.map((other) => {
+    fill($("#crosstable thead"), el("tr", {}, el("th", {}, "ahead–behind (–level)"), bots.map((b) => el("th", { class: "name" }, b))));
+    fill($("#crosstable tbody"), bots.map((bot) => el("tr", {}, el("th", { class: "name" }, bot), bots.map((other) => {
       const c = cells.get(bot)?.get(other);
       if (bot === other || !c) return el("td", { class: "number self" }, "");
       const level = num(c.level) ? `–${num(c.level)}` : "";
