@@ -111,7 +111,10 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
     async def BotLogs(self, request, context):  # noqa: N802
         await self._authorize(context)
         try:
-            bot, text = self.app.registry.logs(request.name)
+            bot = self.app.registry.find(request.name)
+            # in a thread: its log folders are walked and read (files of every tournament
+            # it played elsewhere), which every match refereed here would wait for
+            text = await asyncio.to_thread(self.app.registry.output, bot)
         except (ConfigError, StoreError) as exc:
             await self._fail(context, exc)
         return wire.bot_logs(bot, text)
