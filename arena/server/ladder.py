@@ -503,9 +503,19 @@ class Ladder:
         self.hosted.move_to_end(bot.display)
         return provider
 
+    def removed(self, name: str) -> None:
+        """Bot ``name`` was removed from the server: its processes kept warm are stopped
+        now (at the end of its match, if it plays one). They ran on, idle, for as long as
+        the server did, while fewer than ``warm`` bots were idle beside it."""
+        self._cool()
+
     def _cool(self) -> None:
         """Stop the processes of the idle hosted bots seated least recently, beyond
-        ``warm`` of them. A retired bot's provider stays: it holds its retirement."""
+        ``warm`` of them, and those of removed bots. A retired bot's provider stays: it
+        holds its retirement."""
+        active = {b.display for b in self.registry.active()}
+        for name in [n for n in self.hosted if n not in self.playing and n not in active]:
+            self._close_later(self.hosted.pop(name), "the bot was removed from the server")
         idle = [n for n, p in self.hosted.items() if n not in self.playing and not p.retired]
         for name in idle[:max(0, len(idle) - self.warm)]:
             self._close_later(self.hosted.pop(name),

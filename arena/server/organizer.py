@@ -106,6 +106,8 @@ class OrganizerServicer(organizer_pb2_grpc.OrganizerServicer):
             await self._fail(context, exc)
         if self.app.runs is not None:
             self.app.runs.removed(bot.display)
+        if self.app.ladder is not None:
+            self.app.ladder.removed(bot.display)
         return wire.bot_removed(bot)
 
     async def BotLogs(self, request, context):  # noqa: N802

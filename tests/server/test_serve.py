@@ -968,6 +968,41 @@ def test_the_ladder_keeps_only_the_hosted_bots_seated_last_running(tmp_path, mar
     assert all(r["faults"] == {} for r in table["standings"]), table
 
 
+def test_a_removed_hosted_bot_s_warm_process_is_stopped(tmp_path, mark):
+    """The ladder keeps a hosted bot's process between its matches (``--ladder-warm``):
+    one removed kept running, idle, for as long as the server did while fewer bots than
+    that were idle beside it (a bot removed for what it does went on doing it). It is
+    stopped as it is removed (or as its match ends)."""
+    served = Served(tmp_path / "ladder.db", mark, "--ladder", "--ladder-concurrency", "1",
+                    listen="127.0.0.1:0")
+
+    def folders() -> set[str]:
+        """The hosted folders bot interpreters run in now."""
+        found = set()
+        for pid in processes_marked(mark):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if b"bot.py" in argv and b"bwrap" not in argv[0]:   # the interpreter
+                    found.add(Path(os.readlink(f"/proc/{pid}/cwd")).parent.name)
+            except OSError:   # gone
+                pass
+        return found
+
+    try:
+        for name in ("r0", "r1", "r2"):
+            served.ok("bots", "add", name, "--dir", BOTS / "random")
+        wait_ladder(served, 6)
+        assert folders() == {"r0", "r1", "r2"}      # each kept warm
+        served.ok("bots", "remove", "r2")
+        deadline = time.monotonic() + 15
+        while "r2" in folders() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = folders()
+    finally:
+        assert served.stop() == 0
+    assert "r2" not in left, left
+
+
 def test_a_hosted_bot_whose_folder_is_gone_sits_out_and_the_ladder_plays_on(tmp_path, mark):
     """A hosted bot's folder removed from the server's data folder (by hand, a full
     disk's cleanup) while it is not running: the ladder's task for its table raised out,
