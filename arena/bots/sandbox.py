@@ -326,7 +326,11 @@ class SandboxFactory(ProcessFactory):
         # by --setenv: a command line is any local user's to read (ps), and this one held
         # the bot's token, with which a user of the machine could take the bot's seat
         box += _system_mounts()
-        if setup:
+        if setup and self.setup_network:
+            # only where npm can reach a registry: a setup writes its folder, which its
+            # bot reads while it plays and can show every spectator (a crash verdict
+            # quotes its stderr): a hosted stranger's setup copied /etc/npmrc there, and
+            # its bot crashed in a ladder match with the file's line in its verdict
             box += [arg for name in _SETUP_ETC if (Path("/etc") / name).exists()
                     for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
         for path in _runtime_paths():
@@ -511,8 +515,9 @@ def _system_mounts() -> list[str]:
 _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
         "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "resolv.conf",
         "host.conf", "gai.conf", "os-release", "mime.types")
-#: What of /etc only a setup step needs: npm's settings (its certificates and proxy, and
-#: often the organiser's registry token, which no bot may read while it plays).
+#: What of /etc only a setup step with the network needs: npm's settings (its certificates
+#: and proxy, and often the organiser's registry token, which no bot may read while it
+#: plays). A setup with the network can send it anywhere: docs/serve.md says so.
 _SETUP_ETC = ("npmrc",)
 
 

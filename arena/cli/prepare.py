@@ -54,7 +54,8 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
                    help="let the sandbox give bots' setup steps this machine's network (to "
                         "download dependencies). Off by default: a setup with it also reaches "
                         "the services on this machine's loopback (a database, a Ray cluster's "
-                        "job API) and, on a cloud machine, its metadata service")
+                        "job API) and, on a cloud machine, its metadata service, and reads "
+                        "/etc/npmrc (npm's settings, often a registry token)")
 
 
 def sandbox_config(args: argparse.Namespace) -> SandboxConfig:

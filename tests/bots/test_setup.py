@@ -469,6 +469,25 @@ def test_a_setup_reaches_this_machine_s_network_only_when_the_organiser_allows_i
     assert seen[False] == "unreachable: [Errno 111] Connection refused", seen
 
 
+@pytest.mark.skipif(not Path("/etc/npmrc").exists(), reason="no /etc/npmrc on this machine")
+def test_a_setup_without_the_network_does_not_see_npm_s_settings(tmp_path):
+    """/etc/npmrc (often the organiser's registry token) was bound into every setup so
+    that npm could use it, network or not; a setup writes its folder, and its bot, which
+    may not read the file, read the copy: a hosted stranger's bot crashed in a ladder
+    match with the file's line in its verdict, which every spectator is sent. A setup
+    sees it only with the network (--setup-network), where npm can use it."""
+    sandboxed()
+    from arena.bots.sandbox import Limits, SandboxFactory
+
+    seen = {}
+    for network in (False, True):
+        folder = built_bot(tmp_path / f"bot-{network}",
+                           '["sh", "-c", "cp /etc/npmrc kept.txt; {python} build.py"]')
+        assert ensure_setup(load_manifest(folder), factory=SandboxFactory(Limits(), network)).ran
+        seen[network] = (folder / "kept.txt").exists()
+    assert seen == {False: False, True: True}
+
+
 #: A setup that tries every way to leave a set-user-ID or set-group-ID program in its
 #: folder, going on past each refusal, then builds the bot.
 SETUID = textwrap.dedent("""\
