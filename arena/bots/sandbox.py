@@ -512,7 +512,11 @@ def _system_mounts() -> list[str]:
 
 
 #: What of /etc a program needs (the loader, certificates, names, time), not its secrets.
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+#: Of /etc/ssl, the certificates and OpenSSL's settings, never ``private``: a bot runs as
+#: the host's uid 0, the owner of the machine's TLS keys there (mode 0600 or 0640), which it
+#: read without any capability, and could show every spectator in its crash verdict.
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl/certs",
+        "ssl/openssl.cnf", "ca-certificates",
         "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "resolv.conf",
         "host.conf", "gai.conf", "os-release", "mime.types")
 #: What of /etc only a setup step with the network needs: npm's settings (its certificates

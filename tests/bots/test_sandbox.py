@@ -77,6 +77,8 @@ def test_it_cannot_read_outside_its_folder(tmp_path, mark):
              ROOT / "tests" / "bots" / "hostile.py", Path.home() / ".bashrc"]
     # npm's settings, often with the organiser's registry token: for setup steps only
     files += [p for p in [Path("/etc/npmrc")] if p.exists()]
+    # the machine's TLS keys: root's alone, and the bot runs as the host's uid 0
+    files += [p for p in [Path("/etc/ssl/private")] if p.exists()]
     folders = [ROOT, tmp_path]
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "read", *files, *folders),
                      other=other)
