@@ -108,7 +108,9 @@ class ArenaServer:
         location = str(db)
         data_dir = options.data_dir or data_dir_for(location)
         try:   # made now: a file there made every hosted upload fail with a traceback
-            data_dir.mkdir(parents=True, exist_ok=True)
+            # and its owner's alone: strangers' uploaded bots and their output (an
+            # existing folder keeps its mode)
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"the data folder {data_dir} cannot be made: "
                               f"{exc.strerror or exc}") from None

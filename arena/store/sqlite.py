@@ -9,6 +9,7 @@ the last commits on power loss, which a resume then plays again.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -174,6 +175,7 @@ class SQLiteStore(Store):
             links = os.stat(self._real).st_nlink
         except OSError:
             links = 1           # not made yet (or unreadable: connect says why)
+            _made_private(self._real)
         if links > 1:
             raise UnusableDatabaseError(f"cannot open database {self.path}: the file has {links} names "
                              "(hard links), and SQLite keeps its journal and locks by name, so "
@@ -616,6 +618,16 @@ def _unwritable(path: str) -> str:
         return (f" ({folder} is not writable by this user: SQLite writes the file, and its "
                 "-wal and -shm beside it)")
     return ""
+
+
+def _made_private(path: str) -> None:
+    """Make a new database file readable by its owner alone (SQLite gives its -wal and
+    -shm files the same mode). Made by connect under the usual umask, it was every local
+    user's to read, with the master seed of every tournament in it, from which each deal,
+    live matches' hands too, follows (arena.seeds). Where it cannot be made here, connect
+    says why."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _read_only_fs(path: str) -> bool:

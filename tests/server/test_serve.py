@@ -968,6 +968,20 @@ def test_the_ladder_keeps_only_the_hosted_bots_seated_last_running(tmp_path, mar
     assert all(r["faults"] == {} for r in table["standings"]), table
 
 
+def test_a_new_server_s_database_and_data_folder_are_its_owner_s_alone(tmp_path, mark):
+    """The database holds every tournament's master seed (each deal, live hands too,
+    follows from it) and the data folder strangers' uploaded bots and their output: made
+    under the usual umask, both were every local user's to read."""
+    db = tmp_path / "arena.db"
+    served = Served(db, mark, listen="127.0.0.1:0")
+    try:
+        modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()
+                 if p.name in ("arena.db", "arena.db-wal", "arena.db.d")}
+    finally:
+        assert served.stop() == 0
+    assert modes == {"arena.db": 0o600, "arena.db-wal": 0o600, "arena.db.d": 0o700}, modes
+
+
 def test_a_removed_hosted_bot_s_warm_process_is_stopped(tmp_path, mark):
     """The ladder keeps a hosted bot's process between its matches (``--ladder-warm``):
     one removed kept running, idle, for as long as the server did while fewer bots than

@@ -203,6 +203,25 @@ def test_one_holder_plays_a_tournament_at_a_time(store, backend, location):
         second.close()
 
 
+def test_a_new_sqlite_database_is_its_owner_s_alone(tmp_path):
+    """A database holds the master seed of every tournament, from which each deal follows
+    (live matches' hands too): made under the usual umask (022), it and its -wal were
+    every local user's to read. A new one is made 0600, and SQLite's files beside it
+    take its mode; an existing one keeps its own."""
+    old_umask = os.umask(0o022)
+    try:
+        store = SQLiteStore(tmp_path / "arena.db")
+        store.create_tournament("cup", {"seed": 12345, "secret": True}, [])
+        modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+        store.close()
+        (tmp_path / "shared.db").touch(0o640)
+        SQLiteStore(tmp_path / "shared.db").close()
+    finally:
+        os.umask(old_umask)
+    assert modes == {"arena.db": 0o600, "arena.db-wal": 0o600, "arena.db-shm": 0o600}, modes
+    assert (tmp_path / "shared.db").stat().st_mode & 0o777 == 0o640
+
+
 def test_a_link_to_a_sqlite_file_is_the_same_database_to_its_claims(tmp_path):
     """SQLite keeps its -wal by the file's name, and so did the claims: two servers on a
     file and a symbolic link to it both ran (the second played the first's tournament),
