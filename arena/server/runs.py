@@ -41,6 +41,9 @@ MAX_MATCHES = 100_000
 #: Finished tournaments kept in memory for late followers (with the report of each match).
 #: A follower of an older one hears that it started and finished, as after a restart.
 FINISHED_KEPT = 100
+#: ... and the events of their histories, all together: a match's is about 530 bytes, and
+#: 100 tournaments of the most a server plays (MAX_MATCHES) held 5 GB for good.
+FINISHED_EVENTS = 200_000
 
 
 #: The executor of a tournament with a remote bot, whatever the server's own: its remote
@@ -397,10 +400,15 @@ class Runs:
                 run.publish(Event("retired", {"bot": bot, "reason": REMOVED}))
 
     def _forget_finished(self) -> None:
-        """Keep the last FINISHED_KEPT finished runs: a server plays tournament after
-        tournament, and its memory must not grow with each."""
+        """Keep the last FINISHED_KEPT finished runs, and of them only as many of the
+        latest as hold FINISHED_EVENTS events together (the latest always): a server plays
+        tournament after tournament, and its memory must not grow with each."""
         finished = [name for name, r in self.runs.items() if r.finished]
-        for name in finished[:max(0, len(finished) - FINISHED_KEPT)]:
+        held = sum(len(self.runs[name].history) for name in finished)
+        for i, name in enumerate(finished[:-1]):
+            if len(finished) - i <= FINISHED_KEPT and held <= FINISHED_EVENTS:
+                break
+            held -= len(self.runs[name].history)
             del self.runs[name]
 
     async def stop(self) -> None:

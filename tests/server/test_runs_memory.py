@@ -78,3 +78,18 @@ def test_only_the_last_finished_tournaments_are_kept(tmp_path, monkeypatch):
     assert kept == followed == ["t2", "t3"]
     assert lengths == [3, 3, 3, 3]   # started, the match, finished
     assert again == ["started", "finished"]
+
+
+def test_the_finished_tournaments_kept_hold_a_bounded_number_of_events(tmp_path, monkeypatch):
+    """Each kept tournament's history holds a report of each of its matches (about 530
+    bytes): 100 of them of up to 100,000 matches each held 5 GB for as long as the server
+    ran. The latest are kept while their events together are at most FINISHED_EVENTS
+    (the latest always); a follower of an older one is told it started and finished."""
+    from arena.server import runs
+
+    monkeypatch.setattr(runs, "FINISHED_EVENTS", 7, raising=False)   # each: 3 events
+
+    def check(app, progress):
+        return sorted(app.runs.runs)
+
+    assert tournaments(tmp_path, 4, games=1, check=check) == ["t2", "t3"]
