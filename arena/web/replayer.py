@@ -7,7 +7,7 @@ event loop of the tournament or server it runs in with it: protobuf's C calls an
 garbage collector hold the interpreter's lock, though the work ran in a thread) and
 kept 630 MB after. Here it takes neither: this process reads stdin, answers on stdout
 and ends, within a memory and a CPU limit, and the kernel's out-of-memory killer takes
-it first.
+it first, and it runs at the lowest priority.
 
     python -P -m arena.web.replayer FILE MAX_TURNS > RECORD.json
 
@@ -19,6 +19,7 @@ the record's JSON on stdout. Exit 2: why the file is not one, a line on stderr.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import sys
 from pathlib import Path
@@ -30,6 +31,9 @@ CPU_S = 60         # seconds of CPU (RLIMIT_CPU); the viewer waits a little long
 def main(argv: list[str]) -> int:
     """``FILE MAX_TURNS``: the record's JSON on stdout (0), or why not on stderr (2)."""
     path, max_turns = Path(argv[0]), int(argv[1])
+    # at the lowest priority: a stranger's file may take its whole minute of CPU, upload
+    # after upload, beside the referee of the tournament or server the viewer runs with
+    os.nice(19)
     resource.setrlimit(resource.RLIMIT_DATA, (MEMORY, MEMORY))
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_S, CPU_S + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))   # no gigabyte core at the CPU limit

@@ -12,9 +12,11 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 import zlib
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -290,10 +292,32 @@ def test_an_upload_that_takes_long_to_read_is_read_apart_and_its_memory_given_ba
     data = ('{"match":{"match_id":"x","names":["a","b"]},"frames":[{"seq":0,"state":'
             '{"seats":[' + seats + ']}}]}').encode()
     before = rss_mb()
-    status, _, body = get(arena, "/api/record?name=big.json", method="POST", data=data,
-                          headers=PAGE)
+    niceness = []
+
+    def watch() -> None:       # the reader's priority, seen while it reads
+        while not done.is_set():
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:
+                    if b"arena.web.replayer" in (stat.parent / "cmdline").read_bytes():
+                        niceness.append(int(stat.read_text().rsplit(")", 1)[1].split()[16]))
+                except (OSError, ValueError, IndexError):
+                    pass
+            time.sleep(0.05)
+
+    done = threading.Event()
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        status, _, body = get(arena, "/api/record?name=big.json", method="POST", data=data,
+                              headers=PAGE)
+    finally:
+        done.set()
+        watcher.join()
     assert status in (200, 400), body          # read, or too large to read: either way ...
     assert rss_mb() - before < 100, "the viewer kept the memory its reading took"
+    # ... and at the lowest priority: the process it was read apart from plays matches
+    # (from its first steps, before it lowers it, it may be seen at the viewer's)
+    assert 19 in niceness, niceness
 
 
 def test_an_upload_whose_reading_is_cut_short_leaves_nothing_behind(arena, monkeypatch, tmp_path):
