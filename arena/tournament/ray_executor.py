@@ -496,17 +496,25 @@ def _probe_refused(address: str, exc: grpc.RpcError) -> None:
         raise ClusterError(f"{address} answers gRPC, but not as a Ray cluster (another "
                           "service): give the address 'ray start --head' printed (its GCS "
                           "port, 6379 by default)") from None
-    if code == grpc.StatusCode.UNAUTHENTICATED and os.environ.get("RAY_AUTH_MODE") is None:
+    if code == grpc.StatusCode.UNAUTHENTICATED and not _sends_token():
         raise ClusterError(f"the Ray cluster at {address} asks for a token (it was started "
                           "with token authentication): set RAY_AUTH_MODE=token here, with "
                           "the cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN") from None
+
+
+def _sends_token() -> bool:
+    """Whether Ray sends its token to an address given: only where RAY_AUTH_MODE says
+    ``token`` (in any case, as Ray reads it). Set otherwise, ``disabled`` as Ray's own
+    notice at every local start suggests, it sends none, and a cluster with token
+    authentication refused it after 20 s of retries, without the hint."""
+    return os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
 
 
 def _token_hint() -> str:
     """Why joining a cluster may have failed: Ray asks for its token only where this
     process is told to (RAY_AUTH_MODE=token), which it is not for an address given; a
     cluster started with token authentication then refuses it, after 20 s of retries."""
-    if os.environ.get("RAY_AUTH_MODE") is None and (
+    if not _sends_token() and (
             os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
             or (Path.home() / ".ray" / "auth_token").exists()):
         return (". This machine has a Ray token: a cluster started with token "

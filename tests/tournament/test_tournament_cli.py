@@ -434,6 +434,14 @@ def test_a_cluster_that_asks_for_a_token_not_sent_is_refused_at_once(tmp_path, m
                      "--ray-address", address, "--db", tmp_path / "t.db",
                      "--logs", tmp_path / "logs")
         took = time.monotonic() - t0
+        # RAY_AUTH_MODE set, but not to token ('disabled', as Ray's notice at every local
+        # start suggests): Ray sends no token either, and was refused after 20 s
+        monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+        t0 = time.monotonic()
+        disabled = arena(mark, "tournament", BOTS / "random", BOTS / "greedy", "--executor",
+                         "ray", "--ray-address", address, "--db", tmp_path / "t.db",
+                         "--logs", tmp_path / "logs")
+        took_disabled = time.monotonic() - t0
         # a wrong token, sent: the check leaves it to Ray, which refuses it as this process
         # joins, before anything is stored
         monkeypatch.setenv("RAY_AUTH_MODE", "token")
@@ -444,11 +452,12 @@ def test_a_cluster_that_asks_for_a_token_not_sent_is_refused_at_once(tmp_path, m
     finally:
         kill_marked(ours)        # the head's processes (SIGTERM took 'ray start' > 30 s)
         head.wait(30)
-    assert took < 15
-    assert failed_line(proc).endswith(
-        f"the Ray cluster at {address} asks for a token (it was started with token "
-        "authentication): set RAY_AUTH_MODE=token here, with the cluster's token in "
-        "~/.ray/auth_token or RAY_AUTH_TOKEN")
+    assert took < 15 and took_disabled < 15
+    for refused in (proc, disabled):
+        assert failed_line(refused).endswith(
+            f"the Ray cluster at {address} asks for a token (it was started with token "
+            "authentication): set RAY_AUTH_MODE=token here, with the cluster's token in "
+            "~/.ray/auth_token or RAY_AUTH_TOKEN")
     assert not (tmp_path / "t.db").exists()
     assert wrong.returncode == 1, wrong.stderr
     assert f"arena tournament: error: cannot reach the Ray cluster at {address}" in wrong.stderr
