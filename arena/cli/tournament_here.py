@@ -83,6 +83,15 @@ def run_here(args: argparse.Namespace) -> int:
         name = args.name or time.strftime("t-%Y%m%d-%H%M%S")
         logs_folder(args.logs or default_logs(name))   # before any setup runs
         set_up(manifests, args, bot_factory(args))
+        if args.name is not None and not missing_file(args.db):
+            # a name taken, before the cluster is joined below: it started a local Ray
+            # cluster for nothing (14 s before the error line). A database not made yet
+            # holds no name, and is made once the cluster is joined
+            store = open_store(args.db, durable=args.durable)
+            try:
+                _refuse_taken(store, name, args.db)
+            finally:
+                store.close()
     # A new tournament joins its executor's cluster before it is stored (a resume joins in
     # _run, and only with matches to play): a cluster that refused this process (a token
     # it did not send, another Ray version) left an empty tournament, then the latest for
@@ -113,10 +122,7 @@ def _store_and_run(args: argparse.Namespace, new: tuple[str, Settings] | None,
                 # the first, which another process was playing)
                 tournament = _create_unnamed(store, name, settings)
             else:
-                if store.has_tournament(name):
-                    # before Tournament.create stores the bots' versions for nothing
-                    raise ConfigError(f"a tournament called {name!r} already exists in {shown(args.db)} "
-                                      f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
+                _refuse_taken(store, name, args.db)   # taken meanwhile
                 tournament = Tournament.create(store, name, settings)
             claim = store.claim_tournament(tournament.record)
     except BaseException:
@@ -129,6 +135,14 @@ def _store_and_run(args: argparse.Namespace, new: tuple[str, Settings] | None,
     finally:
         claim.release()
         store.close()
+
+
+def _refuse_taken(store, name: str, db: str) -> None:
+    """:class:`ConfigError` where tournament ``name`` is in ``store`` already: said before
+    Tournament.create stores the bots' versions for nothing."""
+    if store.has_tournament(name):
+        raise ConfigError(f"a tournament called {name!r} already exists in {shown(db)} "
+                          f"(resume it with --resume {shlex.quote(name)}, or choose another --name)")
 
 
 def _create_unnamed(store, base: str, settings: Settings) -> Tournament:
