@@ -120,7 +120,8 @@ class Model:
         self.owed, self.played_99 = 1, False
 
     def finish(self, ranking):
-        self.finished, self.to_act = True, None
+        # nobody owes anything once the game is over (RULES.md: the obligation dies with it)
+        self.finished, self.to_act, self.owed = True, None, 1
         self.ranking = [sorted(g) for g in ranking]
 
     def left_ranking(self):
@@ -236,7 +237,7 @@ class Model:
     def facts(self):
         return {
             "total": self.total, "direction": self.direction, "to_act": self.to_act,
-            "owed": None if self.finished else self.owed,
+            "owed": self.owed,
             "hands": [None if h is None else sorted(h) for h in self.hands],
             "draw_size": len(self.draw), "discard_size": len(self.discard),
             "in_game": list(self.in_game), "in_round": self.playing(),
@@ -249,7 +250,7 @@ def engine_facts(game: Game) -> dict:
     return {
         "total": game.total, "direction": game.direction,
         "to_act": None if game.finished else game.to_act,
-        "owed": None if game.finished else game.owed,
+        "owed": game.owed,
         "hands": [None if h is None else sorted(TOKENS[c] for c in h) for h in game.hands],
         "draw_size": len(game.draw), "discard_size": len(game.discard),
         "in_game": list(game.in_game),
