@@ -46,6 +46,8 @@ def test_a_tournament_s_history_keeps_reports_not_results(tmp_path):
         run = app.runs.runs["t0"]
         kept = [v for e in run.history for v in e.data.values()]
         assert not any(isinstance(v, MatchResult) for v in kept)
+        # nor, once over, its plan or executor: what only playing needs
+        assert run.finished and run.t.plan == [] and run.executor is None
         [played] = [p.match for p in progress[0] if p.HasField("match")][:1]
         return played
 
