@@ -929,6 +929,20 @@ def test_the_ladder_starts_the_next_match_as_one_ends_and_seats_a_bot_once(tmp_p
     assert sorted(gaps)[len(gaps) // 2] < 0.25, gaps
 
 
+def bot_interpreters(mark: str) -> dict[int, Path]:
+    """The marked Python bots' interpreters running now (not their sandboxes' bwrap), each
+    with its working folder."""
+    found = {}
+    for pid in processes_marked(mark):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if b"bot.py" in argv and b"bwrap" not in argv[0]:
+                found[pid] = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:   # gone
+            pass
+    return found
+
+
 def test_the_ladder_keeps_only_the_hosted_bots_seated_last_running(tmp_path, mark):
     """Five hosted bots, one table at a time, one kept warm: a bot's process is stopped
     once it is not among the idle ones seated last, and started again when seated. It
@@ -938,24 +952,13 @@ def test_the_ladder_keeps_only_the_hosted_bots_seated_last_running(tmp_path, mar
     served = Served(db, mark, "--ladder", "--ladder-concurrency", "1", "--ladder-warm", "1",
                     listen="127.0.0.1:0")
 
-    def interpreters() -> set[int]:
-        found = set()
-        for pid in processes_marked(mark):
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if b"bot.py" in argv and b"bwrap" not in argv[0]:   # the interpreter
-                    found.add(pid)
-            except OSError:   # gone
-                pass
-        return found
-
     try:
         for i in range(5):
             served.ok("bots", "add", f"r{i}", "--dir", BOTS / "random")
         wait_ladder(served, 10)
         seen, counts = set(), []
         for _ in range(30):
-            alive = interpreters()
+            alive = set(bot_interpreters(mark))
             seen |= alive
             counts.append(len(alive))
             time.sleep(0.1)
@@ -992,15 +995,7 @@ def test_a_removed_hosted_bot_s_warm_process_is_stopped(tmp_path, mark):
 
     def folders() -> set[str]:
         """The hosted folders bot interpreters run in now."""
-        found = set()
-        for pid in processes_marked(mark):
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                if b"bot.py" in argv and b"bwrap" not in argv[0]:   # the interpreter
-                    found.add(Path(os.readlink(f"/proc/{pid}/cwd")).parent.name)
-            except OSError:   # gone
-                pass
-        return found
+        return {folder.parent.name for folder in bot_interpreters(mark).values()}
 
     try:
         for name in ("r0", "r1", "r2"):
