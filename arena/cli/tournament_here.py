@@ -220,9 +220,10 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
         return 130
     except (StoreError, RuntimeError, ConfigError, ArenaStartError) as exc:
         # a result could not be stored (a lock held too long), or the executor could not go
-        # on (a Ray cluster with no CPU for a referee, actors lost again and again, or none
-        # at the address 'auto' once the tournament was stored), or this process could not
-        # start a bot's (out of open files): no bot is charged with it
+        # on (a Ray cluster with no CPU for a referee, actors lost again and again, or, on
+        # a resume, none at the address 'auto': a new tournament joins before it is
+        # stored), or this process could not start a bot's (out of open files): no bot is
+        # charged with it
         try:
             stored = f"{len(t.store.finished_keys(t.record))} of {total} matches are stored"
         except StoreError:
