@@ -41,7 +41,7 @@ from arena.fuzz.client import Inbox, RawStream
 from arena.fuzz.machine import Broken, FuzzMachine, step
 from arena.fuzz.target import FUZZ_BOTS, FUZZ_MOVE_MS, HEALTHY, ServedArena
 from arena.referee import lobby, servicer
-from arena.referee.session import RECENT_MATCHES
+from arena.referee.session import MAX_REFUSED_OUTSIDE, RECENT_MATCHES
 
 WAIT = 15.0          # seconds an expected answer may take (a loaded machine)
 MAX_REJECTIONS = 5   # a tournament's default (arena.tournament.tournament.Settings)
@@ -94,6 +94,9 @@ class Bot:
     #: it never took up do not count
     carried: int = 0
     taken_up: bool = True                      # the match is played on this session
+    #: the session's refusals while no turn of its was open, since its match began (the
+    #: referee cuts a session off past MAX_REFUSED_OUTSIDE)
+    outside: int = 0
 
 
 class RefereeMachine(FuzzMachine):
@@ -165,8 +168,10 @@ class RefereeMachine(FuzzMachine):
             bot.match_id, bot.seat = start.match_id, start.seat
             bot.issued_before.append(bot.issued)
             bot.issued, bot.open_turn = set(), None
-            # a match's refusals count across the bot's reconnections
+            # a match's refusals count across the bot's reconnections; those outside its
+            # turns, on this session since the match began
             bot.rejections = bot.carried if bot.resent else 0
+            bot.outside = 0
             bot.taken_up = True
             bot.seen, bot.ended = {}, False
             if len(start.seat_names) != 2 or start.seat_names[start.seat] != bot.name:
@@ -265,7 +270,14 @@ class RefereeMachine(FuzzMachine):
             self._wait(lambda: bot.expected == deque() and self._all_ended(), "the ILLEGAL verdict")
             self._finish_tournament()
         else:
+            outside = bot.open_turn is None
+            if outside and bot.outside >= MAX_REFUSED_OUTSIDE:
+                # one refusal too many while no turn of its was open (between matches
+                # too): the session is cut off, its goodbye said (the rejection may not
+                # come before it), and the bot comes back
+                return self._come_back(bot, grpc.StatusCode.OK, "cut off")
             self._wait(lambda: not bot.expected, f"{bot.name}'s rejection")
+            bot.outside += outside
 
     def _all_ended(self) -> bool:
         return all(b.ended for b in self.bots)
@@ -305,6 +317,7 @@ class RefereeMachine(FuzzMachine):
             bot.carried = bot.rejections
         bot.taken_up = False
         bot.issued, bot.open_turn, bot.rejections, bot.expected = set(), None, 0, deque()
+        bot.outside = 0
         bot.issued_before.clear()   # a new session knows no turn of its own
 
     def _wait_room(self, bot: Bot | None = None, spare: int = 2) -> None:

@@ -43,3 +43,27 @@ def test_the_server_stayed_well_through_the_fuzz(target):
     assert target.healthy.matches > 0
     grown = target.rss_kb() - target.rss_start_kb
     assert grown < GROWTH_KIB, f"the server grew by {grown / 1024:.0f} MiB over the fuzz"
+
+
+def test_a_session_refused_too_often_outside_its_turns_is_cut_off_and_comes_back(target):
+    """The referee cuts a session off past MAX_REFUSED_OUTSIDE refused messages while no
+    turn of its is open (between matches too), with a goodbye: the model did not know
+    the rule, and a long fuzz run took the goodbye for a wrong answer (17 second hellos
+    from the seat not to act). It expects the cut-off now, and the bot comes back."""
+    from ono99.v1 import referee_pb2 as rpb
+
+    from arena.fuzz.referee import RefereeMachine
+    from arena.referee.session import MAX_REFUSED_OUTSIDE
+
+    machine = RefereeMachine(target)
+    try:
+        machine.begin(seed=7)
+        waiting = next(i for i, b in enumerate(machine.bots) if b.open_turn is None)
+        old = machine.bots[waiting].stream
+        for _ in range(MAX_REFUSED_OUTSIDE + 1):
+            machine.hello_again(waiting, rpb.Hello(name="again", protocol_version=1))
+        assert machine.bots[waiting].stream is not old     # cut off, and back
+        machine.nothing_unexpected()
+        machine.play_legal(0)                              # the match goes on
+    finally:
+        machine.teardown()
