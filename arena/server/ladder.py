@@ -108,6 +108,9 @@ class Ladder:
         # oldest first: stored by run before the ladder starts anything new
         self.kept: list[tuple[str, list[str], MatchResult]] = []
         self.playing: set[str] = set()
+        #: bots removed from the server whose warm processes are still to stop (once not
+        #: playing: :meth:`_cool`)
+        self._removed: set[str] = set()
         self.faults_in_a_row: Counter[str] = Counter()  # matches ending in a wait on it
         #: bot -> until when it sits out (benched for its faults, or resting)
         self.benched: dict[str, float] = {}
@@ -507,15 +510,17 @@ class Ladder:
         """Bot ``name`` was removed from the server: its processes kept warm are stopped
         now (at the end of its match, if it plays one). They ran on, idle, for as long as
         the server did, while fewer than ``warm`` bots were idle beside it."""
+        self._removed.add(name)
         self._cool()
 
     def _cool(self) -> None:
         """Stop the processes of the idle hosted bots seated least recently, beyond
         ``warm`` of them, and those of removed bots. A retired bot's provider stays: it
         holds its retirement."""
-        active = {b.display for b in self.registry.active()}
-        for name in [n for n in self.hosted if n not in self.playing and n not in active]:
-            self._close_later(self.hosted.pop(name), "the bot was removed from the server")
+        for name in [n for n in self._removed if n not in self.playing]:
+            self._removed.discard(name)
+            if name in self.hosted:
+                self._close_later(self.hosted.pop(name), "the bot was removed from the server")
         idle = [n for n, p in self.hosted.items() if n not in self.playing and not p.retired]
         for name in idle[:max(0, len(idle) - self.warm)]:
             self._close_later(self.hosted.pop(name),
