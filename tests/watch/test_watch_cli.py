@@ -408,7 +408,16 @@ def test_a_tournament_is_followed_to_its_end_and_its_standings(tmp_path, mark):
         "--games", 3, "--concurrency", 1, "--db", db, "--name", "cup")
     proc = watcher(mark, address, "--tournament")
     try:
-        got, err = proc.communicate(timeout=120)
+        try:
+            got, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired as exc:
+            # whole: pytest's repr of the exception cut lines from the middle of each chunk
+            # read (a CI run's failure looked like a watcher that skipped matches 2-4)
+            printed, errors = (b.decode() if isinstance(b, bytes) else b
+                               for b in (exc.output, exc.stderr))
+            raise AssertionError(f"the watcher did not end within 120 s; it printed:\n"
+                                 f"{printed}\n(stderr: {errors})\nthe tournament's "
+                                 f"output:\n{out.read_text()}") from None
         ended = time.monotonic()
         assert tournament.wait(60) == 0
         assert time.monotonic() - ended < 5    # the viewer ended with the tournament
