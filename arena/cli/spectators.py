@@ -15,6 +15,7 @@ from arena.watch.hub import SpectatorHub
 from arena.watch.server import DEFAULT_LISTEN, SpectatorServer
 from arena.watch.servicer import RecordSource
 from arena.web import DEFAULT_HOST, DEFAULT_PORT
+from arena.web.process import ViewerProcess
 
 def add_watch_option(p: argparse.ArgumentParser) -> None:
     """--watch [HOST:PORT]: serve spectators while the command runs."""
@@ -51,9 +52,8 @@ async def web_viewer(port: int | None, spectators_at: str, console: Console):
     if port is None:
         yield None
         return
-    from arena.web.server import WebViewer   # aiohttp: imported only when a viewer runs
-
-    viewer = await WebViewer.start(spectators_at, DEFAULT_HOST, port)
+    # in a process of its own: what pages ask of it never holds up the matches played here
+    viewer = await ViewerProcess.start(spectators_at, DEFAULT_HOST, port)
     try:
         # inside: a closed output (| head) stops the command with the viewer stopped
         console.print(f"web viewer at {viewer.url}", soft_wrap=True, highlight=False)

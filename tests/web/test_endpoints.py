@@ -29,7 +29,7 @@ from arena.watch import records
 from arena.web import server
 from arena.web.server import WebViewer
 from support.network import own_network_ip
-from support.processes import env_for
+from support.processes import env_for, processes_marked, reaped
 from support.serve import BOTS, ROOT, Served, command
 from support.web import LiveArena
 
@@ -528,6 +528,42 @@ def test_arena_match_web_serves_the_viewer_on_its_own_spectators(tmp_path, mark)
     spectators = re.search(r"^spectators: arena watch (127\.0\.0\.1:\d+) --tv", proc.stdout, re.M)
     assert spectators, proc.stdout
     assert re.search(r"^web viewer at http://127\.0\.0\.1:\d+/$", proc.stdout, re.M), proc.stdout
+
+
+def test_the_viewer_of_web_is_a_process_of_its_own_and_goes_with_its_arena(tmp_path, mark):
+    """`--web`'s viewer ran in the process that plays the matches: 8 loops of GET
+    /api/record on a finished 8-seat match held `arena match --web`'s games to a thirtieth
+    of their pace. It is a child at a lower priority, and it goes with its arena, even one
+    killed with SIGKILL (nothing else would stop it)."""
+    with reaped(subprocess.Popen(command("match", BOTS / "random", BOTS / "greedy", "--games", 100_000,
+                                         "--web", "0", "--out", tmp_path / "out", "-q"),
+                                 cwd=ROOT, env=env_for(mark), stdout=subprocess.PIPE,
+                                 text=True)) as proc:
+        while not (found := re.fullmatch(r"web viewer at (http://127\.0\.0\.1:\d+/)\n",
+                                         line := proc.stdout.readline())):
+            assert line, "arena match ended without its viewer's line"
+        url = found.group(1)
+        assert fetch(url + "api/matches")[0] == 200
+        viewers = [pid for pid in processes_marked(mark)
+                   if b"arena.web.process" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert len(viewers) == 1 and viewers[0] != proc.pid
+        stat = Path(f"/proc/{viewers[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        assert int(stat[1]) == proc.pid and int(stat[16]) == 10   # its parent; its nice value
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{viewers[0]}") and not _zombie(viewers[0]):
+            assert time.monotonic() < deadline, "the viewer outlived its arena"
+            time.sleep(0.05)
+        with pytest.raises(OSError):
+            fetch(url + "api/matches")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def test_arena_serve_web_serves_the_viewer_on_the_server_s_spectators(tmp_path, mark):
