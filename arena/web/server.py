@@ -28,6 +28,7 @@ embeddable: no header forbids framing it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import errno
 import ipaddress
 import json
@@ -36,12 +37,13 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from aiohttp import web
 from google.protobuf.message import Message
+from ono99.v1 import spectator_pb2 as pb
 
 from arena import files
 from arena.bots import sandbox
@@ -90,12 +92,57 @@ UPLOAD_HEADER = "X-Ono99-Upload"
 #: time: the ladder went from 2 matches a second to 1 in 7); 40 sockets each one byte
 #: short of a 4 MiB message kept 165 MB. Beyond this size the socket is closed (1009).
 MAX_PAGE_MESSAGE = 1024
+#: Finished matches' records kept as the JSON a download sends, up to this many bytes in
+#: all (the newest first). A record never changes, and its JSON is the costly part of a
+#: download: an 8-seat match of 835 frames is 0.7 MB, made in 100 ms of Python, and eight
+#: loops of GET on it, from anyone, took the viewer's whole time (its other pages and
+#: API calls waited seconds). Each is made once, in a thread, however many ask for it.
+RECORD_JSON_BYTES = 64 * 1024 * 1024
 
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 PER_HOST = web.AppKey("per_host", hosts.PerHost)
 #: one upload replayed at a time (in a process of its own): a second one meanwhile gets a 503
 UPLOADING = web.AppKey("uploading", asyncio.Lock)
+
+
+class RecordsJson:
+    """Finished matches' records as JSON, kept (RECORD_JSON_BYTES)."""
+
+    def __init__(self, budget: int = RECORD_JSON_BYTES) -> None:
+        self.budget = budget
+        self._kept: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._bytes = 0
+        self._making: dict[str, asyncio.Future[str]] = {}
+
+    async def get(self, match_id: str, fetch: Callable[[], Awaitable[pb.MatchSnapshot]]) -> str:
+        """The JSON of match ``match_id``'s record, which ``fetch()`` gets if it is not
+        kept (its WatchError passes through)."""
+        if (text := self._kept.get(match_id)) is not None:
+            self._kept.move_to_end(match_id)
+            return text
+        making = self._making.get(match_id)
+        if making is None:   # the first to ask makes it; the others meanwhile wait for it
+            making = self._making[match_id] = asyncio.ensure_future(self._make(match_id, fetch))
+
+            def made(future: asyncio.Future) -> None:
+                self._making.pop(match_id, None)
+                if not future.cancelled():
+                    future.exception()   # taken: not logged if every page that asked left
+            making.add_done_callback(made)
+        return await asyncio.shield(making)   # a page that leaves does not stop it
+
+    async def _make(self, match_id: str, fetch) -> str:
+        text = await asyncio.to_thread(records.to_json, await fetch())
+        if len(text) <= self.budget:
+            self._kept[match_id] = text
+            self._bytes += len(text)
+            while self._bytes > self.budget:
+                self._bytes -= len(self._kept.popitem(last=False)[1])
+        return text
+
+
+RECORDS = web.AppKey("records", RecordsJson)
 
 
 def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> web.Application:
@@ -106,6 +153,7 @@ def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> we
     app[SOCKETS] = weakref.WeakSet()
     app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
     app[UPLOADING] = asyncio.Lock()
+    app[RECORDS] = RecordsJson()
     app[RECEIVING] = Connections(MAX_UPLOADS, MAX_UPLOADS_PER_HOST)
     app.router.add_get("/", _page)
     app.router.add_static("/static", STATIC)
@@ -380,11 +428,13 @@ async def _matches(request: web.Request) -> web.Response:
 
 
 async def _record(request: web.Request) -> web.Response:
+    match_id = request.match_info["match_id"]
     try:
-        snapshot = await request.app[SPECTATORS].record(request.match_info["match_id"])
+        text = await request.app[RECORDS].get(
+            match_id, lambda: request.app[SPECTATORS].record(match_id))
     except WatchError as exc:
         return _failed(exc, 502 if exc.retry else 404)
-    return web.Response(text=records.to_json(snapshot), content_type="application/json")
+    return web.Response(text=text, content_type="application/json")
 
 
 async def _upload(request: web.Request) -> web.Response:
