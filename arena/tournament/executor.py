@@ -8,8 +8,11 @@ building block of them all: it plays matches in this process: one referee,
 provider (:mod:`arena.tournament.seats`: a process the arena launches, or a remote
 connection) and given back after the match with the seat's verdict. When the first match
 of a new phase of the schedule starts, every provider hears of it (processes of the
-earlier phase are stopped: no process plays two rotations of one deal); plans arrive
-phase by phase, so an earlier phase never comes back.
+earlier phase are stopped: no process plays two rotations of one deal). Plans arrive
+phase by phase, but a lane may still be leasing the seats of a match of the earlier
+phase as another begins the next one, and a match whose referee was lost comes back,
+dealt again: so each seat is leased for its match's own phase, and a process plays the
+matches of one phase only.
 """
 
 from __future__ import annotations
@@ -204,7 +207,8 @@ class LocalExecutor(Executor):
             leased: list[tuple[SeatProvider, Seat]] = []
             result = None
             try:
-                leased = await lease_in_order([self.seats[b] for b in plan.seats], plan.seats)
+                leased = await lease_in_order([self.seats[b] for b in plan.seats], plan.seats,
+                                              plan.phase)
                 spec = spec_of(plan)   # once its bots are seated: the match begins
                 sessions = [seat.session for _, seat in leased]
                 absent = {i: seat.absent for i, (_, seat) in enumerate(leased) if seat.absent}
@@ -225,16 +229,17 @@ class LocalExecutor(Executor):
             await on_result(plan, result)
 
 
-async def lease_in_order(providers: Sequence[SeatProvider], order: Sequence) -> list[tuple[SeatProvider, Seat]]:
-    """Lease each seat's provider, in the order of ``order`` (a key per seat, e.g. the bot's
-    index), not the seats': a provider that plays one match at a time (a remote bot) is
-    waited for while the seats already leased are held, and two matches leasing the same
-    bots in opposite seat orders would wait for each other forever. Returned by seat. On
-    an error, the seats leased so far are released."""
+async def lease_in_order(providers: Sequence[SeatProvider], order: Sequence,
+                         phase: int = 0) -> list[tuple[SeatProvider, Seat]]:
+    """Lease each seat's provider for a match of ``phase``, in the order of ``order`` (a
+    key per seat, e.g. the bot's index), not the seats': a provider that plays one match
+    at a time (a remote bot) is waited for while the seats already leased are held, and
+    two matches leasing the same bots in opposite seat orders would wait for each other
+    forever. Returned by seat. On an error, the seats leased so far are released."""
     got: dict[int, tuple[SeatProvider, Seat]] = {}
     try:
         for i in sorted(range(len(providers)), key=lambda i: order[i]):
-            got[i] = (providers[i], await providers[i].lease())
+            got[i] = (providers[i], await providers[i].lease(phase))
     except BaseException:
         for provider, seat in got.values():
             provider.release(seat, None)

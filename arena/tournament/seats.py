@@ -124,8 +124,8 @@ class SeatProvider(abc.ABC):
         """The first match of ``phase`` is starting (plans come phase by phase)."""
 
     @abc.abstractmethod
-    async def lease(self) -> Seat:
-        """A seat for the next match."""
+    async def lease(self, phase: int = 0) -> Seat:
+        """A seat for the next match, a match of ``phase`` (of the schedule's phases)."""
 
     @abc.abstractmethod
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
@@ -177,10 +177,19 @@ class ProcessSeats(SeatProvider):
         self._cpu_at_lease: dict[LocalBot, float] = {}
         self._most_cpu: dict[LocalBot, float] = {}
 
-    async def lease(self) -> Seat:
+    async def lease(self, phase: int = 0) -> Seat:
         if self.retired:
             return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
-        bot = self.free.pop() if self.free else self._new()
+        # a process plays the matches of one phase: the match's, not the provider's now.
+        # They differ where another lane began the next phase while this match's seats
+        # were being leased (a lease that starts a process waits for it), or where a
+        # match of an earlier phase is dealt again (its referee was lost): a process
+        # tagged with the new phase played the old phase's rotation of a deal, was kept,
+        # and met that deal's next rotation later in the phase
+        if phase == self.phase and self.free:
+            bot = self.free.pop()
+        else:
+            bot = self._new(phase)
         try:
             session = await bot.ensure()
         except BotStartError as exc:
@@ -212,14 +221,14 @@ class ProcessSeats(SeatProvider):
         await asyncio.gather(*(b.stop(goodbye) for b in self.instances), *self._stopping,
                              return_exceptions=True)
 
-    def _new(self) -> LocalBot:
+    def _new(self, phase: int) -> LocalBot:
         self.started += 1
         label = self.label if self.started == 1 else f"{self.label}#{self.started}"
         bot = LocalBot(self.manifest, self.referee.lobby, self.referee.address, label,
                        self.log_dir, self.connect_timeout, name=self.manifest.name,
                        factory=self.factory, open_socket=self.referee.bot_socket)
         self.instances.append(bot)
-        self._phase_of[bot] = self.phase
+        self._phase_of[bot] = phase
         return bot
 
     def _worn(self, bot: LocalBot) -> bool:
@@ -289,7 +298,7 @@ class RetiredSeats(SeatProvider):
         self.label = label
         self.retire(reason)
 
-    async def lease(self) -> Seat:
+    async def lease(self, phase: int = 0) -> Seat:
         return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
 
     def release(self, seat: Seat, verdict: Verdict | None) -> None:
@@ -323,7 +332,7 @@ class RemoteSeats(SeatProvider):
         """Playing (or waiting to play) a match now."""
         return self._turn.locked()
 
-    async def lease(self) -> Seat:
+    async def lease(self, phase: int = 0) -> Seat:
         if self.retired:
             return Seat(None, (VerdictKind.RETIRED, self.retire_reason))
         await self._turn.acquire()
