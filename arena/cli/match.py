@@ -53,8 +53,8 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
                    type=FaultPolicy,
                    help="what happens to a bot that times out, crashes, disconnects or keeps "
                         "sending refused actions: 'forfeit' (default) removes its seat as if it "
-                        "had lost; 'play' records the verdict and plays its first legal card "
-                        "(Card enum order) for it from then on")
+                        "had lost; 'play' records the verdict and plays a legal card at random "
+                        "for it from then on")
     p.add_argument("--max-rejections", type=int, default=5, metavar="N",
                    help="refused actions a bot may send in one match before an 'illegal' "
                         "verdict (default: 5)")

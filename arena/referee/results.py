@@ -30,7 +30,7 @@ class FaultPolicy(StrEnum):
     """What happens to a faulty seat (``MatchSpec.on_fault``)."""
 
     FORFEIT = "forfeit"  # it leaves the game as if it had lost (default)
-    AUTOPLAY = "play"    # the referee plays its first legal card (Card enum order) from then on
+    AUTOPLAY = "play"    # the referee plays a legal card at random from then on (seeded: see runner)
 
 
 class Status(StrEnum):

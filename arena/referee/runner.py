@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -29,6 +30,7 @@ from arena.referee.wire import (
 from arena.rules.errors import PlayError
 from arena.rules.events import DRAW, FOUR_99, OUT, PLAY
 from arena.rules.game import Termination
+from arena.seeds import Seeds
 
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
 
@@ -59,7 +61,8 @@ class MatchRunner:
         self.verdicts: list[Verdict] = []
         self.stats = [SeatStats() for _ in range(n)]
         self.result: MatchResult | None = None
-        self._autoplay = [False] * n
+        #: for each seat the referee plays for (FaultPolicy.AUTOPLAY), its generator
+        self._autoplay: list[random.Random | None] = [None] * n
         self._faulted = [False] * n
         self._starting: list[int] | None = None   # seats failed during _start, while it runs
         self._sent = [0] * n                   # events each seat has been sent
@@ -93,8 +96,9 @@ class MatchRunner:
             game = self.game
             while not game.finished:
                 seat = game.to_act
-                if self._autoplay[seat]:
-                    game.play(seat, game.legal_cards()[0])
+                rng = self._autoplay[seat]
+                if rng is not None:
+                    game.play(seat, rng.choice(game.legal_cards()))
                     self._report(seat, None)
                     continue
                 await self._turn(seat)
@@ -302,7 +306,12 @@ class MatchRunner:
             self.listeners.verdict(self.spec.match_id, verdict)
         game = self.game
         if self.spec.on_fault == FaultPolicy.AUTOPLAY:
-            self._autoplay[seat] = True
+            # a legal card at random, from a stream keyed by the deal's secret seed and the
+            # seat (as a duplicate deal's seeds are: whoever holds its cards gets it). The
+            # first legal card in Card enum order, as this once was, is a rule the table
+            # knows: each card then also told it that the seat held no legal card before
+            # it, a -10, R or P2 behind a 7, so most of a hidden hand, turn after turn
+            self._autoplay[seat] = random.Random(Seeds(self.spec.seed).bot_seed("autoplay", seat))
         elif self._starting is not None:
             self._starting.append(seat)        # _start forfeits them together
         elif not game.finished and game.in_game[seat]:

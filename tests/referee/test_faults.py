@@ -9,9 +9,10 @@ import grpc
 import pytest
 from ono99.v1 import referee_pb2 as pb
 
-from support.matches import BOTS, play, spec
+from support.matches import BOTS, play, replays, spec
 
 from arena.referee.results import FaultPolicy, Status
+from arena.rules.events import decisions
 from arena.referee.server import RefereeServer
 
 
@@ -143,7 +144,7 @@ def test_a_bot_that_floods_and_never_reads_is_stopped_and_its_clock_holds(
     assert "flooded" in rejections(tmp_path, "flood")
 
 
-def test_autoplay_records_the_verdict_and_plays_the_first_legal_card(rogue):
+def test_autoplay_records_the_verdict_and_plays_on_for_the_seat(rogue):
     results = play([rogue("exit", 2), BOTS / "random"],
                    lambda n: [spec(n, seed=7, on_fault=FaultPolicy.AUTOPLAY)])
     result = results[0]
@@ -152,6 +153,28 @@ def test_autoplay_records_the_verdict_and_plays_the_first_legal_card(rogue):
     assert not any(e[0] == "forfeit" for e in result.events)
     plays = [e for e in result.events if e[0] == "play" and e[1] == 0]
     assert len(plays) > 2  # the referee went on playing for seat 0
+
+
+def test_autoplay_shows_the_other_seats_no_more_of_the_hand_than_the_cards_it_plays(rogue):
+    # the referee's choice is public knowledge: had it played the first legal card in Card
+    # enum order, each card would also have told the table that the seat held no legal
+    # card before it (no -10, R or P2 behind a 7: most of a modern hand, turn after turn)
+    results = play([rogue("exit", 1), BOTS / "random", BOTS / "random"],
+                   lambda n: [spec(n, seed=s, on_fault=FaultPolicy.AUTOPLAY) for s in range(1, 7)])
+    chosen = []   # (the card played, the legal cards) at each turn played for seat 0
+    for result in results:
+        assert verdict_kinds(result) == {0: "crashed"} and replays(result)
+        game = result.spec.new_game()
+        faulted = False
+        for d in decisions(result.events):
+            if d[0] == "play" and d[1] == 0 and len(game.legal_cards()) > 1:
+                chosen.append((d[2], game.legal_cards()))
+                faulted = True
+            game.play(d[1], d[2]) if d[0] == "play" else game.forfeit(d[1])
+        assert faulted
+    assert len(chosen) >= 20
+    firsts = sum(card == legal[0] for card, legal in chosen)
+    assert firsts < len(chosen) * 0.8, f"{firsts} of {len(chosen)} were the first legal card"
 
 
 async def _hello(address, token, version=1, first=None):
