@@ -16,6 +16,7 @@ fresh snapshot instead of what it missed. Nobody watching costs a list append pe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import OrderedDict, deque
@@ -78,13 +79,17 @@ class Subscription:
         try:
             self.queue.put_nowait(item)
         except asyncio.QueueFull:
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(RESYNC)
-            self.resyncs += 1
-            self.behind = True
+            self.resync()
             if item is None:
                 self.queue.put_nowait(None)
+
+    def resync(self) -> None:
+        """Drop what is queued for a RESYNC: its viewer is sent a fresh snapshot."""
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(RESYNC)
+        self.resyncs += 1
+        self.behind = True
 
     def caught_up(self) -> None:
         """Its viewer took the RESYNC, and gets a fresh snapshot: queue again."""
@@ -399,6 +404,19 @@ class SpectatorHub:
     def match_started(self, summary: pb.MatchSummary) -> None:
         """A match starts: followed from now on, its tournament's followers told."""
         match = LiveMatch(summary, self.organiser_view)
+        earlier = self.matches.pop(summary.match_id, None)
+        if earlier is not None:
+            # a match cut short, played again under its id (a tournament table's, resumed
+            # or dealt again): its first attempt leaves the recent matches now, or its
+            # turn to leave them would take this attempt, live, from the hub; viewers of
+            # an attempt that never ended (its referee lost) follow this one, from a
+            # fresh snapshot, rather than wait for ever
+            with contextlib.suppress(ValueError):
+                self._recent.remove(summary.match_id)
+            for viewer in earlier.viewers | earlier.behind:
+                if not viewer.behind:
+                    viewer.resync()
+                match.behind.add(viewer)
         log = self.tournaments.get(summary.tournament)
         if log is not None:
             match.ratings = tuple(log.elo.ratings.get(n, 1500.0) for n in summary.names)

@@ -155,3 +155,57 @@ def test_a_tournament_followed_again_after_it_ended_is_followed_afresh():
     assert not log.finished and "cup" not in h._finished
     sub, _ = h.follow_tournament(log)
     assert sub.queue.empty() and sub in log.viewers
+
+
+def test_a_match_played_again_under_its_id_stays_followed_while_it_is_live():
+    """A match cut short is played again under the same id (a tournament's table without a
+    remote bot: the same deal, resumed after a cancel or dealt again after its referee was
+    lost). The hub then knew it twice in its list of recent matches: as that first attempt
+    left the list, the attempt being played went with it, live, and its viewers were told
+    nothing more (its frames were dropped: a match the hub does not know)."""
+    async def go():
+        h = hub.SpectatorHub(recent=3)
+        h.match_started(pb.MatchSummary(match_id="m", status=pb.MATCH_STATUS_LIVE))
+        h.frame("m", pb.MatchFrame(seq=0))
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_ABORTED))
+        h.match_started(pb.MatchSummary(match_id="m", status=pb.MATCH_STATUS_LIVE))
+        h.frame("m", pb.MatchFrame(seq=0))
+        viewer, _ = h.subscribe("m")
+        for other in ("x", "y", "z"):
+            h.match_started(pb.MatchSummary(match_id=other, status=pb.MATCH_STATUS_LIVE))
+            h.match_ended(other, pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        h.frame("m", pb.MatchFrame(seq=1))
+        live = [s.match_id for s in h.summaries() if s.status == pb.MATCH_STATUS_LIVE]
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        feed = []
+        while not viewer.queue.empty() and (item := viewer.queue.get_nowait()) is not None:
+            feed.append(item.WhichOneof("kind"))
+        return live, feed, list(h.matches)
+
+    live, feed, kept = asyncio.run(go())
+    assert live == ["m"]
+    assert feed == ["frame", "over"]
+    assert sorted(kept) == ["m", "y", "z"]   # the recent three, the second attempt among them
+
+
+def test_viewers_of_an_attempt_that_never_ended_follow_the_match_played_again():
+    """An attempt whose referee was lost never ends in the hub: its viewers are resynced to
+    the attempt played under its id in its place (they waited for ever before)."""
+    async def go():
+        h = hub.SpectatorHub()
+        h.match_started(pb.MatchSummary(match_id="m", status=pb.MATCH_STATUS_LIVE))
+        h.frame("m", pb.MatchFrame(seq=0))
+        viewer, _ = h.subscribe("m")
+        h.match_started(pb.MatchSummary(match_id="m", status=pb.MATCH_STATUS_LIVE))
+        assert viewer.queue.get_nowait() is hub.RESYNC
+        snapshot = h.resnapshot("m", viewer)
+        h.frame("m", pb.MatchFrame(seq=0))
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        feed = []
+        while not viewer.queue.empty() and (item := viewer.queue.get_nowait()) is not None:
+            feed.append(item.WhichOneof("kind"))
+        return snapshot, feed
+
+    snapshot, feed = asyncio.run(go())
+    assert snapshot is not None and list(snapshot.frames) == []
+    assert feed == ["frame", "over"]
