@@ -10,6 +10,7 @@ import itertools
 import os
 import shlex
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 from rich.console import Console
@@ -29,7 +30,7 @@ from arena.referee.results import MatchResult
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
-from arena.store.base import TournamentExistsError
+from arena.store.base import Claim, TournamentExistsError, TournamentInPlayError
 from arena.tournament.executors import check_address, joined
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played, standings_of, stored_played
@@ -131,7 +132,7 @@ def _store_and_run(args: argparse.Namespace, new: tuple[str, Settings] | None,
         store.close()
         raise
     try:
-        return _run(tournament, args, console, err)
+        return _run(tournament, args, console, err, claim)
     finally:
         claim.release()
         store.close()
@@ -178,7 +179,7 @@ def logs_folder(path: Path) -> None:
                           "(give --logs DIR)")
 
 
-def _run(t: Tournament, args, console: Console, err: Console) -> int:
+def _run(t: Tournament, args, console: Console, err: Console, claim: Claim) -> int:
     """Play the stored tournament's pending matches under the live view, then print its
     standings, or, when it stopped early, what is stored and the line to resume it."""
     for warning in t.warnings:
@@ -212,12 +213,16 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
                          else ""))
         # the executor's cluster first: the live view and the listener bus start threads
         with joined(args.executor if pending else "local", args.ray_address), view:
-            asyncio.run(_play(t, args, view, logs, console))
+            asyncio.run(_play(t, args, view, logs, console, claim))
     except KeyboardInterrupt:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "
                   f"will be played again from their seeds. {resume}", soft_wrap=True)
         return 130
+    except TournamentInPlayError as exc:
+        # another process plays it now: no line to resume it, which would be refused
+        err.print(f"arena tournament: error: {escape(str(exc))}", soft_wrap=True)
+        return 1
     except (StoreError, RuntimeError, ConfigError, ArenaStartError) as exc:
         # a result could not be stored (a lock held too long), or the executor could not go
         # on (a Ray cluster with no CPU for a referee, actors lost again and again, or, on
@@ -254,7 +259,8 @@ def _run(t: Tournament, args, console: Console, err: Console) -> int:
     return 0
 
 
-async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Console) -> None:
+async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Console,
+                claim: Claim) -> None:
     """Play the pending matches (with ``--watch`` or ``--web``, for spectators too)."""
     async with spectators(args.watch, console, StoreRecords(t.store), args.web) as hub:
         on_result, bus = view.result, None
@@ -268,8 +274,34 @@ async def _play(t: Tournament, args, view: LiveView, logs: Path, console: Consol
                 if played is not None:
                     hub.tournament_result(t.name, played, result.match_id)
 
-        await t.run(args.concurrency, on_result, args.executor, listen=args.listen, log_dir=logs,
-                    connect_timeout=args.connect_timeout, on_retire=view.retired,
-                    sandbox=sandbox_config(args), bus=bus, address=args.ray_address)
+        await _while_claimed(claim, t.run(
+            args.concurrency, on_result, args.executor, listen=args.listen, log_dir=logs,
+            connect_timeout=args.connect_timeout, on_retire=view.retired,
+            sandbox=sandbox_config(args), bus=bus, address=args.ray_address), t.name, args.db)
         if hub is not None:
             hub.tournament_finished(t.name)
+
+
+async def _while_claimed(claim: Claim, run: Awaitable[None], name: str, db: str) -> None:
+    """Await ``run``, stopped with a :class:`TournamentInPlayError` if this process loses
+    its claim on the tournament meanwhile. A PostgreSQL claim is a session's lock, which a
+    restart of the database server (or its administrator's pg_terminate_backend) ends:
+    the run rode the restart out and played on without it, and a --resume then was let
+    in, both playing the same matches until the resume stopped on "already stored" (the
+    seventeenth review). Looked at every few seconds, the claim is taken again once the
+    server is back, so a resume is refused as at any other time; one that took it first
+    plays on, and this run stops."""
+    playing = asyncio.ensure_future(run)
+    lost = asyncio.ensure_future(claim.lost())
+    try:
+        await asyncio.wait((playing, lost), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        lost.cancel()
+        playing.cancel()      # nothing, once it is done
+        await asyncio.gather(playing, lost, return_exceptions=True)
+    if playing.cancelled() and lost.done() and not lost.cancelled():
+        raise TournamentInPlayError(
+            f"this process lost its claim on tournament {name!r} in {shown(db)} (its "
+            "database session ended: a restart of the database server?) and another "
+            "process plays it now: this one stops, and what it stored is kept")
+    playing.result()          # its own error, if it ended on one

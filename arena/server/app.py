@@ -207,17 +207,8 @@ class ArenaServer:
         a PostgreSQL restart ended the session that held it, and another arena serve
         took it before this one could again. Two servers would deal the same ladder
         matches and resume the same tournaments, each refusing the other's results."""
-        while True:
-            await asyncio.sleep(CLAIM_CHECK_S)
-            if self._claim is None:
-                return
-            try:
-                held = await asyncio.to_thread(self._claim.held)
-            except Exception:          # not knowing is no reason to stop: look again
-                log.exception("cannot tell whether this server still holds its database")
-                continue
-            if not held:
-                return
+        if self._claim is not None:
+            await self._claim.lost(CLAIM_CHECK_S)
 
     async def stop(self) -> None:
         """Stop the ladder and the tournaments (they resume at the next start), say goodbye

@@ -7,13 +7,18 @@ tournament code; one shared test suite runs against every backend.
 from __future__ import annotations
 
 import abc
+import asyncio
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.aio import in_daemon_thread
 from arena.referee.results import MatchResult
 from arena.rules.game import places_of
 from arena.store.location import redact
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,11 @@ class TournamentExistsError(RefusedError):
     """A tournament of that name is stored already."""
 
 
+#: How often a claim that can be lost unseen (a PostgreSQL session's lock) is looked at,
+#: in seconds: a round trip on its own session each time.
+CLAIM_CHECK_S = 2.0
+
+
 class Claim:
     """A process's hold on a database (:meth:`Store.claim`): ``close`` lets it go (the
     lock's file or session); ``keep``, where a hold can be lost without the process
@@ -175,6 +185,24 @@ class Claim:
         if self._close is not None:
             self._close()
             self._close = None
+
+    async def lost(self, every: float = CLAIM_CHECK_S) -> None:
+        """Return once this process no longer holds the claim: looked at every ``every``
+        seconds, each look in a thread of its own (a database that does not answer holds
+        it up, and must not hold up the stop of what waits on it); never for a claim
+        that cannot be lost unseen (a file's lock), nor once released. Between the loss
+        of a session and the next look another process may take it: the caller stops
+        then, as two would play the same matches."""
+        if self._keep is None:
+            await asyncio.Future()                 # a file's lock goes only with us
+        while self._close is not None:
+            await asyncio.sleep(every)
+            try:
+                if not await in_daemon_thread(self.held, name="claim-check"):
+                    return
+            except Exception:              # not knowing is no reason to stop: look again
+                log.exception("cannot tell whether this process still holds its claim")
+        await asyncio.Future()
 
 
 class TournamentInPlayError(RefusedError):

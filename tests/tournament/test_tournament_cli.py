@@ -1316,6 +1316,71 @@ def test_a_postgresql_restart_mid_tournament_is_waited_out_and_nothing_is_lost(
     same_results(postgres_url, "restarted", reference, mark)
 
 
+def claimers(url: str) -> list[int]:
+    """The sessions (their server pids) holding a tournament's claim in ``url``."""
+    from arena.store.postgres import PLAY_LOCK_CLASS
+
+    return [pid for pid, in pg_rows(url, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' "
+                                    "AND classid = %s AND granted", PLAY_LOCK_CLASS)]
+
+
+@pytest.mark.parametrize("fault", ["restart", "terminate"])
+def test_a_tournament_keeps_its_claim_through_a_lost_postgresql_session(
+        tmp_path, mark, postgres_server, postgres_url, fault):
+    """The claim that lets one process play a tournament is a PostgreSQL session's
+    advisory lock: a restart of the server (or a DBA's pg_terminate_backend of that
+    session) ended it, the tournament rode the restart out and played on without it, and
+    a --resume then was let in: both played the same matches, and the resume stopped on
+    "match ... is already stored". The run now takes its claim again once the server is
+    back, so the resume is refused as at any other time."""
+    proc = start_long(mark, tmp_path, "held", postgres_url, "--games", "300")
+    with reaped(proc):
+        [held] = claimers(postgres_url)
+        if fault == "restart":
+            postgres_server.restart(1.0)          # every session ended; down for 1 s
+        else:
+            pg_rows(postgres_url, "SELECT pg_terminate_backend(%s)", held)
+        deadline = time.monotonic() + 10        # time for the run to take it again
+        while not claimers(postgres_url) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        second = arena(new_mark(), "tournament", "--resume", "held", "--db", postgres_url, "-q")
+        assert "tournament 'held' is being played by another process" in error_line(second)
+        assert second.returncode == 2
+        _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    keys = keys_stored(postgres_url, "held")
+    assert len(keys) == len(set(keys)) == 3 * 300 * 2
+
+
+def test_a_tournament_whose_claim_another_process_took_stops_and_says_so(
+        tmp_path, mark, postgres_url):
+    """Where another process took the claim between the loss of this run's session and
+    its next look, this run stops (two would play the same matches), saying why, with no
+    line to resume what the other plays; what it stored stays."""
+    import psycopg
+
+    from arena.store.postgres import PLAY_LOCK_CLASS
+
+    proc = start_long(mark, tmp_path, "taken", postgres_url, "--games", "300")
+    with reaped(proc), psycopg.connect(postgres_url, autocommit=True) as other:
+        [held] = claimers(postgres_url)
+        [(tid,)] = pg_rows(postgres_url, "SELECT id FROM tournaments WHERE name = 'taken'")
+        pg_rows(postgres_url, "SELECT pg_terminate_backend(%s)", held)
+        deadline = time.monotonic() + 5
+        while not other.execute("SELECT pg_try_advisory_lock(%s::int4, %s::int4)",
+                                (PLAY_LOCK_CLASS, tid)).fetchone()[0]:
+            assert time.monotonic() < deadline, "the session's end did not let the claim go"
+        _, stderr = proc.communicate(timeout=30)
+        played = stored_matches(postgres_url)
+    assert proc.returncode == 1 and "Traceback" not in stderr, stderr
+    assert stderr.splitlines()[-1] == (
+        "arena tournament: error: this process lost its claim on tournament 'taken' in "
+        f"{postgres_url} (its database session ended: a restart of the database server?) "
+        "and another process plays it now: this one stops, and what it stored is kept")
+    keys = keys_stored(postgres_url, "taken")
+    assert len(keys) == len(set(keys)) == played < 3 * 300 * 2
+
+
 def test_a_reader_of_an_unreachable_postgresql_server_gets_one_error_line(mark):
     from support.postgres import free_port
 
