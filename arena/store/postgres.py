@@ -92,21 +92,28 @@ RETRY_TIMEOUT = 2
 def _reconnecting(method: Callable) -> Callable:
     """A call that finds its connection lost connects again (within the store's
     ``reconnect_window``) and runs once more, with ``_again`` set for the writes that must
-    first look for what an interrupted commit may have stored. Otherwise its error stands,
-    saying that connecting again failed too."""
+    first look for what an interrupted commit may have stored; lost again, the same, until
+    the window, counted from the first loss, has passed (with no window: once). Otherwise
+    its error stands, saying that connecting again failed too."""
     @functools.wraps(method)
     def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except StoreError as exc:
-            if not (self.db.closed or self.db.broken):
-                raise                          # the statement's own error: no retry
-            self._reconnect(exc)
-        self._again = True
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._again = False
+        deadline = None
+        while True:
+            try:
+                return method(self, *args, **kwargs)
+            except StoreError as exc:
+                if not (self.db.closed or self.db.broken):
+                    raise                      # the statement's own error: no retry
+                if deadline is None:
+                    deadline = time.monotonic() + self.reconnect_window
+                elif time.monotonic() >= deadline:
+                    # a second loss inside the window was this write's end, which stopped
+                    # a tournament on a flapping failover (the seventeenth review)
+                    raise
+                self._reconnect(exc, deadline)
+            finally:
+                self._again = False
+            self._again = True
     return call
 
 
@@ -152,12 +159,12 @@ class PostgresStore(Store):
                 raise
         return db
 
-    def _reconnect(self, lost: StoreError) -> None:
+    def _reconnect(self, lost: StoreError, deadline: float) -> None:
         """A new connection in place of the lost one: tried at once, then again (0.25 s
-        apart, doubling to 2 s) until ``reconnect_window`` seconds have passed; ``lost``,
-        with why the last try failed, when none succeeds."""
+        apart, doubling to 2 s) until ``deadline`` (the end of the ``reconnect_window``
+        since the call first lost it); ``lost``, with why the last try failed, when none
+        succeeds."""
         began = time.monotonic()
-        deadline = began + self.reconnect_window
         timeout = CONNECT_TIMEOUT if self.reconnect_window else RETRY_TIMEOUT
         pause = 0.25
         while True:
