@@ -14,8 +14,10 @@ never starts another match with a bot retired before that match was dealt.
 
 A worker that dies (kill -9, out of memory) is replaced: the matches it had in flight are
 dealt again, first, and a result it may still have sent for one of them is ignored, so
-each match is reported exactly once. A match that MAX_ATTEMPTS workers had begun when they
-died, the last of them playing it alone, stops the run with an error naming it (something
+each match is reported exactly once. So is a worker that holds matches and says nothing
+for STALL_S (stopped or stuck: its event loop beats every second), killed first. A match
+that MAX_ATTEMPTS workers had begun when they died, the last of them playing it alone,
+stops the run with an error naming it (something
 in it kills referees: :class:`~arena.tournament.executor.Deals`); a match dealt to a worker
 that died before beginning it is only dealt again. So do W x MAX_ATTEMPTS
 workers that die before they are ready, with no match reported in between (workers cannot
@@ -51,6 +53,14 @@ log = logging.getLogger("arena.executor")
 
 _POLL_S = 0.2
 
+#: A worker's event loop says it is alive this often, in seconds.
+BEAT_S = 1.0
+#: A worker with matches in flight that says nothing for this long (stopped: SIGSTOP, a
+#: debugger, a frozen cgroup; or stuck) is killed and replaced, as a dead one is: alive
+#: to this process, it held its matches, and the run waited for it for good. Its bots
+#: gave up on it long before (the SDKs' pings time out in 20 s), so it plays nothing.
+STALL_S = 30.0
+
 
 @dataclass
 class _Worker:
@@ -66,6 +76,8 @@ class _Worker:
     ready: bool = False
     #: kept for the matches to play alone: dealt nothing else while there are any
     alone: bool = False
+    #: when it last said anything (this process's monotonic clock)
+    heard: float = field(default_factory=time.monotonic)
 
 
 class MultiProcessExecutor(Executor):
@@ -134,6 +146,14 @@ class MultiProcessExecutor(Executor):
                     while deals.pending and len(worker.in_flight) < lanes:
                         give(worker, deals.pending.popleft())
 
+        def stop_stalled(now: float) -> None:
+            for worker in workers.values():
+                if worker.in_flight and now - worker.heard > STALL_S and worker.process.is_alive():
+                    log.warning("referee worker %s said nothing for %g s with a match in flight; "
+                                "it is stopped", worker.process.name, STALL_S)
+                    worker.process.kill()      # replace_dead deals its matches again
+                    worker.process.join(1.0)
+
         def replace_dead() -> None:
             nonlocal stillborn
             for wid, worker in list(workers.items()):
@@ -161,14 +181,21 @@ class MultiProcessExecutor(Executor):
         for _ in range(n):
             start()
         loop = asyncio.get_running_loop()
-        next_check = time.monotonic() + _POLL_S
+        next_check = looked = time.monotonic() + _POLL_S
         try:
             while True:
                 deal()
                 if not deals and not any(w.in_flight for w in workers.values()):
                     break
-                if time.monotonic() >= next_check:   # even while others' results flow
-                    next_check = time.monotonic() + _POLL_S
+                if (now := time.monotonic()) >= next_check:   # even while others' results flow
+                    next_check = now + _POLL_S
+                    if now - looked > BEAT_S:
+                        # this process was stopped too (Ctrl-Z stops the whole group) or
+                        # held up (a slow write): what its workers said meanwhile is unread
+                        for worker in workers.values():
+                            worker.heard = max(worker.heard, now)
+                    looked = now
+                    stop_stalled(now)
                     replace_dead()
                     deal()
                 try:
@@ -176,6 +203,8 @@ class MultiProcessExecutor(Executor):
                 except queue.Empty:
                     continue
                 kind = msg[0]
+                if kind in ("begun", "result", "ready", "beat") and msg[1] in workers:
+                    workers[msg[1]].heard = time.monotonic()
                 if kind == "begun":
                     worker = workers.get(msg[1])
                     if worker is not None and msg[2] in worker.in_flight:
@@ -361,10 +390,17 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
         index, _ = specs.pop(plan.key)
         outbox.put(("result", wid, index, result))
 
+    async def beat() -> None:   # from the event loop: a loop that is stuck says nothing
+        while True:
+            await asyncio.sleep(BEAT_S)
+            outbox.put(("beat", wid))
+
     outbox.put(("ready", wid))
+    beating = asyncio.ensure_future(beat())
     try:
         await executor.play(dealt.get, spec_of, on_result)
     except asyncio.CancelledError:
         pass
     finally:
+        beating.cancel()
         done.set()

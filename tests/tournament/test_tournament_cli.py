@@ -1004,6 +1004,31 @@ def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played
     same_results(db, "chaos", reference, mark)
 
 
+def test_a_referee_worker_stopped_for_good_is_replaced_and_its_matches_played_again(
+        tmp_path, mark, reference):
+    """SIGSTOP of one referee worker (a debugger attached, a frozen cgroup, a worker
+    stuck): alive to the parent, it never reported its match, and the run waited for it
+    for good (359 of 360 stored, then nothing, found by the seventeenth review). A worker
+    with matches in flight that says nothing for STALL_S is now killed and replaced, as a
+    worker that died is, and its matches are played again."""
+    from arena.tournament.multiprocess import STALL_S
+
+    db = tmp_path / "arena.db"
+    proc = start_long(mark, tmp_path, "stopped", db)
+    with reaped(proc):
+        workers = procs.workers(proc.pid)
+        assert len(workers) == 2, "the long tournament runs on two referee workers"
+        os.kill(workers[0], signal.SIGSTOP)
+        _, stderr = proc.communicate(timeout=STALL_S + 60)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert (f"referee worker arena-worker-0 said nothing for {STALL_S:g} s with a match in "
+            "flight; it is stopped") in stderr, stderr
+    assert "played again on a new worker" in stderr
+    assert wait_unmarked(mark, 5) == [], "processes of the stopped worker outlived it"
+    same_results(db, "stopped", reference, mark)
+
+
 def kill_newborn_workers(proc: subprocess.Popen, count: int) -> None:
     """kill -9 the arena's one referee worker, then each of the ``count`` workers started
     in its place as soon as it appears: before it is ready, with no bot of its own."""
