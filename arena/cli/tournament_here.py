@@ -110,6 +110,15 @@ def _store_and_run(args: argparse.Namespace, new: tuple[str, Settings] | None,
     try:
         if args.resume:
             tournament = Tournament.resume(store, args.resume)
+            if tournament.settings.bots:
+                # its bots are a server's registered ones, with no folder here: the run
+                # failed in a worker ("IndexError: list index out of range"), then said
+                # to run the same command again
+                raise ConfigError(
+                    f"tournament {tournament.name!r} is an arena serve's, of the bots "
+                    "registered there: it resumes by itself when the server starts on this "
+                    f"database (follow it with arena tournament --resume "
+                    f"{shlex.quote(tournament.name)} --server ADDR)")
             if tournament.settings.sandbox is not None:
                 # its bots run as in its first part: sandboxed alike, with the same limits
                 args.sandbox, args.limit = tournament.settings.sandbox, list(tournament.settings.limits)

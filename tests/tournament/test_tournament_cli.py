@@ -1436,6 +1436,26 @@ def test_a_tournament_in_postgresql_killed_with_sigkill_resumes_to_the_same_resu
     same_results(postgres_url, "killed", reference, mark)   # every match once, as uninterrupted
 
 
+def test_a_server_s_tournament_resumed_here_is_refused_saying_where_it_resumes(tmp_path, mark):
+    """A tournament of an arena serve's registered bots, --resume'd without --server on
+    its database: its bots have no folders here, and the run failed as "referee worker 1
+    failed: IndexError: list index out of range", then told to run the same command
+    again. Now it is refused at once, saying where it resumes."""
+    from arena.tournament.tournament import Settings, Tournament
+
+    db = tmp_path / "arena.db"
+    store = SQLiteStore(db)
+    Tournament.create_registered(store, "cup", Settings(bots=("alice", "bob")))
+    store.close()
+    proc = arena(mark, "tournament", "--resume", "cup", "--db", db, "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc) == (
+        "arena tournament: error: tournament 'cup' is an arena serve's, of the bots "
+        "registered there: it resumes by itself when the server starts on this database "
+        "(follow it with arena tournament --resume cup --server ADDR)")
+    assert stored_matches(db) == 0
+
+
 @pytest.mark.parametrize("args, message", [
     (["--seed", "-1"], "--seed -1 is not allowed on a server: 0 to 2**64 - 1 (0: a secret one)"),
     (["--seed", str(2**64)], f"--seed {2**64} is not allowed on a server"),
