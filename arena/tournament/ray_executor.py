@@ -12,10 +12,11 @@ with every match dealt, so no actor starts a match with a bot retired before it 
 dealt), and reports each match once: a result is taken for the first attempt that
 finishes, by the match's index in the plan, and the store below keys it by the schedule's
 key. An actor that dies (its node lost, kill -9) has its matches dealt again, first, to
-the others and to a replacement that Ray places where there is room. A match counts a
-loss only if the actor had begun it (its bots seated: the actor says so as it begins it,
-before the result); one that MAX_ATTEMPTS actors had begun when they died, the last of them
-playing it alone, stops the run with an error naming it
+the others and to a replacement that Ray places where there is room; so does one that
+holds matches and does not answer for STALL_S (stopped or stuck), killed first. A match
+counts a loss only if the actor had begun it (its bots seated: the actor says so as it
+begins it, before the result); one that MAX_ATTEMPTS actors had begun when they died, the
+last of them playing it alone, stops the run with an error naming it
 (:class:`~arena.tournament.executor.Deals`), and so do more than MAX_ATTEMPTS actors per
 lane of the cluster lost with no match played in between (a cluster that loses actors as
 fast as it places them). A long run on nodes that come and go goes on as long as it makes
@@ -68,6 +69,13 @@ NODELESS_S = 10.0
 QUEUED = 1
 #: How long a stopping actor may take to say goodbye to its bots.
 STOP_TIMEOUT_S = 15.0
+
+#: An actor with matches in flight that does not answer a call on its event loop for this
+#: long (stopped: SIGSTOP, a frozen cgroup; or stuck) is killed, and its matches dealt
+#: again as a lost actor's are: Ray saw it alive, and the run waited for it for good.
+STALL_S = 30.0
+#: How often such an actor is asked, in seconds.
+LOOK_S = 1.0
 
 _LOST = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -166,6 +174,9 @@ class RefereeNode:
         yield None
         result = await future
         yield result, time.perf_counter() - t0
+
+    async def alive(self) -> None:
+        """Answered by this actor's event loop, which a stopped or stuck actor does not run."""
 
     async def watch(self):
         """What this actor's spectator tap sends, batch after batch, until it stops."""
@@ -296,8 +307,33 @@ class RayExecutor(Executor):
             ready.add(name)
             # one match more than the actor's lanes: the next one waits in the actor, so a
             # lane that frees starts it at once instead of idling for a round trip
-            await asyncio.gather(*(lane(name, handle, where["node"])
-                                   for _ in range(lanes + QUEUED)))
+            await asyncio.gather(watchdog(name, handle), *(lane(name, handle, where["node"])
+                                                           for _ in range(lanes + QUEUED)))
+
+        async def watchdog(name: str, handle) -> None:
+            """Kill actor ``name`` once it holds matches and has not answered for STALL_S:
+            its lanes then meet a lost actor. Counted in slices of LOOK_S, each at most
+            twice its length, so a pause of this process (Ctrl-Z stops the whole group)
+            is not held against an actor that answered meanwhile, unread."""
+            while name in actors and not stopping:
+                await asyncio.sleep(LOOK_S)
+                if not busy[name]:
+                    continue
+                answer = asyncio.ensure_future(_answer(handle.alive.remote()))
+                silent = 0.0
+                while not answer.done() and silent <= STALL_S:
+                    t0 = time.monotonic()
+                    await asyncio.wait({answer}, timeout=LOOK_S)
+                    silent += min(time.monotonic() - t0, 2 * LOOK_S)
+                if not answer.done():
+                    answer.cancel()
+                    if name in actors and not stopping:
+                        log.warning("referee actor %s said nothing for %g s with a match in "
+                                    "flight; it is stopped", name, STALL_S)
+                        ray.kill(handle)
+                    return
+                if answer.exception() is not None:    # lost: its lanes say so
+                    return
 
         def take(name: str) -> int | None:
             """The next match for a lane of actor ``name``, or None for now. One actor at a
@@ -439,6 +475,10 @@ class RayExecutor(Executor):
                 pass
             ray.kill(handle)
         await asyncio.gather(*(stop(h) for h in handles), return_exceptions=True)
+
+
+async def _answer(ref) -> None:
+    await ref
 
 
 def _live_nodes() -> int:

@@ -12,6 +12,7 @@ matches in flight are played again on the head, to the same results).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -178,6 +179,39 @@ def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the
     on_ray, ex = play(tmp_path, "ray", "ray", kill_actor, games=10, concurrency=lanes)
     assert len(kills) == 6
     assert ex.replaced == 6
+    assert on_ray == local
+
+
+@pytest.mark.timeout(180)     # before, it waited for good
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_an_actor_stopped_for_good_is_killed_and_its_matches_played_again(
+        tmp_path, head, lanes, monkeypatch):
+    """SIGSTOP of the referee actor (a frozen cgroup, a debugger, a stuck actor): Ray saw it
+    alive, its matches never came back, and the run waited for good (598 of 600 stored,
+    found by the seventeenth review). An actor that holds matches and does not answer for
+    STALL_S (shortened here) is now killed, and its matches are played again on its
+    replacement, to the local results."""
+    from arena.tournament import ray_executor
+
+    monkeypatch.setattr(ray_executor, "STALL_S", 5.0)
+    local, _ = play(tmp_path, "local", "local", games=10)
+    done = [0]
+    stopped = []
+
+    def stop_actor(plan, result) -> None:
+        done[0] += 1
+        if done[0] == 6:
+            [actor] = referee_actors()
+            os.kill(actor, signal.SIGSTOP)
+            stopped.append(actor)
+
+    try:
+        on_ray, ex = play(tmp_path, "ray", "ray", stop_actor, games=10, concurrency=lanes)
+    finally:
+        for pid in stopped:      # a run that failed leaves no stopped process behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert stopped and ex.replaced == 1
     assert on_ray == local
 
 
