@@ -12,11 +12,12 @@ each have one.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from arena.store.base import Store
+from arena.store.base import Store, StoreError
 
 T = TypeVar("T")
 
@@ -33,9 +34,22 @@ class StoreThread:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
 
     def db(self) -> Store:
-        """The thread's connection (opened at its first use). Only in the thread."""
+        """The thread's connection (opened at its first use, waiting for a database server
+        that is away as a lost connection does). Only in the thread."""
         if self._db is None:
-            self._db = self._source.reopen()
+            # the first use may come as the server restarts: a tournament whose first
+            # result met a restart stopped, where a later one was waited for
+            deadline = time.monotonic() + (self._window or 0.0)
+            pause = 0.25
+            while True:
+                try:
+                    self._db = self._source.reopen()
+                    break
+                except StoreError:
+                    if time.monotonic() + pause > deadline:
+                        raise
+                    time.sleep(pause)
+                    pause = min(2 * pause, 2.0)
             if self._window is not None:
                 self._db.reconnect_window = self._window
         return self._db

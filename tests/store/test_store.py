@@ -1214,6 +1214,35 @@ def test_postgresql_the_writer_waits_for_a_restarted_server_and_loses_nothing(
     store.close()
 
 
+def test_postgresql_the_writer_waits_for_a_server_away_at_its_first_write(
+        postgres_server, postgres_url):
+    """The writer's connection is made at its first write: a server restarted between a
+    tournament's start and its first result stopped the run ("cannot connect ...:
+    Connection refused"), where one restarted later was waited for. Now its first
+    connection waits as its later ones do."""
+    import asyncio
+
+    from arena.store.postgres import PostgresStore
+    from arena.store.writer import StoreWriter
+
+    store = PostgresStore(postgres_url)
+    t = store.create_tournament("cup", {"games": 1}, [])
+
+    async def go() -> None:
+        with StoreWriter(store) as writer:
+            postgres_server.stop("fast")           # before the writer has connected
+            back = threading.Timer(2.0, postgres_server.start, args=(postgres_server.port,))
+            back.start()
+            try:
+                await writer.record_match(t, "k0", "s0", list(NAMES[:3]), played(0))
+            finally:
+                back.join()
+
+    asyncio.run(go())
+    assert store.finished_keys(t) == {"k0"}
+    store.close()
+
+
 def test_postgresql_the_writer_rides_out_a_connection_lost_again_as_it_writes_again(
         postgres_url):
     """A write whose connection went was made again once: were the new connection lost
