@@ -220,6 +220,10 @@ class Tournament:
         """The stored tournament ``name``, with its bots loaded from their folders again
         (``plan``: its schedule, if it was built already)."""
         record = store.tournament(name)
+        if record.settings.get("ladder"):
+            # an arena serve's ladder, stored as a tournament: a TypeError traceback here
+            raise ConfigError(f"{name!r} is an arena serve's ladder, which is never over: it "
+                              "goes on when the server starts on this database")
         settings = Settings.from_dict(record.settings)
         if settings.seeding != SEEDING:
             raise ConfigError(

@@ -1459,6 +1459,23 @@ def test_a_tournament_in_postgresql_killed_with_sigkill_resumes_to_the_same_resu
     same_results(postgres_url, "killed", reference, mark)   # every match once, as uninterrupted
 
 
+def test_a_server_s_ladder_resumed_here_is_refused_saying_so(tmp_path, mark):
+    """`arena tournament --resume ladder` on a server's database was a TypeError
+    traceback (the ladder's settings are not a tournament's)."""
+    from arena.seeds import fresh_master
+
+    db = tmp_path / "arena.db"
+    store = SQLiteStore(db)
+    store.create_tournament("ladder", {"ladder": True, "table_size": 2, "seed": fresh_master(),
+                                       "secret": True, "bot_dirs": [], "bots": []}, [])
+    store.close()
+    proc = arena(mark, "tournament", "--resume", "ladder", "--db", db, "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc) == (
+        "arena tournament: error: 'ladder' is an arena serve's ladder, which is never over: "
+        "it goes on when the server starts on this database")
+
+
 def test_a_server_s_tournament_resumed_here_is_refused_saying_where_it_resumes(tmp_path, mark):
     """A tournament of an arena serve's registered bots, --resume'd without --server on
     its database: its bots have no folders here, and the run failed as "referee worker 1
