@@ -20,7 +20,7 @@ from arena.referee.listeners import Broadcast, Frame, MatchInfo, MatchListener, 
 from arena.referee.results import (
     FaultPolicy, MatchResult, MatchSpec, SeatStats, Status, Verdict, VerdictKind,
 )
-from arena.referee.liveclock import live_clock
+from arena.referee.liveclock import LiveClock, live_clock
 from arena.referee.session import BotSession, SessionClosed
 from arena.referee import wire
 from arena.referee.wire import (
@@ -33,6 +33,10 @@ from arena.rules.game import Termination
 from arena.seeds import Seeds
 
 _ECHOES = frozenset({PLAY, DRAW, OUT, FOUR_99})  # events of a seat's own action
+#: A match during which this process was stopped this long in all (its live clock's
+#: pauses) does not charge a bot lost meanwhile (MatchRunner.lost_to_pause): no load
+#: holds an event loop that long, and bots give up on a referee silent for about 20 s
+ARENA_PAUSE_S = 5.0
 
 
 #: Waits up to a number of seconds for a seat's bot to connect again; its new session.
@@ -81,6 +85,11 @@ class MatchRunner:
         self._grace = grace
         self._waited: dict[int, float] = {}    # a seat's last wait for its bot to come back
         self._now_ns = time.perf_counter_ns     # the bots' clock: the loop's live clock, in run
+        self._clock: LiveClock | None = None
+        self._paused_before = 0                # the clock's pauses before the match
+        #: (seat, seconds): a seat's bot was lost (crashed, disconnected) in a match during
+        #: which this process was stopped for ARENA_PAUSE_S or more in all (see _fault)
+        self.lost_to_pause: tuple[int, float] | None = None
 
     # ---------------------------------------------------------------- the match
 
@@ -90,7 +99,9 @@ class MatchRunner:
         started_at = time.time()
         t0 = self._t0 = time.perf_counter()
         # bots are timed on live time: a pause of this process is not charged to them
-        self._now_ns = live_clock().now_ns
+        self._clock = clock = live_clock()
+        self._now_ns = clock.now_ns
+        self._paused_before = clock.paused_ns
         try:
             await self._start(started_at)
             game = self.game
@@ -297,6 +308,14 @@ class MatchRunner:
         if self._faulted[seat]:
             return
         self._faulted[seat] = True
+        if kind in (VerdictKind.CRASHED, VerdictKind.DISCONNECTED) and self._clock is not None:
+            # a bot that gave up on its referee while this process was stopped (Ctrl-Z,
+            # SIGSTOP, a paused machine) has not failed: the SDKs leave a referee that
+            # answers no ping for 20 s. Its verdict stands here; whoever runs the match
+            # decides (a tournament stops, to play it again on resume)
+            paused = (self._clock.paused_ns - self._paused_before) / 1e9
+            if paused >= ARENA_PAUSE_S and self.lost_to_pause is None:
+                self.lost_to_pause = (seat, paused)
         verdict = Verdict(seat, kind, detail, latency_us)
         self.verdicts.append(verdict)
         session = self.sessions[seat]

@@ -205,7 +205,7 @@ class LocalExecutor(Executor):
                 for provider in self.seats:
                     provider.enter_phase(plan.phase)
             leased: list[tuple[SeatProvider, Seat]] = []
-            result = None
+            result = runner = None
             try:
                 leased = await lease_in_order([self.seats[b] for b in plan.seats], plan.seats,
                                               plan.phase)
@@ -223,10 +223,25 @@ class LocalExecutor(Executor):
                 verdicts = {} if result is None else {v.seat: v for v in result.verdicts}
                 for i, (provider, seat) in enumerate(leased):
                     provider.release(seat, None if seat.absent else verdicts.get(i))
+            if runner is not None and runner.lost_to_pause is not None:
+                seat, paused = runner.lost_to_pause
+                raise ArenaPaused(
+                    f"this arena was stopped for {paused:.0f} s (Ctrl-Z, SIGSTOP, a paused "
+                    f"machine) during match {runner.spec.match_id}, and {runner.spec.names[seat]}'s "
+                    "bot was lost meanwhile (bots leave a referee that does not answer): the "
+                    "run stops rather than charge it, and that match is played again on resume")
             if self.retirements is not None:
                 for bot, reason in self.retirements.observe(plan.seats, result):
                     self.retire(bot, reason)
             await on_result(plan, result)
+
+
+class ArenaPaused(RuntimeError):
+    """A bot was lost while the arena itself was stopped (:attr:`MatchRunner.lost_to_pause`):
+    the run stops before its result is stored or counted, and a resume plays the match
+    again from its seed, every seat with a fresh process. Played again at once, the other
+    seats' processes, which had seen part of the deal (all of it, at its end), would have
+    played it again."""
 
 
 async def lease_in_order(providers: Sequence[SeatProvider], order: Sequence,

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.referee.results import MatchSpec
-from arena.tournament.executor import MAX_ATTEMPTS, Deals, Executor, ResultSink
+from arena.tournament.executor import MAX_ATTEMPTS, ArenaPaused, Deals, Executor, ResultSink
 from arena.tournament.executors import ExecutorSetup
 from arena.tournament.schedule import PlannedMatch
 
@@ -231,6 +231,8 @@ class MultiProcessExecutor(Executor):
                     if (worker := workers.get(msg[1])) is not None:
                         await loop.run_in_executor(None, worker.process.join, _POLL_S)
                         replace_dead()
+                elif kind == "paused":   # not the worker's failure: said as it is
+                    raise ArenaPaused(msg[2])
                 elif kind == "error":
                     raise RuntimeError(f"referee worker {msg[1]} failed: {msg[2]}")
         finally:
@@ -326,6 +328,8 @@ def _worker_main(wid, parent_pid, manifests, labels, lanes, listen, log_dir, con
     try:
         asyncio.run(_worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir,
                             connect_timeout, retired, outbox, control, sandbox, tap))
+    except ArenaPaused as exc:   # this process was stopped and a bot left: the parent stops
+        outbox.put(("paused", wid, str(exc)))
     except Exception as exc:  # pragma: no cover - reported to the parent, which stops
         outbox.put(("error", wid, f"{exc.__class__.__name__}: {exc}"))
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -29,7 +30,9 @@ from pathlib import Path
 import grpc
 import pytest
 from support.launch import launched
-from support.processes import env_for, kill_marked, new_mark, processes_marked, reaped, wait_unmarked
+from support.processes import (
+    bot_env_names, env_for, kill_marked, new_mark, processes_marked, reaped, wait_unmarked,
+)
 from support.requirements import missing, needs_module
 
 from arena.bench import procs
@@ -1264,26 +1267,31 @@ def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
     assert verdicts == []
 
 
-@pytest.mark.xfail(strict=True, reason="left by the seventeenth review: a pause of the arena "
-                   "longer than its bots' keepalive is charged to them as crashes")
 def test_a_long_pause_of_the_arena_charges_no_bot_for_it(tmp_path, mark, reference):
-    """Ctrl-Z for 45 s, then fg (SIGSTOP and SIGCONT of the arena and its referee
+    """Ctrl-Z for 30 s, then fg (SIGSTOP and SIGCONT of the arena and its referee
     workers; its bots run on, in sessions of their own). The bots' SDK pings its
-    referee every 10 s and gives up on it 10 s after an unanswered ping, then tries to
-    reconnect for 10 s and exits (code 5): the referee, running again, finds their
-    processes gone and records *crashed* verdicts (2 in 360 matches by hand; 3 retire a
-    bot for the rest of the tournament), which an uninterrupted run has not. The pause
-    was the arena's (its live clock knows it: ``LiveClock.paused_ns``), not theirs."""
+    referee every 10 s and gives up on it 10 s after an unanswered ping (then tries to
+    reconnect, here not at all) and exits: the referee, running again, found their
+    processes gone and recorded *crashed* verdicts (2 in 360 matches by hand; 3 retire a
+    bot), which an uninterrupted run has not (left by the seventeenth review). The pause
+    was the arena's (its live clock knows it): the run stops, saying so, with its resume
+    line, and the resume plays those matches again, every seat a fresh process."""
     db = tmp_path / "arena.db"
-    with reaped(start_long(mark, tmp_path, "paused", db)) as proc:
+    with reaped(start_long(mark, tmp_path, "paused", db, ONO99_RECONNECT_TIMEOUT="0",
+                           ONO99_BOT_ENV=f"{bot_env_names()},ONO99_RECONNECT_TIMEOUT")) as proc:
         referees = [proc.pid, *procs.workers(proc.pid)]
         for pid in referees:
             os.kill(pid, signal.SIGSTOP)
-        time.sleep(45)           # well past the 30 s at most after which the bots exit
+        time.sleep(30)           # well past the 20 s after which the bots leave
         for pid in referees:
             os.kill(pid, signal.SIGCONT)
         _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 0, stderr
+    assert proc.returncode == 1, stderr
+    assert re.search(r"this arena was stopped for \d+ s \(Ctrl-Z, SIGSTOP, a paused machine\) "
+                     r"during match [0-9a-f]{16}, and \S+'s bot was lost meanwhile", stderr), stderr
+    assert "Resume with:\n  arena tournament --resume paused" in stderr, stderr
+    ok(mark, "tournament", "--resume", "paused", "--db", db, "--logs", tmp_path / "logs", "-q",
+       timeout=120)
     same_results(db, "paused", reference, mark)
 
 
