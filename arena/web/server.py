@@ -107,7 +107,8 @@ UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 
 class RecordsJson:
-    """Finished matches' records as JSON, kept (RECORD_JSON_BYTES)."""
+    """Finished matches' records as JSON, kept (RECORD_JSON_BYTES); others (cut short,
+    to be played again under their id) made at each download."""
 
     def __init__(self, budget: int = RECORD_JSON_BYTES) -> None:
         self.budget = budget
@@ -133,8 +134,12 @@ class RecordsJson:
         return await asyncio.shield(making)   # a page that leaves does not stop it
 
     async def _make(self, match_id: str, fetch) -> str:
-        text = await asyncio.to_thread(records.to_json, await fetch())
-        if len(text) <= self.budget:
+        snapshot = await fetch()
+        text = await asyncio.to_thread(records.to_json, snapshot)
+        # a finished record only: one cut short (ABORTED, a tournament cancelled) is
+        # played again under its id when the tournament resumes, and kept, its first
+        # attempt would be every later download's
+        if snapshot.over.status == pb.MATCH_STATUS_FINISHED and len(text) <= self.budget:
             self._kept[match_id] = text
             self._bytes += len(text)
             while self._bytes > self.budget:
