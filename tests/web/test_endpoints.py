@@ -589,7 +589,9 @@ def test_the_viewer_of_web_is_a_process_of_its_own_and_goes_with_its_arena(tmp_p
                    if b"arena.web.process" in Path(f"/proc/{pid}/cmdline").read_bytes()]
         assert len(viewers) == 1 and viewers[0] != proc.pid
         stat = Path(f"/proc/{viewers[0]}/stat").read_text().rsplit(")", 1)[1].split()
-        assert int(stat[1]) == proc.pid and int(stat[16]) == 10   # its parent; its nice value
+        # its parent; its nice value, 10 above the arena's (a test run under nice: 19 at most)
+        assert int(stat[1]) == proc.pid and int(stat[16]) == min(19, os.getpriority(
+            os.PRIO_PROCESS, proc.pid) + 10)
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 10
