@@ -10,7 +10,7 @@ at a lower priority, the viewer follows the spectator service over gRPC as ``are
 does: a page costs the matches what its spectator stream costs that service, whatever it
 asks of the viewer.
 
-The child (``python -m arena.web.process CONNECT HOST PORT``) prints one line on stdout:
+The child (``python -P -m arena.web.process CONNECT HOST PORT``) prints one line on stdout:
 ``web viewer at URL``, or ``error: WHY`` (and exits 1) when it cannot listen there. It
 stops on SIGTERM, and when its stdin ends: its parent is gone, however it went (kill -9
 included), and no viewer outlives the arena it shows.
@@ -43,8 +43,11 @@ class ViewerProcess:
     async def start(cls, connect: str, host: str, port: int) -> ViewerProcess:
         """A viewer of the spectator service at ``connect`` on ``host:port`` (0: any free
         port), once it listens; :class:`WebServeError` (its own line) if it cannot."""
+        # -P: `python -m` puts the working folder first on the module path, and the arena
+        # may be started in any folder (a bot's): a module there named as one the viewer
+        # imports (aiohttp, asyncio) was imported in its place, outside the sandbox
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", __name__, connect, host, str(port),
+            sys.executable, "-P", "-m", __name__, connect, host, str(port),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             # its own session: a Ctrl-C at the terminal is for the arena, which stops it
             # in its turn (a KeyboardInterrupt in the child would print a traceback)

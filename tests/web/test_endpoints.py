@@ -602,6 +602,23 @@ def test_the_viewer_of_web_is_a_process_of_its_own_and_goes_with_its_arena(tmp_p
             fetch(url + "api/matches")
 
 
+def test_the_viewer_of_web_imports_no_module_of_the_working_folder(tmp_path, mark):
+    """`python -m` puts the working folder first on the module path: the viewer's process
+    imported a module of whatever folder the arena was started in (a bot's, of its author's
+    making, in place of aiohttp or any module of the standard library), outside the
+    sandbox, or failed to start where one was named like it."""
+    folder = tmp_path / "here"
+    folder.mkdir()
+    (folder / "aiohttp.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('imported').touch()\n")
+    proc = subprocess.run(command("match", BOTS / "random", BOTS / "greedy", "--web", "0",
+                                  "--out", tmp_path / "out", "-q"),
+                          cwd=folder, env=env_for(mark), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^web viewer at http://127\.0\.0\.1:\d+/$", proc.stdout, re.M), proc.stdout
+    assert not (folder / "imported").exists()
+
+
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
