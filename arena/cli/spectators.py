@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from contextlib import asynccontextmanager
 
 from rich.console import Console
@@ -54,6 +55,9 @@ async def web_viewer(port: int | None, spectators_at: str, console: Console):
         return
     # in a process of its own: what pages ask of it never holds up the matches played here
     viewer = await ViewerProcess.start(spectators_at, DEFAULT_HOST, port)
+    viewer.when_gone(lambda how: print(f"arena: warning: the web viewer at {viewer.url} stopped "
+                                       f"({how}); the matches go on without it",
+                                       file=sys.stderr, flush=True))
     try:
         # inside: a closed output (| head) stops the command with the viewer stopped
         console.print(f"web viewer at {viewer.url}", soft_wrap=True, highlight=False)

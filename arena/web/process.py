@@ -22,6 +22,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 from arena.web import WebServeError
 
@@ -38,6 +39,20 @@ class ViewerProcess:
     def __init__(self, process: asyncio.subprocess.Process, url: str) -> None:
         self.process = process
         self.url = url
+        self.stopping = False
+        self._watch: asyncio.Future | None = None
+
+    def when_gone(self, tell: Callable[[str], None]) -> None:
+        """Call ``tell`` with how the viewer's process ended ("killed by signal 9"), should
+        it end before :meth:`stop`: a process of its own may (the out-of-memory killer's
+        choice), and the address its arena printed then leads nowhere."""
+        def ended(wait: asyncio.Future) -> None:
+            if self.stopping or wait.cancelled():
+                return
+            code = wait.result()
+            tell(f"killed by signal {-code}" if code < 0 else f"exit status {code}")
+        self._watch = asyncio.ensure_future(self.process.wait())
+        self._watch.add_done_callback(ended)
 
     @classmethod
     async def start(cls, connect: str, host: str, port: int) -> ViewerProcess:
@@ -68,7 +83,10 @@ class ViewerProcess:
         return cls(process, line.removeprefix(_READY))
 
     async def stop(self) -> None:
+        self.stopping = True
         await _stopped(self.process)
+        if self._watch is not None:
+            await self._watch
 
 
 async def _stopped(process: asyncio.subprocess.Process) -> None:

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -617,6 +618,33 @@ def test_the_viewer_of_web_imports_no_module_of_the_working_folder(tmp_path, mar
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"^web viewer at http://127\.0\.0\.1:\d+/$", proc.stdout, re.M), proc.stdout
     assert not (folder / "imported").exists()
+
+
+def test_a_viewer_of_web_that_dies_is_told_of_and_the_arena_plays_on(tmp_path, mark):
+    """The viewer is a process of its own, which may end while its arena plays (the
+    out-of-memory killer's choice, a kill): its arena said nothing, and the address it
+    printed led nowhere for the rest of the run."""
+    printed = tmp_path / "stdout"
+    with printed.open("w") as stdout, reaped(subprocess.Popen(
+            command("match", BOTS / "random", BOTS / "greedy", "--games", 100_000, "--web", "0",
+                    "--out", tmp_path / "out", "-q"),
+            cwd=ROOT, env=env_for(mark), stdout=stdout, stderr=subprocess.PIPE, text=True)) as proc:
+        deadline = time.monotonic() + 60
+        while "web viewer at" not in printed.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, printed.read_text()
+            time.sleep(0.05)
+        viewer = next(pid for pid in processes_marked(mark)
+                      if b"arena.web.process" in Path(f"/proc/{pid}/cmdline").read_bytes())
+        os.kill(viewer, signal.SIGKILL)
+        ready, _, _ = select.select([proc.stderr], [], [], 20)
+        assert ready, "nothing said of the viewer's end"
+        line = proc.stderr.readline()
+        assert re.fullmatch(r"arena: warning: the web viewer at http://127\.0\.0\.1:\d+/ "
+                            r"stopped \(killed by signal 9\); the matches go on without it\n",
+                            line), line
+        assert proc.poll() is None   # the matches go on
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 130
 
 
 def _zombie(pid: int) -> bool:
