@@ -37,7 +37,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -98,6 +98,9 @@ MAX_PAGE_MESSAGE = 1024
 #: loops of GET on it, from anyone, took the viewer's whole time (its other pages and
 #: API calls waited seconds). Each is made once, in a thread, however many ask for it.
 RECORD_JSON_BYTES = 64 * 1024 * 1024
+#: A stream message over this many bytes (a snapshot, a batch of frames) is made JSON in
+#: a thread, not the event loop (a frame is about 300 bytes: 1 ms of Python for 32 KB)
+BIG_MESSAGE = 32 * 1024
 
 SPECTATORS = web.AppKey("spectators", AsyncSpectatorClient)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
@@ -108,39 +111,43 @@ UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 class RecordsJson:
     """Finished matches' records as JSON, kept (RECORD_JSON_BYTES); others (cut short,
-    to be played again under their id) made at each download."""
+    to be played again under their id) made at each download. A stream's snapshot of a
+    finished match is its record too, under another key (and ``to_text``)."""
 
     def __init__(self, budget: int = RECORD_JSON_BYTES) -> None:
         self.budget = budget
-        self._kept: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._kept: collections.OrderedDict[Hashable, str] = collections.OrderedDict()
         self._bytes = 0
-        self._making: dict[str, asyncio.Future[str]] = {}
+        self._making: dict[Hashable, asyncio.Future[str]] = {}
 
-    async def get(self, match_id: str, fetch: Callable[[], Awaitable[pb.MatchSnapshot]]) -> str:
-        """The JSON of match ``match_id``'s record, which ``fetch()`` gets if it is not
-        kept (its WatchError passes through)."""
-        if (text := self._kept.get(match_id)) is not None:
-            self._kept.move_to_end(match_id)
+    async def get(self, key: Hashable, fetch: Callable[[], Awaitable[Message]],
+                  to_text: Callable[[Message], str] = records.to_json) -> str:
+        """The JSON (``to_text``) of what ``fetch()`` gets, a match's record (or a stream
+        message with its snapshot), kept under ``key`` (its match id) once made (its
+        WatchError passes through)."""
+        if (text := self._kept.get(key)) is not None:
+            self._kept.move_to_end(key)
             return text
-        making = self._making.get(match_id)
+        making = self._making.get(key)
         if making is None:   # the first to ask makes it; the others meanwhile wait for it
-            making = self._making[match_id] = asyncio.ensure_future(self._make(match_id, fetch))
+            making = self._making[key] = asyncio.ensure_future(self._make(key, fetch, to_text))
 
             def made(future: asyncio.Future) -> None:
-                self._making.pop(match_id, None)
+                self._making.pop(key, None)
                 if not future.cancelled():
                     future.exception()   # taken: not logged if every page that asked left
             making.add_done_callback(made)
         return await asyncio.shield(making)   # a page that leaves does not stop it
 
-    async def _make(self, match_id: str, fetch) -> str:
-        snapshot = await fetch()
-        text = await asyncio.to_thread(records.to_json, snapshot)
+    async def _make(self, key: Hashable, fetch, to_text) -> str:
+        message = await fetch()
+        text = await asyncio.to_thread(to_text, message)
+        snapshot = message.snapshot if isinstance(message, pb.MatchFeed) else message
         # a finished record only: one cut short (ABORTED, a tournament cancelled) is
         # played again under its id when the tournament resumes, and kept, its first
         # attempt would be every later download's
         if snapshot.over.status == pb.MATCH_STATUS_FINISHED and len(text) <= self.budget:
-            self._kept[match_id] = text
+            self._kept[key] = text
             self._bytes += len(text)
             while self._bytes > self.budget:
                 self._bytes -= len(self._kept.popitem(last=False)[1])
@@ -587,7 +594,7 @@ async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebS
         await feed.aclose()
         raise
     sockets.add(ws)
-    pump = asyncio.create_task(_pump(ws, feed))
+    pump = asyncio.create_task(_pump(ws, feed, request.app[RECORDS]))
     try:
         async for _ in ws:
             pass
@@ -599,10 +606,31 @@ async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebS
     return ws
 
 
-async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[Message]) -> None:
+def _feed_json(message: Message) -> str:
+    return json.dumps(records.to_dict(message), separators=(",", ":"))
+
+
+async def _feed_text(message: Message, kept: RecordsJson) -> str:
+    """A stream message as the page gets it. Not made in the event loop where it is large:
+    a snapshot of a finished 8-seat match is 0.7 MB of JSON and 100 ms of Python, and
+    eight pages opening it again and again (anyone's) held every other page 1.7 s
+    (median). A finished match's snapshot is kept, as its record is (RecordsJson)."""
+    if isinstance(message, pb.MatchFeed) and message.WhichOneof("kind") == "snapshot" \
+            and message.snapshot.over.status == pb.MATCH_STATUS_FINISHED:
+        async def made() -> Message:
+            return message
+        return await kept.get(("feed", message.snapshot.reason, message.snapshot.match.match_id),
+                              made, _feed_json)
+    if message.ByteSize() > BIG_MESSAGE:   # a live match's snapshot, a batch of frames
+        return await asyncio.to_thread(_feed_json, message)
+    return _feed_json(message)
+
+
+async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[Message],
+                kept: RecordsJson) -> None:
     try:
         async for message in feed:
-            await ws.send_str(json.dumps(records.to_dict(message), separators=(",", ":")))
+            await ws.send_str(await _feed_text(message, kept))
     except WatchError as exc:
         await ws.send_str(json.dumps({"error": str(exc), "retry": exc.retry}))
     except ConnectionResetError:   # the page left while a message was on its way
