@@ -169,6 +169,7 @@ class LocalExecutor(Executor):
         own = self.referee is None
         server = await RefereeServer.start(self.listen) if own else self.referee
         self.seats = list(self.make_seats(server))
+        self.phase = 0   # as its new providers are: phases only go forward (_lane)
         for bot, reason in self.retired.items():
             if self.seats[bot].retires_on_crashes:
                 self.seats[bot].retire(reason)
@@ -200,7 +201,10 @@ class LocalExecutor(Executor):
 
     async def _lane(self, next_plan, spec_of, on_result: ResultSink) -> None:
         while (plan := await next_plan()) is not None:
-            if plan.phase != self.phase:
+            # forward only: a match of an earlier phase dealt again (its referee lost) has
+            # processes of its own phase (lease); taken for the executor's, it stopped every
+            # idle process of this one, and each of its own at the next plan
+            if plan.phase > self.phase:
                 self.phase = plan.phase
                 for provider in self.seats:
                     provider.enter_phase(plan.phase)

@@ -96,3 +96,31 @@ def test_a_match_of_a_phase_leased_as_the_next_begins_is_not_played_by_its_proce
     assert sum(len(ids) for ids in seen.values()) == 2, seen
     both = [name for name, ids in seen.items() if {first.key, again.key} <= ids]
     assert both == [], f"one process of the bot played both rotations of deal 7: {dict(seen)}"
+
+
+def test_a_match_of_an_earlier_phase_dealt_again_does_not_stop_the_processes_of_this_one(tmp_path):
+    """A match whose referee was lost is dealt again, to a worker perhaps already in the
+    next phase. Its lane took its phase for the executor's: every provider went back to
+    that phase (its idle processes of the next one stopped), and forward again at the next
+    plan (the process started for the old match stopped too): each bot's processes
+    started afresh for nothing. Its seats get processes of its own phase (lease), which
+    no later match reuses."""
+    labels = ["b0", "b1", "b2", "b3"]
+    manifests = [load_manifest(_bot(tmp_path / name, "good")) for name in labels]
+    logs = tmp_path / "logs"
+    executor = LocalExecutor(process_seats(manifests, labels, SandboxConfig(mode="none"), logs), 1)
+    config = make_config("modern", None, 2)
+    plans = [PlannedMatch("t0-d1-r1", "t0-d1", (0, 1), (1, 0), 0, 1, 7, (11, 12), phase=1),
+             PlannedMatch("t1-d0-r0", "t1-d0", (2, 3), (2, 3), 1, 0, 8, (21, 22), phase=0),
+             PlannedMatch("t0-d2-r1", "t0-d2", (0, 1), (1, 0), 0, 1, 9, (31, 32), phase=1)]
+
+    def spec_of(p: PlannedMatch) -> MatchSpec:
+        return MatchSpec(p.key, config, p.seed, tuple(labels[b] for b in p.seats),
+                         TimeControl(5000, 10000), p.bot_seeds)
+
+    async def on_result(p, result) -> None:
+        assert result is not None and not result.verdicts, result
+
+    asyncio.run(asyncio.wait_for(executor.run(plans, spec_of, on_result), 120))
+    started = sorted(log.name.split(".")[0] for log in logs.glob("b[01]*.stderr.log"))
+    assert started == ["b0", "b1"], f"processes of bots 0 and 1: {started}"
