@@ -146,20 +146,18 @@ def test_the_record_of_an_attempt_cut_short_is_not_kept_for_the_match_played_aga
     when the tournament resumes, in the same arena (`arena serve --web`): the record of
     the first attempt, downloaded meanwhile, must not be the one every later download of
     that id is given (a finished record never changes; a cut-short one does)."""
-    from ono99.v1 import spectator_pb2 as spb
-
     def attempt(status) -> None:
         async def go():
-            arena.hub.match_started(spb.MatchSummary(match_id="m", names=["a", "b"],
-                                                     status=spb.MATCH_STATUS_LIVE))
-            arena.hub.frame("m", spb.MatchFrame(seq=1))
-            arena.hub.match_ended("m", spb.MatchOver(status=status))
+            arena.hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
+                                                    status=pb.MATCH_STATUS_LIVE))
+            arena.hub.frame("m", pb.MatchFrame(seq=1))
+            arena.hub.match_ended("m", pb.MatchOver(status=status))
         arena.run(go())
 
-    attempt(spb.MATCH_STATUS_ABORTED)
+    attempt(pb.MATCH_STATUS_ABORTED)
     status, _, body = get(arena, "/api/record/m")
     assert status == 200 and json.loads(body)["over"]["status"] == "MATCH_STATUS_ABORTED", body
-    attempt(spb.MATCH_STATUS_FINISHED)
+    attempt(pb.MATCH_STATUS_FINISHED)
     status, _, body = get(arena, "/api/record/m")
     assert status == 200 and json.loads(body)["over"]["status"] == "MATCH_STATUS_FINISHED", body
 
