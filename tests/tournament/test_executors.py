@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
+from pathlib import Path
 
 import pytest
 
+from arena.bench import procs
 from arena.rules.errors import ConfigError
+from arena.store import open_store
+from arena.tournament import multiprocess
 from arena.tournament.executor import LocalExecutor
 from arena.tournament.executors import EXECUTORS, ExecutorSetup, make_executor
 from arena.tournament.multiprocess import MultiProcessExecutor
+from arena.tournament.tournament import Settings, Tournament
 
 
 def test_every_entry_is_made_from_the_same_setup():
@@ -51,3 +59,49 @@ def test_a_bot_with_no_folder_here_plays_on_the_local_executor_only():
         with pytest.raises(ConfigError, match="far cannot be launched in another process: "
                                               "no folder here"):
             make_executor(name, setup)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = [ROOT / "bots" / name for name in ("random", "greedy", "pusher")]
+
+
+def played(tmp: Path, name: str, executor: str, on_result=None):
+    """A tournament of sample bots (deterministic given their seeds) on ``executor``: its
+    results by key, and the executor."""
+    store = open_store(str(tmp / f"{name}.db"))
+    t = Tournament.create(store, name, Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2,
+                                                games=8, seed=11))
+    ex = make_executor(executor, t.setup(4, log_dir=tmp / f"logs-{name}"))
+    asyncio.run(t.play(ex, on_result or (lambda plan, result: None)))
+    matches = store.matches(t.record)
+    out = {m.key: (m.ranking, m.termination, m.verdicts, store.events(m.id)) for m in matches}
+    assert len(out) == len(matches) == len(t.plan), "a match stored twice or lost"
+    store.close()
+    return out, ex
+
+
+def test_a_referee_worker_stopped_for_good_is_replaced_and_its_matches_played_again(
+        tmp_path, monkeypatch):
+    """SIGSTOP of one referee worker (a debugger attached, a frozen cgroup, a worker
+    stuck): alive to the parent, it never reported its match, and the run waited for it
+    for good (359 of 360 stored, then nothing, found by the seventeenth review). A worker
+    with matches in flight that says nothing for STALL_S (shortened here: 30 s) is now
+    killed and replaced, as a worker that died is, and its matches are played again, to
+    the results of an uninterrupted run."""
+    monkeypatch.setattr(multiprocess, "STALL_S", 3.0)
+    local, _ = played(tmp_path, "local", "local")
+    stopped: list[int] = []
+
+    def stop_one(plan, result) -> None:
+        if not stopped and (workers := procs.workers()):
+            os.kill(workers[0], signal.SIGSTOP)
+            stopped.append(workers[0])
+
+    try:
+        elsewhere, ex = played(tmp_path, "multiprocess", "multiprocess", stop_one)
+    finally:
+        for pid in stopped:   # a run that failed leaves no stopped process behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert stopped and ex.replaced == 1
+    assert elsewhere == local

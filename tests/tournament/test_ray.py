@@ -183,7 +183,7 @@ def test_actors_lost_again_and_again_with_matches_played_between_do_not_stop_the
 
 
 @pytest.mark.timeout(180)     # before, it waited for good
-@pytest.mark.parametrize("lanes", [1, 2])
+@pytest.mark.parametrize("lanes", [2])   # 1 lane too passed when written (17 s each)
 def test_an_actor_stopped_for_good_is_killed_and_its_matches_played_again(
         tmp_path, head, lanes, monkeypatch):
     """SIGSTOP of the referee actor (a frozen cgroup, a debugger, a stuck actor): Ray saw it

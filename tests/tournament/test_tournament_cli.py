@@ -1007,31 +1007,6 @@ def test_a_referee_worker_killed_with_sigkill_is_replaced_and_its_matches_played
     same_results(db, "chaos", reference, mark)
 
 
-def test_a_referee_worker_stopped_for_good_is_replaced_and_its_matches_played_again(
-        tmp_path, mark, reference):
-    """SIGSTOP of one referee worker (a debugger attached, a frozen cgroup, a worker
-    stuck): alive to the parent, it never reported its match, and the run waited for it
-    for good (359 of 360 stored, then nothing, found by the seventeenth review). A worker
-    with matches in flight that says nothing for STALL_S is now killed and replaced, as a
-    worker that died is, and its matches are played again."""
-    from arena.tournament.multiprocess import STALL_S
-
-    db = tmp_path / "arena.db"
-    proc = start_long(mark, tmp_path, "stopped", db)
-    with reaped(proc):
-        workers = procs.workers(proc.pid)
-        assert len(workers) == 2, "the long tournament runs on two referee workers"
-        os.kill(workers[0], signal.SIGSTOP)
-        _, stderr = proc.communicate(timeout=STALL_S + 60)
-    assert proc.returncode == 0, stderr
-    assert "Traceback" not in stderr, stderr
-    assert (f"referee worker arena-worker-0 said nothing for {STALL_S:g} s with a match in "
-            "flight; it is stopped") in stderr, stderr
-    assert "played again on a new worker" in stderr
-    assert wait_unmarked(mark, 5) == [], "processes of the stopped worker outlived it"
-    same_results(db, "stopped", reference, mark)
-
-
 def kill_newborn_workers(proc: subprocess.Popen, count: int) -> None:
     """kill -9 the arena's one referee worker, then each of the ``count`` workers started
     in its place as soon as it appears: before it is ready, with no bot of its own."""
@@ -1402,10 +1377,18 @@ def test_a_tournament_keeps_its_claim_through_a_lost_postgresql_session(
         second = arena(new_mark(), "tournament", "--resume", "held", "--db", postgres_url, "-q")
         assert "tournament 'held' is being played by another process" in error_line(second)
         assert second.returncode == 2
+        # it plays on, claimed (not to its end: 1,800 matches took 25 s of the suite)
+        assert claimers(postgres_url) and proc.poll() is None
+        stored = stored_matches(postgres_url)
+        deadline = time.monotonic() + 30
+        while stored_matches(postgres_url) < stored + 20:
+            assert time.monotonic() < deadline and proc.poll() is None, "it stopped storing"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 0, stderr
+    assert proc.returncode == 130, stderr
     keys = keys_stored(postgres_url, "held")
-    assert len(keys) == len(set(keys)) == 3 * 300 * 2
+    assert len(keys) == len(set(keys)) > stored
 
 
 def test_a_tournament_whose_claim_another_process_took_stops_and_says_so(
