@@ -517,8 +517,11 @@ def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
     proc = subprocess.Popen(command("tournament", BOTS / "ismcts", BOTS / "greedy", "--games", 100,
                                     "--name", "lost", "--db", db, "--logs", tmp_path / "logs",
                                     "--executor", "ray", "--concurrency", 2, "-q"),
-                            cwd=ROOT, env=env_for(mark), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            # the cluster it starts notices a lost node in about a second
+                            # (Ray's system settings; its default waits some 15 s more)
+                            cwd=ROOT, env={**env_for(mark), "RAY_health_check_period_ms": "200",
+                                           "RAY_health_check_failure_threshold": "3"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     with reaped(proc):
         deadline = time.monotonic() + 120
         while (not db.exists() or stored_matches(db) < 4) and time.monotonic() < deadline:
