@@ -3,6 +3,7 @@ which the arena and its bots inherit, and /proc is searched for it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -99,3 +100,15 @@ def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def killed_on_leaving(pids: list[int]) -> Iterator[list[int]]:
+    """``pids`` (filled as the block runs: processes a test stopped, SIGSTOP) killed on
+    leaving: a test that failed half way leaves no stopped process behind."""
+    try:
+        yield pids
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

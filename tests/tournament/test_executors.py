@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 from pathlib import Path
@@ -18,6 +17,7 @@ from arena.tournament.executor import LocalExecutor
 from arena.tournament.executors import EXECUTORS, ExecutorSetup, make_executor
 from arena.tournament.multiprocess import MultiProcessExecutor
 from arena.tournament.tournament import Settings, Tournament
+from support.processes import killed_on_leaving
 
 
 def test_every_entry_is_made_from_the_same_setup():
@@ -97,11 +97,7 @@ def test_a_referee_worker_stopped_for_good_is_replaced_and_its_matches_played_ag
             os.kill(workers[0], signal.SIGSTOP)
             stopped.append(workers[0])
 
-    try:
+    with killed_on_leaving(stopped):
         elsewhere, ex = played(tmp_path, "multiprocess", "multiprocess", stop_one)
-    finally:
-        for pid in stopped:   # a run that failed leaves no stopped process behind
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
     assert stopped and ex.replaced == 1
     assert elsewhere == local

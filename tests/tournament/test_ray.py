@@ -12,7 +12,6 @@ matches in flight are played again on the head, to the same results).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from support.hostile import hostile
+from support.processes import killed_on_leaving
 from support.requirements import needs_module
 
 ray = needs_module("ray", module_level=True)
@@ -205,12 +205,8 @@ def test_an_actor_stopped_for_good_is_killed_and_its_matches_played_again(
             os.kill(actor, signal.SIGSTOP)
             stopped.append(actor)
 
-    try:
+    with killed_on_leaving(stopped):
         on_ray, ex = play(tmp_path, "ray", "ray", stop_actor, games=10, concurrency=lanes)
-    finally:
-        for pid in stopped:      # a run that failed leaves no stopped process behind
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
     assert stopped and ex.replaced == 1
     assert on_ray == local
 
