@@ -215,8 +215,9 @@ def to_dict(message: Message) -> dict:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
-def to_json(snapshot: pb.MatchSnapshot) -> str:
-    """A record as the JSON a download saves (and :func:`from_file` reads back)."""
-    return json.dumps(to_dict(snapshot), separators=(",", ":"))
+def to_json(message: Message) -> str:
+    """A spectator message as JSON text (:func:`to_dict`): a record as a download saves it
+    (and :func:`from_file` reads back), a stream message as the web page gets it."""
+    return json.dumps(to_dict(message), separators=(",", ":"))
 
 

@@ -112,7 +112,7 @@ UPLOADING = web.AppKey("uploading", asyncio.Lock)
 class RecordsJson:
     """Finished matches' records as JSON, kept (RECORD_JSON_BYTES); others (cut short,
     to be played again under their id) made at each download. A stream's snapshot of a
-    finished match is its record too, under another key (and ``to_text``)."""
+    finished match is its record too, under another key."""
 
     def __init__(self, budget: int = RECORD_JSON_BYTES) -> None:
         self.budget = budget
@@ -120,17 +120,16 @@ class RecordsJson:
         self._bytes = 0
         self._making: dict[Hashable, asyncio.Future[str]] = {}
 
-    async def get(self, key: Hashable, fetch: Callable[[], Awaitable[Message]],
-                  to_text: Callable[[Message], str] = records.to_json) -> str:
-        """The JSON (``to_text``) of what ``fetch()`` gets, a match's record (or a stream
-        message with its snapshot), kept under ``key`` (its match id) once made (its
-        WatchError passes through)."""
+    async def get(self, key: Hashable, fetch: Callable[[], Awaitable[Message]]) -> str:
+        """The JSON of what ``fetch()`` gets, a match's record (or a stream message with
+        its snapshot), kept under ``key`` (its match id) once made (its WatchError passes
+        through)."""
         if (text := self._kept.get(key)) is not None:
             self._kept.move_to_end(key)
             return text
         making = self._making.get(key)
         if making is None:   # the first to ask makes it; the others meanwhile wait for it
-            making = self._making[key] = asyncio.ensure_future(self._make(key, fetch, to_text))
+            making = self._making[key] = asyncio.ensure_future(self._make(key, fetch))
 
             def made(future: asyncio.Future) -> None:
                 self._making.pop(key, None)
@@ -139,9 +138,9 @@ class RecordsJson:
             making.add_done_callback(made)
         return await asyncio.shield(making)   # a page that leaves does not stop it
 
-    async def _make(self, key: Hashable, fetch, to_text) -> str:
+    async def _make(self, key: Hashable, fetch) -> str:
         message = await fetch()
-        text = await asyncio.to_thread(to_text, message)
+        text = await asyncio.to_thread(records.to_json, message)
         snapshot = message.snapshot if isinstance(message, pb.MatchFeed) else message
         # a finished record only: one cut short (ABORTED, a tournament cancelled) is
         # played again under its id when the tournament resumes, and kept, its first
@@ -606,10 +605,6 @@ async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebS
     return ws
 
 
-def _feed_json(message: Message) -> str:
-    return json.dumps(records.to_dict(message), separators=(",", ":"))
-
-
 async def _feed_text(message: Message, kept: RecordsJson) -> str:
     """A stream message as the page gets it. Not made in the event loop where it is large:
     a snapshot of a finished 8-seat match is 0.7 MB of JSON and 100 ms of Python, and
@@ -620,10 +615,10 @@ async def _feed_text(message: Message, kept: RecordsJson) -> str:
         async def made() -> Message:
             return message
         return await kept.get(("feed", message.snapshot.reason, message.snapshot.match.match_id),
-                              made, _feed_json)
+                              made)
     if message.ByteSize() > BIG_MESSAGE:   # a live match's snapshot, a batch of frames
-        return await asyncio.to_thread(_feed_json, message)
-    return _feed_json(message)
+        return await asyncio.to_thread(records.to_json, message)
+    return records.to_json(message)
 
 
 async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[Message],
