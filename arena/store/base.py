@@ -9,6 +9,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,6 +158,19 @@ class UnreadableStateError(RefusedError):
 
 class TournamentExistsError(RefusedError):
     """A tournament of that name is stored already."""
+
+
+def tries(deadline: float, first: float = 0.25, most: float = 2.0) -> Iterator[None]:
+    """The tries at what fails while a database server is away (a connection): one at
+    once, then one after each pause (``first`` seconds, doubling to ``most``) while it
+    would begin before ``deadline`` (``time.monotonic()``). A loop over them that did not
+    break out has run out of tries."""
+    yield
+    pause = first
+    while time.monotonic() + pause <= deadline:
+        time.sleep(pause)
+        yield
+        pause = min(2 * pause, most)
 
 
 #: How often a claim that can be lost unseen (a PostgreSQL session's lock) is looked at,

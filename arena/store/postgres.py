@@ -59,6 +59,7 @@ from arena.store.base import (
     is_row_id,
     not_found,
     tournament_in_play,
+    tries,
 )
 from arena.store.location import redact, scrub
 from arena.store.migrations import migrations, refuse_newer, schema_version
@@ -166,25 +167,22 @@ class PostgresStore(Store):
         succeeds."""
         began = time.monotonic()
         timeout = CONNECT_TIMEOUT if self.reconnect_window else RETRY_TIMEOUT
-        pause = 0.25
-        while True:
+        for _ in tries(deadline):
             try:
                 db = self._connect(timeout)
+                break
             except psycopg.Error as exc:
-                if time.monotonic() + pause > deadline:
-                    waited = f" for {self.reconnect_window:g} s" if self.reconnect_window else ""
-                    raise StoreError(f"{lost}; connecting again{waited} failed: "
-                                     f"{self._scrub(exc)}") from None
-                time.sleep(pause)
-                pause = min(2 * pause, 2.0)
-                continue
-            self.db.close()
-            self.db = db
-            # said: a database away for most of a minute went by without a word (the
-            # review as a scale-out operator), the run only slower for it
-            log.warning("the connection to %s was lost (%s); connected again after %.1f s",
-                        self.describe(), lost, time.monotonic() - began)
-            return
+                failure = exc
+        else:
+            waited = f" for {self.reconnect_window:g} s" if self.reconnect_window else ""
+            raise StoreError(f"{lost}; connecting again{waited} failed: "
+                             f"{self._scrub(failure)}") from None
+        self.db.close()
+        self.db = db
+        # said: a database away for most of a minute went by without a word (the review
+        # as a scale-out operator), the run only slower for it
+        log.warning("the connection to %s was lost (%s); connected again after %.1f s",
+                    self.describe(), lost, time.monotonic() - began)
 
     @property
     def url(self) -> str:

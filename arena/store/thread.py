@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from arena.store.base import Store, StoreError
+from arena.store.base import Store, StoreError, tries
 
 T = TypeVar("T")
 
@@ -39,17 +39,14 @@ class StoreThread:
         if self._db is None:
             # the first use may come as the server restarts: a tournament whose first
             # result met a restart stopped, where a later one was waited for
-            deadline = time.monotonic() + (self._window or 0.0)
-            pause = 0.25
-            while True:
+            for _ in tries(time.monotonic() + (self._window or 0.0)):
                 try:
                     self._db = self._source.reopen()
                     break
-                except StoreError:
-                    if time.monotonic() + pause > deadline:
-                        raise
-                    time.sleep(pause)
-                    pause = min(2 * pause, 2.0)
+                except StoreError as exc:
+                    failure = exc
+            else:
+                raise failure
             if self._window is not None:
                 self._db.reconnect_window = self._window
         return self._db
