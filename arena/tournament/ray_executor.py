@@ -319,7 +319,7 @@ class RayExecutor(Executor):
                 await asyncio.sleep(LOOK_S)
                 if not busy[name]:
                     continue
-                answer = asyncio.ensure_future(_answer(handle.alive.remote()))
+                answer = asyncio.ensure_future(handle.alive.remote())   # an ObjectRef: awaitable
                 silent = 0.0
                 while not answer.done() and silent <= STALL_S:
                     t0 = time.monotonic()
@@ -475,10 +475,6 @@ class RayExecutor(Executor):
                 pass
             ray.kill(handle)
         await asyncio.gather(*(stop(h) for h in handles), return_exceptions=True)
-
-
-async def _answer(ref) -> None:
-    await ref
 
 
 def _live_nodes() -> int:
