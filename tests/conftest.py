@@ -3,6 +3,7 @@
 import fcntl
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -38,6 +39,16 @@ if len(os.fsencode(os.path.realpath(tempfile.gettempdir()))) > SHORT_TMP:
 # mark tests find leftover processes by, and the rogue bot's settings (with those the
 # runner named, e.g. PYTHONPATH in a git worktree: see support.processes.bot_env_names).
 os.environ["ONO99_BOT_ENV"] = bot_env_names()
+
+# The commands the tests start get Ctrl-C and a hangup as from a terminal, however the suite
+# itself was started: a shell's background job (`pytest &` in a script) ignores SIGINT, and
+# `nohup pytest` SIGHUP, and an ignored signal stays ignored across exec, so the arena under
+# test ignored the Ctrl-C a test sent it (7 tests failed under `nohup ... &`). A handler of
+# this process's own is reset to the default action by exec; this process still ignores
+# what it was told to.
+for _signal in (signal.SIGINT, signal.SIGHUP):
+    if signal.getsignal(_signal) == signal.SIG_IGN:
+        signal.signal(_signal, lambda *_: None)
 
 
 @pytest.fixture(scope="session")
