@@ -3,7 +3,17 @@
 Available bots are the hosted ones (always) and the remote ones that are connected and
 not playing. Each new table starts from the available bot with the fewest ladder
 matches and adds those whose rating is closest to its own, with fewer matches and fewer
-meetings first among equals: the pairings that tell the most. Matches are plain deals
+meetings first among equals: the pairings that tell the most; but first those it has not
+met more than its share (:data:`REPEAT` times what an even share of its matches would
+be). Bots come free in the groups they just played in (a table's bots end together, and
+rest together), so seating only the bots free at that instant paired the same bots again
+and again: with 4 bots and 2 tables, 1,304 of 1,320 matches were two fixed pairs; 6 bots
+resting 0.3 s after each match met only 3 of their 15 pairs. So a table whose first bot
+has met every free candidate more than its share waits (:data:`HOLD_S` at most) for a bot
+that is about to come free (playing, or resting) and that it has not. (Rests drawn at
+random, up to 10% or 50% longer, to break the groups up as well, made no pair's share
+smaller and 300 matches of 4 bots resting 0.3 s took 6% or 30% longer: they are not.)
+Matches are plain deals
 (a remote bot's memory cannot be reset between rotations) from the ladder's own secret
 seed, stored in the tournament called ``ladder`` (so its ratings survive a restart: they
 are fitted from the stored matches), rated live by an online Elo for the pairings. What it
@@ -56,6 +66,17 @@ KEEPS_OTHERS_WAITING = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED,
 BENCH_AFTER = 3
 BENCH_S = 300.0
 
+#: A bot that met another in more than REPEAT times an even share of its ladder matches
+#: (each of the other n - 1 bots in (table size - 1) / (n - 1) of them) is seated with it
+#: only when no free bot that it met less will do: the share is the whole history's
+#: (the ladder's stored meetings), so a pair that met too often early meets less since.
+REPEAT = 1.5
+
+#: The longest a table waits for a bot about to come free rather than seat a pair over
+#: its share (the ladder looks again every half second, and whenever a match ends): a long
+#: match of slow bots otherwise kept the free ones idle for as long as it lasted.
+HOLD_S = 5.0
+
 #: Hosted bots whose processes the ladder keeps running between their matches, by default:
 #: the ones that played last. Each is a sandbox and an interpreter (about 40 MB for a
 #: Python bot): kept for every bot, a ladder of 300 hosted bots held 12 GB.
@@ -68,7 +89,8 @@ class Ladder:
     def __init__(self, store: Store, registry: Registry, referee: RefereeServer,
                  table_size: int = 2, move_ms: int = 1000, bank_ms: int = 10_000,
                  concurrency: int = 1, ruleset: str = "modern", grace: float = 10.0,
-                 hub: SpectatorHub | None = None, warm: int = WARM, rest: float = 0.0) -> None:
+                 hub: SpectatorHub | None = None, warm: int = WARM, rest: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.store = store
         self.hub = hub
         if hub is not None:    # its log comes once its stored matches are read (run)
@@ -117,6 +139,10 @@ class Ladder:
         #: seconds a bot rests after each of its ladder matches (0: it may be seated again
         #: at once, and a few bots play flat out: 19,000 matches in 8 minutes for 4 bots)
         self.rest = rest
+        #: the time the bench, rests and holds read (a test gives its own)
+        self._clock = clock
+        #: since when the next table waits for a bot about to come free (None: it does not)
+        self._holding: float | None = None
         self._wake = asyncio.Event()
         self._stopping = threading.Event()
         self._rng = random.Random(self.seeds.bot_seed("ladder", "pairings"))
@@ -309,7 +335,7 @@ class Ladder:
 
     def available(self) -> list[RegisteredBot]:
         out = []
-        now = time.monotonic()
+        now = self._clock()
         for bot in self.registry.active():
             if bot.display in self.playing or self.benched.get(bot.display, 0.0) > now:
                 continue
@@ -318,7 +344,9 @@ class Ladder:
         return out
 
     def pick(self) -> list[RegisteredBot] | None:
-        """The next table, or None when too few bots are available."""
+        """The next table, or None when too few bots are available, or while it waits
+        (:data:`HOLD_S` at most) for a bot about to come free that its first bot has met
+        less than the free ones (see the module's notes)."""
         bots = self.available()
         if len(bots) < self.table_size:
             return None
@@ -326,10 +354,47 @@ class Ladder:
         games, ratings, meetings = self.state.games, self.state.elo.ratings, self.state.meetings
         first = min(bots, key=lambda b: games[b.display])
         rating = ratings.get(first.display, 1500.0)
+        active = self.registry.active()
+        # the most meetings with any one bot that keep within REPEAT times an even share
+        # of first's matches
+        most = REPEAT * games[first.display] * (self.table_size - 1) / max(1, len(active) - 1)
+
+        def over(name: str) -> bool:
+            return meetings[frozenset((first.display, name))] > most
+
         others = sorted((b for b in bots if b is not first), key=lambda b: (
-            abs(ratings.get(b.display, 1500.0) - rating) // 50,
+            over(b.display), abs(ratings.get(b.display, 1500.0) - rating) // 50,
             games[b.display], meetings[frozenset((first.display, b.display))]))
-        return [first, *others[:self.table_size - 1]]
+        table = [first, *others[:self.table_size - 1]]
+        if any(over(b.display) for b in table[1:]):
+            now = self._clock()
+            free = {b.display for b in bots}
+            coming = [b for b in active if b.display not in free and not over(b.display)
+                      and self._coming_free(b.display, now)]
+            if coming:
+                if self._holding is None:
+                    self._holding = now
+                if now - self._holding < HOLD_S:
+                    return None
+        self._holding = None
+        return table
+
+    def _coming_free(self, name: str, now: float) -> bool:
+        """Whether bot ``name`` is about to be free: playing, or resting (not sitting out
+        for its faults)."""
+        if name in self.playing:
+            return True
+        until = self.benched.get(name, 0.0)
+        return now < until <= now + self.rest
+
+    def _ended(self, names: list[str], played: bool) -> None:
+        """The table of ``names`` is over: they are free, or rest first if it was played."""
+        self.playing.difference_update(names)
+        if self.rest > 0 and played:
+            until = self._clock() + self.rest
+            for name in names:   # a longer bench for its faults stands
+                self.benched[name] = max(self.benched.get(name, 0.0), until)
+            asyncio.get_running_loop().call_later(self.rest, self._wake.set)
 
     async def _match(self, table: list[RegisteredBot]) -> None:
         names = [b.display for b in table]     # in self.playing since they were picked
@@ -398,12 +463,7 @@ class Ladder:
         finally:
             for p, s in leased:
                 p.release(s, None)
-            self.playing.difference_update(names)
-            if self.rest > 0 and played:
-                until = time.monotonic() + self.rest
-                for name in names:   # a longer bench for its faults stands
-                    self.benched[name] = max(self.benched.get(name, 0.0), until)
-                asyncio.get_running_loop().call_later(self.rest, self._wake.set)
+            self._ended(names, played)
             self._cool()
             self._wake.set()
 
@@ -483,7 +543,7 @@ class Ladder:
     def _sit_out(self, name: str, why: str) -> None:
         """Bot ``name`` is not seated for :data:`BENCH_S` seconds (a longer rest stands),
         logged with ``why``; the ladder looks again when they are over."""
-        self.benched[name] = max(self.benched.get(name, 0.0), time.monotonic() + BENCH_S)
+        self.benched[name] = max(self.benched.get(name, 0.0), self._clock() + BENCH_S)
         log.warning("ladder: %s sits out for %g s: %s", name, BENCH_S, why)
         asyncio.get_running_loop().call_later(BENCH_S, self._wake.set)
 

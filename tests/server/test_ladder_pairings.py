@@ -1,0 +1,99 @@
+"""The ladder's pairings: every two bots meet about as often as any other two, whatever
+the number of tables and the rest. The real Ladder picks its tables over its real state,
+on a clock of the test's: matches of known strengths end in a seeded order, as
+:meth:`Ladder.run` and :meth:`Ladder._match` seat and free them.
+
+Before 2026-12-06 the ladder seated only the bots free at that instant, and bots came
+free in the groups they had just played in: 4 bots at 2 tables met in two fixed pairs
+(3.1 times an even share each, 4 of the 6 pairs never), and 6 bots resting 0.3 s met in
+3 of their 15 pairs (5 times an even share)."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import random
+from collections import Counter
+
+import pytest
+
+from arena.server.ladder import NAME, Ladder
+from arena.store.base import RegisteredBot
+from arena.store.sqlite import SQLiteStore
+
+MATCHES = 300
+
+
+class Field:
+    """What the ladder asks of a registry to pick: the bots entered (all hosted: ready
+    whenever they are not playing)."""
+
+    def __init__(self, n: int) -> None:
+        self.bots = [RegisteredBot(i, f"b{i}", 1, "hosted", None, None, "active", None, 0.0)
+                     for i in range(n)]
+
+    def active(self) -> list[RegisteredBot]:
+        return list(self.bots)
+
+    def ready(self, bot: RegisteredBot) -> bool:
+        return True
+
+
+def _meetings(tmp_path, bots: int, concurrency: int, rest: float) -> Counter:
+    """How often each two of ``bots`` bots 200 Elo apart met in the first MATCHES matches
+    of a ladder of ``concurrency`` tables whose bots rest ``rest`` seconds after each
+    match; matches last 20 to 60 ms."""
+    store = SQLiteStore(tmp_path / "ladder.db")
+    store.create_tournament(NAME, {"ladder": True, "table_size": 2, "seed": 19,
+                                   "secret": True, "bot_dirs": [], "bots": []}, [])
+    now = 0.0
+    field = Field(bots)
+    strength = {b.display: 200.0 * i for i, b in enumerate(field.bots)}
+    rng = random.Random(7)
+    met: Counter[frozenset[str]] = Counter()
+
+    async def play() -> None:
+        nonlocal now
+        ladder = Ladder(store, field, None, concurrency=concurrency, rest=rest,
+                        clock=lambda: now)
+        ending: list[tuple[float, int, list[str]]] = []
+        order = itertools.count()
+        played = 0
+        while played < MATCHES:
+            while len(ending) < concurrency:          # as run seats them
+                table = ladder.pick()
+                if table is None:
+                    break
+                names = [b.display for b in table]
+                ladder.playing.update(names)
+                heapq.heappush(ending, (now + rng.uniform(0.02, 0.06), next(order), names))
+            if not ending:      # all resting, or a table held: the ladder looks again
+                now = min([t for t in ladder.benched.values() if t > now] or [now + 0.5])
+                continue
+            now, _, names = heapq.heappop(ending)
+            a, b = names
+            won = rng.random() < 1 / (1 + 10 ** ((strength[b] - strength[a]) / 400))
+            played += 1
+            ladder.state.add(played, f"L{played}", names, [1, 2] if won else [2, 1])
+            met[frozenset(names)] += 1
+            ladder._ended(names, True)
+        ladder.writer.close()
+
+    try:
+        asyncio.run(play())
+    finally:
+        store.close()
+    return met
+
+
+@pytest.mark.parametrize("rest", [0.0, 0.3])
+@pytest.mark.parametrize("concurrency", [1, 2])
+@pytest.mark.parametrize("bots", [4, 6])
+def test_no_two_bots_meet_more_than_twice_their_share(tmp_path, bots, concurrency, rest):
+    met = _meetings(tmp_path, bots, concurrency, rest)
+    pairs = bots * (bots - 1) // 2
+    even = MATCHES / pairs
+    assert len(met) == pairs, f"pairs that never met: {sorted(map(sorted, met))}"
+    worst, n = met.most_common(1)[0]
+    assert n <= 2 * even, f"{sorted(worst)} met {n} times in {MATCHES} ({even:.0f} is even)"
