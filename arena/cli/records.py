@@ -21,8 +21,8 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store.base import NotFoundError
 from arena.server.wire import standings_dict
-from arena.tournament.standings import (BotLine, Standings, Stored, faults_text, interval_text,
-                                        standings_of)
+from arena.tournament.standings import (ESTABLISHED, BotLine, Standings, Stored, faults_text,
+                                        interval_text, ladder_order, standings_of)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,21 +66,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 LOS_TABLE_BOTS = 12
 
 
-def print_standings(console: Console, board: Standings, title: str) -> None:
-    """The standings table, then (for a rated field of at most LOS_TABLE_BOTS bots) the
-    likelihood of superiority of every bot over every other."""
+#: Printed under a ladder's standings: its order is not the Elo's.
+LADDER_ORDER = (f"the ladder ranks by the low end of each 95% interval (what a bot has shown), "
+                f"bots of fewer than {ESTABLISHED} matches (provisional) below; removed bots "
+                "are listed last, not ranked")
+
+
+def print_standings(console: Console, board: Standings, title: str,
+                    ladder: bool = False) -> None:
+    """The standings table (a ``ladder``'s with its marks and how it ranks), then (for a
+    rated field of at most LOS_TABLE_BOTS bots) the likelihood of superiority of every bot
+    over every other."""
     # the titles are lines of their own: a table's title wraps at the table's width
     console.print(title, soft_wrap=True)
     table = Table()
-    for col in ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults"):
-        table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
-    for i, line in enumerate(board.lines, 1):
-        table.add_row(str(i), escape(line.bot), f"{line.elo:.0f}",
+    columns = ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults")
+    for col in (*columns, "mark") if ladder else columns:
+        table.add_column(col, justify="left" if col in ("bot", "faults", "mark") else "right")
+    for rank, line in zip(board.ranks(), board.lines):
+        table.add_row(str(rank) if rank else "-", escape(line.bot), f"{line.elo:.0f}",
                       interval_text(line.elo, line.low, line.high, line.interval)
                       if board.rated and line.matches else "-", str(line.matches),
                       str(line.wins), f"{line.average_place:.2f}" if line.matches else "-",
-                      faults_text(line.faults))
+                      faults_text(line.faults), *([line.mark] if ladder else []))
     console.print(table)
+    if ladder:
+        console.print(LADDER_ORDER, soft_wrap=True)
     if not board.rated or len(board.lines) > LOS_TABLE_BOTS:
         return
     # the columns are headed by rank: a name cut to fit a column ("greedy-ran") could be
@@ -89,11 +100,14 @@ def print_standings(console: Console, board: Standings, title: str) -> None:
     los = Table()
     los.add_column("rank", justify="right")
     los.add_column("bot")
-    for i in range(1, len(board.lines) + 1):
-        los.add_column(str(i), justify="right")
-    for i, (line, row) in enumerate(zip(board.lines, board.los_matrix()), 1):
-        los.add_row(str(i), escape(line.bot), *("" if a is line else f"{100 * v:.0f}"
-                                                for a, v in zip(board.lines, row)))
+    # the ranked bots only: a bot removed from a ladder has no rank to head a column
+    ranked = [i for i, rank in enumerate(board.ranks()) if rank]
+    for rank in range(1, len(ranked) + 1):
+        los.add_column(str(rank), justify="right")
+    matrix = board.los_matrix()
+    for rank, i in enumerate(ranked, 1):
+        los.add_row(str(rank), escape(board.lines[i].bot),
+                    *("" if j == i else f"{100 * matrix[i][j]:.0f}" for j in ranked))
     console.print(los)
 
 
@@ -101,7 +115,7 @@ def remote_standings(msg) -> Standings:
     """A server's StandingsResponse as local Standings, for printing."""
     lines = [BotLine(s.bot, s.elo, s.ci95, s.matches, s.wins,
                      round(s.average_place * s.matches), Counter(dict(s.faults)),
-                     s.elo_low, s.elo_high)
+                     s.elo_low, s.elo_high, s.mark)
              for s in msg.standings]
     return Standings(lines, None, {row.bot: dict(row.los) for row in msg.los} if lines else None)
 
@@ -123,7 +137,9 @@ def run_standings(args: argparse.Namespace) -> int:
             print(json.dumps(standings_dict(answer), indent=2))
             return 0
         print_standings(output.console(), remote_standings(answer),
-                        f"standings of {escape(answer.tournament)} ({answer.matches} matches)")
+                        f"standings of {escape(answer.tournament)} ({answer.matches} matches)",
+                        # arena.server.ladder.NAME, whose module takes 0.2 s to import
+                        ladder=answer.tournament == "ladder")
         return 0
     store = _open(args)
     try:
@@ -131,6 +147,10 @@ def run_standings(args: argparse.Namespace) -> int:
         stored = Stored.saved(store, record)      # a ladder's snapshot, if it has one
         stored.read(store, record)                # and a page at a time since
         board = standings_of(stored.results, record.bots)
+        ladder = bool(record.settings.get("ladder"))
+        if ladder:    # as the server ranks it (arena.server.boards)
+            board = ladder_order(board, [b.display for b in store.registered_bots(True)
+                                         if b.status == "removed"])
     finally:
         store.close()
     if args.json:
@@ -138,7 +158,8 @@ def run_standings(args: argparse.Namespace) -> int:
         return 0
     console = output.console()
     print_standings(console, board, f"standings of {escape(record.name)} "
-                                    f"({sum(l.matches for l in board.lines) // max(1, record.settings['table_size'])} matches)")
+                                    f"({sum(l.matches for l in board.lines) // max(1, record.settings['table_size'])} matches)",
+                    ladder=ladder)
     return 0
 
 

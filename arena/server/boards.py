@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from arena.store.base import Store
 from arena.store.thread import StoreThread
-from arena.tournament.standings import Standings, Stored, standings_of
+from arena.tournament.standings import Standings, Stored, ladder_order, standings_of
 
 #: A board: the tournament's name, its standings, and how many matches they are over.
 Board = tuple[str, Standings, int]
@@ -45,7 +45,8 @@ class _Read:
 
     stored: Stored                           # the matches read, as standings read them
     board: Board | None = None               # made of all of the above, for board_bots
-    board_bots: list[str] = field(default_factory=list)
+    #: the field the board is of, and (on a ladder) the bots removed from the server
+    board_bots: tuple[list[str], list[str] | None] = ([], None)
     made_at: float = 0.0                     # when the board was made, or found current
 
 
@@ -66,9 +67,15 @@ class Boards:
         stored = read.stored
         new = stored.read(db, record)
         bots = record.bots or sorted(stored.results.bots)
-        if read.board is None or new or bots != read.board_bots:
-            read.board = (record.name, standings_of(stored.results, bots), stored.matches)
-            read.board_bots = bots
+        # a ladder's field changes without a match: a bot removed is marked at once
+        removed = (sorted(b.display for b in db.registered_bots(include_removed=True)
+                          if b.status == "removed") if record.settings.get("ladder") else None)
+        if read.board is None or new or (bots, removed) != read.board_bots:
+            board = standings_of(stored.results, bots)
+            if removed is not None:
+                board = ladder_order(board, removed)
+            read.board = (record.name, board, stored.matches)
+            read.board_bots = (bots, removed)
         read.made_at = time.monotonic()
         return read.board
 

@@ -40,7 +40,8 @@ def bot_info(bot: RegisteredBot, connected: bool, line: Any | None) -> pb.BotInf
         name=bot.display, kind=bot.kind, version=bot.version, status=bot.status,
         connected=connected, elo=line.elo if line else 0.0, ci95=line.interval if line else 0.0,
         elo_low=line.low if line else 0.0, elo_high=line.high if line else 0.0,
-        matches=line.matches if line else 0, faults=dict(line.faults) if line else {})
+        matches=line.matches if line else 0, faults=dict(line.faults) if line else {},
+        mark=line.mark if line else "")
 
 
 def bot_removed(bot: RegisteredBot) -> pb.RemoveBotResponse:
@@ -86,7 +87,8 @@ def standings(name: str, board: Standings, matches: int,
         standings=[pb.StandingsLine(rank=s["rank"], bot=s["bot"], elo=s["elo"], ci95=s["ci95"],
                                     elo_low=s["elo_low"], elo_high=s["elo_high"],
                                     matches=s["matches"], wins=s["wins"],
-                                    average_place=s["average_place"], faults=s["faults"])
+                                    average_place=s["average_place"], faults=s["faults"],
+                                    mark=data["marks"].get(s["bot"], ""))
                    for s in data["standings"]],
         los=[pb.LosRow(bot=bot, los=row) for bot, row in data["los"].items()])
 
@@ -149,4 +151,5 @@ def standings_dict(msg: pb.StandingsResponse) -> dict[str, Any]:
                            "elo_low": s.elo_low, "elo_high": s.elo_high,
                            "matches": s.matches, "wins": s.wins, "average_place": s.average_place,
                            "faults": dict(s.faults)} for s in msg.standings],
-            "los": {row.bot: dict(row.los) for row in msg.los}}
+            "los": {row.bot: dict(row.los) for row in msg.los},
+            "marks": {s.bot: s.mark for s in msg.standings if s.mark}}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,8 @@ class BotLine:
     faults: Counter = field(default_factory=Counter)   # verdict kind -> count
     low: float = 0.0                # the 95% interval of the Elo (not symmetric around it
     high: float = 0.0               # where the data are not); 0, 0 when unknown
+    #: on a ladder (:func:`ladder_order`): "provisional" or "removed", else ""
+    mark: str = ""
 
     @property
     def average_place(self) -> float:
@@ -62,12 +65,21 @@ class Standings:
             return [[self.los.get(a, {}).get(b, 0.5) for b in bots] for a in bots]
         return [[0.5] * len(bots) for _ in bots]
 
+    def ranks(self) -> list[int]:
+        """Each line's rank, from 1; 0 for a bot removed from a ladder (listed last, not
+        ranked: its matches stay in the fit, for its opponents' sake)."""
+        ranked = [int(line.mark != REMOVED) for line in self.lines]
+        return [n * r for n, r in zip(itertools.accumulate(ranked), ranked)]
+
     def to_dict(self, los: bool = True) -> dict[str, Any]:
         """Every line, then (unless not ``los``) the likelihood of superiority of every two
-        bots, by name: n^2 values."""
-        return {"standings": [dict(rank=i + 1, **line.to_dict()) for i, line in enumerate(self.lines)],
+        bots, by name: n^2 values; then the marks of a ladder's lines, by name (each line
+        keeps the keys it had before there were marks: scripts read them)."""
+        return {"standings": [dict(rank=rank, **line.to_dict())
+                              for rank, line in zip(self.ranks(), self.lines)],
                 "los": {a.bot: {b.bot: round(v, 4) for b, v in zip(self.lines, row)}
-                        for a, row in zip(self.lines, self.los_matrix())} if los else {}}
+                        for a, row in zip(self.lines, self.los_matrix())} if los else {},
+                "marks": {line.bot: line.mark for line in self.lines if line.mark}}
 
 
 def count_match(lines: dict[str, BotLine], bots: Sequence[str], places: Sequence[int],
@@ -389,6 +401,41 @@ def standings_of(played: Results | Iterable[Played], bots: Sequence[str],
     # the prior's 1500: it goes below every bot that has played, not among them
     ordered = sorted(lines.values(), key=lambda l: (not l.matches, -l.elo, l.average_place, l.bot))
     return Standings(ordered, result_fit)
+
+
+#: A ladder bot with fewer matches than this is provisional: listed below every
+#: established bot, whatever its rating (lichess keeps provisional players off its
+#: leaderboards the same way). Ten 2-seat matches leave an interval about +-240 wide.
+ESTABLISHED = 10
+
+#: The marks of :func:`ladder_order`.
+PROVISIONAL = "provisional"
+REMOVED = "removed"
+
+
+def ladder_order(board: Standings, removed: Collection[str] = ()) -> Standings:
+    """``board`` (of :func:`standings_of`) in the ladder's order: the established bots by
+    the low end of their 95% interval, then the provisional ones (:data:`ESTABLISHED`)
+    alike, then the bots removed from the server (``removed``), marked and not ranked.
+
+    A tournament's field plays an even schedule, and its standings rank by the Elo. A
+    ladder's bots come and go with any number of matches: ranked by the Elo alone, a bot
+    that quit after one win over a weak bot ranked second above bots of 300 matches
+    (1690, -657 +1548), a version that won once and was removed stayed first for good,
+    and a bot could be entered, win once and be removed to hold a place. The low end
+    of the interval (as TrueSkill ranks by mu - 3 sigma) is what a bot has shown; the
+    Elo and the interval are printed beside it. The lines are marked in place."""
+    removed = set(removed)
+
+    def key(line: BotLine) -> tuple:
+        value = line.low if board.rated else line.elo
+        return (line.mark == REMOVED, not line.matches, line.matches < ESTABLISHED, -value,
+                -line.elo, line.bot)
+
+    for line in board.lines:
+        line.mark = (REMOVED if line.bot in removed else
+                     PROVISIONAL if line.matches < ESTABLISHED else "")
+    return Standings(sorted(board.lines, key=key), board.fit, board.los)
 
 
 def crosstable(played: Results | Iterable[Played],

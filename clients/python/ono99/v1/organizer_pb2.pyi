@@ -65,7 +65,7 @@ class ListBotsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class BotInfo(_message.Message):
-    __slots__ = ("name", "kind", "version", "status", "connected", "elo", "ci95", "matches", "faults", "elo_low", "elo_high")
+    __slots__ = ("name", "kind", "version", "status", "connected", "elo", "ci95", "matches", "faults", "elo_low", "elo_high", "mark")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +84,7 @@ class BotInfo(_message.Message):
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     ELO_LOW_FIELD_NUMBER: _ClassVar[int]
     ELO_HIGH_FIELD_NUMBER: _ClassVar[int]
+    MARK_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     version: int
@@ -95,7 +96,8 @@ class BotInfo(_message.Message):
     faults: _containers.ScalarMap[str, int]
     elo_low: float
     elo_high: float
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[int] = ..., status: _Optional[str] = ..., connected: _Optional[bool] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ...) -> None: ...
+    mark: str
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[int] = ..., status: _Optional[str] = ..., connected: _Optional[bool] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ..., mark: _Optional[str] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)
@@ -259,7 +261,7 @@ class StandingsRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., los_max_bots: _Optional[int] = ...) -> None: ...
 
 class StandingsLine(_message.Message):
-    __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults", "elo_low", "elo_high")
+    __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults", "elo_low", "elo_high", "mark")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -277,6 +279,7 @@ class StandingsLine(_message.Message):
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     ELO_LOW_FIELD_NUMBER: _ClassVar[int]
     ELO_HIGH_FIELD_NUMBER: _ClassVar[int]
+    MARK_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     elo: float
@@ -287,7 +290,8 @@ class StandingsLine(_message.Message):
     faults: _containers.ScalarMap[str, int]
     elo_low: float
     elo_high: float
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., wins: _Optional[int] = ..., average_place: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ...) -> None: ...
+    mark: str
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., wins: _Optional[int] = ..., average_place: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ..., mark: _Optional[str] = ...) -> None: ...
 
 class LosRow(_message.Message):
     __slots__ = ("bot", "los")

@@ -1,0 +1,110 @@
+"""The ladder's standings rank what each bot has shown: a newcomer's lucky win does not put
+it above bots of hundreds of matches, and a bot removed from the server is listed last,
+marked and not ranked (its matches stay in the fit, for its opponents' sake).
+
+Before 2026-12-06 they ranked by the Elo alone, as a tournament's do: a bot that played
+counter's strategy and quit after one win ranked first at 1700 (-640 +1531) above
+counter's 299 matches, and stayed first after it was removed, unmarked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+from rich.console import Console
+
+from arena.cli.records import print_standings, remote_standings
+from arena.referee.house import FirstLegal, Forcer, HouseSession
+from arena.referee.runner import MatchRunner
+from arena.server import wire
+from arena.server.boards import Boards
+from arena.store import open_store
+from arena.tournament.standings import (ESTABLISHED, PROVISIONAL, REMOVED, Played, ladder_order,
+                                        standings_of)
+from tests.support.matches import spec, store_ladder
+
+STRENGTH = {"counter": 400, "pusher": 300, "greedy": 100, "random": 0}
+
+
+def _field(matches: int = 600, seed: int = 3) -> list[Played]:
+    """``matches`` matches among four bots of known strengths."""
+    rng = random.Random(seed)
+    names, played = list(STRENGTH), []
+    for k in range(matches):
+        a, b = rng.sample(names, 2)
+        won = rng.random() < 1 / (1 + 10 ** ((STRENGTH[b] - STRENGTH[a]) / 400))
+        played.append(Played(f"L{k}", (a, b), (1, 2) if won else (2, 1), f"L{k}"))
+    return played
+
+
+def test_a_newcomer_s_lucky_wins_never_rank_it_above_an_established_bot():
+    field = _field()
+    for beaten in STRENGTH:
+        for wins in (1, ESTABLISHED - 1):
+            played = field + [Played(f"N{i}", ("fresh", beaten), (1, 2), f"N{i}")
+                              for i in range(wins)]
+            by_elo = standings_of(played, [])
+            board = ladder_order(standings_of(played, []))
+            order = [line.bot for line in board.lines]
+            assert order[-1] == "fresh", (beaten, wins, order)
+            assert board.lines[-1].mark == PROVISIONAL
+            assert all(line.mark == "" for line in board.lines[:-1])
+            # the established bots by the low end of their interval
+            lows = [line.low for line in board.lines[:-1]]
+            assert lows == sorted(lows, reverse=True)
+            if beaten == "counter" and wins == 1:
+                # a tournament's order (the Elo's) stays: there it would be first
+                assert by_elo.lines[0].bot == "fresh", [line.bot for line in by_elo.lines]
+
+
+def _winning_match(winner: str, loser: str):
+    """A stored-to-be match that ``winner`` wins (house seats: the first seed whose deal
+    the forcing card wins)."""
+    async def play():
+        for seed in range(1, 50):
+            result = await MatchRunner(spec((winner, loser), seed=seed),
+                                       [HouseSession(Forcer()), HouseSession(FirstLegal())]).run()
+            if result.places()[0] == 1 and result.places()[1] == 2:
+                return result
+        raise AssertionError("the forcing card never won")
+    return asyncio.run(play())
+
+
+def test_a_removed_bot_is_listed_last_marked_and_not_ranked(tmp_path):
+    db = tmp_path / "ladder.db"
+    store_ladder(db, 4, 60)
+    store = open_store(str(db))
+    boards = Boards(store)
+    try:
+        for name in ("b0", "b1", "b2", "b3", "fresh"):
+            store.register_bot(name, "remote", token_hash=f"hash-{name}")
+        strongest = asyncio.run(boards.board("ladder"))[1].lines[0].bot
+        result = _winning_match("fresh", strongest)
+        store.record_match(store.tournament("ladder"), "L61", "L61", ["fresh", strongest], result)
+        board = asyncio.run(boards.board("ladder"))[1]
+        assert [line.bot for line in board.lines][-1] == "fresh"
+        assert board.lines[-1].mark == PROVISIONAL and board.ranks() == [1, 2, 3, 4, 5]
+
+        [fresh] = [b for b in store.registered_bots() if b.name == "fresh"]
+        store.update_registered_bot(fresh.id, status="removed")
+        board = asyncio.run(boards.board("ladder"))[1]     # no match since: marked at once
+    finally:
+        boards.close()
+        store.close()
+    assert board.lines[-1].bot == "fresh" and board.lines[-1].mark == REMOVED
+    assert board.ranks() == [1, 2, 3, 4, 0]
+    # --json: each line as before (scripts read its keys), the marks beside them
+    sent = wire.standings_dict(wire.standings("ladder", board, 61))
+    assert sent == {**board.to_dict(), "tournament": "ladder"}
+    assert json.dumps(sent["standings"][-1]).startswith('{"rank": 0, "bot": "fresh"')
+    assert sent["marks"] == {"fresh": "removed"}
+    console = Console(record=True, width=140)
+    print_standings(console, remote_standings(wire.standings("ladder", board, 61)),
+                    "standings of ladder (61 matches)", ladder=True)
+    text = console.export_text()
+    standings, los = text.split("likelihood of superiority")
+    [row] = [line for line in standings.splitlines() if " fresh " in line]
+    assert row.split("│")[1].strip() == "-" and row.split("│")[-2].strip() == "removed"
+    assert " fresh " not in los                  # no rank to head its column
+    assert "the ladder ranks by the low end of each 95% interval" in text
