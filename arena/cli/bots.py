@@ -87,19 +87,24 @@ def run_bots_list(args: argparse.Namespace) -> int:
     rows = [{"name": b.name, "kind": b.kind, "version": b.version, "status": b.status,
              "connected": b.connected, "elo": round(b.elo, 1), "ci95": round(b.ci95, 1),
              "elo_low": round(b.elo_low, 1), "elo_high": round(b.elo_high, 1),
-             "matches": b.matches, "faults": dict(b.faults)} for b in bots]
+             "matches": b.matches, "faults": dict(b.faults), "mark": b.mark} for b in bots]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     from rich.table import Table
+
+    from arena.tournament.standings import interval_text   # numpy: only for the table
     table = Table(title="bots entered")
-    for col in ("name", "kind", "version", "status", "connected", "Elo", "matches", "faults"):
+    for col in ("name", "kind", "version", "status", "connected", "Elo", "95%", "matches",
+                "faults", "mark"):
         table.add_column(col)
     for r in rows:
         faults = ", ".join(f"{n} {k}" for k, n in sorted(r["faults"].items())) or "0"
+        # an Elo alone said nothing of how little some bots had shown (one match: -640 +1531)
         table.add_row(r["name"], r["kind"], str(r["version"]), r["status"],
                       "yes" if r["connected"] else "no", f"{r['elo']:.0f}" if r["matches"] else "-",
-                      str(r["matches"]), faults)
+                      interval_text(r["elo"], r["elo_low"], r["elo_high"], r["ci95"])
+                      if r["matches"] else "-", str(r["matches"]), faults, r["mark"])
     output.console().print(table)
     return 0
 
