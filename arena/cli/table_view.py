@@ -214,14 +214,17 @@ def _progress(snapshot: pb.TournamentSnapshot, status: str) -> Text:
 def standings_table(standings: pb.Standings, title: str = "standings") -> Table:
     """Elo with its 95% interval (as distances from it), and each bot's record."""
     table = Table(title=f"{title} ({standings.matches} matches)", title_justify="left")
-    for col in ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults"):
-        table.add_column(col, justify="left" if col in ("bot", "faults") else "right")
+    marked = any(row.mark for row in standings.rows)      # a ladder's provisional or removed
+    columns = ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults")
+    for col in (*columns, "mark") if marked else columns:
+        table.add_column(col, justify="left" if col in ("bot", "faults", "mark") else "right")
     for row in standings.rows:
         faults = ", ".join(f"{n} {kind}" for kind, n in sorted(row.faults.items())) or "0"
-        table.add_row(str(row.rank), escape(row.bot), f"{row.elo:.0f}",
+        table.add_row(str(row.rank) if row.rank else "-", escape(row.bot), f"{row.elo:.0f}",
                       interval_text(row.elo, row.elo_low, row.elo_high, row.ci95) if row.matches
                       else "-", str(row.matches), str(row.wins),
-                      f"{row.average_place:.2f}" if row.matches else "-", escape(faults))
+                      f"{row.average_place:.2f}" if row.matches else "-", escape(faults),
+                      *([row.mark] if marked else []))
     return table
 
 

@@ -240,6 +240,10 @@ class Ladder:
         if away:
             log.warning("the ladder's database is back")
         if log_ is not None:
+            # its spectators' standings ranked as the organiser's (arena.server.boards),
+            # read here, in the event loop, where bots are removed
+            log_.removed = {b.display for b in self.registry.bots(include_removed=True)
+                            if b.status == "removed"}
             self.hub.follow(log_)
 
     def _history(self, bots: list[str]) -> TournamentLog | None:
@@ -569,8 +573,11 @@ class Ladder:
     def removed(self, name: str) -> None:
         """Bot ``name`` was removed from the server: its processes kept warm are stopped
         now (at the end of its match, if it plays one). They ran on, idle, for as long as
-        the server did, while fewer than ``warm`` bots were idle beside it."""
+        the server did, while fewer than ``warm`` bots were idle beside it. The
+        spectators' standings list it as removed, not ranked."""
         self._removed.add(name)
+        if self.log is not None:
+            self.log.bot_removed(name)
         self._cool()
 
     def _cool(self) -> None:

@@ -29,7 +29,8 @@ from arena.referee import wire as referee_wire
 from arena.referee.listeners import Frame, MatchInfo, MatchListener, MatchOver
 from arena.referee.results import Verdict
 from arena.tournament.ratings import OnlineElo, Placing
-from arena.tournament.standings import Played, Results, crosstable, standings_of
+from arena.tournament.standings import (Played, Results, Standings, crosstable,
+                                        ladder_order, standings_of)
 from arena.watch import wire
 
 QUEUE = 512                 # messages a viewer may have waiting before it is resynced
@@ -170,6 +171,12 @@ def _crosstable(results: Results, bots: list[str]) -> dict:
     return crosstable(results, bots) if len(bots) <= CROSSTABLE_BOTS else {}
 
 
+def _ranked(board: Standings, removed: frozenset[str] | None) -> Standings:
+    """A tournament's ``board`` as it is (``removed`` None), a ladder's in the ladder's
+    order (:func:`ladder_order`): the spectators see the order the organiser does."""
+    return board if removed is None else ladder_order(board, removed)
+
+
 class TournamentLog:
     """A tournament (or the ladder) as spectators follow it: progress, finished matches,
     standings with a crosstable, and its viewers. Its matches are kept as their
@@ -190,6 +197,10 @@ class TournamentLog:
         self._standings_at = 0.0
         self._every = STANDINGS_EVERY_S
         self._standings_task: asyncio.TimerHandle | asyncio.Future | None = None
+        #: a ladder's bots removed from the server: its standings are then ranked as
+        #: ``arena standings ladder`` ranks them (:func:`ladder_order`); None for a
+        #: tournament's, ranked by the Elo
+        self.removed: set[str] | None = None
 
     @classmethod
     def resumed(cls, name: str, bots: Sequence[str], results: Results,
@@ -222,23 +233,38 @@ class TournamentLog:
             return self._standings
         bots = self._bots()
         if fresh or len(bots) <= SYNC_FIT_BOTS:
-            self._made(*self._fit(self.results.copy(), bots))
+            self._made(*self._fit(self.results.copy(), bots, self._removed()))
         else:
-            self._standings = wire.standings(standings_of(self.results, bots, rate=False),
-                                             _crosstable(self.results, bots), self.done)
+            board = _ranked(standings_of(self.results, bots, rate=False), self._removed())
+            self._standings = wire.standings(board, _crosstable(self.results, bots), self.done)
             self._refit_later()
         return self._standings
+
+    def _removed(self) -> frozenset[str] | None:
+        """A copy of :attr:`removed`, for a fit in a thread."""
+        return None if self.removed is None else frozenset(self.removed)
+
+    def bot_removed(self, bot: str) -> None:
+        """A ladder's bot was removed from the server: its standings are ranked again at
+        once (a removed bot is listed last, not ranked), not only at the next match."""
+        if self.removed is None:
+            self.removed = set()
+        self.removed.add(bot)
+        self._fitted = -1                      # the last fit is stale, whatever it counted
+        if self.viewers:
+            self._refit_later()
 
     def _bots(self) -> list[str]:
         return sorted(set(self.bots) | self.results.bots)
 
     @staticmethod
-    def _fit(results: Results, bots: list[str]) -> tuple[pb.Standings, int, float]:
+    def _fit(results: Results, bots: list[str],
+             removed: frozenset[str] | None) -> tuple[pb.Standings, int, float]:
         """Standings of ``results`` (called in the loop or in a thread: it reads only
         what it is given, a copy), how many matches they are over, and how long they took."""
         t0 = time.monotonic()
-        board = wire.standings(standings_of(results, bots), _crosstable(results, bots),
-                               results.matches)
+        board = wire.standings(_ranked(standings_of(results, bots), removed),
+                               _crosstable(results, bots), results.matches)
         return board, results.matches, time.monotonic() - t0
 
     def _made(self, board: pb.Standings, fitted: int, took: float) -> None:
@@ -276,7 +302,8 @@ class TournamentLog:
 
     def _refit(self) -> None:
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, self._fit, self.results.copy(), self._bots())
+        future = loop.run_in_executor(None, self._fit, self.results.copy(), self._bots(),
+                                      self._removed())
         self._standings_task = future             # no other refit until this one is done
         future.add_done_callback(self._send_standings)
 

@@ -86,11 +86,12 @@ def standings(board: Standings, cross: dict[str, dict[str, CrossCell]], matches:
     """A tournament's standings and crosstable (``cross``: bot, opponent -> cell), over
     ``matches`` matches."""
     return pb.Standings(
-        rows=[pb.StandingsRow(rank=i + 1, bot=line.bot, elo=line.elo, ci95=line.interval,
+        rows=[pb.StandingsRow(rank=rank, bot=line.bot, elo=line.elo, ci95=line.interval,
                               elo_low=line.low, elo_high=line.high,
                               matches=line.matches, wins=line.wins,
-                              average_place=line.average_place, faults=dict(line.faults))
-              for i, line in enumerate(board.lines)],
+                              average_place=line.average_place, faults=dict(line.faults),
+                              mark=line.mark)
+              for rank, line in zip(board.ranks(), board.lines)],
         crosstable=[pb.CrossRow(bot=bot, cells=[
             pb.CrossCell(opponent=other, ahead=c.ahead, behind=c.behind, level=c.level)
             for other, c in row.items()]) for bot, row in cross.items()],

@@ -108,3 +108,21 @@ def test_a_removed_bot_is_listed_last_marked_and_not_ranked(tmp_path):
     assert row.split("│")[1].strip() == "-" and row.split("│")[-2].strip() == "removed"
     assert " fresh " not in los                  # no rank to head its column
     assert "the ladder ranks by the low end of each 95% interval" in text
+
+
+def test_the_spectators_see_the_ladder_in_the_organiser_s_order():
+    """The spectators' standings (arena watch, the web viewer) are the hub's: a ladder's
+    ranked as ``arena standings ladder`` ranks it, a tournament's by the Elo."""
+    from arena.watch.hub import TournamentLog
+
+    played = _field() + [Played("N0", ("fresh", "counter"), (1, 2), "N0")]
+    tournament = TournamentLog("cup", list(STRENGTH), 0, played)
+    assert tournament.standings(fresh=True).rows[0].bot == "fresh"     # as before
+    ladder = TournamentLog("ladder", list(STRENGTH), 0, played)
+    ladder.removed = set()
+    rows = ladder.standings(fresh=True).rows
+    assert [(r.bot, r.rank, r.mark) for r in rows][-1] == ("fresh", 5, PROVISIONAL)
+    ladder.bot_removed("fresh")
+    rows = ladder.standings(fresh=True).rows   # no match since: the last fit is not given
+    assert [(r.bot, r.rank, r.mark) for r in rows][-1] == ("fresh", 0, REMOVED)
+    assert [r.rank for r in rows] == [1, 2, 3, 4, 0]

@@ -72,17 +72,21 @@ export class TournamentView {
     fill($("#progress-text"), total ? `${done} of ${total} matches` : `${done} matches (the ladder never ends)`);
     const standings = t.standings ?? {};
     const rows = standings.rows ?? [];
+    // a ladder's rows may be marked "provisional" or "removed" (rank 0: not ranked)
+    const marked = rows.some((r) => r.mark);
     fill($("#standings thead"), el("tr", {},
-      ["rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults"].map((h) => el("th", {}, h))));
+      ["rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults", ...(marked ? ["mark"] : [])]
+        .map((h) => el("th", {}, h))));
     fill($("#standings tbody"), rows.map((r) => el("tr", { dataset: { bot: r.bot } },
-      el("td", { class: "number" }, String(num(r.rank))),
+      el("td", { class: "number" }, num(r.rank) ? String(num(r.rank)) : "-"),
       el("td", { class: "name" }, r.bot),
       el("td", { class: "number" }, num(r.elo).toFixed(0)),
       el("td", { class: "number" }, num(r.ci95).toFixed(0)),
       el("td", { class: "number" }, String(num(r.matches))),
       el("td", { class: "number" }, String(num(r.wins))),
       el("td", { class: "number" }, num(r.matches) ? num(r.average_place).toFixed(2) : "-"),
-      el("td", {}, Object.entries(r.faults ?? {}).map(([k, n]) => `${n} ${k}`).join(", ") || "0"))));
+      el("td", {}, Object.entries(r.faults ?? {}).map(([k, n]) => `${n} ${k}`).join(", ") || "0"),
+      marked ? el("td", {}, r.mark ?? "") : null)));
     // the server sends the crosstable for fields of up to 32 bots (hub.CROSSTABLE_BOTS)
     const shown = (standings.crosstable ?? []).length > 0 || rows.length < 2;
     const note = $("#crosstable-note");

@@ -183,7 +183,7 @@ class GetRecordRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class StandingsRow(_message.Message):
-    __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults", "elo_low", "elo_high")
+    __slots__ = ("rank", "bot", "elo", "ci95", "matches", "wins", "average_place", "faults", "elo_low", "elo_high", "mark")
     class FaultsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -201,6 +201,7 @@ class StandingsRow(_message.Message):
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     ELO_LOW_FIELD_NUMBER: _ClassVar[int]
     ELO_HIGH_FIELD_NUMBER: _ClassVar[int]
+    MARK_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot: str
     elo: float
@@ -211,7 +212,8 @@ class StandingsRow(_message.Message):
     faults: _containers.ScalarMap[str, int]
     elo_low: float
     elo_high: float
-    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., wins: _Optional[int] = ..., average_place: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ...) -> None: ...
+    mark: str
+    def __init__(self, rank: _Optional[int] = ..., bot: _Optional[str] = ..., elo: _Optional[float] = ..., ci95: _Optional[float] = ..., matches: _Optional[int] = ..., wins: _Optional[int] = ..., average_place: _Optional[float] = ..., faults: _Optional[_Mapping[str, int]] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ..., mark: _Optional[str] = ...) -> None: ...
 
 class CrossCell(_message.Message):
     __slots__ = ("opponent", "ahead", "behind", "level")
