@@ -353,6 +353,7 @@ class Ladder:
         less than the free ones (see the module's notes)."""
         bots = self.available()
         if len(bots) < self.table_size:
+            self._holding = None     # no table to hold: a later hold waits its own HOLD_S
             return None
         self._rng.shuffle(bots)   # ties broken at random, reproducibly
         games, ratings, meetings = self.state.games, self.state.elo.ratings, self.state.meetings

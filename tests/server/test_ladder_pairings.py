@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from arena.server.ladder import NAME, Ladder
+from arena.server.ladder import HOLD_S, NAME, Ladder
 from arena.store.base import RegisteredBot
 from arena.store.sqlite import SQLiteStore
 
@@ -97,3 +97,30 @@ def test_no_two_bots_meet_more_than_twice_their_share(tmp_path, bots, concurrenc
     assert len(met) == pairs, f"pairs that never met: {sorted(map(sorted, met))}"
     worst, n = met.most_common(1)[0]
     assert n <= 2 * even, f"{sorted(worst)} met {n} times in {MATCHES} ({even:.0f} is even)"
+
+
+def test_a_table_waits_for_a_bot_about_to_come_free_for_hold_s_at_most(tmp_path):
+    """b0 and b1 met in every match they played; b2 and b3 are at a table. The two free
+    bots wait for them, not for ever: a long match would keep them idle as long."""
+    store = SQLiteStore(tmp_path / "ladder.db")
+    now = 0.0
+
+    async def picks() -> list:
+        nonlocal now
+        ladder = Ladder(store, Field(4), None, concurrency=2, clock=lambda: now)
+        for n in range(1, 5):
+            ladder.state.add(n, f"L{n}", ["b0", "b1"], [1, 2])
+        ladder.state.add(5, "L5", ["b2", "b3"], [1, 2])
+        ladder.playing.update({"b2", "b3"})
+        seated = []
+        for at in (0.0, HOLD_S - 0.1, HOLD_S):
+            now = at
+            table = ladder.pick()
+            seated.append(None if table is None else sorted(b.display for b in table))
+        ladder.writer.close()
+        return seated
+
+    try:
+        assert asyncio.run(picks()) == [None, None, ["b0", "b1"]]
+    finally:
+        store.close()
