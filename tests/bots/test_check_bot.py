@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, processes_marked
+from support.processes import bot_env_names, env_for, processes_marked
 
 ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "tests" / "bots" / "rogue.py"
@@ -46,7 +46,11 @@ def lines(proc) -> dict[str, str]:
 
 @pytest.mark.parametrize("bot", SAMPLES)
 def test_every_sample_bot_passes(mark, bot):
-    proc = check_bot(mark, ROOT / "bots" / bot)
+    # ismcts thinks 50 ms a move by default: 28 s of the suite's time here, for checks
+    # that do not judge its strength (tests/bots/test_ismcts.py plays it at its own
+    # thinking time, within its clock)
+    env = {"ONO99_THINK_MS": "5", "ONO99_BOT_ENV": f"{bot_env_names()},ONO99_THINK_MS"}
+    proc = check_bot(mark, ROOT / "bots" / bot, env=env if bot == "ismcts" else None)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     checks = lines(proc)
     assert len(checks) == 13 and all(line.startswith("PASS") for line in checks.values())
