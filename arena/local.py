@@ -45,6 +45,7 @@ class LocalArena:
         self.runner: MatchRunner | None = None   # the match in flight, if any
         #: per seat: why its bot last failed to start (absent: it is running)
         self.start_errors: dict[int, str] = {}
+        self._start_verdicts: dict[int, str] = {}   # the same in a verdict's words
         self._failures = [0] * len(bots)
         self._just_opened = True   # the first game does not try again a bot just failed
 
@@ -86,10 +87,12 @@ class LocalArena:
                 session = await (bot.start() if start else bot.ensure())
             except BotStartError as exc:
                 self._failures[seat] += 1
-                self.start_errors[seat] = str(exc)
+                self.start_errors[seat] = str(exc)        # printed for whoever runs it
+                self._start_verdicts[seat] = exc.public   # its verdicts: public
                 return None
             self._failures[seat] = 0
             self.start_errors.pop(seat, None)
+            self._start_verdicts.pop(seat, None)
             return session
 
         return list(await asyncio.gather(*(one(i, b) for i, b in enumerate(self.bots))))
@@ -108,11 +111,17 @@ class LocalArena:
                 note = (f" (not tried again after {self._failures[seat]} failures)"
                         if given_up[seat] else "")
                 absent[seat] = (VerdictKind.DISCONNECTED,
-                                f"could not start{note}: {self.start_errors.get(seat, '')}")
+                                f"could not start{note}: {self._start_verdicts.get(seat, '')}")
         self.runner = MatchRunner(spec, sessions, listeners, absent)
         result = await self.runner.run()
         self.runner = None
         return result
+
+    def output_of(self, seat: int) -> str:
+        """The last lines of the stderr of ``seat``'s bot (its last process), for whoever
+        runs it: ``"; stderr: ..."``, or ``""``."""
+        process = self.bots[seat].process
+        return "" if process is None else process.stderr_note()
 
     async def close(self) -> None:
         await self.server.stop("the match is over")

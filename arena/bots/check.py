@@ -189,12 +189,15 @@ class _Played:
     turns: list[tuple[int, bool]]
     session_id: str
     problem: str = ""
+    #: the last lines of its stderr when it crashed in this match (``"; stderr: ..."``):
+    #: a verdict does not quote them (it is public), and the bot's author wants them
+    output: str = ""
 
     def verdicts(self) -> list[str]:
         if self.result is None:
             return [self.problem]
-        return [f"{v.kind} ({v.detail})" for v in self.result.verdicts
-                if v.seat == self.scenario.seat]
+        return [f"{v.kind} ({v.detail})" + (self.output if v.kind == VerdictKind.CRASHED else "")
+                for v in self.result.verdicts if v.seat == self.scenario.seat]
 
 
 # ---------------------------------------------------------------- the run
@@ -266,7 +269,10 @@ async def check_bot(manifest: BotManifest, *, setup: bool = True, setup_timeout:
                         for s in range(sc.spec.config.seats)]
             runner = MatchRunner(sc.spec, sessions)
             result = await runner.run()
-            played.append(_Played(sc, result, watched.turns, session.session_id))
+            crashed = any(v.seat == sc.seat and v.kind == VerdictKind.CRASHED
+                          for v in result.verdicts)
+            output = bot.process.stderr_note() if crashed and bot.process is not None else ""
+            played.append(_Played(sc, result, watched.turns, session.session_id, output=output))
             if on_match is not None:
                 on_match(len(played), len(planned), time.monotonic() - t0)
         report.matches = sum(p.result is not None for p in played)
@@ -317,7 +323,7 @@ def _judge(played: list[_Played], latencies: list[int], refused: Counter, move_m
                          for why, labels in alike.values())
 
     def with_tail(text: str) -> str:
-        # a crash's verdict quotes the bot's stderr already: not twice
+        # a crash's line quotes the bot's stderr already (_Played.verdicts): not twice
         return text if "stderr: " in text else text + tail
 
     out = []

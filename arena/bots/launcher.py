@@ -18,7 +18,14 @@ from arena.referee.session import BotSession
 
 
 class BotStartError(RuntimeError):
-    """A bot could not be started or did not connect; the message says why."""
+    """A bot could not be started or did not connect; the message says why, to whoever
+    runs it (its folder, the last lines of its stderr). ``public`` says it for a verdict,
+    which the other seats, the spectators and the stored record are given: the arena's
+    words only (see :meth:`BotProcess.describe_exit`)."""
+
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = message if public is None else public
 
 
 class LocalBot:
@@ -67,8 +74,10 @@ class LocalBot:
             await self.process.start()
         except ArenaStartError:
             raise                               # not the bot's doing: no verdict against it
-        except OSError as exc:
-            raise BotStartError(str(exc)) from None
+        except OSError as exc:   # its command cannot be run: its path is the organiser's
+            why = f": {exc.strerror}" if exc.strerror else ""
+            raise BotStartError(str(exc), f"bot {self.label}'s process could not be "
+                                          f"started{why}") from None
         connect = asyncio.ensure_future(self.lobby.wait_session(self.registration.token,
                                                                 self.connect_timeout))
         exited = asyncio.ensure_future(self.process.wait_exit())
@@ -80,16 +89,17 @@ class LocalBot:
                 except TimeoutError:
                     running = self.process.returncode is None
                     await self.process.stop()  # so say "stopped", not "killed by SIGTERM"
-                    how = ("it was stopped" + self.process.stderr_note() if running
-                           else self.process.describe_exit())
-                    raise BotStartError(
-                        f"bot {self.label} ({self.manifest.folder}) did not connect within "
-                        f"{self.connect_timeout:g} s; {how}") from None
+                    how = "it was stopped" if running else self.process.describe_exit()
+                    late = f"did not connect within {self.connect_timeout:g} s; {how}"
+                    raise BotStartError(f"bot {self.label} ({self.manifest.folder}) {late}"
+                                        f"{self.process.stderr_note()}",
+                                        f"bot {self.label} {late}") from None
                 session.process = self.process
                 return session
-            raise BotStartError(f"bot {self.label} ({self.manifest.folder}) "
-                                f"{self.process.exit_status()} before connecting"
-                                f"{self.process.stderr_note()}{self._sdk_hint()}")
+            early = f"{self.process.exit_status()} before connecting"
+            raise BotStartError(f"bot {self.label} ({self.manifest.folder}) {early}"
+                                f"{self.process.stderr_note()}{self._sdk_hint()}",
+                                f"bot {self.label} {early}")
         finally:
             connect.cancel()
             exited.cancel()

@@ -299,13 +299,18 @@ class BotProcess:
         return code
 
     def describe_exit(self) -> str:
-        """How the process ended (the limit it broke, if one stopped it), with the last
-        lines of its output."""
+        """How the process ended (the limit it broke, if one stopped it), in the arena's
+        words only: this is a verdict's detail, which every seat of the match, every
+        spectator and the stored record are given. It quoted the last lines of the bot's
+        stderr, which made a crash the way out of the sandbox for whatever a bot could
+        read (a stranger's bot printed a file it found, crashed, and the server showed
+        it to the world): whoever runs the bot reads them in its log, and where they see
+        the verdict (arena match, check-bot) after it (:meth:`stderr_note`)."""
         cause = (None if self.jail is None
                  else self.jail.cause(self.returncode, "\n".join(self.stderr_tail)))
         if cause:
-            return f"bot process was stopped: {cause}" + self.stderr_note()
-        return f"bot process {self.exit_status()}" + self.stderr_note()
+            return f"bot process was stopped: {cause}"
+        return f"bot process {self.exit_status()}"
 
     def exit_status(self) -> str:
         """``"exited with code 7"``, ``"was killed by SIGKILL"`` or ``"is still running"``."""

@@ -11,7 +11,7 @@ import secrets
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -29,7 +29,7 @@ from arena.cli.prepare import (
 )
 from arena.local import LocalArena
 from arena.referee.results import (
-    MAX_CLOCK_S, FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict,
+    MAX_CLOCK_S, FaultPolicy, MatchResult, MatchSpec, TimeControl, Verdict, VerdictKind,
 )
 from arena.cli.spectators import add_watch_option, add_web_option, spectators
 from arena.referee.listeners import Frame, MatchInfo, MatchListener
@@ -127,9 +127,11 @@ class LiveLog(MatchListener):
     """Prints every turn of a match as it happens (plain text when not a terminal), in
     the lines of :mod:`arena.cli.match_log`."""
 
-    def __init__(self, console: Console, quiet: bool = False) -> None:
+    def __init__(self, console: Console, quiet: bool = False,
+                 output_of: Callable[[int], str] = lambda seat: "") -> None:
         self.console = console
         self.quiet = quiet
+        self.output_of = output_of
         self.names: tuple[str, ...] = ()
 
     def match_started(self, info: MatchInfo) -> None:
@@ -148,16 +150,30 @@ class LiveLog(MatchListener):
         :func:`print_result` prints it under its game's line instead: printed as it
         happened, before that line, it read as the game before's."""
         if not self.quiet:
-            self.console.print(verdict_line(self.names, verdict), highlight=False)
+            self.console.print(own_verdict_line(self.names, verdict, self.output_of),
+                               highlight=False)
 
 
-def print_result(console: Console, number: int, result: MatchResult, quiet: bool) -> None:
+def own_verdict_line(names: Sequence[str], verdict: Verdict,
+                     output_of: Callable[[int], str]) -> str:
+    """A verdict's line, for whoever runs the bots: a crash's with the last lines of the
+    bot's stderr (``output_of(seat)``), which the verdict itself no longer quotes (it is
+    public: see :meth:`arena.bots.process.BotProcess.describe_exit`)."""
+    line = verdict_line(names, verdict)
+    if verdict.kind == VerdictKind.CRASHED:
+        line += escape(output_of(verdict.seat))
+    return line
+
+
+def print_result(console: Console, number: int, result: MatchResult, quiet: bool,
+                 output_of: Callable[[int], str] = lambda seat: "") -> None:
     """A game's closing line, with its seed; with ``quiet``, its verdicts under it."""
     console.print(f"game {number} (seed {result.spec.seed}): {escape(describe_result(result))}",
                   soft_wrap=True)
     if quiet:
         for verdict in result.verdicts:
-            console.print(verdict_line(result.spec.names, verdict), highlight=False)
+            console.print(own_verdict_line(result.spec.names, verdict, output_of),
+                          highlight=False)
 
 
 def describe_result(result: MatchResult) -> str:
@@ -231,7 +247,8 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
             for seat, error in local.start_errors.items():   # one line each, never wrapped
                 print(f"arena match: warning: {error}; its seat gets a verdict in each game "
                       "until it starts", file=sys.stderr)
-            listeners = [LiveLog(console, args.quiet)] + ([hub.listener()] if hub else [])
+            listeners = [LiveLog(console, args.quiet, local.output_of)] + (
+                [hub.listener()] if hub else [])
             summary = Summary(local.labels)
             try:
                 for i in range(args.games):
@@ -242,12 +259,13 @@ async def _play(args, manifests, config, tc, console: Console, out: Path) -> int
                     result = await local.play(spec, listeners)
                     summary.add(result)
                     write_log(out / f"game-{i + 1}.jsonl", result)
-                    print_result(console, i + 1, result, args.quiet)
+                    print_result(console, i + 1, result, args.quiet, local.output_of)
             except asyncio.CancelledError:
                 runner = local.runner
                 if runner is not None and runner.result is not None:
                     write_log(out / f"game-{i + 1}.jsonl", runner.result)
-                    print_result(console, i + 1, runner.result, args.quiet)
+                    print_result(console, i + 1, runner.result, args.quiet,
+                                 local.output_of)
                 raise
     except BrokenPipeError:
         raise   # the reader of its output went (| head): a quiet exit 1, as every command's

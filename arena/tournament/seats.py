@@ -194,7 +194,7 @@ class ProcessSeats(SeatProvider):
             session = await bot.ensure()
         except BotStartError as exc:
             self._back(bot)
-            return Seat(None, (VerdictKind.CRASHED, str(exc)))
+            return Seat(None, (VerdictKind.CRASHED, exc.public))
         except ArenaStartError:
             self._back(bot)        # tried again when the arena can start processes
             raise

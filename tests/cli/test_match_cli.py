@@ -141,9 +141,10 @@ def test_a_bot_folder_that_is_no_folder_is_one_line_naming_it(tmp_path, mark, ca
 
 
 def test_escape_sequences_a_bot_writes_reach_no_terminal_and_no_verdict(tmp_path, mark):
-    """A bot's output is quoted in verdicts and warnings: an escape sequence in it would
-    set the organiser's terminal title, write their clipboard or clear their screen, and
-    a bidi override would turn the rest of the line around. They are written as escapes."""
+    """A bot's output is quoted in the warnings of whoever runs it: an escape sequence in
+    it would set the organiser's terminal title, write their clipboard or clear their
+    screen, and a bidi override would turn the rest of the line around. They are written
+    as escapes; verdicts do not quote it at all."""
     folder = bot_folder(tmp_path, 'name = "painter"\ncommand = ["{python}", "-c", '
                                   '"import sys; sys.stderr.write(\'\\\\x1b]52;c;Y3VybA==\\\\x07'
                                   '\\\\x1b[2J\\\\u202eok\\\\n\'); sys.exit(7)"]\n')
@@ -153,7 +154,7 @@ def test_escape_sequences_a_bot_writes_reach_no_terminal_and_no_verdict(tmp_path
     assert "stderr: \\x1b]52;c;Y3VybA==\\x07\\x1b[2J\\u202eok" in proc.stderr, proc.stderr
     result = next(json.loads(line) for line in (tmp_path / "out" / "game-1.jsonl").read_text()
                   .splitlines() if json.loads(line).get("type") == "result")
-    assert "\\x1b]52;c;" in result["verdicts"][0]["detail"]
+    assert "52;c;" not in result["verdicts"][0]["detail"]
 
 
 def test_a_bot_that_exits_at_once_gets_a_verdict_naming_its_exit_code_and_the_others_play(
@@ -174,12 +175,41 @@ def test_a_bot_that_exits_at_once_gets_a_verdict_naming_its_exit_code_and_the_ot
         (verdict,) = result["verdicts"]
         assert verdict["seat"] == 2 and verdict["kind"] == "disconnected"
         assert "could not start" in verdict["detail"] and "exited with code 7" in verdict["detail"]
+        # the verdict is public: not its stderr, nor where the organiser keeps it
+        assert "no luck" not in verdict["detail"] and str(tmp_path) not in verdict["detail"]
         # tried again before games 2 and 3; not after its third failure
         assert ("not tried again after 3 failures" in verdict["detail"]) == (game == 3)
         assert result["status"] == "finished" and result["ranking"][-1] == [2]
     # the summary counts its faults by kind, one cell however many games were played
     assert re.search(r"│\s+2 │ quitter\s+│\s+0 │\s+3\.00 │ disconnected x4 │\s+- │", proc.stdout), \
         proc.stdout
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["live", "quiet"])
+def test_a_crash_s_stderr_is_shown_to_whoever_runs_the_bot_and_kept_out_of_its_verdict(
+        tmp_path, mark, quiet):
+    """A crash verdict quoted the last lines of the bot's stderr, and a verdict goes to
+    every seat, every spectator and the stored record: a sandboxed stranger printed what
+    it could read, crashed, and a server showed it to the world. The verdict says how the
+    process ended; the lines it printed are in its log, and arena match (whoever runs it)
+    prints them after the verdict."""
+    folder = bot_folder(tmp_path, 'name = "blurter"\ncommand = ["{python}", "bot.py"]\n')
+    (folder / "bot.py").write_text(
+        "import os, sys\nfrom ono99.bot import Bot, run\n\n"
+        "class Blurter(Bot):\n"
+        "    def choose(self, view):\n"
+        "        print('SECRET-0451 read from where it should not', file=sys.stderr, flush=True)\n"
+        "        os._exit(3)\n\n"
+        "raise SystemExit(run(Blurter(), []))\n")
+    proc = arena_match(mark, folder, BOTS / "random", "--games", 1, "--seed", 5,
+                       *(["-q"] if quiet else []), "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("  verdict blurter")]
+    assert line == ("  verdict blurter: crashed (bot process exited with code 3); stderr: "
+                    "SECRET-0451 read from where it should not"), proc.stdout
+    record = (tmp_path / "out" / "game-1.jsonl").read_text()
+    assert "SECRET" not in record and '"kind": "crashed"' in record
+    assert any("SECRET-0451" in log.read_text() for log in (tmp_path / "out").rglob("*.log"))
 
 
 def test_quiet_prints_each_verdict_under_its_own_game_s_line(tmp_path, mark):

@@ -718,6 +718,38 @@ def test_a_bot_that_keeps_crashing_is_retired_and_forfeits_the_rest(tmp_path, ma
     assert lines["random"]["wins"] + lines["greedy"]["wins"] == 12
 
 
+def test_what_a_crashing_bot_printed_stays_out_of_every_verdict(tmp_path, mark):
+    """A verdict goes to every seat of the match, to the spectators and into the stored
+    record; a crash's quoted the bot's last stderr lines, and a failed start's its folder
+    too (on a server: where the organiser keeps it). A sandboxed bot printed what it
+    could read and crashed, and the world was shown it. They stay in its log."""
+    blurter = tmp_path / "blurter"
+    blurter.mkdir()
+    (blurter / "bot.toml").write_text('name = "blurter"\ncommand = ["{python}", "bot.py"]\n')
+    (blurter / "bot.py").write_text(
+        "import os, sys\nfrom ono99.bot import Bot, run\n\n"
+        "class Blurter(Bot):\n"
+        "    def choose(self, view):\n"
+        "        print('SECRET-0451', file=sys.stderr, flush=True)\n"
+        "        os._exit(3)\n\n"
+        "raise SystemExit(run(Blurter(), []))\n")
+    quitter = tmp_path / "quitter"           # exits before it connects
+    quitter.mkdir()
+    (quitter / "bot.toml").write_text(
+        'name = "quitter"\ncommand = ["{python}", "-c", '
+        '"import sys; sys.stderr.write(\'SECRET-0452\\\\n\'); sys.exit(7)"]\n')
+    db = tmp_path / "arena.db"
+    ok(mark, "tournament", BOTS / "random", blurter, quitter, "--games", 1, "--concurrency", 1,
+       "--name", "b", "--db", db, "--logs", tmp_path / "logs", "-q", timeout=120)
+    details = [v["detail"] for m in read_json(mark, "matches", "b", "--db", db)
+               for v in m["verdicts"]]
+    assert "bot process exited with code 3" in details, details
+    assert "bot quitter exited with code 7 before connecting" in details, details
+    assert not [d for d in details if "SECRET" in d or str(tmp_path) in d], details
+    logs = "".join(f.read_text() for f in (tmp_path / "logs").rglob("*.log"))
+    assert "SECRET-0451" in logs and "SECRET-0452" in logs
+
+
 # ---------------------------------------------------------------- interrupted and resumed
 
 @pytest.fixture(scope="module")
