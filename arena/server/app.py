@@ -125,7 +125,10 @@ class ArenaServer:
             raise
         try:
             store.migrate()
-        except StoreError:
+            if options.ladder:    # before anything listens
+                ladder_module.check_settings(store, options.table_size, options.move_ms,
+                                             options.bank_ms)
+        except (StoreError, ConfigError):
             claim.release()
             store.close()
             raise

@@ -43,8 +43,8 @@ from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
 from arena.server.ladder_state import SNAPSHOT_EVERY, LadderState, Snapshot, void
 from arena.server.registry import Registry
-from arena.store.base import (AlreadyStoredError, RegisteredBot, Store, StoreError,
-                              TournamentRecord, UnreadableStateError)
+from arena.store.base import (AlreadyStoredError, NotFoundError, RegisteredBot, Store,
+                              StoreError, TournamentRecord, UnreadableStateError)
 from arena.store.writer import StoreWriter
 from arena.tournament.executor import lease_in_order
 from arena.tournament.seats import Retirements, SeatProvider
@@ -81,6 +81,31 @@ HOLD_S = 5.0
 #: the ones that played last. Each is a sandbox and an interpreter (about 40 MB for a
 #: Python bot): kept for every bot, a ladder of 300 hosted bots held 12 GB.
 WARM = 16
+
+
+def check_settings(store: Store, table_size: int, move_ms: int, bank_ms: int) -> None:
+    """:class:`ConfigError` if the ladder stored in ``store`` was played at another table
+    size or time control than these: one rating would mix them. A server restarted with
+    another --table-size (which tournaments take as their default too), --move-time or
+    --bank rated its ladder's new matches with the old ones, and said nothing. (A ladder
+    stored before these were kept has only its table size to compare.)"""
+    try:
+        stored = store.tournament(NAME).settings
+    except NotFoundError:
+        return
+    given = {"table_size": table_size, "move_ms": move_ms, "bank_ms": bank_ms}
+    differ = [key for key, value in given.items() if key in stored and stored[key] != value]
+    if differ:
+        raise ConfigError(f"the ladder in this database was played at {_flags(stored, differ)}, "
+                          f"not {_flags(given, differ)}: one rating would mix the two. Serve "
+                          "it as it was played (another ladder needs another database)")
+
+
+def _flags(settings: dict, keys: list[str]) -> str:
+    """``--table-size 2 --bank 10`` for ``keys`` of ``settings``."""
+    shown = {"table_size": ("--table-size", 1), "move_ms": ("--move-time", 1000),
+             "bank_ms": ("--bank", 1000)}
+    return " ".join(f"{shown[k][0]} {settings[k] / shown[k][1]:g}" for k in keys)
 
 
 class Ladder:
@@ -151,8 +176,9 @@ class Ladder:
         try:
             return self.store.tournament(NAME)
         except StoreError:
-            settings = {"ladder": True, "table_size": self.table_size, "seed": fresh_master(),
-                        "secret": True, "bot_dirs": [], "bots": []}
+            settings = {"ladder": True, "table_size": self.table_size,
+                        "move_ms": self.time_control.move_ms, "bank_ms": self.time_control.bank_ms,
+                        "seed": fresh_master(), "secret": True, "bot_dirs": [], "bots": []}
             return self.store.create_tournament(NAME, settings, [])
 
     def wakeup(self) -> None:

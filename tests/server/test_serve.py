@@ -682,6 +682,29 @@ def test_one_server_at_a_time_on_a_database_and_a_killed_one_lets_go(
     assert third.stop() == 0
 
 
+def test_a_ladder_served_again_at_another_table_size_or_clock_is_refused(tmp_path, mark):
+    """A server restarted with another --table-size, --move-time or --bank rated its
+    ladder's new matches with the old ones in one Elo, and said nothing. It is refused,
+    before it listens, saying what the ladder was played at."""
+    db = tmp_path / "arena.db"
+    flags = ("--ladder", "--data", str(tmp_path / "data"))
+    first = Served(db, mark, *flags, "--move-time", "0.5")
+    assert first.stop() == 0
+    for other, said in [(["--table-size", "3", "--move-time", "0.5"], "--table-size 2, not --table-size 3"),
+                        (["--bank", "4", "--move-time", "0.5"], "--bank 10, not --bank 4"),
+                        ([], "--move-time 0.5, not --move-time 1")]:
+        refused = subprocess.run(
+            command("serve", "--db", db, "--listen", "127.0.0.1:0", *flags, *other),
+            cwd=ROOT, env=env_for(mark), capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.splitlines()[-1] == (
+            f"arena serve: error: the ladder in this database was played at {said}: one "
+            "rating would mix the two. Serve it as it was played (another ladder needs "
+            "another database)"), refused.stderr
+    again = Served(db, mark, *flags, "--move-time", "0.5", token=first.token)
+    assert again.stop() == 0
+
+
 def test_a_newer_arena_refused_beside_a_running_server_leaves_its_database_as_it_was(
         tmp_path, mark):
     """An upgrade started while the older server still ran (a second unit, a restart
