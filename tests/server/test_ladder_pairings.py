@@ -18,26 +18,21 @@ from collections import Counter
 
 import pytest
 
+from arena.bots.sandbox import SandboxConfig
+from arena.referee.lobby import Lobby
 from arena.server.ladder import HOLD_S, NAME, Ladder
-from arena.store.base import RegisteredBot
+from arena.server.registry import Registry
 from arena.store.sqlite import SQLiteStore
 
 MATCHES = 300
 
 
-class Field:
-    """What the ladder asks of a registry to pick: the bots entered (all hosted: ready
-    whenever they are not playing)."""
-
-    def __init__(self, n: int) -> None:
-        self.bots = [RegisteredBot(i, f"b{i}", 1, "hosted", None, None, "active", None, 0.0)
-                     for i in range(n)]
-
-    def active(self) -> list[RegisteredBot]:
-        return list(self.bots)
-
-    def ready(self, bot: RegisteredBot) -> bool:
-        return True
+def _field(store: SQLiteStore, tmp_path, n: int) -> Registry:
+    """A server's registry of ``n`` hosted bots (b0, b1, ...), as the ladder asks it to
+    pick: a hosted bot is ready whenever it is not playing (none is launched here)."""
+    for i in range(n):
+        store.register_bot(f"b{i}", "hosted", folder=str(tmp_path / f"b{i}"))
+    return Registry(store, Lobby(), tmp_path / "data", SandboxConfig())
 
 
 def _meetings(tmp_path, bots: int, concurrency: int, rest: float) -> Counter:
@@ -48,8 +43,8 @@ def _meetings(tmp_path, bots: int, concurrency: int, rest: float) -> Counter:
     store.create_tournament(NAME, {"ladder": True, "table_size": 2, "seed": 19,
                                    "secret": True, "bot_dirs": [], "bots": []}, [])
     now = 0.0
-    field = Field(bots)
-    strength = {b.display: 200.0 * i for i, b in enumerate(field.bots)}
+    field = _field(store, tmp_path, bots)
+    strength = {b.display: 200.0 * i for i, b in enumerate(field.active())}
     rng = random.Random(7)
     met: Counter[frozenset[str]] = Counter()
 
@@ -107,7 +102,8 @@ def test_a_table_waits_for_a_bot_about_to_come_free_for_hold_s_at_most(tmp_path)
 
     async def picks() -> list:
         nonlocal now
-        ladder = Ladder(store, Field(4), None, concurrency=2, clock=lambda: now)
+        ladder = Ladder(store, _field(store, tmp_path, 4), None, concurrency=2,
+                        clock=lambda: now)
         for n in range(1, 5):
             ladder.state.add(n, f"L{n}", ["b0", "b1"], [1, 2])
         ladder.state.add(5, "L5", ["b2", "b3"], [1, 2])
