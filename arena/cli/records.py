@@ -22,7 +22,7 @@ from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store.base import NotFoundError
 from arena.server.wire import standings_dict
 from arena.tournament.standings import (ESTABLISHED, BotLine, Standings, Stored, faults_text,
-                                        interval_text, ladder_order, standings_of)
+                                        interval_text, ranked, standings_of)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -146,11 +146,10 @@ def run_standings(args: argparse.Namespace) -> int:
         record = store.tournament(args.name)
         stored = Stored.saved(store, record)      # a ladder's snapshot, if it has one
         stored.read(store, record)                # and a page at a time since
-        board = standings_of(stored.results, record.bots)
-        ladder = bool(record.settings.get("ladder"))
-        if ladder:    # as the server ranks it (arena.server.boards)
-            board = ladder_order(board, [b.display for b in store.registered_bots(True)
-                                         if b.status == "removed"])
+        # a ladder's as the server ranks it (arena.server.boards)
+        removed = store.removed_bots() if record.settings.get("ladder") else None
+        board = ranked(standings_of(stored.results, record.bots), removed)
+        ladder = removed is not None
     finally:
         store.close()
     if args.json:

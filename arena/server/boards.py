@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from arena.store.base import Store
 from arena.store.thread import StoreThread
-from arena.tournament.standings import Standings, Stored, ladder_order, standings_of
+from arena.tournament.standings import Standings, Stored, ranked, standings_of
 
 #: A board: the tournament's name, its standings, and how many matches they are over.
 Board = tuple[str, Standings, int]
@@ -68,12 +68,9 @@ class Boards:
         new = stored.read(db, record)
         bots = record.bots or sorted(stored.results.bots)
         # a ladder's field changes without a match: a bot removed is marked at once
-        removed = (sorted(b.display for b in db.registered_bots(include_removed=True)
-                          if b.status == "removed") if record.settings.get("ladder") else None)
+        removed = db.removed_bots() if record.settings.get("ladder") else None
         if read.board is None or new or (bots, removed) != read.board_bots:
-            board = standings_of(stored.results, bots)
-            if removed is not None:
-                board = ladder_order(board, removed)
+            board = ranked(standings_of(stored.results, bots), removed)
             read.board = (record.name, board, stored.matches)
             read.board_bots = (bots, removed)
         read.made_at = time.monotonic()

@@ -403,6 +403,11 @@ class Store(abc.ABC):
     def registered_bots(self, include_removed: bool = False) -> list[RegisteredBot]:
         """Every registered bot version, oldest first."""
 
+    def removed_bots(self) -> list[str]:
+        """The names (displays) of the bot versions removed from the server, sorted."""
+        return sorted(b.display for b in self.registered_bots(include_removed=True)
+                      if b.status == "removed")
+
     @abc.abstractmethod
     def update_registered_bot(self, bot_id: int, status: str | None = None,
                               folder: str | None = None,

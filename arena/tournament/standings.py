@@ -438,6 +438,13 @@ def ladder_order(board: Standings, removed: Collection[str] = ()) -> Standings:
     return Standings(sorted(board.lines, key=key), board.fit, board.los)
 
 
+def ranked(board: Standings, removed: Collection[str] | None) -> Standings:
+    """A tournament's ``board`` as it is (``removed`` None), a ladder's in the ladder's
+    order (:func:`ladder_order`, ``removed``: its bots removed from the server): where
+    standings are shown (the organiser's, the spectators'), they are in one order."""
+    return board if removed is None else ladder_order(board, removed)
+
+
 def crosstable(played: Results | Iterable[Played],
                bots: Sequence[str]) -> dict[str, dict[str, CrossCell]]:
     """For each bot, against each other bot: how often it finished ahead, behind, level."""

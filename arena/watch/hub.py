@@ -29,8 +29,7 @@ from arena.referee import wire as referee_wire
 from arena.referee.listeners import Frame, MatchInfo, MatchListener, MatchOver
 from arena.referee.results import Verdict
 from arena.tournament.ratings import OnlineElo, Placing
-from arena.tournament.standings import (Played, Results, Standings, crosstable,
-                                        ladder_order, standings_of)
+from arena.tournament.standings import Played, Results, crosstable, ranked, standings_of
 from arena.watch import wire
 
 QUEUE = 512                 # messages a viewer may have waiting before it is resynced
@@ -171,12 +170,6 @@ def _crosstable(results: Results, bots: list[str]) -> dict:
     return crosstable(results, bots) if len(bots) <= CROSSTABLE_BOTS else {}
 
 
-def _ranked(board: Standings, removed: frozenset[str] | None) -> Standings:
-    """A tournament's ``board`` as it is (``removed`` None), a ladder's in the ladder's
-    order (:func:`ladder_order`): the spectators see the order the organiser does."""
-    return board if removed is None else ladder_order(board, removed)
-
-
 class TournamentLog:
     """A tournament (or the ladder) as spectators follow it: progress, finished matches,
     standings with a crosstable, and its viewers. Its matches are kept as their
@@ -235,7 +228,7 @@ class TournamentLog:
         if fresh or len(bots) <= SYNC_FIT_BOTS:
             self._made(*self._fit(self.results.copy(), bots, self._removed()))
         else:
-            board = _ranked(standings_of(self.results, bots, rate=False), self._removed())
+            board = ranked(standings_of(self.results, bots, rate=False), self._removed())
             self._standings = wire.standings(board, _crosstable(self.results, bots), self.done)
             self._refit_later()
         return self._standings
@@ -263,7 +256,7 @@ class TournamentLog:
         """Standings of ``results`` (called in the loop or in a thread: it reads only
         what it is given, a copy), how many matches they are over, and how long they took."""
         t0 = time.monotonic()
-        board = wire.standings(_ranked(standings_of(results, bots), removed),
+        board = wire.standings(ranked(standings_of(results, bots), removed),
                                _crosstable(results, bots), results.matches)
         return board, results.matches, time.monotonic() - t0
 
