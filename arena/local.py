@@ -43,9 +43,9 @@ class LocalArena:
         self.bots = bots
         self.labels = [b.label for b in bots]
         self.runner: MatchRunner | None = None   # the match in flight, if any
-        #: per seat: why its bot last failed to start (absent: it is running)
-        self.start_errors: dict[int, str] = {}
-        self._start_verdicts: dict[int, str] = {}   # the same in a verdict's words
+        #: per seat: why its bot last failed to start (absent: it is running), said in
+        #: full for whoever runs it (str) and in a verdict's words (``public``)
+        self.start_errors: dict[int, BotStartError] = {}
         self._failures = [0] * len(bots)
         self._just_opened = True   # the first game does not try again a bot just failed
 
@@ -70,7 +70,7 @@ class LocalArena:
         try:
             await local._ensure_all(start=True)
             if len(local.start_errors) == len(local.bots):
-                raise BotStartError("; ".join(local.start_errors.values()))
+                raise BotStartError("; ".join(map(str, local.start_errors.values())))
             yield local
         finally:
             await local.close()
@@ -87,12 +87,10 @@ class LocalArena:
                 session = await (bot.start() if start else bot.ensure())
             except BotStartError as exc:
                 self._failures[seat] += 1
-                self.start_errors[seat] = str(exc)        # printed for whoever runs it
-                self._start_verdicts[seat] = exc.public   # its verdicts: public
+                self.start_errors[seat] = exc
                 return None
             self._failures[seat] = 0
             self.start_errors.pop(seat, None)
-            self._start_verdicts.pop(seat, None)
             return session
 
         return list(await asyncio.gather(*(one(i, b) for i, b in enumerate(self.bots))))
@@ -111,7 +109,7 @@ class LocalArena:
                 note = (f" (not tried again after {self._failures[seat]} failures)"
                         if given_up[seat] else "")
                 absent[seat] = (VerdictKind.DISCONNECTED,
-                                f"could not start{note}: {self._start_verdicts.get(seat, '')}")
+                                f"could not start{note}: {self.start_errors[seat].public}")
         self.runner = MatchRunner(spec, sessions, listeners, absent)
         result = await self.runner.run()
         self.runner = None
