@@ -241,12 +241,12 @@ class RayExecutor(Executor):
         stopping = False   # actors ending because the run does: not lost
         lost_since = 0     # actors lost since the last match reported
 
-        relays: set[asyncio.Task] = set()
+        relays: dict[str, asyncio.Task] = {}   # actor -> its spectator stream, relayed
 
-        def spawn(coro, into: set[asyncio.Task] = tasks) -> None:
+        def spawn(coro) -> None:
             task = asyncio.create_task(coro)
-            into.add(task)
-            task.add_done_callback(into.discard)
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
 
         async def guarded(coro) -> None:
             """An actor's serving: whatever escapes it stops the run, said (it was an
@@ -267,7 +267,7 @@ class RayExecutor(Executor):
             actors[name] = handle
             spawn(guarded(serve(name, handle)))
             if self.setup.bus is not None:
-                spawn(relay(handle), relays)
+                relays[name] = asyncio.create_task(relay(handle))
 
         async def lost(name: str, indices: Sequence[int], begun: bool = True) -> None:
             """Actor ``name`` died: its matches go back first, a replacement is asked for;
@@ -457,24 +457,27 @@ class RayExecutor(Executor):
             stopping = True
             if probe is not None:
                 probe.cancel()    # its thread ends with its call; nobody reads it now
-            await self._stop(list(actors.values()))
-            # spectators hear the end of the last matches: the streams end after it
-            if relays:
-                await asyncio.wait(list(relays), timeout=STOP_TIMEOUT_S)
-            for task in [*tasks, *relays]:
+            await self._stop(actors, relays)
+            for task in [*tasks, *relays.values()]:
                 task.cancel()
-            await asyncio.gather(*tasks, *relays, return_exceptions=True)
+            await asyncio.gather(*tasks, *relays.values(), return_exceptions=True)
 
-    async def _stop(self, handles: list) -> None:
-        """Each actor says goodbye to its bots, then ends."""
-        async def stop(handle) -> None:
+    async def _stop(self, actors: dict[str, object], relays: dict[str, asyncio.Task]) -> None:
+        """Each actor says goodbye to its bots and its spectator stream ends, then the
+        actor ends. Killed as soon as it had stopped, an actor lost the last batches it
+        had not yet streamed: spectators (and the hub's list) never heard those matches
+        end."""
+        async def stop(name: str, handle) -> None:
             try:
                 async with asyncio.timeout(STOP_TIMEOUT_S):
                     await handle.stop.remote()
+                    if (relayed := relays.get(name)) is not None:
+                        await asyncio.wait({relayed})   # the stream ends after its last batch
             except BaseException:   # noqa: BLE001 - lost or slow: killed below either way
                 pass
             ray.kill(handle)
-        await asyncio.gather(*(stop(h) for h in handles), return_exceptions=True)
+        await asyncio.gather(*(stop(name, h) for name, h in actors.items()),
+                             return_exceptions=True)
 
 
 def _live_nodes() -> int:
