@@ -21,8 +21,8 @@ from arena.rules.errors import ConfigError
 from arena.rules.events import describe_event, describe_ranking, event_from_dict
 from arena.store.base import NotFoundError
 from arena.server.wire import standings_dict
-from arena.tournament.standings import (ESTABLISHED, BotLine, Standings, Stored, faults_text,
-                                        interval_text, ranked, standings_of)
+from arena.tournament.standings import (ABSENT_S, ESTABLISHED, BotLine, Standings, Stored,
+                                        faults_text, interval_text, ranked, standings_of)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,8 +68,9 @@ LOS_TABLE_BOTS = 12
 
 #: Printed under a ladder's standings: its order is not the Elo's.
 LADDER_ORDER = (f"the ladder ranks by the low end of each 95% interval (what a bot has shown), "
-                f"bots of fewer than {ESTABLISHED} matches (provisional) below; removed bots "
-                "are listed last, not ranked")
+                f"bots of fewer than {ESTABLISHED} matches (provisional) below, then bots "
+                f"with no match in the {ABSENT_S // 86400} days before the ladder's last "
+                "(absent); removed bots are listed last, not ranked")
 
 
 def print_standings(console: Console, board: Standings, title: str,

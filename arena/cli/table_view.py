@@ -214,7 +214,7 @@ def _progress(snapshot: pb.TournamentSnapshot, status: str) -> Text:
 def standings_table(standings: pb.Standings, title: str = "standings") -> Table:
     """Elo with its 95% interval (as distances from it), and each bot's record."""
     table = Table(title=f"{title} ({standings.matches} matches)", title_justify="left")
-    marked = any(row.mark for row in standings.rows)      # a ladder's provisional or removed
+    marked = any(row.mark for row in standings.rows)      # a ladder's provisional, absent or removed
     columns = ("rank", "bot", "Elo", "95%", "matches", "wins", "avg place", "faults")
     for col in (*columns, "mark") if marked else columns:
         table.add_column(col, justify="left" if col in ("bot", "faults", "mark") else "right")

@@ -14,7 +14,7 @@ a list of them all. Now the ladder saves a snapshot (:meth:`Store.save_state`) e
 :data:`SNAPSHOT_EVERY` matches it stores, as it starts and as it stops (none while it
 keeps matches its database could not take: see
 :meth:`arena.server.ladder.Ladder._snapshot`); a server reads the last one and the
-matches stored since. A snapshot it cannot read (damaged, or a newer arena's) is said in
+matches stored since. A snapshot it cannot read (damaged, or another version's) is said in
 the log and the matches are read from the first, as before.
 """
 
@@ -37,8 +37,10 @@ from arena.tournament.standings import Results
 #: up to about 100 ms for the interpreter's lock), 1.44 MB and 0.66 s.
 SNAPSHOT_EVERY = 5000
 
-#: The snapshot's format; another is read as no snapshot.
-FORMAT = 1
+#: The snapshot's format; another is read as no snapshot. 2: each bot's line keeps when
+#: its last match ended (for the ladder's absent mark), which a snapshot of format 1 has
+#: not: a server that finds one reads the matches from the first, once.
+FORMAT = 2
 
 
 class LadderState:

@@ -7,7 +7,7 @@ import itertools
 import sys
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.referee.results import MatchResult, Status
@@ -29,8 +29,10 @@ class BotLine:
     faults: Counter = field(default_factory=Counter)   # verdict kind -> count
     low: float = 0.0                # the 95% interval of the Elo (not symmetric around it
     high: float = 0.0               # where the data are not); 0, 0 when unknown
-    #: on a ladder (:func:`ladder_order`): "provisional" or "removed", else ""
+    #: on a ladder (:func:`ladder_order`): "provisional", "absent" or "removed", else ""
     mark: str = ""
+    #: when its last finished match ended (Unix time; 0: not known)
+    last: float = 0.0
 
     @property
     def average_place(self) -> float:
@@ -83,14 +85,16 @@ class Standings:
 
 
 def count_match(lines: dict[str, BotLine], bots: Sequence[str], places: Sequence[int],
-                verdicts: Iterable[tuple[int, str]]) -> None:
-    """Add one finished match to the bots' lines: a match each, their places, a win for a
-    sole first place, a fault per verdict (``(seat, kind)``). The final standings and the
-    live view count with this."""
+                verdicts: Iterable[tuple[int, str]], at: float = 0.0) -> None:
+    """Add one finished match (ended at Unix time ``at``, 0 if not known) to the bots'
+    lines: a match each, their places, a win for a sole first place, a fault per verdict
+    (``(seat, kind)``). The final standings and the live view count with this."""
     for seat, bot in enumerate(bots):
         line = lines.setdefault(bot, BotLine(bot))
         line.matches += 1
         line.place_total += places[seat]
+        if at > line.last:
+            line.last = at
     firsts = [seat for seat, place in enumerate(places) if place == 1]
     if len(firsts) == 1:
         lines[bots[firsts[0]]].wins += 1
@@ -113,6 +117,7 @@ class Played:
     places: tuple[int, ...]             # place per seat, from 1
     sample: str                         # matches of one duplicate set share it
     verdicts: tuple[tuple[int, str], ...] = ()   # (seat, kind)
+    at: float = 0.0                     # when it ended (Unix time; 0: not known)
 
     @classmethod
     def of(cls, m: MatchRecord) -> Played | None:
@@ -120,7 +125,8 @@ class Played:
         if m.status != Status.FINISHED or not m.ranking:
             return None
         return cls._shared(m.key, m.bots, m.places(), m.sample,
-                           tuple((v["seat"], v["kind"]) for v in m.verdicts))
+                           tuple((v["seat"], v["kind"]) for v in m.verdicts),
+                           m.started_at + m.duration_s)
 
     @classmethod
     def of_result(cls, key: str, sample: str, result: MatchResult) -> Played | None:
@@ -128,14 +134,15 @@ class Played:
         if result.status != Status.FINISHED or not result.ranking:
             return None
         return cls._shared(key, result.spec.names, result.places(), sample,
-                           tuple((v.seat, v.kind) for v in result.verdicts))
+                           tuple((v.seat, v.kind) for v in result.verdicts),
+                           result.started_at + result.duration_s)
 
     @classmethod
     def _shared(cls, key: str, bots: Iterable[str], places: Iterable[int], sample: str,
-                verdicts: tuple[tuple[int, str], ...]) -> Played:
+                verdicts: tuple[tuple[int, str], ...], at: float) -> Played:
         places = tuple(places)
         return cls(key, tuple(map(sys.intern, bots)), _PLACES.setdefault(places, places),
-                   key if sample == key else sample, verdicts)
+                   key if sample == key else sample, verdicts, at)
 
 
 #: the places tuples of Played, one for each order (a handful in any field)
@@ -192,7 +199,7 @@ class Results:
 
     def add(self, played: Played) -> None:
         self.matches += 1
-        count_match(self.lines, played.bots, played.places, played.verdicts)
+        count_match(self.lines, played.bots, played.places, played.verdicts, played.at)
         lines = self.lines
         # each name once in memory (the lines' own), though every stored match read
         # brings its own copies
@@ -225,8 +232,7 @@ class Results:
         """A copy that later matches leave alone (to fit in another thread)."""
         other = Results(keep=self.keep)
         other.matches = self.matches
-        other.lines = {b: BotLine(b, matches=line.matches, wins=line.wins,
-                                  place_total=line.place_total, faults=Counter(line.faults))
+        other.lines = {b: replace(line, faults=Counter(line.faults))
                        for b, line in self.lines.items()}
         other.tally = self.tally.copy()
         other.folded = Counter(self.folded)
@@ -239,8 +245,8 @@ class Results:
         a ladder's snapshot (:mod:`arena.server.ladder_state`) keeps it, so that a server
         need not read every stored match again as it starts."""
         return {"matches": self.matches, "keep": self.keep, "halvings": self.halvings,
-                "lines": [[b, line.matches, line.wins, line.place_total, dict(line.faults)]
-                          for b, line in self.lines.items()],
+                "lines": [[b, line.matches, line.wins, line.place_total, dict(line.faults),
+                           line.last] for b, line in self.lines.items()],
                 "tally": self.tally.to_state(),
                 "folded": [[list(outcome), count] for outcome, count in self.folded.items()],
                 "sets": {sample: [list(o) for o in outcomes]
@@ -257,11 +263,16 @@ class Results:
         # event loop: a server that answered no one), past 63 halvings it failed
         if other.keep < 1 or not 0 <= other.halvings < 64:
             raise ValueError(f"keep {other.keep} and {other.halvings} halvings")
-        for b, matches, wins, place_total, faults in state["lines"]:
+        for b, matches, wins, place_total, faults, *last in state["lines"]:
             b = sys.intern(b)
+            # a snapshot from before the times were kept has none (0: not known)
+            at = float(last[0]) if last else 0.0
+            if not 0 <= at < float("inf"):
+                raise ValueError(f"bot {b!r}: last match at {at!r}")
             other.lines[b] = BotLine(b, matches=count_of(matches), wins=count_of(wins),
                                      place_total=count_of(place_total),
-                                     faults=Counter({k: count_of(n) for k, n in faults.items()}))
+                                     faults=Counter({k: count_of(n) for k, n in faults.items()}),
+                                     last=at)
         names = {b: b for b in other.lines}    # each name once in memory, as add keeps it
 
         def outcome(flat: list) -> Outcome:
@@ -387,9 +398,7 @@ def standings_of(played: Results | Iterable[Played], bots: Sequence[str],
     results = played if isinstance(played, Results) else Results(played)
     lines = {b: BotLine(b) for b in bots}
     for b in sorted(results.lines):
-        line = results.lines[b]
-        lines[b] = BotLine(b, matches=line.matches, wins=line.wins,
-                           place_total=line.place_total, faults=Counter(line.faults))
+        lines[b] = replace(results.lines[b], faults=Counter(results.lines[b].faults))
     outs = results.placings()
     result_fit = fit(outs, list(lines), tally=results.tally) if outs and rate else None
     if result_fit is not None:
@@ -408,15 +417,23 @@ def standings_of(played: Results | Iterable[Played], bots: Sequence[str],
 #: leaderboards the same way). Ten 2-seat matches leave an interval about +-240 wide.
 ESTABLISHED = 10
 
+#: A ladder bot whose last match ended this long before the ladder's last match (in
+#: seconds: a week) is absent: listed below the bots that play, its rating frozen since
+#: (lichess's leaderboards leave out players with no rated game in a week). Counted from
+#: the ladder's last match, not from now: a server stopped for a month marks nobody.
+ABSENT_S = 7 * 86400
+
 #: The marks of :func:`ladder_order`.
 PROVISIONAL = "provisional"
+ABSENT = "absent"
 REMOVED = "removed"
 
 
 def ladder_order(board: Standings, removed: Collection[str] = ()) -> Standings:
     """``board`` (of :func:`standings_of`) in the ladder's order: the established bots by
     the low end of their 95% interval, then the provisional ones (:data:`ESTABLISHED`)
-    alike, then the bots removed from the server (``removed``), marked and not ranked.
+    alike, then the absent ones (:data:`ABSENT_S`) alike, then the bots removed from the
+    server (``removed``), marked and not ranked.
 
     A tournament's field plays an even schedule, and its standings rank by the Elo. A
     ladder's bots come and go with any number of matches: ranked by the Elo alone, a bot
@@ -424,16 +441,20 @@ def ladder_order(board: Standings, removed: Collection[str] = ()) -> Standings:
     (1690, -657 +1548), a version that won once and was removed stayed first for good,
     and a bot could be entered, win once and be removed to hold a place. The low end
     of the interval (as TrueSkill ranks by mu - 3 sigma) is what a bot has shown; the
-    Elo and the interval are printed beside it. The lines are marked in place."""
+    Elo and the interval are printed beside it. A remote bot that stopped connecting kept
+    its place for good, its rating frozen: it is marked absent until it plays again. The
+    lines are marked in place."""
     removed = set(removed)
+    latest = max((line.last for line in board.lines), default=0.0)
+    order = {REMOVED: 3, ABSENT: 2, PROVISIONAL: 1, "": 0}
 
     def key(line: BotLine) -> tuple:
         value = line.low if board.rated else line.elo
-        return (line.mark == REMOVED, not line.matches, line.matches < ESTABLISHED, -value,
-                -line.elo, line.bot)
+        return (order[line.mark], not line.matches, -value, -line.elo, line.bot)
 
     for line in board.lines:
         line.mark = (REMOVED if line.bot in removed else
+                     ABSENT if line.last and latest - line.last > ABSENT_S else
                      PROVISIONAL if line.matches < ESTABLISHED else "")
     return Standings(sorted(board.lines, key=key), board.fit, board.los)
 

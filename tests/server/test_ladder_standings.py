@@ -1,6 +1,7 @@
 """The ladder's standings rank what each bot has shown: a newcomer's lucky win does not put
-it above bots of hundreds of matches, and a bot removed from the server is listed last,
-marked and not ranked (its matches stay in the fit, for its opponents' sake).
+it above bots of hundreds of matches, a bot that stopped playing a week before the ladder's
+last match is listed below those that play, and a bot removed from the server is listed
+last, marked and not ranked (its matches stay in the fit, for its opponents' sake).
 
 Before 2026-12-06 they ranked by the Elo alone, as a tournament's do: a bot that played
 counter's strategy and quit after one win ranked first at 1700 (-640 +1531) above
@@ -9,6 +10,7 @@ counter's 299 matches, and stayed first after it was removed, unmarked."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 
@@ -20,21 +22,26 @@ from arena.referee.runner import MatchRunner
 from arena.server import wire
 from arena.server.boards import Boards
 from arena.store import open_store
-from arena.tournament.standings import (ESTABLISHED, PROVISIONAL, REMOVED, Played, ladder_order,
-                                        standings_of)
+from arena.tournament.standings import (ABSENT, ABSENT_S, ESTABLISHED, PROVISIONAL, REMOVED,
+                                        Played, Results, ladder_order, standings_of)
 from tests.support.matches import spec, store_ladder
 
 STRENGTH = {"counter": 400, "pusher": 300, "greedy": 100, "random": 0}
 
 
+#: when the field's matches end: one a minute from here (Unix time)
+T0 = 1_790_000_000.0
+
+
 def _field(matches: int = 600, seed: int = 3) -> list[Played]:
-    """``matches`` matches among four bots of known strengths."""
+    """``matches`` matches among four bots of known strengths, a minute apart."""
     rng = random.Random(seed)
     names, played = list(STRENGTH), []
     for k in range(matches):
         a, b = rng.sample(names, 2)
         won = rng.random() < 1 / (1 + 10 ** ((STRENGTH[b] - STRENGTH[a]) / 400))
-        played.append(Played(f"L{k}", (a, b), (1, 2) if won else (2, 1), f"L{k}"))
+        played.append(Played(f"L{k}", (a, b), (1, 2) if won else (2, 1), f"L{k}",
+                             at=T0 + 60 * k))
     return played
 
 
@@ -126,3 +133,85 @@ def test_the_spectators_see_the_ladder_in_the_organiser_s_order():
     rows = ladder.standings(fresh=True).rows   # no match since: the last fit is not given
     assert [(r.bot, r.rank, r.mark) for r in rows][-1] == ("fresh", 0, REMOVED)
     assert [r.rank for r in rows] == [1, 2, 3, 4, 0]
+
+
+def test_a_bot_that_stopped_playing_a_week_before_the_ladder_s_last_match_is_listed_below():
+    """A remote bot that stops connecting is never seated again: ranked as it was, it kept
+    its place for good on a rating frozen since. It is marked absent (below the bots that
+    play, provisional ones included; still ranked) until it plays again; the week is
+    counted from the ladder's last match, so a server stopped for a month marks nobody."""
+    field = _field()
+    latest = field[-1].at
+    rng = random.Random(5)
+    # "gone" beat everyone, 60 matches, then stopped connecting
+    gone = [Played(f"G{i}", ("gone", rng.choice(list(STRENGTH))), (1, 2), f"G{i}", at=T0 + i)
+            for i in range(60)]
+    newcomer = [Played("N0", ("fresh", "random"), (1, 2), "N0", at=latest)]
+
+    def board(played: list[Played]):
+        return ladder_order(standings_of(played, []))
+
+    # the ladder's last match ends a week after gone's last one, to the second: not yet
+    last = gone[-1].at + ABSENT_S
+    at_the_week = board(field + gone + [dataclasses.replace(newcomer[0], at=last)])
+    assert at_the_week.lines[0].bot == "gone" and at_the_week.lines[0].mark == ""
+    # a second more: absent
+    later = [dataclasses.replace(p, at=last + 1) for p in field[-40:]]
+    shown = board(field + gone + newcomer + later)
+    assert [(line.bot, line.mark) for line in shown.lines][-2:] == [
+        ("fresh", PROVISIONAL), ("gone", ABSENT)]
+    assert shown.ranks() == [1, 2, 3, 4, 5, 6]             # still ranked: not removed
+    established = [line.low for line in shown.lines[:4]]
+    assert established == sorted(established, reverse=True)
+    assert shown.to_dict()["marks"] == {"fresh": PROVISIONAL, "gone": ABSENT}
+
+    # it plays again: no longer absent, back in its place
+    back = [Played("G60", ("gone", "counter"), (1, 2), "G60", at=later[-1].at)]
+    again = board(field + gone + newcomer + later + back)
+    assert again.lines[0].bot == "gone" and again.lines[0].mark == ""
+    # a server stopped for a month and started again marks nobody: the times are the
+    # matches', not the clock's
+    assert board([dataclasses.replace(p, at=p.at - 30 * 86400)
+                  for p in field + gone + newcomer]).lines[0].bot == "gone"
+
+
+def test_the_absent_mark_reads_the_stored_matches_the_snapshot_and_the_live_view(tmp_path):
+    """Where standings are shown (the server's boards, from a real store; the ladder's
+    snapshot taken up again; the spectators' live view), a bot whose last match ended more
+    than a week before the ladder's last one is marked absent."""
+    from arena.watch.hub import TournamentLog
+
+    db = tmp_path / "ladder.db"
+    store_ladder(db, 4, 60)
+    store = open_store(str(db))
+    boards = Boards(store)
+    try:
+        record = store.tournament("ladder")
+        for name in ("b0", "b1", "b2", "b3", "gone"):
+            store.register_bot(name, "remote", token_hash=f"hash-{name}")
+        # "gone" won 12 matches that ended 8 days before the ladder's others began
+        week_before = min(m.started_at for m in store.matches(record)) - 8 * 86400
+        for k in range(12):
+            result = _winning_match("gone", f"b{k % 4}")
+            result = dataclasses.replace(result, started_at=week_before + k)
+            store.record_match(record, f"L{61 + k}", f"L{61 + k}", ["gone", f"b{k % 4}"], result)
+        board = asyncio.run(boards.board("ladder"))[1]
+        assert [(line.bot, line.mark) for line in board.lines][-1] == ("gone", ABSENT)
+        assert board.ranks() == [1, 2, 3, 4, 5]
+
+        results = Results(Played.of(m) for m in store.matches(record))
+        again = Results.from_state(json.loads(json.dumps(results.to_state())))
+        assert ladder_order(standings_of(again, [])).to_dict() == board.to_dict()
+        # a snapshot from before the times were kept: not known, nobody marked absent
+        old = results.to_state()
+        old["lines"] = [line[:5] for line in old["lines"]]
+        assert not ladder_order(standings_of(Results.from_state(old), [])).to_dict()["marks"]
+
+        live = TournamentLog("ladder", ["b0", "b1", "b2", "b3", "gone"], 0,
+                             [Played.of(m) for m in store.matches(record)])
+        live.removed = set()
+        rows = live.standings(fresh=True).rows
+        assert [(r.bot, r.rank, r.mark) for r in rows][-1] == ("gone", 5, ABSENT)
+    finally:
+        boards.close()
+        store.close()

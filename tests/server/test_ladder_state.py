@@ -16,6 +16,7 @@ from arena.bots.sandbox import SandboxConfig
 from arena.server import ladder as ladder_module
 from arena.server.boards import Boards
 from arena.server.ladder import Ladder
+from arena.server.ladder_state import FORMAT
 from arena.server.registry import Registry
 from arena.store import rows as rows_module
 from arena.store.sqlite import SQLiteStore
@@ -147,7 +148,7 @@ def test_a_snapshot_that_cannot_be_used_is_said_and_every_match_read(tmp_path, c
             if data is None:   # a snapshot saved without its spectators' standings
                 store = SQLiteStore(db)
                 record = store.tournament("ladder")
-                store.save_state(record, 40, {"format": 1, "stored": 40, "high": 40,
+                store.save_state(record, 40, {"format": FORMAT, "stored": 40, "high": 40,
                                               "missing": [], "elo": {}, "games": {},
                                               "meetings": []})
                 store.close()

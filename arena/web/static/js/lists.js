@@ -72,7 +72,7 @@ export class TournamentView {
     fill($("#progress-text"), total ? `${done} of ${total} matches` : `${done} matches (the ladder never ends)`);
     const standings = t.standings ?? {};
     const rows = standings.rows ?? [];
-    // a ladder's rows may be marked "provisional" or "removed" (rank 0: not ranked)
+    // a ladder's rows may be marked "provisional", "absent" or "removed" (rank 0: not ranked)
     const marked = rows.some((r) => r.mark);
     fill($("#standings thead"), el("tr", {},
       ["rank", "bot", "Elo", "±95%", "matches", "wins", "avg place", "faults", ...(marked ? ["mark"] : [])]
