@@ -45,6 +45,7 @@ SYNC_FIT_BOTS = 40
 #: 500 bots), sent to every viewer at every refit, and a browser rebuilt a table of 40,000
 #: cells each time. Beyond, the rows alone (the web page says why; keep its text in step).
 CROSSTABLE_BOTS = 32
+UNENDED = 10_000            # results kept waiting for their match's end, at most
 MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's field is an int32)
 
 
@@ -338,6 +339,11 @@ class SpectatorHub:
         # TV waiting for a live match: for each tournament waited for ("" any), one future
         # that a match it would show resolves, and how many wait on it (none: forgotten)
         self._arrivals: dict[str, list] = {}
+        # matches whose result came before their end (match id -> tournament): on Ray the
+        # result and the spectators' batches come by two streams, in no set order. Their
+        # followers hear of them once they end (told at the result, they listed a match
+        # finished that was still live, and never heard it end)
+        self._unended: OrderedDict[str, str] = OrderedDict()
 
     # ---------------------------------------------------------------- feeding the hub
 
@@ -399,16 +405,35 @@ class SpectatorHub:
         if log is None:
             return
         log.result(played)
-        if match_id is not None and match_id in self.matches:
-            message = wire.finished_feed(self.matches[match_id].summary)
-            for viewer in list(log.viewers):
-                viewer.push(message)
+        if match_id is None:
+            return
+        match = self.matches.get(match_id)
+        if match is not None and match.over is not None:
+            self._tell_finished(log, match)
+        else:   # its end (or even its start) is still on its way
+            self._unended[match_id] = name
+            while len(self._unended) > UNENDED:
+                self._unended.popitem(last=False)
+
+    def _tell_finished(self, log: TournamentLog, match: LiveMatch) -> None:
+        message = wire.finished_feed(match.summary)
+        for viewer in list(log.viewers):
+            viewer.push(message)
 
     def tournament_finished(self, name: str) -> None:
-        """Tournament ``name`` is over: its followers get its last snapshot, then the end."""
+        """Tournament ``name`` is over: its matches still live end, aborted (their end will
+        not come: a worker lost, its run stopped before they were played again); its
+        followers get its last snapshot, then the end."""
         log = self.tournaments.get(name)
         if log is None:
             return
+        now = time.monotonic()
+        for match in [m for m in self.matches.values()
+                      if m.live and m.summary.tournament == name]:
+            took = now - match.first_frame if match.frames else 0.0
+            self.match_ended(match.match_id, wire.abandoned(match.summary, took))
+        for match_id in [m for m, t in self._unended.items() if t == name]:
+            del self._unended[match_id]
         log.finished = True
         message = wire.tournament_over_feed(log.snapshot(self.summaries(name)))
         for viewer in list(log.viewers):
@@ -457,8 +482,8 @@ class SpectatorHub:
     def frame(self, match_id: str, frame: pb.MatchFrame, hands: tuple | None = None) -> None:
         """A step of a match, to its viewers (``hands``: every hand, for the organiser's)."""
         match = self.matches.get(match_id)
-        if match is None:
-            return
+        if match is None or match.over is not None or frame.seq != len(match.frames):
+            return   # one of an attempt that was lost, come late: not this attempt's
         match.frames.append(frame)
         if len(match.frames) == 1:
             match.first_frame = time.monotonic()
@@ -495,7 +520,7 @@ class SpectatorHub:
     def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
         """A verdict in a match, to its viewers that are not held behind."""
         match = self.matches.get(match_id)
-        if match is None:
+        if match is None or match.over is not None:
             return
         match.verdicts.append(verdict)
         for viewer in list(match.viewers):
@@ -506,8 +531,8 @@ class SpectatorHub:
         """A match is over: its viewers get what was held back and the end; it is kept
         among the recent matches."""
         match = self.matches.get(match_id)
-        if match is None:
-            return
+        if match is None or match.over is not None:
+            return   # the end of a lost attempt, come late (or one ended for it)
         match.over = over
         wire.end_summary(match.summary, over)
         for viewer in list(match.viewers):
@@ -525,6 +550,9 @@ class SpectatorHub:
             viewer.push(None)
         match.viewers.clear()
         match.behind.clear()
+        if (name := self._unended.pop(match_id, None)) is not None \
+                and (log := self.tournaments.get(name)) is not None:
+            self._tell_finished(log, match)
         self._recent.append(match_id)
         while len(self._recent) > self._recent_cap:
             self.matches.pop(self._recent.popleft(), None)

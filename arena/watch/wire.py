@@ -15,6 +15,7 @@ from ono99.v1 import referee_pb2, spectator_pb2 as pb
 from arena.referee import wire
 from arena.referee.listeners import Frame, MatchInfo, MatchOver
 from arena.referee.results import Status, Verdict
+from arena.rules.game import Termination
 from arena.rules.views import SpectatorView
 from arena.tournament.standings import CrossCell, Standings
 
@@ -65,6 +66,14 @@ def over(o: MatchOver) -> pb.MatchOver:
         status=STATUS.get(o.status, pb.MATCH_STATUS_FINISHED),
         ranking=wire.places_to_wire(o.ranking), termination=o.termination,
         hands=wire.hands_to_wire(o.hands), turns=o.turns, duration_s=o.duration_s)
+
+
+def abandoned(summary: pb.MatchSummary, duration_s: float) -> pb.MatchOver:
+    """The end of a match whose own never came (its worker lost, the run stopped before it
+    was played again): aborted, as the referee ends a match it stops, no card shown."""
+    return pb.MatchOver(status=pb.MATCH_STATUS_ABORTED, termination=Termination.ABORTED,
+                        hands=wire.hands_to_wire([()] * len(summary.names)),
+                        turns=summary.turns, duration_s=duration_s)
 
 
 def end_summary(summary: pb.MatchSummary, over: pb.MatchOver) -> None:

@@ -209,3 +209,107 @@ def test_viewers_of_an_attempt_that_never_ended_follow_the_match_played_again():
     snapshot, feed = asyncio.run(go())
     assert snapshot is not None and list(snapshot.frames) == []
     assert feed == ["frame", "over"]
+
+
+def _feed(sub: Subscription) -> list:
+    """What ``sub`` has been sent so far (each message's kind; None for the end)."""
+    out = []
+    while not sub.queue.empty():
+        item = sub.queue.get_nowait()
+        out.append(None if item is None else item.WhichOneof("kind"))
+    return out
+
+
+def test_a_tournament_s_followers_hear_a_match_finished_once_it_has_ended():
+    """On Ray a match's result and its spectators' messages come by two streams, in no set
+    order. A result come first had the followers told the match was finished with its
+    summary still live (6 of 90 lines of `arena watch --tournament` listed a 'finished'
+    match as live, never corrected). They are told once it has ended, and a match that
+    ended first is told at its result, as before."""
+    async def go():
+        h = hub.SpectatorHub()
+        log = h.tournament("cup", ["a", "b"], 2)
+        follower, _ = h.follow_tournament(log)
+        sent = []
+        for m in ("early", "late"):
+            h.match_started(pb.MatchSummary(match_id=m, tournament="cup", names=["a", "b"],
+                                            status=pb.MATCH_STATUS_LIVE))
+            h.frame(m, pb.MatchFrame(seq=0))
+        over = pb.MatchOver(status=pb.MATCH_STATUS_FINISHED, termination="last_standing")
+        h.match_ended("early", over)
+        h.tournament_result("cup", Played("k1", ("a", "b"), (1, 2), "k1"), "early")
+        h.tournament_result("cup", Played("k2", ("a", "b"), (2, 1), "k2"), "late")
+        while not follower.queue.empty():
+            sent.append(follower.queue.get_nowait())
+        h.match_ended("late", over)
+        while not follower.queue.empty():
+            sent.append(follower.queue.get_nowait())
+        return [(m.WhichOneof("kind"), m) for m in sent], log
+
+    sent, log = asyncio.run(go())
+    finished = [m for kind, m in sent if kind == "finished"]
+    assert [m.finished.match_id for m in finished] == ["early", "late"]
+    assert all(m.finished.status == pb.MATCH_STATUS_FINISHED for m in finished)
+    assert log.done == 2
+
+
+def test_a_tournament_s_matches_whose_end_never_came_end_aborted_with_it():
+    """A match whose worker was lost is played again under its id; when the run stopped
+    before that (a cancel, a failure), or a stopping worker's last messages went unread,
+    it stayed live for good: listed live, shown by TV for ever, its viewers waiting. The
+    tournament's end ends them, aborted; the others' ends are kept as they came."""
+    async def go():
+        h = hub.SpectatorHub()
+        log = h.tournament("cup", ["a", "b"], 4)
+        follower, _ = h.follow_tournament(log)
+        for m in ("done", "lost"):
+            h.match_started(pb.MatchSummary(match_id=m, tournament="cup", names=["a", "b"],
+                                            status=pb.MATCH_STATUS_LIVE))
+            h.frame(m, pb.MatchFrame(seq=0))
+        h.match_started(pb.MatchSummary(match_id="other", tournament="another",
+                                        status=pb.MATCH_STATUS_LIVE))
+        h.frame("other", pb.MatchFrame(seq=0))
+        viewer, _ = h.subscribe("lost")
+        h.match_ended("done", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        h.tournament_finished("cup")
+        status = {s.match_id: s.status for s in h.summaries()}
+        return status, _feed(viewer), _feed(follower), h
+
+    status, feed, followed, h = asyncio.run(go())
+    assert status == {"done": pb.MATCH_STATUS_FINISHED, "lost": pb.MATCH_STATUS_ABORTED,
+                      "other": pb.MATCH_STATUS_LIVE}
+    assert feed == ["over", None]
+    assert followed[-2:] == ["over", None]
+    assert h.best_live() is h.matches["other"]       # TV no longer shows the lost one
+    over = h.matches["lost"].over
+    assert over.termination == "aborted" and [list(x.cards) for x in over.hands] == [[], []]
+
+
+def test_a_lost_attempt_s_late_messages_change_nothing():
+    """A frame, verdict or end of an attempt that was lost, come after the match was
+    played again under its id (or after it ended), is not the attempt's own: it was
+    appended to it (two attempts' frames in one match) or ended it twice."""
+    async def go():
+        h = hub.SpectatorHub(recent=5)
+        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
+                                        status=pb.MATCH_STATUS_LIVE))
+        for i in range(3):
+            h.frame("m", pb.MatchFrame(seq=i))
+        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],   # played again
+                                        status=pb.MATCH_STATUS_LIVE))
+        h.frame("m", pb.MatchFrame(seq=0))
+        viewer, _ = h.subscribe("m")
+        h.frame("m", pb.MatchFrame(seq=3))                 # the lost attempt's, late
+        h.frame("m", pb.MatchFrame(seq=1))
+        over = pb.MatchOver(status=pb.MATCH_STATUS_FINISHED, turns=1)
+        h.match_ended("m", over)
+        h.frame("m", pb.MatchFrame(seq=2))                 # after its end
+        h.verdict("m", referee_pb2.Verdict(seat=0, kind=referee_pb2.VERDICT_KIND_TIMEOUT))
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_ABORTED))
+        return h.matches["m"], _feed(viewer), list(h._recent)
+
+    match, feed, recent = asyncio.run(go())
+    assert [f.seq for f in match.frames] == [0, 1] and match.verdicts == []
+    assert match.summary.status == pb.MATCH_STATUS_FINISHED and match.summary.turns == 1
+    assert feed == ["frame", "over", None]
+    assert recent == ["m"]
