@@ -33,6 +33,7 @@ holding the queue's lock, or left half a message in it, and stopped every other 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import multiprocessing
@@ -60,6 +61,10 @@ BEAT_S = 1.0
 #: to this process, it held its matches, and the run waited for it for good. Its bots
 #: gave up on it long before (the SDKs' pings time out in 20 s), so it plays nothing.
 STALL_S = 30.0
+
+#: How long a run that ends waits for its workers to stop (and reads what they send
+#: meanwhile) before it terminates them.
+STOP_S = 10.0
 
 
 @dataclass
@@ -182,6 +187,10 @@ class MultiProcessExecutor(Executor):
             start()
         loop = asyncio.get_running_loop()
         next_check = looked = time.monotonic() + _POLL_S
+        # the inbox's read under way, in a thread: kept across a cancel (its thread takes a
+        # message all the same, which a new read would never see)
+        reading: asyncio.Future | None = None
+        ended: set[int] = set()   # workers whose pipe has ended (their EOF read)
         try:
             while True:
                 deal()
@@ -198,10 +207,14 @@ class MultiProcessExecutor(Executor):
                     stop_stalled(now)
                     replace_dead()
                     deal()
+                if reading is None:
+                    reading = loop.run_in_executor(None, inbox.get, True, _POLL_S)
                 try:
-                    msg = await loop.run_in_executor(None, inbox.get, True, _POLL_S)
+                    msg = await asyncio.shield(reading)
                 except queue.Empty:
+                    reading = None
                     continue
+                reading = None
                 kind = msg[0]
                 if kind in ("begun", "result", "ready", "beat") and msg[1] in workers:
                     workers[msg[1]].heard = time.monotonic()
@@ -222,12 +235,14 @@ class MultiProcessExecutor(Executor):
                             other.control.put(("retire", bot, reason))
                     await on_result(plans[index], result)
                 elif kind == "watch":
-                    self.setup.bus.deliver(msg[1])
+                    if msg[1] in workers:   # not a worker's given up for dead: its matches
+                        self.setup.bus.deliver(msg[2])   # are another attempt's now
                 elif kind == "ready":
                     if (worker := workers.get(msg[1])) is not None:
                         worker.ready = True
                         stillborn = 0
                 elif kind == "eof":   # it is dying or dead: replace it now, not at the next poll
+                    ended.add(msg[1])
                     if (worker := workers.get(msg[1])) is not None:
                         await loop.run_in_executor(None, worker.process.join, _POLL_S)
                         replace_dead()
@@ -239,7 +254,20 @@ class MultiProcessExecutor(Executor):
             self._workers = {}
             for worker in workers.values():
                 worker.control.put(("stop",))
-            await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)])
+            # what the workers send as they stop (the ends of the matches they abort), read
+            # until each has ended: unread, those matches stayed live for the spectators
+            deadline = time.monotonic() + STOP_S
+            taken = []
+            if reading is not None:   # within the poll: its read has a timeout
+                with contextlib.suppress(queue.Empty):
+                    taken.append(await reading)
+            batches = await loop.run_in_executor(None, _drain, inbox, taken,
+                                                 set(workers) - ended, deadline)
+            if self.setup.bus is not None:
+                for batch in batches:
+                    self.setup.bus.deliver(batch)
+            await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
+                                       max(1.0, deadline - time.monotonic()))
 
     def retire(self, bot: int, reason: str) -> None:
         if self.retirements.retire(bot, reason):
@@ -261,6 +289,24 @@ def _read(wid: int, reader, inbox: queue.SimpleQueue) -> None:
     finally:
         reader.close()
         inbox.put(("eof", wid))
+
+
+def _drain(inbox: queue.SimpleQueue, taken: list, wids: set[int], deadline: float) -> list:
+    """The spectator batches workers ``wids`` sent (in ``taken``, already read, then in
+    ``inbox``) until each has ended (its EOF) or the monotonic clock reaches ``deadline``;
+    their results are left: a stopped run keeps none. In a thread."""
+    batches: list = []
+    taken = list(taken)
+    while wids:
+        try:
+            msg = taken.pop(0) if taken else inbox.get(True, max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if msg[0] == "watch" and msg[1] in wids:
+            batches.append(msg[2])
+        elif msg[0] == "eof":
+            wids.discard(msg[1])
+    return batches
 
 
 def _join(procs, timeout: float = 10.0) -> None:
@@ -343,7 +389,8 @@ async def _worker(wid, parent_pid, manifests, labels, lanes, listen, log_dir, co
 
     # the parent counts crashes and retires bots everywhere: no ledger here
     seats = process_seats(manifests, labels, sandbox, log_dir, connect_timeout)
-    listeners = [] if tap is None else [tap.listener(lambda batch: outbox.put(("watch", batch)))]
+    listeners = [] if tap is None else [tap.listener(
+        lambda batch: outbox.put(("watch", wid, batch)))]
     executor = LocalExecutor(seats, lanes, listen, listeners)
     for bot, reason in retired.items():
         executor.retire(bot, reason)

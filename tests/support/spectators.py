@@ -26,6 +26,29 @@ from arena.watch.server import SpectatorServer
 ORGANISER_TOKEN = "the-organiser-token"
 
 
+class CountingHub(SpectatorHub):
+    """The spectator hub (with the organiser's view), counting the matches it hears start
+    and end, and the frames."""
+
+    def __init__(self) -> None:
+        super().__init__(organiser_view=True)
+        self.started: set[str] = set()
+        self.ended: set[str] = set()
+        self.frames = 0
+
+    def match_started(self, summary) -> None:
+        self.started.add(summary.match_id)
+        super().match_started(summary)
+
+    def frame(self, match_id, frame, hands=None) -> None:
+        self.frames += 1
+        super().frame(match_id, frame, hands)
+
+    def match_ended(self, match_id, over) -> None:
+        self.ended.add(match_id)
+        super().match_ended(match_id, over)
+
+
 class Script:
     """How a match's house seats behave: ``think`` s before each move; at the match's
     ``hold``-th move, wait until :meth:`release`; a seat of ``fail`` gives no answer at

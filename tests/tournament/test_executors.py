@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from ono99.v1 import spectator_pb2 as hub_pb
 
 from arena.bench import procs
 from arena.rules.errors import ConfigError
@@ -17,7 +18,10 @@ from arena.tournament.executor import LocalExecutor
 from arena.tournament.executors import EXECUTORS, ExecutorSetup, make_executor
 from arena.tournament.multiprocess import MultiProcessExecutor
 from arena.tournament.tournament import Settings, Tournament
+from arena.watch.bus import Bus
+from support.hostile import hostile
 from support.processes import killed_on_leaving
+from support.spectators import CountingHub
 
 
 def test_every_entry_is_made_from_the_same_setup():
@@ -101,3 +105,56 @@ def test_a_referee_worker_stopped_for_good_is_replaced_and_its_matches_played_ag
         elsewhere, ex = played(tmp_path, "multiprocess", "multiprocess", stop_one)
     assert stopped and ex.replaced == 1
     assert elsewhere == local
+
+
+def _slow(folder: Path, name: str, seconds: float) -> Path:
+    """A bot named ``name`` that thinks ``seconds`` before each card."""
+    hostile(folder, "slow", seconds)
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text().replace('name = "hostile"', f'name = "{name}"'))
+    return folder
+
+
+@pytest.mark.parametrize("executor", ["local", "multiprocess"])
+def test_a_run_stopped_part_way_leaves_none_of_its_matches_live_for_spectators(tmp_path, executor):
+    """A run cancelled with matches in flight: each is aborted, and its spectators hear it
+    end. The multi-process executor stopped reading its workers as it told them to stop,
+    so the ends of the matches they aborted (and the message its read under way had
+    taken) were lost: those matches stayed live in the hub for good, listed, followed by
+    TV, their viewers waiting (3 heard starting, 2 ending, found by the twentieth
+    review)."""
+    bots = [_slow(tmp_path / "a", "slowa", 0.05), _slow(tmp_path / "b", "slowb", 0.05),
+            ROOT / "bots" / "random"]
+    store = open_store(str(tmp_path / "cut.db"))
+    t = Tournament.create(store, "cut", Settings(bot_dirs=tuple(map(str, bots)), table_size=2,
+                                                 games=6, seed=3))
+    cut: list[str] = []
+
+    class Cutting(CountingHub):
+        """Cancels the run at the first frame of the third match to start (a second of
+        slow moves from its end)."""
+        run: asyncio.Task | None = None
+
+        def frame(self, match_id, frame, hands=None) -> None:
+            super().frame(match_id, frame, hands)
+            if self.run is not None and len(self.started) >= 3 and frame.seq == 0:
+                cut.append(match_id)
+                self.run.cancel()
+                self.run = None
+
+    hub = Cutting()
+    ex = make_executor(executor, t.setup(2, log_dir=tmp_path / "logs", bus=Bus(hub, "cut")))
+
+    async def go() -> None:
+        hub.run = asyncio.current_task()
+        with pytest.raises(asyncio.CancelledError):
+            await t.play(ex, lambda plan, result: None)
+
+    asyncio.run(go())
+    stored = len(store.matches(t.record))
+    store.close()
+    live = [s.match_id for s in hub.summaries("cut") if s.status == hub_pb.MATCH_STATUS_LIVE]
+    assert cut and stored < len(t.plan)
+    assert live == [] and hub.ended == hub.started
+    aborted = {s.match_id for s in hub.summaries("cut") if s.status == hub_pb.MATCH_STATUS_ABORTED}
+    assert cut[0] in aborted

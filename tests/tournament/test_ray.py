@@ -34,7 +34,7 @@ from arena.store.base import StoreError  # noqa: E402
 from arena.tournament.executors import make_executor  # noqa: E402
 from arena.tournament.tournament import Settings, Tournament  # noqa: E402
 from arena.watch.bus import Bus  # noqa: E402
-from arena.watch.hub import SpectatorHub  # noqa: E402
+from support.spectators import CountingHub  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = [ROOT / "bots" / name for name in ("random", "greedy", "pusher")]
@@ -90,28 +90,6 @@ def test_a_tournament_on_two_nodes_stores_what_the_local_executor_does(tmp_path,
     assert len(ex.nodes) == 2, ex.nodes          # both nodes played
     assert ex.replaced == 0
     assert len(ex.overheads) == len(local)
-
-
-class CountingHub(SpectatorHub):
-    """The spectator hub, counting the matches it hears start and end."""
-
-    def __init__(self) -> None:
-        super().__init__(organiser_view=True)
-        self.started: set[str] = set()
-        self.ended: set[str] = set()
-        self.frames = 0
-
-    def match_started(self, summary) -> None:
-        self.started.add(summary.match_id)
-        super().match_started(summary)
-
-    def frame(self, match_id, frame, hands=None) -> None:
-        self.frames += 1
-        super().frame(match_id, frame, hands)
-
-    def match_ended(self, match_id, over) -> None:
-        self.ended.add(match_id)
-        super().match_ended(match_id, over)
 
 
 def test_spectators_hear_every_match_played_on_the_nodes(tmp_path, second):
