@@ -290,6 +290,8 @@ class Runs:
             # would not start, a database gone): its followers hear why
             run.error = str(exc) or type(exc).__name__
             run.fault = exc       # said once, by _finish, with the counts
+            if hub is not None:   # and its spectators: they waited for ever
+                hub.tournament_finished(t.name)
         finally:
             if claim is not None:
                 claim.release()

@@ -1073,7 +1073,8 @@ def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_
         tmp_path, mark):
     """A Ray cluster with no CPU for a referee (a head started with --num-cpus 0 and no
     worker yet): the server's tournament stops at once, its follower hears why (exit 1, the
-    error, how to go on), and the server keeps serving; a local one says the same."""
+    error, how to go on), its spectators that it is over, and the server keeps serving; a
+    local one says the same."""
     from ray.cluster_utils import Cluster
     cluster = Cluster(initialize_head=True, connect=False,
                       head_node_args={"num_cpus": 0, "include_dashboard": False})
@@ -1092,6 +1093,11 @@ def test_a_tournament_the_ray_cluster_cannot_play_stops_with_why_and_the_server_
         # then an INFO "ended" line saying it again)
         assert "tournament nocpu stopped: 0 of 4 matches played in " in served.output
         assert "tournament nocpu ended" not in served.output
+        # its spectators hear it is over (they waited for good: the twentieth review)
+        spectators = re.search(r"spectators at (\S+):", served.output).group(1)
+        watched = subprocess.run(command("watch", spectators, "--tournament", "nocpu"), cwd=ROOT,
+                                 env=served.env(), capture_output=True, text=True, timeout=30)
+        assert watched.returncode == 0, watched.stdout + watched.stderr
         # following it again plays what is left: here it stops again, for the same reason
         proc = served.arena("tournament", "--resume", "nocpu")
         assert proc.returncode == 1, proc.stdout + proc.stderr
