@@ -280,7 +280,12 @@ class RayExecutor(Executor):
                 self.replayed += len(again)
                 if (stop := deals.died(again, again if begun else ())) is not None:
                     failure.append(stop)
-                if actors.pop(name, None) is not None:
+                if (handle := actors.pop(name, None)) is not None:
+                    # dead, or only unreachable for now (ActorUnavailableError): then it
+                    # would go on playing the matches dealt again to the others, under the
+                    # same ids, and never be stopped
+                    with contextlib.suppress(Exception):
+                        ray.kill(handle)
                     ready.discard(name)
                     self.replaced += 1
                     lost_since += 1

@@ -11,6 +11,7 @@ crosses, unless the hub keeps the organiser view (then each frame's hands too).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +24,8 @@ from arena.watch import wire
 from arena.watch.hub import SpectatorHub
 
 FLUSH_S = 0.01
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -48,16 +51,22 @@ class Bus:
         return self.hub.listener(self.tap.tournament)
 
     def deliver(self, batch: list) -> None:
+        """Hand ``batch`` to the hub. What fails there (a bug) is logged and the next
+        message goes on: it stopped a multi-process run, and silently ended a Ray actor's
+        stream (its matches unseen from then on)."""
         hub = self.hub
         for kind, match_id, data, extra in batch:
-            if kind == "start":
-                hub.match_started(pb.MatchSummary.FromString(data))
-            elif kind == "frame":
-                hub.frame(match_id, pb.MatchFrame.FromString(data), extra)
-            elif kind == "verdict":
-                hub.verdict(match_id, referee_pb2.Verdict.FromString(data))
-            elif kind == "over":
-                hub.match_ended(match_id, pb.MatchOver.FromString(data))
+            try:
+                if kind == "start":
+                    hub.match_started(pb.MatchSummary.FromString(data))
+                elif kind == "frame":
+                    hub.frame(match_id, pb.MatchFrame.FromString(data), extra)
+                elif kind == "verdict":
+                    hub.verdict(match_id, referee_pb2.Verdict.FromString(data))
+                elif kind == "over":
+                    hub.match_ended(match_id, pb.MatchOver.FromString(data))
+            except Exception:   # noqa: BLE001 - logged; the spectators' other matches go on
+                log.exception("the spectator hub failed on a %s of match %s", kind, match_id)
 
 
 class BusListener(MatchListener):
