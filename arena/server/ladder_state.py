@@ -37,9 +37,10 @@ from arena.tournament.standings import Results
 #: up to about 100 ms for the interpreter's lock), 1.44 MB and 0.66 s.
 SNAPSHOT_EVERY = 5000
 
-#: The snapshot's format; another is read as no snapshot. 2: each bot's line keeps when
-#: its last match ended (for the ladder's absent mark), which a snapshot of format 1 has
-#: not: a server that finds one reads the matches from the first, once.
+#: The snapshot's format; another is read as no snapshot. 2: its spectators' standings
+#: are :class:`Results` of version 2 (each bot's line keeps when its last match ended,
+#: for the ladder's absent mark): a server that finds a format-1 snapshot reads the
+#: matches from the first, once.
 FORMAT = 2
 
 

@@ -31,7 +31,7 @@ class BotLine:
     high: float = 0.0               # where the data are not); 0, 0 when unknown
     #: on a ladder (:func:`ladder_order`): "provisional", "absent" or "removed", else ""
     mark: str = ""
-    #: when its last finished match ended (Unix time; 0: not known)
+    #: when its last finished match counted ended (Unix time; 0: not known)
     last: float = 0.0
 
     @property
@@ -52,6 +52,9 @@ class Standings:
     lines: list[BotLine]
     fit: Fit | None
     los: dict[str, dict[str, float]] | None = None   # as a server sent it (no fit here)
+    #: when the last match counted ended (Unix time; 0: not known), which a ladder's
+    #: absent bots are measured against (:func:`ladder_order`)
+    latest: float = 0.0
 
     @property
     def rated(self) -> bool:
@@ -88,12 +91,13 @@ def count_match(lines: dict[str, BotLine], bots: Sequence[str], places: Sequence
                 verdicts: Iterable[tuple[int, str]], at: float = 0.0) -> None:
     """Add one finished match (ended at Unix time ``at``, 0 if not known) to the bots'
     lines: a match each, their places, a win for a sole first place, a fault per verdict
-    (``(seat, kind)``). The final standings and the live view count with this."""
+    (``(seat, kind)``), and (if known) when it ended as each bot's last. The final
+    standings and the live view count with this."""
     for seat, bot in enumerate(bots):
         line = lines.setdefault(bot, BotLine(bot))
         line.matches += 1
         line.place_total += places[seat]
-        if at > line.last:
+        if at:
             line.last = at
     firsts = [seat for seat, place in enumerate(places) if place == 1]
     if len(firsts) == 1:
@@ -185,6 +189,10 @@ class Results:
 
     #: outcomes of single-match samples kept before only a share of them is
     KEEP = 100_000
+    #: the version of :meth:`to_state`'s data; :meth:`from_state` reads no other. 2: each
+    #: bot's line keeps when its last match ended, and the state when the last one did
+    #: (read as if unknown, a state from before left the ladder's absent bots unmarked)
+    VERSION = 2
 
     def __init__(self, played: Iterable[Played] = (), keep: int | None = None) -> None:
         self.matches = 0
@@ -194,11 +202,17 @@ class Results:
         self.folded: Counter[Outcome] = Counter()     # matches that are samples of their own
         self.halvings = 0                             # ... kept: hash below 2^-halvings
         self.sets: dict[str, list[Outcome]] = {}      # the matches of each duplicate set
+        #: when the last match added ended (0: not known). Each bot's line keeps its own
+        #: last match's, as added: the order they are stored in, not the largest time, so
+        #: that one match stamped by a clock running ahead does not set the mark for good
+        self.latest = 0.0
         for p in played:
             self.add(p)
 
     def add(self, played: Played) -> None:
         self.matches += 1
+        if played.at:
+            self.latest = played.at
         count_match(self.lines, played.bots, played.places, played.verdicts, played.at)
         lines = self.lines
         # each name once in memory (the lines' own), though every stored match read
@@ -237,6 +251,7 @@ class Results:
         other.tally = self.tally.copy()
         other.folded = Counter(self.folded)
         other.halvings = self.halvings
+        other.latest = self.latest
         other.sets = {sample: list(outcomes) for sample, outcomes in self.sets.items()}
         return other
 
@@ -244,7 +259,8 @@ class Results:
         """What it holds as plain data (JSON's types), that :meth:`from_state` reads back:
         a ladder's snapshot (:mod:`arena.server.ladder_state`) keeps it, so that a server
         need not read every stored match again as it starts."""
-        return {"matches": self.matches, "keep": self.keep, "halvings": self.halvings,
+        return {"version": self.VERSION, "latest": self.latest,
+                "matches": self.matches, "keep": self.keep, "halvings": self.halvings,
                 "lines": [[b, line.matches, line.wins, line.place_total, dict(line.faults),
                            line.last] for b, line in self.lines.items()],
                 "tally": self.tally.to_state(),
@@ -256,23 +272,22 @@ class Results:
     def from_state(cls, state: dict[str, Any]) -> Results:
         """The results :meth:`to_state` gave ``state`` of: their standings are the same to
         the last bit, and so are those of the same matches added to both."""
+        if state.get("version") != cls.VERSION:
+            raise ValueError(f"results of version {state.get('version')!r}, not {cls.VERSION}")
         other = cls(keep=int(state["keep"]))
+        other.latest = _time(state["latest"])
         other.matches = count_of(state["matches"])
         other.halvings = int(state["halvings"])
         # as add can leave them: a keep below 1 had the next add halve for ever (in the
         # event loop: a server that answered no one), past 63 halvings it failed
         if other.keep < 1 or not 0 <= other.halvings < 64:
             raise ValueError(f"keep {other.keep} and {other.halvings} halvings")
-        for b, matches, wins, place_total, faults, *last in state["lines"]:
+        for b, matches, wins, place_total, faults, last in state["lines"]:
             b = sys.intern(b)
-            # a snapshot from before the times were kept has none (0: not known)
-            at = float(last[0]) if last else 0.0
-            if not 0 <= at < float("inf"):
-                raise ValueError(f"bot {b!r}: last match at {at!r}")
             other.lines[b] = BotLine(b, matches=count_of(matches), wins=count_of(wins),
                                      place_total=count_of(place_total),
                                      faults=Counter({k: count_of(n) for k, n in faults.items()}),
-                                     last=at)
+                                     last=_time(last))
         names = {b: b for b in other.lines}    # each name once in memory, as add keeps it
 
         def outcome(flat: list) -> Outcome:
@@ -299,6 +314,14 @@ class Results:
             out += [Placing(outcome[::2], outcome[1::2], sample=sample)
                     for outcome in sorted(self.sets[sample])]
         return out
+
+
+def _time(value: Any) -> float:
+    """A Unix time read back from a state (0: not known); ValueError for what is none."""
+    at = float(value)
+    if not 0 <= at < float("inf"):
+        raise ValueError(f"{value!r} is no time")
+    return at
 
 
 def _share(outcome: Outcome) -> int:
@@ -409,7 +432,7 @@ def standings_of(played: Results | Iterable[Played], bots: Sequence[str],
     # a bot with no match yet (one entered on a ladder, or not yet connected) has only
     # the prior's 1500: it goes below every bot that has played, not among them
     ordered = sorted(lines.values(), key=lambda l: (not l.matches, -l.elo, l.average_place, l.bot))
-    return Standings(ordered, result_fit)
+    return Standings(ordered, result_fit, latest=results.latest)
 
 
 #: A ladder bot with fewer matches than this is provisional: listed below every
@@ -445,18 +468,18 @@ def ladder_order(board: Standings, removed: Collection[str] = ()) -> Standings:
     its place for good, its rating frozen: it is marked absent until it plays again. The
     lines are marked in place."""
     removed = set(removed)
-    latest = max((line.last for line in board.lines), default=0.0)
     order = {REMOVED: 3, ABSENT: 2, PROVISIONAL: 1, "": 0}
 
     def key(line: BotLine) -> tuple:
         value = line.low if board.rated else line.elo
-        return (order[line.mark], not line.matches, -value, -line.elo, line.bot)
+        return (order[line.mark], not line.matches, line.matches < ESTABLISHED, -value,
+                -line.elo, line.bot)
 
     for line in board.lines:
         line.mark = (REMOVED if line.bot in removed else
-                     ABSENT if line.last and latest - line.last > ABSENT_S else
+                     ABSENT if line.last and board.latest - line.last > ABSENT_S else
                      PROVISIONAL if line.matches < ESTABLISHED else "")
-    return Standings(sorted(board.lines, key=key), board.fit, board.los)
+    return Standings(sorted(board.lines, key=key), board.fit, board.los, board.latest)
 
 
 def ranked(board: Standings, removed: Collection[str] | None) -> Standings:

@@ -13,6 +13,9 @@ import asyncio
 import dataclasses
 import json
 import random
+import time
+
+import pytest
 
 from rich.console import Console
 
@@ -23,7 +26,7 @@ from arena.server import wire
 from arena.server.boards import Boards
 from arena.store import open_store
 from arena.tournament.standings import (ABSENT, ABSENT_S, ESTABLISHED, PROVISIONAL, REMOVED,
-                                        Played, Results, ladder_order, standings_of)
+                                        Played, Results, Stored, ladder_order, standings_of)
 from tests.support.matches import spec, store_ladder
 
 STRENGTH = {"counter": 400, "pusher": 300, "greedy": 100, "random": 0}
@@ -182,30 +185,45 @@ def test_the_absent_mark_reads_the_stored_matches_the_snapshot_and_the_live_view
     from arena.watch.hub import TournamentLog
 
     db = tmp_path / "ladder.db"
-    store_ladder(db, 4, 60)
+    store_ladder(db, 4, 0)                      # the ladder, no match yet
     store = open_store(str(db))
+    record = store.tournament("ladder")
+    # "gone" won 12 matches that ended 8 days before the others' 60, stored after them
+    week_before = time.time() - 8 * 86400
+    for k in range(12):
+        result = _winning_match("gone", f"b{k % 4}")
+        result = dataclasses.replace(result, started_at=week_before + k)
+        store.record_match(record, f"L{k + 1}", f"L{k + 1}", ["gone", f"b{k % 4}"], result)
+    store_ladder(db, 4, 60, first=13)
     boards = Boards(store)
     try:
-        record = store.tournament("ladder")
         for name in ("b0", "b1", "b2", "b3", "gone"):
             store.register_bot(name, "remote", token_hash=f"hash-{name}")
-        # "gone" won 12 matches that ended 8 days before the ladder's others began
-        week_before = min(m.started_at for m in store.matches(record)) - 8 * 86400
-        for k in range(12):
-            result = _winning_match("gone", f"b{k % 4}")
-            result = dataclasses.replace(result, started_at=week_before + k)
-            store.record_match(record, f"L{61 + k}", f"L{61 + k}", ["gone", f"b{k % 4}"], result)
         board = asyncio.run(boards.board("ladder"))[1]
         assert [(line.bot, line.mark) for line in board.lines][-1] == ("gone", ABSENT)
         assert board.ranks() == [1, 2, 3, 4, 5]
 
-        results = Results(Played.of(m) for m in store.matches(record))
+        matches = store.matches(record)
+        results = Results(Played.of(m) for m in matches)
         again = Results.from_state(json.loads(json.dumps(results.to_state())))
         assert ladder_order(standings_of(again, [])).to_dict() == board.to_dict()
-        # a snapshot from before the times were kept: not known, nobody marked absent
+        # a snapshot saved before the times were kept (format 1) is not used, by the
+        # server's boards nor by arena standings: its bots' times unknown, none was marked
         old = results.to_state()
+        del old["version"], old["latest"]
         old["lines"] = [line[:5] for line in old["lines"]]
-        assert not ladder_order(standings_of(Results.from_state(old), [])).to_dict()["marks"]
+        with pytest.raises(ValueError, match="results of version None, not 2"):
+            Results.from_state(old)
+        store.save_state(record, max(m.id for m in matches),
+                         {"format": 1, "stored": len(matches), "high": len(matches),
+                          "missing": [], "elo": {}, "games": {}, "meetings": [],
+                          "results": old})
+        assert Stored.saved(store, record).matches == 0          # read from the first
+        fresh = Boards(store)
+        try:
+            assert asyncio.run(fresh.board("ladder"))[1].to_dict() == board.to_dict()
+        finally:
+            fresh.close()
 
         live = TournamentLog("ladder", ["b0", "b1", "b2", "b3", "gone"], 0,
                              [Played.of(m) for m in store.matches(record)])
@@ -215,3 +233,24 @@ def test_the_absent_mark_reads_the_stored_matches_the_snapshot_and_the_live_view
     finally:
         boards.close()
         store.close()
+
+
+def test_one_match_stamped_by_a_clock_running_ahead_marks_nobody_absent():
+    """A match stored while the server's clock ran a year ahead, then put right: measured
+    from the largest time seen, every bot but its two was absent for a year, whatever it
+    played since (found by the twenty-first review). Each bot's last match, and the
+    ladder's, are the last ones stored."""
+    now = T0
+    played = [Played(f"A{k}", ("abcd"[k % 4], "abcd"[(k + 1) % 4]), (1, 2), f"A{k}",
+                     at=now + k) for k in range(40)]
+    played.append(Played("F", ("a", "b"), (1, 2), "F", at=now + 365 * 86400))
+    played += [Played(f"B{k}", ("abcd"[k % 4], "abcd"[(k + 2) % 4]), (2, 1), f"B{k}",
+                      at=now + 100 + k) for k in range(40)]
+    for board in (standings_of(played, []),
+                  standings_of(Results.from_state(Results(played).to_state()), [])):
+        assert ladder_order(board).to_dict()["marks"] == {}
+    # and those that stopped a week before the last match stored are absent, as ever
+    later = [Played(f"C{k}", ("a", "b"), (1, 2), f"C{k}", at=now + 200 + ABSENT_S + k)
+             for k in range(2)]
+    assert ladder_order(standings_of(played + later, [])).to_dict()["marks"] == {
+        "c": ABSENT, "d": ABSENT}
