@@ -257,17 +257,20 @@ class MultiProcessExecutor(Executor):
             # what the workers send as they stop (the ends of the matches they abort), read
             # until each has ended: unread, those matches stayed live for the spectators
             deadline = time.monotonic() + STOP_S
-            taken = []
-            if reading is not None:   # within the poll: its read has a timeout
-                with contextlib.suppress(queue.Empty):
-                    taken.append(await reading)
-            batches = await loop.run_in_executor(None, _drain, inbox, taken,
-                                                 set(workers) - ended, deadline)
-            if self.setup.bus is not None:
-                for batch in batches:
-                    self.setup.bus.deliver(batch)
-            await loop.run_in_executor(None, _join, [w.process for w in (*workers.values(), *gone)],
-                                       max(1.0, deadline - time.monotonic()))
+            try:
+                taken = []
+                if reading is not None:   # within the poll: its read has a timeout
+                    with contextlib.suppress(queue.Empty):
+                        taken.append(await reading)
+                batches = await loop.run_in_executor(None, _drain, inbox, taken,
+                                                     set(workers) - ended, deadline)
+                if self.setup.bus is not None:
+                    for batch in batches:
+                        self.setup.bus.deliver(batch)
+            finally:   # even cancelled again meanwhile (a server stopping during a cancel)
+                await loop.run_in_executor(
+                    None, _join, [w.process for w in (*workers.values(), *gone)],
+                    max(1.0, deadline - time.monotonic()))
 
     def retire(self, bot: int, reason: str) -> None:
         if self.retirements.retire(bot, reason):

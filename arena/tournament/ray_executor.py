@@ -242,6 +242,10 @@ class RayExecutor(Executor):
         lost_since = 0     # actors lost since the last match reported
 
         relays: dict[str, asyncio.Task] = {}   # actor -> its spectator stream, relayed
+        match_ids: dict[int, str] = {}          # match dealt -> its id
+        # actor lost -> the ids of the matches it held, dealt again: what its stream still
+        # brings of them is a lost attempt's, not the attempt played in its place
+        disowned: dict[str, set[str]] = {}
 
         def spawn(coro) -> None:
             task = asyncio.create_task(coro)
@@ -267,7 +271,7 @@ class RayExecutor(Executor):
             actors[name] = handle
             spawn(guarded(serve(name, handle)))
             if self.setup.bus is not None:
-                relays[name] = asyncio.create_task(relay(handle))
+                relays[name] = asyncio.create_task(relay(name, handle))
 
         async def lost(name: str, indices: Sequence[int], begun: bool = True) -> None:
             """Actor ``name`` died: its matches go back first, a replacement is asked for;
@@ -275,6 +279,7 @@ class RayExecutor(Executor):
             nonlocal lost_since
             if stopping:
                 return
+            disowned.setdefault(name, set()).update(match_ids[i] for i in indices if i in match_ids)
             async with changed:
                 again = [i for i in indices if i not in reported]
                 self.replayed += len(again)
@@ -374,9 +379,11 @@ class RayExecutor(Executor):
                 plan = plans[index]
                 t0 = time.perf_counter()
                 begun = False
+                spec = spec_of(plan)
+                match_ids[index] = spec.match_id
                 try:
                     stream = handle.play.options(num_returns="streaming").remote(
-                        plan, spec_of(plan), dict(self.retirements.retired))
+                        plan, spec, dict(self.retirements.retired))
                     await (await stream.__anext__())        # its bots are seated
                     begun = True
                     result, held = await (await stream.__anext__())
@@ -414,10 +421,13 @@ class RayExecutor(Executor):
                     stored += 1
                     changed.notify_all()
 
-        async def relay(handle) -> None:
+        async def relay(name: str, handle) -> None:
             try:
                 async for ref in handle.watch.options(num_returns="streaming").remote():
-                    self.setup.bus.deliver(await ref)
+                    batch = await ref
+                    if gone := disowned.get(name):
+                        batch = [m for m in batch if m[1] not in gone]
+                    self.setup.bus.deliver(batch)
             except _LOST:
                 pass
 

@@ -45,6 +45,7 @@ class Bus:
     def __init__(self, hub: SpectatorHub, tournament: str) -> None:
         self.hub = hub
         self.tap = Tap(tournament, hub.organiser_view)
+        self._failed: set[str] = set()   # matches whose failure was logged (once each)
 
     def listener(self) -> MatchListener:
         """For matches played in this process: straight to the hub."""
@@ -66,7 +67,11 @@ class Bus:
                 elif kind == "over":
                     hub.match_ended(match_id, pb.MatchOver.FromString(data))
             except Exception:   # noqa: BLE001 - logged; the spectators' other matches go on
-                log.exception("the spectator hub failed on a %s of match %s", kind, match_id)
+                if match_id not in self._failed:   # once a match: not a trace every frame
+                    if len(self._failed) >= 1000:
+                        self._failed.clear()
+                    self._failed.add(match_id)
+                    log.exception("the spectator hub failed on a %s of match %s", kind, match_id)
 
 
 class BusListener(MatchListener):

@@ -34,6 +34,7 @@ from arena.store.base import StoreError  # noqa: E402
 from arena.tournament.executors import make_executor  # noqa: E402
 from arena.tournament.tournament import Settings, Tournament  # noqa: E402
 from arena.watch.bus import Bus  # noqa: E402
+from ono99.v1 import spectator_pb2  # noqa: E402
 from support.spectators import CountingHub  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,10 +111,16 @@ def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head
             print(f"removing node {second.node_id}", file=sys.stderr)
             head.remove_node(second, allow_graceful=False)   # SIGKILL of its processes
 
-    on_ray, ex = play(tmp_path, "ray", "ray", kill_second, games=10)
+    hub = CountingHub()
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_second, games=10, bus=Bus(hub, "ray"))
     assert ex.replaced >= 1, "the second node's actors were not lost"
     assert ex.replayed >= 1, "no match was in flight on the lost node"
     assert on_ray == local    # replayed from their seeds: the same results
+    # the spectators heard every match end, the lost attempts' played again in their place
+    assert hub.started == hub.ended and len(hub.ended) == len(on_ray)
+    assert all(m.summary.status == spectator_pb2.MATCH_STATUS_FINISHED
+               and [f.seq for f in m.frames] == list(range(len(m.frames)))
+               for m in hub.matches.values())
 
 
 def referee_actors() -> list[int]:

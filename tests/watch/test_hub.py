@@ -313,3 +313,23 @@ def test_a_lost_attempt_s_late_messages_change_nothing():
     assert match.summary.status == pb.MATCH_STATUS_FINISHED and match.summary.turns == 1
     assert feed == ["frame", "over", None]
     assert recent == ["m"]
+
+
+def test_the_bus_goes_on_after_a_message_the_hub_cannot_take(caplog):
+    """What fails in the hub as a batch is delivered (here: bytes that are no frame) is
+    logged once for its match, and the batch goes on: it stopped a multi-process run, and
+    ended a Ray actor's stream, its matches unseen from then on."""
+    from arena.watch.bus import Bus
+
+    h = hub.SpectatorHub()
+    bus = Bus(h, "cup")
+    start = pb.MatchSummary(match_id="m", names=["a", "b"], status=pb.MATCH_STATUS_LIVE)
+    frame = pb.MatchFrame(seq=0).SerializeToString()
+    over = pb.MatchOver(status=pb.MATCH_STATUS_FINISHED).SerializeToString()
+    bus.deliver([("start", "m", start.SerializeToString(), None),
+                 ("frame", "m", b"\xff\xff\xff", None), ("frame", "m", b"\xff\xff\xff", None),
+                 ("frame", "m", frame, None), ("over", "m", over, None)])
+    match = h.matches["m"]
+    assert len(match.frames) == 1 and match.over is not None
+    said = [r for r in caplog.records if r.name == "arena.watch.bus"]
+    assert [r.getMessage() for r in said] == ["the spectator hub failed on a frame of match m"]

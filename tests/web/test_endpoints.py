@@ -150,16 +150,18 @@ def test_the_record_of_an_attempt_cut_short_is_not_kept_for_the_match_played_aga
         async def go():
             arena.hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
                                                     status=pb.MATCH_STATUS_LIVE))
-            arena.hub.frame("m", pb.MatchFrame(seq=1))
+            arena.hub.frame("m", pb.MatchFrame(seq=0))
             arena.hub.match_ended("m", pb.MatchOver(status=status))
         arena.run(go())
 
     attempt(pb.MATCH_STATUS_ABORTED)
     status, _, body = get(arena, "/api/record/m")
     assert status == 200 and json.loads(body)["over"]["status"] == "MATCH_STATUS_ABORTED", body
+    assert len(json.loads(body)["frames"]) == 1, body
     attempt(pb.MATCH_STATUS_FINISHED)
     status, _, body = get(arena, "/api/record/m")
     assert status == 200 and json.loads(body)["over"]["status"] == "MATCH_STATUS_FINISHED", body
+    assert len(json.loads(body)["frames"]) == 1, body
 
 
 def test_a_finished_match_opened_again_and_again_is_made_json_once(arena):
