@@ -279,9 +279,10 @@ class RayExecutor(Executor):
             nonlocal lost_since
             if stopping:
                 return
-            disowned.setdefault(name, set()).update(match_ids[i] for i in indices if i in match_ids)
             async with changed:
                 again = [i for i in indices if i not in reported]
+                # before they are dealt again
+                disowned.setdefault(name, set()).update(match_ids[i] for i in again)
                 self.replayed += len(again)
                 if (stop := deals.died(again, again if begun else ())) is not None:
                     failure.append(stop)
