@@ -312,8 +312,13 @@ class MatchRunner:
             # a bot that gave up on its referee while this process was stopped (Ctrl-Z,
             # SIGSTOP, a paused machine) has not failed: the SDKs leave a referee that
             # answers no ping for 20 s. Its verdict stands here; whoever runs the match
-            # decides (a tournament stops, to play it again on resume)
-            paused = (self._clock.paused_ns - self._paused_before) / 1e9
+            # decides (a tournament stops, to play it again on resume). Counted from the
+            # match's start, or from the bot's last sign of life before it, whichever came
+            # first: a pause between its last match and this one (its seat taken, this
+            # match not begun) had its bot found gone here, charged
+            since = min(self._paused_before,
+                        getattr(self.sessions[seat], "paused_seen", self._paused_before))
+            paused = (self._clock.paused_ns - since) / 1e9
             if paused >= ARENA_PAUSE_S and self.lost_to_pause is None:
                 self.lost_to_pause = (seat, paused)
         verdict = Verdict(seat, kind, detail, latency_us)

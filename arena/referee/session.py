@@ -92,7 +92,12 @@ class BotSession:
         self._deadline = 0.0                     # ... when its time is out (loop time)
         self._live_deadline = 0                  # ... and on the live clock (ns)
         self._loop = asyncio.get_running_loop()
-        self._now_ns = live_clock().now_ns       # a pause of this process is not the bot's
+        clock = self._clock = live_clock()
+        self._now_ns = clock.now_ns              # a pause of this process is not the bot's
+        #: this process's pauses in all (the clock's, in ns) when the bot was last known to
+        #: be there: its hello, then each match's end. A bot lost between two matches while
+        #: the process was stopped is lost to the pause too (MatchRunner.lost_to_pause)
+        self.paused_seen = clock.paused_ns
         self._done = self._loop.create_future()
 
     # ---------------------------------------------------------------- state
@@ -259,6 +264,7 @@ class BotSession:
 
     def end_match(self) -> None:
         self._open_turn = None
+        self.paused_seen = self._clock.paused_ns
 
     def open_turn(self, turn_id: int) -> None:
         self._open_turn = turn_id

@@ -323,3 +323,33 @@ def test_seats_that_fail_before_the_first_turn_leave_together(present, ranking):
     assert [e[1] for e in forfeits] == [s for s in range(3) if s not in present]
     assert [len(e) > 2 for e in forfeits] == [i > 0 for i in range(len(forfeits))]
     assert replays(result)
+
+
+def test_a_bot_lost_while_the_arena_stood_still_between_matches_is_lost_to_the_pause():
+    """The arena stopped (here its event loop blocked 7 s; a SIGSTOP is alike) between two
+    matches of a bot, which was lost meanwhile: its seat taken for the next match, that
+    match begun after the pause found it gone and charged it ("disconnected before the
+    match", stored as a result: CI's long-pause test, once in several runs). The pause is
+    now counted from the bot's last sign of life (its last match's end), so the runner
+    says the bot was lost to the pause, and a tournament plays the match again."""
+    import signal
+    import time
+
+    from arena.local import LocalArena
+    from arena.referee.runner import ARENA_PAUSE_S, MatchRunner
+
+    async def go():
+        async with LocalArena.open([BOTS / "random", BOTS / "greedy"]) as local:
+            first = await local.play(spec(["random", "greedy"], seed=1))
+            sessions = [bot.session for bot in local.bots]
+            local.bots[0].process.jail.signal(signal.SIGKILL)   # kill -9 of its processes
+            time.sleep(ARENA_PAUSE_S + 2)        # the loop stands still: the arena's pause
+            await asyncio.sleep(0.1)   # the loop runs again (its clock counts the pause) ...
+            runner = MatchRunner(spec(["random", "greedy"], seed=2), sessions)   # ... then this
+            second = await runner.run()
+            return first, second, runner.lost_to_pause
+
+    first, second, lost = asyncio.run(go())
+    assert first.status == Status.FINISHED and first.verdicts == []
+    assert [v.seat for v in second.verdicts] == [0]     # the verdict stands in the match...
+    assert lost is not None and lost[0] == 0 and lost[1] >= ARENA_PAUSE_S   # ...told as lost
