@@ -1279,6 +1279,13 @@ def test_a_paused_arena_charges_no_bot_for_its_pause(tmp_path, mark):
     assert verdicts == []
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:   # gone
+        return b""
+
+
 def test_a_long_pause_of_the_arena_charges_no_bot_for_it(tmp_path, mark, reference):
     """Ctrl-Z for more than 20 s, then fg (SIGSTOP and SIGCONT of the arena and its referee
     workers; its bots run on, in sessions of their own). The bots' SDK pings its referee
@@ -1295,7 +1302,8 @@ def test_a_long_pause_of_the_arena_charges_no_bot_for_it(tmp_path, mark, referen
         referees = [proc.pid, *procs.workers(proc.pid)]
         for pid in referees:
             os.kill(pid, signal.SIGSTOP)
-        bots = [pid for pid in processes_marked(mark) if pid not in referees]
+        bots = [pid for pid in processes_marked(mark) if pid not in referees
+                and b"resource_tracker" not in _cmdline(pid)]   # multiprocessing's own
         assert bots
         for pid in bots:
             with contextlib.suppress(ProcessLookupError):
@@ -1304,12 +1312,18 @@ def test_a_long_pause_of_the_arena_charges_no_bot_for_it(tmp_path, mark, referen
         for pid in referees:
             os.kill(pid, signal.SIGCONT)
         _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 1, stderr
-    assert re.search(r"this arena was stopped for \d+ s \(Ctrl-Z, SIGSTOP, a paused machine\) "
-                     r"during match [0-9a-f]{16}, and \S+'s bot was lost meanwhile", stderr), stderr
-    assert "Resume with:\n  arena tournament --resume paused" in stderr, stderr
-    ok(mark, "tournament", "--resume", "paused", "--db", db, "--logs", tmp_path / "logs", "-q",
-       timeout=120)
+    if proc.returncode == 0:
+        # no bot it killed was at a table (each was between two matches, and started
+        # again for its next): the run went on, and charged nobody (as checked below)
+        assert "this arena was stopped" not in stderr, stderr
+    else:
+        assert proc.returncode == 1, stderr
+        assert re.search(r"this arena was stopped for \d+ s \(Ctrl-Z, SIGSTOP, a paused "
+                         r"machine\) during match [0-9a-f]{16}, and \S+'s bot was lost "
+                         r"meanwhile", stderr), stderr
+        assert "Resume with:\n  arena tournament --resume paused" in stderr, stderr
+        ok(mark, "tournament", "--resume", "paused", "--db", db, "--logs", tmp_path / "logs",
+           "-q", timeout=120)
     same_results(db, "paused", reference, mark)
 
 
