@@ -525,6 +525,17 @@ def _unpack(archive: bytes, folder: Path) -> None:
             _extract(tar, folder)
 
 
+def _readable(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+    """Python's ``data`` filter, each file and folder then readable by every user: the
+    server's sandboxes run each bot as a user of its own (arena.bots.sandbox), which an
+    upload's files of mode 0600 shut out of its own folder."""
+    kept = tarfile.data_filter(member, dest)
+    if kept.isdir():
+        return kept.replace(mode=0o755, deep=False)
+    mode = kept.mode if kept.mode is not None else member.mode
+    return kept.replace(mode=mode | 0o444 | (0o111 if mode & 0o100 else 0), deep=False)
+
+
 def _extract(tar: tarfile.TarFile, folder: Path) -> None:
     """``tar``'s members into ``folder``, checked (see :func:`_unpack`)."""
     total, members = 0, []
@@ -552,8 +563,9 @@ def _extract(tar: tarfile.TarFile, folder: Path) -> None:
                             f"{exc.strerror or exc}; the fault is the server's, not the "
                             "bot's") from None
     try:
+        folder.chmod(0o755)
         if hasattr(tarfile, "data_filter"):   # Python 3.11.4+: the library checks too
-            tar.extractall(folder, members=members, filter="data")
+            tar.extractall(folder, members=members, filter=_readable)
         else:
             tar.extractall(folder, members=members)
     except (tarfile.TarError, OSError) as exc:

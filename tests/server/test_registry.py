@@ -20,7 +20,7 @@ from arena.referee.lobby import Lobby, token_hash
 from arena.referee.server import RefereeServer
 from arena.server.client import pack
 from arena.server.registry import (
-    MAX_FILES, MAX_UNPACKED, NotHostedError, Registry, RegistryError,
+    MAX_FILES, MAX_UNPACKED, NotHostedError, Registry, RegistryError, _unpack,
 )
 from arena.store.sqlite import SQLiteStore
 
@@ -164,6 +164,31 @@ def _archive(files: dict[str, bytes]) -> bytes:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return out.getvalue()
+
+
+def test_an_upload_s_files_are_unpacked_readable_by_every_user(tmp_path):
+    """A server run as root runs each hosted bot as a user of its own (not root: see
+    arena.bots.sandbox), who reads the bot's folder as any user of the machine: an upload
+    of files of mode 0600 (an author's umask 077) shut the bot out of its own files. They
+    are unpacked readable by all; programs stay programs, and no write bit is added."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, mode, data in [("lib", 0o700, None), ("bot.py", 0o600, b"pass\n"),
+                                 ("run.sh", 0o700, b"#!/bin/sh\n"), ("lib/w.bin", 0o400, b"w")]:
+            info = tarfile.TarInfo(name)
+            info.mode = mode
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    folder = tmp_path / "hosted" / "alpha"
+    _unpack(out.getvalue(), folder)
+    modes = {p.relative_to(folder).as_posix(): p.stat().st_mode & 0o7777
+             for p in [folder, *folder.rglob("*")]}
+    assert modes == {".": 0o755, "lib": 0o755, "bot.py": 0o644, "run.sh": 0o755,
+                     "lib/w.bin": 0o644}
 
 
 def test_an_upload_the_data_folder_cannot_take_fails_saying_so(tmp_path):
