@@ -463,8 +463,10 @@ def _take_stream(pipe, kept, folder: Path, room_mb: int, most_entries: int) -> s
                     files.add(name)
                 elif member.isdir():
                     folders.add(name)
-                if _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
-                                           and _unchanged(folder, member)):
+                if name == ".":
+                    pass   # the folder itself: the host's (its mode, its times)
+                elif _arena_file(member) or (plain(os.path.normpath(os.path.dirname(name)))
+                                             and _unchanged(folder, member)):
                     # not kept: its data is a hole in the spool (a bot's folder of
                     # 3 GiB of weights, unchanged, is not written again to the disk)
                     spool.skip = (member.offset_data, tar.offset)
@@ -575,7 +577,9 @@ def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     kept = tarfile.tar_filter(member, dest)
     if member.isdir() and member.mode & stat.S_ISGID and kept.mode is not None:
         kept = kept.replace(mode=kept.mode | stat.S_ISGID, deep=False)
-    return kept
+    # owned by the arena's user, not the sandbox's (arena.bots.sandbox.USER_BASE: another
+    # bot's sandbox may have its uid later)
+    return kept.replace(uid=None, gid=None, uname=None, gname=None, deep=False)
 
 
 def _named_within(member: tarfile.TarInfo) -> None:

@@ -206,6 +206,9 @@ class RefereeServer:
             if bound == 0:
                 raise OSError(f"the referee cannot listen on {path}")
             await server.start()
+            # for the sandbox's user, not the arena's (root's sandboxes run each bot as a
+            # user of its own: arena.bots.sandbox); the folder is the referee's, 0700
+            os.chmod(path, 0o666)
         except BaseException:
             await _quietly_stopped(server)
             with contextlib.suppress(OSError):

@@ -38,6 +38,10 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
   lease FILE         takes a write lease on FILE (a file of its folder nobody has open),
                      which would make another process's open of it wait (or fail, if it
                      must not wait) and tell this one of it; then lets it go
+  identity           reports its user and groups, its capabilities and no_new_privs, then
+                     tries to make a user namespace (in which it would hold every
+                     capability) and to start a thread (clone3, or clone where clone3 is
+                     refused as absent)
   oom                reports its out-of-memory score adjustment, then tries to lower it to
                      -1000 (the one the kernel's out-of-memory killer would spare)
   keyring PREFIX     at every turn, adds a key named PREFIX + its process id, holding its
@@ -216,6 +220,33 @@ def oom_score() -> int:
 def capabilities() -> str:
     return next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
                 if line.startswith("CapEff:"))
+
+
+def identity() -> dict:
+    status = dict(line.split(":\t", 1) for line in
+                  Path("/proc/self/status").read_text().splitlines() if ":\t" in line)
+    return {"uids": os.getresuid(), "gids": os.getresgid(), "groups": os.getgroups(),
+            **{name: status[name].strip() for name in
+               ("CapInh", "CapPrm", "CapEff", "CapAmb", "NoNewPrivs")}}
+
+
+CLONE_NEWUSER = 0x10000000
+
+
+def new_user_namespace() -> str:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), f"unshare: {os.strerror(ctypes.get_errno())}")
+    return Path("/proc/self/uid_map").read_text()
+
+
+def thread() -> str:
+    import threading
+    done = []
+    worker = threading.Thread(target=lambda: done.append(1))
+    worker.start()
+    worker.join()
+    return "ran" if done else "did not run"
 
 
 def remount(path: str):
@@ -533,6 +564,10 @@ class Hostile(Bot):
                 attempt("oom spare me", lambda: Path("/proc/self/oom_score_adj").write_text("-1000"))
             elif MODE == "env":
                 attempt("env", lambda: sorted(os.environ))
+            elif MODE == "identity":
+                attempt("identity", identity)
+                attempt("new user namespace", new_user_namespace)
+                attempt("thread", thread)
             elif MODE == "remount":
                 attempt("capabilities", capabilities)
                 for path in ARGS:

@@ -56,8 +56,11 @@ def test_nothing_a_bot_started_outlives_its_arena(mode, tmp_path):
 
 
 def _left_by_dying_arenas(mode: str, folder: Path, after: float, runs: int) -> list[list[int]]:
-    """Run ``runs`` arenas that die ``after`` seconds after starting their bot; the pids
-    each left (killed then)."""
+    """Run ``runs`` arenas that die ``after`` seconds after starting their bot (in a
+    folder made in ``folder``, readable by all as a bot's folder is); the pids each left
+    (killed then)."""
+    folder = folder / "bot"
+    folder.mkdir(mode=0o755)
     left = []
     for _ in range(runs):
         mark = new_mark()
@@ -101,11 +104,15 @@ asyncio.run(main())
 #: process (which --info-fd then reports) and letting it go on (--userns-block-fd: it
 #: reads a FIFO no one writes), the window in which its death used to leave that process
 #: waiting for ever under init. (Without --disable-userns, which that option excludes.)
+#: A sandbox without a user namespace (run as a user of its own) holds its first process
+#: before it execs the bot instead (--block-fd).
 _HELD_BWRAP = """#!/bin/sh
 if [ -n "${mark}" ]; then
   exec 8>"$HOLD_INFO" 9<>"$HOLD_FIFO"   # (3 and up: the seccomp filters)
-  for a; do shift; [ "$a" = --disable-userns ] || set -- "$@" "$a"; done   # (conflicts)
-  exec {bwrap} --info-fd 8 --userns-block-fd 9 "$@"
+  block=--block-fd
+  for a; do shift; [ "$a" = --unshare-user ] && block=--userns-block-fd
+    [ "$a" = --disable-userns ] || set -- "$@" "$a"; done   # (conflicts)
+  exec {bwrap} --info-fd 8 $block 9 "$@"
 fi
 exec {bwrap} "$@"
 """

@@ -22,7 +22,7 @@ from support.hostile import hostile
 from support.processes import env_for, processes_marked
 from support.requirements import missing
 
-from arena.bots.sandbox import Limits, SandboxFactory
+from arena.bots.sandbox import USER_BASE, Limits, SandboxFactory, runs_as_user
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = ROOT / "bots" / "random"
@@ -93,11 +93,14 @@ def test_it_cannot_write_outside_its_scratch_folder(tmp_path, mark):
     other = shutil.copytree(RANDOM, tmp_path / "random", ignore=shutil.ignore_patterns("__pycache__"))
     bot = tmp_path / "bot"
     refused = [bot / "mine.txt", other / "bot.py", "/usr/dropped.txt", "/dev/dropped.txt"]
-    private = ["/tmp/fine.txt", "/scratch/fine.txt", "/dev/shm/fine.txt",
-               tmp_path / "dropped.txt"]  # its own tmpfs
+    private = ["/tmp/fine.txt", "/scratch/fine.txt", "/dev/shm/fine.txt"]
+    # the folders bwrap made in its own /tmp to bind the bot's folder: root's, where the
+    # bot runs as a user of its own; the bot's own (uid 0) before
+    (refused if runs_as_user() else private).append(tmp_path / "dropped.txt")
     # the repository: read-only, unless it lies under /tmp (a fresh clone in CI), where the
     # write lands in the sandbox's private /tmp
-    (private if ROOT.is_relative_to("/tmp") else refused).append(ROOT / "dropped.txt")
+    (private if ROOT.is_relative_to("/tmp") and not runs_as_user() else refused).append(
+        ROOT / "dropped.txt")
     out = tournament(mark, tmp_path, hostile(bot, "write", *refused, *private), other=other)
     ok = {r["what"].split(" ", 1)[1]: r["ok"] for r in out["reports"]}
     assert ok == {**{str(p): False for p in refused}, **{str(p): True for p in private}}
@@ -122,16 +125,56 @@ def test_it_has_no_capability_and_cannot_remount_its_mounts_writable(tmp_path, m
 
 
 def test_it_cannot_change_the_host_s_kernel_settings(tmp_path, mark):
-    """The bot runs as the host's uid 0, and the kernel lets uid 0 write most of
+    """The bot ran as the host's uid 0, and the kernel lets uid 0 write most of
     /proc/sys with no capability: kernel.core_pattern (a program the host's root runs at
     the next crash), kernel.pid_max, vm.drop_caches (every page cache emptied). It could
-    open each for writing before (nothing is written here, even then)."""
+    open each for writing before (nothing is written here, even then). /proc/sys is
+    read-only, and where the arena runs as root the bot runs as a user of its own, whom
+    the files' modes refuse first."""
     sysctls = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/pid_max",
                "/proc/sys/vm/drop_caches"]
     out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "open_for_writing", *sysctls))
     tried = [r for r in out["reports"] if r["what"].startswith("open for writing ")]
     assert len(tried) == 2 * len(sysctls) and not any(r["ok"] for r in tried), tried
-    assert all("Read-only file system" in r["error"] for r in tried), tried
+    refusal = "Permission denied" if runs_as_user() else "Read-only file system"
+    assert all(refusal in r["error"] for r in tried), tried
+
+
+def test_each_sandbox_runs_as_a_user_of_its_own(tmp_path, mark):
+    """Run by root, the sandbox ran its bot as the host's uid 0 (with no capability):
+    the owner of most of the host's files, whom the kernel lets do much by its uid alone.
+    Each sandbox now runs as a user of its own, USER_BASE + its bwrap's pid: no other
+    group, no capability left from the setpriv that made it, no new user namespace (the
+    seccomp filter), and threads still start (clone3 is refused as absent; the C library
+    falls back to clone). Two bots at one table, each in a sandbox of its own, are two
+    users."""
+    if not runs_as_user():
+        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    other = hostile(tmp_path / "other", "identity")
+    toml = other / "bot.toml"
+    toml.write_text(toml.read_text().replace('name = "hostile"', 'name = "hostile2"'))
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "identity"), other=other)
+    tried = {}
+    for r in out["reports"]:
+        tried.setdefault(r["what"], []).append(r)
+    processes = {r["process"] for r in tried["identity"]}
+    assert len(processes) >= 2, tried
+    assert [len(tried[w]) for w in ("identity", "new user namespace", "thread")] == \
+        [len(processes)] * 3, tried
+    # each process a uid of its own (bwrap's pid: the host's pids do not come round again
+    # within a test)
+    assert len({r["result"]["uids"][0] for r in tried["identity"]}) == len(processes), tried
+    for r in tried["identity"]:
+        got = r["result"]
+        uid = got["uids"][0]
+        assert USER_BASE < uid < USER_BASE + 2**22, got          # (pid_max: 2^22 at most)
+        assert got["uids"] == [uid] * 3 and got["gids"] == [uid] * 3, got
+        assert got["groups"] == [], got
+        assert {got[c] for c in ("CapInh", "CapPrm", "CapEff", "CapAmb")} == {"0" * 16}, got
+        assert got["NoNewPrivs"] == "1", got
+    assert not any(r["ok"] for r in tried["new user namespace"]), tried["new user namespace"]
+    assert all("Operation not permitted" in r["error"] for r in tried["new user namespace"])
+    assert all(r["ok"] and r["result"] == "ran" for r in tried["thread"]), tried["thread"]
 
 
 def test_the_machine_s_page_counts_read_empty(tmp_path, mark):
@@ -285,16 +328,34 @@ def test_it_sees_no_other_process_and_no_token(tmp_path, mark):
         assert s["pids_seen"] <= 3            # its sandbox's init and itself
 
 
+def test_a_bot_folder_shut_to_other_users_is_refused_saying_so(tmp_path):
+    """A sandbox run as a user of its own cannot read a folder of mode 0700: the bot
+    would fail on its first file with "Permission denied", far from the cause. The start
+    is refused, saying what to do."""
+    if not runs_as_user():
+        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o700)
+    with pytest.raises(PermissionError) as refused:
+        asyncio.run(SandboxFactory(Limits()).start(["/bin/true"], folder, {}))
+    assert str(refused.value) == (
+        f"[Errno 13] the bot's folder {folder} is shut to other users (mode 0700), and the "
+        "sandbox runs each bot as a user of its own: make it readable by all (chmod -R a+rX)")
+
+
 def test_no_command_line_of_the_host_holds_a_bot_s_token(tmp_path):
     """Any user of the machine reads every process's command line (ps): bwrap's held the
     bot's environment, its token among them (--setenv), with which such a user could take
     the bot's seat at the referee's port (a hosted bot's on a server, while its process
     restarts). The environment now travels as the process's own, which only root reads."""
     token = "ono99-token-that-only-the-bot-may-know"
+    folder = tmp_path / "bot"
+    folder.mkdir()
 
     async def started() -> None:
         jail, env = await SandboxFactory(Limits()).start(
-            ["/bin/sh", "-c", 'echo "ready $ONO99_TOKEN"; exec sleep 60'], tmp_path,
+            ["/bin/sh", "-c", 'echo "ready $ONO99_TOKEN"; exec sleep 60'], folder,
             {"ONO99_TOKEN": token})
         try:
             line = await asyncio.wait_for(jail.proc.stdout.readline(), 30)
