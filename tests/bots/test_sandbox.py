@@ -695,3 +695,44 @@ def test_leftover_groups_of_an_arena_of_the_same_pid_do_not_leave_a_bot_without_
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert "cpu" in out["got"] and out["odd_kept"] == [True, True] and out["stale_gone"], out
+
+
+def test_without_a_user_of_its_own_the_sandbox_runs_as_before(tmp_path, monkeypatch):
+    """Where the sandbox cannot run a bot as a user of its own (no libseccomp or setpriv,
+    or the arena is not root), it runs as before: bwrap's user namespace, no capability,
+    the arena's own uid. That mode is not the one this machine's probe picks, so it is
+    set here: a bot still writes its scratch folders and only them, and a setup still
+    builds its folder, which comes back as the arena's."""
+    from arena.bots import sandbox
+    from arena.bots.manifest import load_manifest
+    from arena.bots.setup import ensure_setup
+    monkeypatch.setattr(sandbox, "_bwrap_checked", [sandbox._Bwrap(
+        None, ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"],
+        False)])
+    assert not sandbox.runs_as_user()
+    folder = tmp_path / "bot"
+    folder.mkdir()
+
+    async def ran() -> str:
+        jail, _ = await SandboxFactory(Limits()).start(
+            ["/bin/sh", "-c", "id -u; grep CapEff /proc/self/status; "
+             "touch /tmp/a /scratch/b /dev/shm/c && echo wrote; touch x 2>&1; "
+             "cat /proc/self/uid_map"], folder, {})
+        try:
+            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
+            assert await jail.proc.wait() == 0, out
+            return out.decode()
+        finally:
+            jail.close()
+
+    lines = asyncio.run(ran()).splitlines()
+    assert lines[0] == str(os.getuid()), lines
+    assert lines[1].split() == ["CapEff:", "0" * 16], lines
+    assert lines[2] == "wrote", lines
+    assert "Read-only file system" in lines[3], lines
+    assert lines[4].split()[:2] == [str(os.getuid())] * 2, lines   # its own uid, mapped to itself
+    (folder / "bot.toml").write_text(
+        'name = "old"\ncommand = ["sh", "-c", "true"]\nsetup = ["sh", "-c", "echo built > out"]\n')
+    assert ensure_setup(load_manifest(folder), factory=SandboxFactory(Limits())).ran
+    assert (folder / "out").read_text() == "built\n"
+    assert (folder / "out").stat().st_uid == os.getuid()
