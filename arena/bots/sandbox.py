@@ -318,8 +318,6 @@ class SandboxFactory(ProcessFactory):
         # writes reaches the host's disk or outlives the process. /dev itself (bwrap's
         # tmpfs of device nodes, uncapped) is read-only after
         size = [] if limits.scratch_mb is None else ["--size", str(limits.scratch_mb * 2**20)]
-        # no --new-session: bwrap's first process stays in the process group _spawn made
-        # (whose watchdog kills it; the group's session has no terminal to protect)
         tree = _Tree()
         tree.add("--proc", "/proc")
         tree.add(*_PROC_SYS, *_PROC_MASKS, "--dev", "/dev", *size, "--perms", "1777", "--tmpfs",
@@ -398,7 +396,7 @@ exec 9>"/proc/self/fd/$1" && room=$2 && shift 2 || exit 125
 here=$PWD
 umask 022   # what it makes, its bot (a user of its own: USER_BASE) reads
 find SOURCE -mindepth 1 -maxdepth 1 -exec cp -a -t . -- {} + &&
-    (cd SOURCE && find . -type d -perm -2000 -exec chmod g+s "$here/{}" \;) &&
+    (cd SOURCE && find . -mindepth 1 -type d -perm -2000 -exec chmod g+s "$here/{}" \;) &&
     rm -f ./.arena-setup.* || {
     echo "arena: the bot's folder could not be copied for its setup" >&2; exit 125; }
 "$@" 9>&-
@@ -710,9 +708,10 @@ class _Tree:
                 self.args += ["--perms", "0755", "--dir", path]
                 self._made.add(path)
 
-#: /proc/sys read-only. The bot runs as the host's uid 0 (bwrap run by root maps 0 to 0),
-#: and the kernel lets uid 0 write most sysctls with no capability at all (it checks the
-#: file's mode against the uid): a bot could set kernel.core_pattern to a program the
+
+#: /proc/sys read-only. Where a bot runs as the host's uid 0 (bwrap run by root maps 0 to
+#: 0, where it cannot run as a user of its own), the kernel lets it write most sysctls
+#: with no capability at all (it checks the file's mode against the uid): a bot could set kernel.core_pattern to a program the
 #: host's root then runs at the next crash, kernel.pid_max to a handful, or empty every
 #: page cache (vm.drop_caches). bwrap makes /proc/irq and /proc/bus read-only, but leaves
 #: /proc/sys, whose folder refuses the write-access test it makes; Docker binds it

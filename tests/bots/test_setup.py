@@ -539,13 +539,14 @@ def test_a_setup_copies_folders_that_have_a_set_group_id_bit(tmp_path):
     (folder / "assets").mkdir()
     (folder / "assets" / "tool").write_text("#!/bin/sh\n")
     (folder / "assets").chmod(0o2755)
+    folder.chmod(0o2755)   # the bot's folder too, in that shared folder
     assert ensure_setup(load_manifest(folder)).ran, (folder / LOG).read_text()
     assert (folder / "copied").stat().st_mode & 0o7777 == 0o2755
     assert (folder / "copied" / "tool").stat().st_mode & 0o7777 == 0o755
     # what it made is the arena's user's, never the sandbox's (a later sandbox may have
     # that uid); the folder itself keeps its mode
     assert {p.stat().st_uid for p in folder.rglob("*")} == {os.getuid()}
-    assert folder.stat().st_mode & 0o7777 == 0o755
+    assert folder.stat().st_mode & 0o7777 == 0o2755
 
 
 
