@@ -365,7 +365,7 @@ class SandboxFactory(ProcessFactory):
         try:
             with _seccomp() as (flags, fds):
                 passed = [*fds, out[1]] if out else fds
-                proc = await _spawn(_prelude(limits, cgroups),
+                proc = await _spawn(_prelude(limits, cgroups, own_user=runs_as_user()),
                                     [*box, *flags, "--", *_user(), *argv], folder, env, passed)
         except BaseException:
             if out:
@@ -493,7 +493,9 @@ def setpriv_works() -> bool:
     return done.returncode == 0
 
 
-def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
+def _prelude(limits: Limits, cgroups: _Cgroups | None, own_user: bool = False) -> list[str]:
+    """sh's commands before it execs: the cgroups joined, the rlimits set (``own_user``:
+    the command then runs as a user of its own, :data:`USER_BASE`)."""
     out = [] if cgroups is None else cgroups.join_commands()
     # sh's own score, which the command it execs keeps (and its children); silent where
     # /proc cannot be written
@@ -501,11 +503,14 @@ def _prelude(limits: Limits, cgroups: _Cgroups | None) -> list[str]:
     held = set() if cgroups is None else set(cgroups.dirs)
     # without cgroups: the data segment for memory (private writable memory since Linux
     # 4.7; not the address space, which runtimes such as V8 reserve by gigabytes), and the
-    # uid's process count (which only binds a non-root uid)
+    # uid's process count (which only binds a non-root uid: a sandbox's own user, whose
+    # processes are all the bot's, or the arena's, whose are all its bots' and its own)
     if limits.memory_mb is not None and "memory" not in held:
         out.append(f"ulimit -d {limits.memory_mb * 1024}")
-    if limits.processes is not None and "pids" not in held and os.geteuid() != 0:
-        out.append(f"ulimit -u {limits.processes}")
+    if limits.processes is not None and "pids" not in held and (own_user or os.geteuid() != 0):
+        # (util-linux's prlimit: sh's ulimit names it -p in dash, -u in bash, where -p is
+        # another limit)
+        out.append(f"prlimit --pid $$ --nproc={limits.processes}:{limits.processes}")
     # rlimits (ulimit sets soft and hard: a process cannot raise them again)
     if limits.cpu_s is not None:   # SIGXCPU at the limit, SIGKILL a second later if ignored
         out += [f"ulimit -S -t {limits.cpu_s}", f"ulimit -H -t {limits.cpu_s + 1}"]

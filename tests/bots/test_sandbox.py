@@ -736,3 +736,48 @@ def test_without_a_user_of_its_own_the_sandbox_runs_as_before(tmp_path, monkeypa
     assert ensure_setup(load_manifest(folder), factory=SandboxFactory(Limits())).ran
     assert (folder / "out").read_text() == "built\n"
     assert (folder / "out").stat().st_uid == os.getuid()
+
+
+#: forks sleeping children until a fork fails (at most 60), then prints how many it made
+_FORKS = """
+import os, sys, time
+n = 0
+while n < 60:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    n += 1
+print(n, flush=True)
+"""
+
+
+def test_without_a_pids_cgroup_a_sandbox_s_own_user_is_held_to_its_process_limit(
+        tmp_path, monkeypatch):
+    """Root ignores RLIMIT_NPROC, so a bot run as uid 0 could be held to its process
+    limit only by a pids cgroup, which a machine may not let the arena make (a container
+    without cgroup delegation). A sandbox's own user is no root, and all its processes
+    are the bot's: the limit binds it there too."""
+    if not runs_as_user():
+        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    from arena.bots import sandbox
+    monkeypatch.setattr(sandbox._Cgroups, "_base", {})     # as where there are none
+    folder = tmp_path / "bot"
+    folder.mkdir()
+
+    async def forked() -> str:
+        jail, _ = await SandboxFactory(Limits(processes=20)).start(
+            [sys.executable, "-c", _FORKS], folder, {})
+        try:
+            out = await asyncio.wait_for(jail.proc.stdout.readline(), 30)
+        finally:
+            jail.signal(signal.SIGKILL)
+            await jail.proc.wait()
+            jail.close()
+        return out.decode().strip()
+
+    started = int(asyncio.run(forked()))
+    assert 10 <= started < 20, started
