@@ -502,14 +502,14 @@ def _prelude(limits: Limits, cgroups: _Cgroups | None, own_user: bool = False) -
     out.append(f"echo {OOM_SCORE_ADJ} 2>/dev/null >/proc/self/oom_score_adj")
     held = set() if cgroups is None else set(cgroups.dirs)
     # without cgroups: the data segment for memory (private writable memory since Linux
-    # 4.7; not the address space, which runtimes such as V8 reserve by gigabytes), and the
-    # uid's process count (which only binds a non-root uid: a sandbox's own user, whose
-    # processes are all the bot's, or the arena's, whose are all its bots' and its own)
+    # 4.7; not the address space, which runtimes such as V8 reserve by gigabytes), and,
+    # for a sandbox's own user, the uid's process count: root ignores it, and an arena's
+    # ordinary user has processes and threads of its own beyond the bot's (a desktop's
+    # hundreds), which it counts too. (util-linux's prlimit: sh's ulimit names it -p in
+    # dash, -u in bash, where -p is another limit.)
     if limits.memory_mb is not None and "memory" not in held:
         out.append(f"ulimit -d {limits.memory_mb * 1024}")
-    if limits.processes is not None and "pids" not in held and (own_user or os.geteuid() != 0):
-        # (util-linux's prlimit: sh's ulimit names it -p in dash, -u in bash, where -p is
-        # another limit)
+    if limits.processes is not None and "pids" not in held and own_user:
         out.append(f"prlimit --pid $$ --nproc={limits.processes}:{limits.processes}")
     # rlimits (ulimit sets soft and hard: a process cannot raise them again)
     if limits.cpu_s is not None:   # SIGXCPU at the limit, SIGKILL a second later if ignored
