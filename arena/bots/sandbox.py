@@ -1,8 +1,9 @@
 """Where a bot process runs: a sandbox (bubblewrap, cgroups, rlimits) or a plain child.
 
 The arena runs strangers' programs, so by default every bot runs in a bubblewrap sandbox
-(Debian's ``bubblewrap``, the sandbox Flatpak is built on): new user, PID, network, IPC,
-UTS and mount namespaces, no capabilities (bwrap run by root keeps them unless told: with
+(Debian's ``bubblewrap``, the sandbox Flatpak is built on): new PID, network, IPC, UTS
+and mount namespaces; run by root, as a user of its own (USER_BASE), else in a user
+namespace of its own; no capabilities (bwrap run by root keeps them unless told: with
 CAP_SYS_ADMIN a bot could remount its read-only mounts writable) and no further user
 namespaces; no kernel keyring, no exact probe of the page cache, no lock or watch on the
 files every sandbox shares (a seccomp filter: all are shared beyond every namespace, so
@@ -14,7 +15,7 @@ C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing
 the host (no database, no other bots, no organiser files, no network, no other process).
 Its environment holds only what a bot needs. Limits come from cgroups where the arena may
 write them (memory, processes and threads: root ignores RLIMIT_NPROC, so a count of
-processes needs the pids controller; and a share of the cores: each bot's own cpu group
+processes needs the pids controller, or a sandbox's own user; and a share of the cores: each bot's own cpu group
 weighs as one thread, however many processes it spins, so it cannot starve the bot whose
 turn it is), and from rlimits (CPU time, open files, file size); the arena caps its
 output. When the sandbox's first process ends, or the arena dies, the PID namespace dies
