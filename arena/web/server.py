@@ -19,9 +19,11 @@ beside the referee, in one process), with no separate ASGI server to run.
 
 A WebSocket carries one JSON object per message of the stream (``{"snapshot": ...}``,
 ``{"frame": ...}``, ``{"frames": {"frames": [...]}}``: the proto's ``oneof`` by name), in
-the JSON a download holds (:func:`arena.watch.records.to_dict`). A stream that cannot start or breaks
-sends ``{"error": LINE, "retry": BOOL}`` and closes; the page tries again, and the new
-stream begins with a fresh snapshot, so a page that reconnects is in sync. The page is
+the JSON a download holds (:func:`arena.watch.records.to_dict`). Pages that follow the same
+thing share one stream of the service (:mod:`arena.web.feeds`); a page that joins one under
+way is first sent its last snapshot and what came since. A stream that cannot start or
+breaks sends ``{"error": LINE, "retry": BOOL}`` and closes; the page tries again, and
+begins again from a snapshot, so a page that reconnects is in sync. The page is
 embeddable: no header forbids framing it.
 """
 
@@ -31,7 +33,6 @@ import asyncio
 import collections
 import errno
 import ipaddress
-import json
 import os
 import shutil
 import sys
@@ -52,10 +53,11 @@ from arena.watch import hosts, records
 from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError, replayer
+from arena.web.feeds import Follower, SharedFeeds
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
-MAX_SOCKETS = 1000          # pages following at once (each a spectator stream): then 503
+MAX_SOCKETS = 1000          # pages following at once (sharing streams: arena.web.feeds): then 503
 MAX_SOCKETS_PER_HOST = 100  # ... from one network address (local ones are not counted): then 429
 MAX_UPLOAD_TURNS = 20_000   # an uploaded match replayed (a long points game: a few thousand)
 #: Uploads being received at once (each up to MAX_UPLOAD in memory), and from one network
@@ -154,6 +156,7 @@ class RecordsJson:
 
 
 RECORDS = web.AppKey("records", RecordsJson)
+FEEDS = web.AppKey("feeds", SharedFeeds)
 
 
 def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> web.Application:
@@ -164,7 +167,8 @@ def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> we
     app[SOCKETS] = weakref.WeakSet()
     app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
     app[UPLOADING] = asyncio.Lock()
-    app[RECORDS] = RecordsJson()
+    app[RECORDS] = records_json = RecordsJson()
+    app[FEEDS] = SharedFeeds(lambda message: _feed_text(message, records_json))
     app[RECEIVING] = Connections(MAX_UPLOADS, MAX_UPLOADS_PER_HOST)
     app.router.add_get("/", _page)
     app.router.add_static("/static", STATIC)
@@ -544,19 +548,22 @@ async def _replayed(data: bytes, name: str) -> str:
 
 async def _watch_match(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
-    return await _relay(request, spectators.watch_match(request.match_info["match_id"],
-                                                        _number(request, "delay")))
+    match_id, delay = request.match_info["match_id"], _number(request, "delay")
+    return await _relay(request, ("match", match_id, delay),
+                        lambda: spectators.watch_match(match_id, delay))
 
 
 async def _watch_tv(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
-    return await _relay(request, spectators.watch_tv(request.query.get("tournament", ""),
-                                                     _number(request, "delay")))
+    tournament, delay = request.query.get("tournament", ""), _number(request, "delay")
+    return await _relay(request, ("tv", tournament, delay),
+                        lambda: spectators.watch_tv(tournament, delay))
 
 
 async def _watch_tournament(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
-    return await _relay(request, spectators.watch_tournament(request.query.get("name", "")))
+    name = request.query.get("name", "")
+    return await _relay(request, ("tournament", name), lambda: spectators.watch_tournament(name))
 
 
 def _number(request: web.Request, name: str) -> int:
@@ -569,17 +576,17 @@ def _number(request: web.Request, name: str) -> int:
     return value
 
 
-async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebSocketResponse:
-    """Send ``feed`` down a WebSocket until it ends or the page leaves (the page sends
-    nothing: reading only notices that it left, and answers pings)."""
+async def _relay(request: web.Request, key: Hashable,
+                 open_feed: Callable[[], AsyncIterator[Message]]) -> web.WebSocketResponse:
+    """Send the stream ``key`` (shared with the other pages that follow it; ``open_feed``
+    opens it) down a WebSocket until it ends or the page leaves (the page sends nothing:
+    reading only notices that it left, and answers pings)."""
     sockets, per_host = request.app[SOCKETS], request.app[PER_HOST]
     host = hosts.network_host(request.remote)
     if len(sockets) >= MAX_SOCKETS:
-        await feed.aclose()
         raise web.HTTPServiceUnavailable(text=f"this viewer follows {MAX_SOCKETS} pages "
                                               "already; try again later")
     if per_host.full(host):
-        await feed.aclose()
         raise web.HTTPTooManyRequests(text=f"{host} follows {per_host.cap} pages here already, "
                                            "the most one address may; close one first")
     # no compression either way: a page's messages need none (it sends none), and the
@@ -590,10 +597,9 @@ async def _relay(request: web.Request, feed: AsyncIterator[Message]) -> web.WebS
         await ws.prepare(request)
     except BaseException:
         per_host.remove(host)
-        await feed.aclose()
         raise
     sockets.add(ws)
-    pump = asyncio.create_task(_pump(ws, feed, request.app[RECORDS]))
+    pump = asyncio.create_task(_pump(ws, request.app[FEEDS].follow(key, open_feed)))
     try:
         async for _ in ws:
             pass
@@ -621,20 +627,19 @@ async def _feed_text(message: Message, kept: RecordsJson) -> str:
     return records.to_json(message)
 
 
-async def _pump(ws: web.WebSocketResponse, feed: AsyncIterator[Message],
-                kept: RecordsJson) -> None:
+async def _pump(ws: web.WebSocketResponse, follower: Follower) -> None:
+    """The page's messages down its WebSocket (the last may be an error's), then close."""
     try:
-        async for message in feed:
-            await ws.send_str(await _feed_text(message, kept))
-    except WatchError as exc:
-        await ws.send_str(json.dumps({"error": str(exc), "retry": exc.retry}))
+        async for text in follower:
+            await ws.send_str(text)
     except ConnectionResetError:   # the page left while a message was on its way
         return
     finally:
-        await feed.aclose()
+        follower.close()
     await ws.close()
 
 
 async def _close_sockets(app: web.Application) -> None:
+    await app[FEEDS].close()
     for ws in list(app[SOCKETS]):
         await ws.close(code=1001, message=b"the web viewer is stopping")

@@ -27,7 +27,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.cli.match import write_log
 from arena.watch import records
-from arena.web import server
+from arena.web import feeds, server
 from arena.web.server import WebViewer
 from support.network import own_network_ip
 from support.processes import env_for, processes_marked, reaped
@@ -446,6 +446,93 @@ def test_a_match_socket_sends_a_snapshot_first_then_the_match_as_it_goes(arena):
     # once over, the same address is its whole record, and the socket closes
     messages, closed = socket_messages(arena, f"/ws/match/{match_id}")
     assert closed and len(messages) == 1 and "over" in messages[0]["snapshot"]
+
+
+def test_pages_that_follow_one_match_share_one_stream_of_the_service(arena):
+    """Each page was a stream of its own from the spectator service: the process that
+    plays the matches made and sent every message once a page, and the viewer made it
+    JSON once a page. Pages that follow the same thing now share one stream: the service
+    sees one viewer of the match however many pages follow it, and a page that joins
+    while the match goes on is sent what the stream sent so far (its snapshot and the
+    frames since), so every page ends with the same messages. Once every page has left,
+    the stream is closed."""
+    match_id = arena.play(["a", "b", "c"], 0.03, seed=11)
+    feeds = arena.viewer.runner.app[server.FEEDS]
+    url = arena.url + f"ws/match/{match_id}"
+
+    async def read_all(ws) -> list[str]:
+        return [msg.data async for msg in ws]
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            first = await session.ws_connect(url)
+            seen = [(await first.receive()).data]
+            while len(seen) < 6:                       # the match is well under way
+                seen.append((await first.receive()).data)
+            later = [await session.ws_connect(url) for _ in range(4)]
+            # each has its first message (a stream of its own would have subscribed by then)
+            heads = [(await ws.receive()).data for ws in later]
+            viewers = len(arena.hub.matches[match_id].viewers)
+            streams = feeds.streams()
+            rest = await asyncio.gather(read_all(first), *(read_all(ws) for ws in later))
+            return viewers, streams, [seen + rest[0], *([h, *r] for h, r in zip(heads, rest[1:]))]
+
+    viewers, streams, pages = arena.run(go())
+    assert (viewers, streams) == (1, 1)
+    assert json.loads(pages[0][-1]).keys() == {"over"}
+    assert len(pages[0]) > 6 and all(page == pages[0] for page in pages), [len(p) for p in pages]
+    assert feeds.streams() == 0
+
+    # pages that leave a match still going: its stream is closed
+    match_id = arena.play(["a", "b"], 0.5, seed=12)
+
+    async def leave():
+        async with aiohttp.ClientSession() as session:
+            pages = [await session.ws_connect(arena.url + f"ws/match/{match_id}")
+                     for _ in range(3)]
+            for ws in pages:
+                await ws.receive()
+            during = len(arena.hub.matches[match_id].viewers), feeds.streams()
+            for ws in pages:
+                await ws.close()
+            for _ in range(100):
+                if not arena.hub.matches[match_id].viewers:
+                    break
+                await asyncio.sleep(0.05)
+            return during, (len(arena.hub.matches[match_id].viewers), feeds.streams())
+
+    assert arena.run(leave()) == ((1, 1), (0, 0))
+
+
+def test_a_stream_past_what_it_keeps_for_late_pages_takes_no_new_page(arena, monkeypatch):
+    """What a shared stream keeps for pages that join late is capped (a long match's
+    frames, a ladder's standings for weeks): past it, the next page opens a stream of its
+    own, which begins with a fresh snapshot, and both pages see the whole match."""
+    monkeypatch.setattr(feeds, "CATCH_UP_BYTES", 3000)
+    match_id = arena.play(["a", "b", "c"], 0.03, seed=13)
+    url = arena.url + f"ws/match/{match_id}"
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            first = await session.ws_connect(url)
+            seen = [(await first.receive()).data]
+            while sum(map(len, seen)) <= 3000:
+                seen.append((await first.receive()).data)
+            second = await session.ws_connect(url)
+            own = [(await second.receive()).data]
+            viewers = len(arena.hub.matches[match_id].viewers)
+            seen += [msg.data async for msg in first]
+            own += [msg.data async for msg in second]
+            return viewers, [[json.loads(m) for m in page] for page in (seen, own)]
+
+    viewers, pages = arena.run(go())
+    assert viewers == 2
+    for messages in pages:
+        assert "snapshot" in messages[0] and "over" in messages[-1]
+        seqs = [f.get("seq", 0) for f in messages[0]["snapshot"]["frames"]] + \
+               [m["frame"]["seq"] for m in messages[1:] if "frame" in m]
+        assert seqs == list(range(len(seqs)))
+    assert len(pages[1][0]["snapshot"]["frames"]) > 0     # it joined the match under way
 
 
 def test_tv_and_tournament_sockets_start_with_a_snapshot(arena):
