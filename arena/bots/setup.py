@@ -572,14 +572,21 @@ class _Spooled:
 def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     """Python's ``tar`` filter (no path outside ``dest``, no set-ID bit, no write bit for
     the group or others), which lets a folder keep its set-group-ID bit: a bot folder in
-    a group's shared folder has it, for good reasons. (Devices, which that filter keeps,
+    a group's shared folder has it, for good reasons. Files and folders readable by all,
+    owned by the arena's user. (Devices, which that filter keeps,
     are refused before: :func:`_named_within` reads every member first.)"""
     kept = tarfile.tar_filter(member, dest)
-    if member.isdir() and member.mode & stat.S_ISGID and kept.mode is not None:
-        kept = kept.replace(mode=kept.mode | stat.S_ISGID, deep=False)
-    # owned by the arena's user, not the sandbox's (arena.bots.sandbox.USER_BASE: another
-    # bot's sandbox may have its uid later)
-    return kept.replace(uid=None, gid=None, uname=None, gname=None, deep=False)
+    mode = kept.mode
+    if member.isdir() and member.mode & stat.S_ISGID and mode is not None:
+        mode |= stat.S_ISGID
+    if mode is not None and (member.isdir() or member.isreg()):
+        # readable by all: the bot runs as a user of its own (another than the setup's,
+        # arena.bots.sandbox.USER_BASE), which a file of mode 0600 (a setup's umask 077,
+        # mktemp) shut out of its own build
+        mode |= 0o444 | (0o111 if member.isdir() or mode & 0o100 else 0)
+    # owned by the arena's user, not the sandbox's (another bot's sandbox may have its
+    # uid later)
+    return kept.replace(mode=mode, uid=None, gid=None, uname=None, gname=None, deep=False)
 
 
 def _named_within(member: tarfile.TarInfo) -> None:

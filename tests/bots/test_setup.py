@@ -3,6 +3,7 @@ where, a time limit that leaves nothing running, and the CLI's use of it."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import socket
@@ -522,6 +523,30 @@ def test_a_setup_cannot_leave_a_set_user_id_program_in_the_host_s_folder(tmp_pat
     special = [p.name for p in folder.iterdir() if p.stat().st_mode & 0o6000]
     assert special == [], special
     assert (folder / LOG).read_text().count("Operation not permitted") == 4   # the uid ways
+
+
+def test_what_a_private_setup_makes_its_bot_can_read(tmp_path):
+    """A setup that makes its files private (umask 077, mktemp, chmod 600) passed, and its
+    bot, run as another user than root (the sandbox's own), then failed on its own build
+    with "Permission denied" in every match. What a setup leaves is made readable by all
+    (no write bit added); programs stay programs."""
+    sandboxed()
+    folder = built_bot(tmp_path / "bot", '["sh", "-c", "umask 077 && mkdir data && '
+                                         'echo w > data/w.txt && chmod 700 data/w.txt && '
+                                         '{python} build.py"]')
+    assert ensure_setup(load_manifest(folder)).ran, (folder / LOG).read_text()
+    modes = {p: (folder / p).stat().st_mode & 0o7777 for p in ("data", "data/w.txt")}
+    assert modes == {"data": 0o755, "data/w.txt": 0o755}
+
+    async def read() -> bytes:
+        from arena.bots.sandbox import Limits, SandboxFactory
+        jail, _ = await SandboxFactory(Limits()).start(["cat", "data/w.txt"], folder, {})
+        try:
+            return await asyncio.wait_for(jail.proc.stdout.read(), 30)
+        finally:
+            await jail.proc.wait()
+            jail.close()
+    assert asyncio.run(read()) == b"w\n"
 
 
 def test_a_setup_copies_folders_that_have_a_set_group_id_bit(tmp_path):
