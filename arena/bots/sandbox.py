@@ -15,11 +15,11 @@ C++ runtimes and SDKs read-only; the referee's unix socket bound in; and nothing
 the host (no database, no other bots, no organiser files, no network, no other process).
 Its environment holds only what a bot needs. Limits come from cgroups where the arena may
 write them (memory, processes and threads: root ignores RLIMIT_NPROC, so a count of
-processes needs the pids controller, or a sandbox's own user; and a share of the cores: each bot's own cpu group
-weighs as one thread, however many processes it spins, so it cannot starve the bot whose
-turn it is), and from rlimits (CPU time, open files, file size); the arena caps its
-output. When the sandbox's first process ends, or the arena dies, the PID namespace dies
-with it: nothing it started survives.
+processes needs the pids controller, or a sandbox's own user; and a share of the cores: each
+bot's own cpu group weighs as one thread, however many processes it spins, so it cannot
+starve the bot whose turn it is), and from rlimits (CPU time, open files, file size); the
+arena caps its output. When the sandbox's first process ends, or the arena dies, the PID
+namespace dies with it: nothing it started survives.
 
 :class:`ProcessFactory` is the seam: :class:`SandboxFactory` and :class:`PlainFactory`
 start a command and return a :class:`Jail` that stops it, names the limit it broke, and
@@ -292,10 +292,14 @@ class SandboxFactory(ProcessFactory):
     def __init__(self, limits: Limits, setup_network: bool = False) -> None:
         super().__init__(limits)
         self.setup_network = setup_network
+        notices = []
         if _seccomp_program() is None:
-            self.notice = ("the sandbox leaves the kernel keyring and the page cache's probes "
+            notices.append("the sandbox leaves the kernel keyring and the page cache's probes "
                            "open to bots (channels between their processes): libseccomp "
                            "(Debian: libseccomp2) is missing or failed")
+        if (uid_0 := uid_0_notice()) is not None:
+            notices.append(uid_0)
+        self.notice = "; ".join(notices) or None
 
     @staticmethod
     def unavailable() -> str | None:
@@ -593,7 +597,13 @@ _HARDENING = ["--unshare-user", "--disable-userns", *_CAP_DROP]
 USER_BASE = 0x70000000
 _AS_USER_NAMESPACES = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                        "--unshare-cgroup-try"]
-_AS_USER_CAPS = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+#: (CAP_SETPCAP: setpriv empties the bounding set too, which bwrap leaves whole here)
+_AS_USER_CAPS = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_SETPCAP"]
+#: setpriv's arguments after the uid and gid
+_SETPRIV_REST = ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+#: where the seccomp filter reads clone's flags as its first argument (s390 has them second)
+_AS_USER_MACHINES = ("x86_64", "aarch64")
 
 
 class _Shell(str):
@@ -611,6 +621,7 @@ class _Bwrap:
     problem: str | None      # why it cannot be used, or None
     flags: list[str]         # its namespaces and hardening (--share-net aside)
     as_user: bool            # whether sandboxes run as a user of their own (else: ours)
+    uid_0: str | None = None  # run by root, why they run as uid 0 (not as_user)
 
 
 _bwrap_checked: list[_Bwrap] = []
@@ -640,8 +651,7 @@ def _user() -> list[str]:
     user of its own."""
     if not runs_as_user():
         return []
-    return [shutil.which("setpriv") or "setpriv", *_USER_ARGS, "--clear-groups",
-            "--inh-caps=-all", "--"]
+    return [shutil.which("setpriv") or "setpriv", *_USER_ARGS, *_SETPRIV_REST]
 
 
 def _probe_bwrap() -> str | None:
@@ -650,13 +660,15 @@ def _probe_bwrap() -> str | None:
     older than 0.8 (no --disable-userns) still drops every capability."""
     if not _bwrap_checked:
         tries = [(["--unshare-all", *_HARDENING], False), (["--unshare-all", *_CAP_DROP], False)]
-        if (os.geteuid() == 0 and shutil.which("setpriv") is not None
-                and _seccomp_program() is not None):
-            tries.insert(0, ([*_AS_USER_NAMESPACES, *_AS_USER_CAPS], True))
+        why_not = None
+        if os.geteuid() == 0:
+            why_not = _as_user_missing()
+            if why_not is None:
+                tries.insert(0, ([*_AS_USER_NAMESPACES, *_AS_USER_CAPS], True))
         for flags, as_user in tries:
             uid = USER_BASE + os.getpid()   # (no sandbox has it: this process is no bwrap)
-            user = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                    "--inh-caps=-all", "--"] if as_user else []
+            user = ["setpriv", f"--reuid={uid}", f"--regid={uid}", *_SETPRIV_REST] \
+                if as_user else []
             tree = _Tree()
             _system_mounts(tree)
             try:
@@ -675,8 +687,33 @@ def _probe_bwrap() -> str | None:
                 break
             found = _Bwrap((proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1],
                            flags, as_user)
+            if as_user:
+                why_not = f"bwrap and setpriv cannot make it here ({found.problem})"
+        if os.geteuid() == 0 and not found.problem and not found.as_user:
+            found = replace(found, uid_0=why_not)
         _bwrap_checked.append(found)
     return _bwrap_checked[0].problem
+
+
+def _as_user_missing() -> str | None:
+    """Why this machine cannot run a sandbox as a user of its own, as far as can be told
+    without trying it, or None."""
+    if shutil.which("setpriv") is None:
+        return "util-linux's setpriv is missing"
+    if _seccomp_program() is None:
+        return "libseccomp (Debian: libseccomp2) is missing or failed"
+    if os.uname().machine not in _AS_USER_MACHINES:
+        return f"its seccomp filter is not written for {os.uname().machine}"
+    return None
+
+
+def uid_0_notice() -> str | None:
+    """The line that says why bots run as the host's uid 0 here, where the arena runs as
+    root and cannot run them as a user of its own; None where they do not."""
+    _probe_bwrap()
+    why = _bwrap_checked[0].uid_0
+    return None if why is None else ("bots run as the host's uid 0 (with no capabilities), "
+                                     f"not as a user of their own: {why}")
 
 
 class _Tree:
@@ -715,13 +752,13 @@ class _Tree:
                 self._made.add(path)
 
 
-#: /proc/sys read-only. Where a bot runs as the host's uid 0 (bwrap run by root maps 0 to
-#: 0, where it cannot run as a user of its own), the kernel lets it write most sysctls
-#: with no capability at all (it checks the file's mode against the uid): a bot could set kernel.core_pattern to a program the
-#: host's root then runs at the next crash, kernel.pid_max to a handful, or empty every
-#: page cache (vm.drop_caches). bwrap makes /proc/irq and /proc/bus read-only, but leaves
-#: /proc/sys, whose folder refuses the write-access test it makes; Docker binds it
-#: read-only too.
+#: /proc/sys read-only. Where a bot runs as the host's uid 0 (bwrap run by root maps 0 to 0,
+#: where it cannot run as a user of its own), the kernel lets it write most sysctls with no
+#: capability at all (it checks the file's mode against the uid): a bot could set
+#: kernel.core_pattern to a program the host's root then runs at the next crash,
+#: kernel.pid_max to a handful, or empty every page cache (vm.drop_caches). bwrap makes
+#: /proc/irq and /proc/bus read-only, but leaves /proc/sys, whose folder refuses the
+#: write-access test it makes; Docker binds it read-only too.
 _PROC_SYS = ["--ro-bind-try", "/proc/sys", "/proc/sys"]
 
 #: Files of /proc that show the whole host whatever the namespace (the keyrings' keys with
@@ -755,15 +792,16 @@ _PROC_MASKS = [arg for name in ("keys", "key-users", "timer_list", "kpagecount",
 #:   /usr, a bot's folder), and a lock one takes on such a file (flock, a POSIX or an
 #:   open file description's record lock) is met by every other, as is a watch of who
 #:   opens or reads them (inotify, fanotify, dnotify): two bots at one table passed their
-#:   hands through them live, a bit a lock or an open. Taking or dropping a lock does
-#:   nothing and answers success (errno 0): a bot's one process, or an SQLite file it
-#:   reads, works as before, where a refusal failed them; the processes of one bot no
-#:   longer exclude one another by locks (no bot needs to). Watches are refused, and so
-#:   are leases (fcntl F_SETLEASE): the bot's uid 0 owns the host's files, so it could
-#:   lease any file nobody had open, and another sandbox's open of it then failed (with
-#:   O_NONBLOCK: a bit) or waited while the holder was told (a bit back); the server's
-#:   own reads of a hosted bot's folder would wait so, in its loop, up to 45 s
-#:   (/proc/sys/fs/lease-break-time).
+#:   hands through them live, a bit a lock or an open. (inotify's instances, useless without
+#:   a watch, go too: they are counted per user, 128 at most, and two sandboxes of one uid,
+#:   in two PID namespaces, passed a bit through that count.) Taking or dropping a lock does
+#:   nothing and answers success (errno 0): a bot's one process, or an SQLite file it reads,
+#:   works as before, where a refusal failed them; the processes of one bot no longer
+#:   exclude one another by locks (no bot needs to). Watches are refused, and so are leases
+#:   (fcntl F_SETLEASE): the bot's uid 0 owns the host's files, so it could lease any file
+#:   nobody had open, and another sandbox's open of it then failed (with O_NONBLOCK: a bit)
+#:   or waited while the holder was told (a bit back); the server's own reads of a hosted
+#:   bot's folder would wait so, in its loop, up to 45 s (/proc/sys/fs/lease-break-time).
 #: - Set-user-ID bits (a mode with 04000, given to a chmod or to a call that makes a
 #:   file): a setup writes the bot's host folder as the host's uid 0, and a copy of a
 #:   program it made set-user-ID there (``cp /usr/bin/python3 py; chmod 4755 py``) ran as
@@ -818,6 +856,8 @@ _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] 
     *((b"fcntl", ((1, 0xFFFFFFFF, command),), 0) for command in _SET_LOCK),
     (b"fcntl", ((1, 0xFFFFFFFF, _F_NOTIFY),), errno.EPERM),
     (b"fcntl", ((1, 0xFFFFFFFF, _F_SETLEASE),), errno.EPERM),
+    (b"inotify_init", (), errno.EPERM),
+    (b"inotify_init1", (), errno.EPERM),
     (b"inotify_add_watch", (), errno.EPERM),
     (b"fanotify_init", (), errno.EPERM),
     (b"fanotify_mark", (), errno.EPERM),
@@ -828,7 +868,7 @@ _REFUSED_CALLS: tuple[tuple[bytes, tuple[tuple[int, int, int], ...], int], ...] 
     *_NEW_USER_NAMESPACE,
 )
 #: Calls some architectures do not have (arm64 has only their ``*at`` forms): left out there.
-_NOT_EVERYWHERE = {b"chmod", b"open", b"creat", b"mknod"}
+_NOT_EVERYWHERE = {b"chmod", b"open", b"creat", b"mknod", b"inotify_init"}
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_ACT_ERRNO = 0x00050000
 _SCMP_CMP_MASKED_EQ = 7

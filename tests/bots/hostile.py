@@ -227,7 +227,7 @@ def identity() -> dict:
                   Path("/proc/self/status").read_text().splitlines() if ":\t" in line)
     return {"uids": os.getresuid(), "gids": os.getresgid(), "groups": os.getgroups(),
             **{name: status[name].strip() for name in
-               ("CapInh", "CapPrm", "CapEff", "CapAmb", "NoNewPrivs")}}
+               ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd", "NoNewPrivs")}}
 
 
 CLONE_NEWUSER = 0x10000000

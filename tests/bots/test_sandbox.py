@@ -170,7 +170,8 @@ def test_each_sandbox_runs_as_a_user_of_its_own(tmp_path, mark):
         assert USER_BASE < uid < USER_BASE + 2**22, got          # (pid_max: 2^22 at most)
         assert got["uids"] == [uid] * 3 and got["gids"] == [uid] * 3, got
         assert got["groups"] == [], got
-        assert {got[c] for c in ("CapInh", "CapPrm", "CapEff", "CapAmb")} == {"0" * 16}, got
+        assert {got[c] for c in ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd")} == \
+            {"0" * 16}, got
         assert got["NoNewPrivs"] == "1", got
     assert not any(r["ok"] for r in tried["new user namespace"]), tried["new user namespace"]
     assert all("Operation not permitted" in r["error"] for r in tried["new user namespace"])
@@ -781,3 +782,25 @@ def test_without_a_pids_cgroup_a_sandbox_s_own_user_is_held_to_its_process_limit
 
     started = int(asyncio.run(forked()))
     assert 10 <= started < 20, started
+
+
+@pytest.mark.parametrize("why", ["machine", "setpriv fails"])
+def test_a_root_arena_whose_bots_cannot_have_a_user_of_their_own_says_so(why, monkeypatch):
+    """Where the sandbox cannot run bots as a user of their own (a machine its filter is
+    not written for, no setpriv or libseccomp, a root that is none outside its own user
+    namespace: rootless containers), it runs them as uid 0 in bwrap's user namespace, as
+    before. That fell back in silence: it says so now, and why."""
+    if os.geteuid() != 0:
+        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    from arena.bots import sandbox
+    monkeypatch.setattr(sandbox, "_bwrap_checked", [])
+    if why == "machine":
+        monkeypatch.setattr(sandbox, "_AS_USER_MACHINES", ())
+        expected = f"its seccomp filter is not written for {os.uname().machine}"
+    else:
+        monkeypatch.setattr(sandbox, "_SETPRIV_REST", ["--no-such-option", "--"])
+        expected = "bwrap and setpriv cannot make it here ("
+    factory = sandbox.SandboxConfig().factory()
+    assert isinstance(factory, SandboxFactory) and not sandbox.runs_as_user()
+    assert factory.notice.startswith("bots run as the host's uid 0 (with no capabilities), "
+                                     "not as a user of their own: " + expected), factory.notice
