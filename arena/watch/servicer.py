@@ -145,12 +145,15 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
     async def _follow(self, match_id: str, sub: Subscription,
                       snapshot: pb.MatchSnapshot) -> AsyncIterator[pb.MatchFeed]:
         """The snapshot, then the subscription's messages until the match is over. Frames
-        already in a snapshot are not sent again (a resync may overtake the queue)."""
-        yield wire.snapshot_feed(snapshot)
+        already in a snapshot are not sent again (a resync may overtake the queue). The
+        subscription ends with the stream, however it ends: one cancelled while its
+        snapshot was being sent (a viewer that left before reading it) stayed among the
+        match's viewers until the match ended."""
         last = snapshot.frames[-1].seq if snapshot.frames else -1
         queue = sub.queue
         held = _NOTHING   # an item taken while gathering frames, for the next round
         try:
+            yield wire.snapshot_feed(snapshot)
             while True:
                 item, held = (held, _NOTHING) if held is not _NOTHING else (await queue.get(), _NOTHING)
                 if item is None:

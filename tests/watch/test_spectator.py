@@ -636,3 +636,40 @@ def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it(
                                                                  else (0, 4))
     assert missing.code() == grpc.StatusCode.NOT_FOUND
     assert f"no tournament 'nope' is followed here (known: {followed})" in missing.details()
+
+
+def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription():
+    """A stream cancelled while its first message, the snapshot, was being sent (a viewer
+    that left before reading it: its snapshot larger than the connection's window, so the
+    write waits) stayed among the match's viewers, its queue filling, until the match
+    ended: the stream's cleanup began only after the snapshot (found by review 23, as a
+    web page that closed with its request)."""
+    from support.spectators import BackgroundService, Script
+    service = BackgroundService()
+    try:
+        script = Script(think=0.0, hold=2500)    # a long classic match: its snapshot grows
+        played = service.play(spec([f"p{i}" for i in range(8)], "classic", seed=3,
+                                   move_ms=60_000, bank_ms=60_000), script)
+        service.wait_until(lambda: script.held, what="the match to reach its 2,500th move")
+        request = pb.WatchMatchRequest(match_id=played.match_id)
+        # no window grown for a reader that reads nothing
+        with grpc.insecure_channel(service.address, options=[("grpc.http2.bdp_probe", 0)]) \
+                as channel:
+            stub = spectator_pb2_grpc.SpectatorStub(channel)
+            first = stub.WatchMatch(request)
+            size = next(first).snapshot.ByteSize()
+            assert size > 70_000, size                      # past the connection's window
+            first.cancel()
+            service.wait_until(lambda: service.viewers(played.match_id) == 0, timeout=5,
+                               what="a viewer that read its snapshot to go")
+            for _ in range(5):
+                call = stub.WatchMatch(request)    # started, never read
+                service.wait_until(lambda: service.viewers(played.match_id) == 1,
+                                   what="the viewer's subscription")
+                call.cancel()
+                service.wait_until(lambda: service.viewers(played.match_id) == 0, timeout=5,
+                                   what="the cancelled viewer's subscription to go")
+        script.release()
+        played.result()
+    finally:
+        service.close()
