@@ -11,10 +11,12 @@ more viewer processes (behind a load balancer) carry more pages.
 
 A page that joins a stream already under way is first sent what the stream sent since
 its last snapshot (every stream begins with one, TV again at each switch): the same state
-a stream of its own would begin from, as a snapshot and the frames after it. That is kept
-up to :data:`CATCH_UP_BYTES`; past it, the stream takes no new page, and the next page
-opens a fresh one. A page that falls :data:`BEHIND` messages behind (its connection too
-slow) is told to reconnect and dropped, as the page does on any error; the others go on.
+a stream of its own would begin from, as a snapshot and the messages after it (of a
+tournament's standings, each a whole table, only the latest). That is kept up to
+:data:`CATCH_UP_BYTES` a stream and :data:`CATCH_UP_TOTAL` for all; past either, the
+stream takes no new page, and the next page opens a fresh one. A page that falls
+:data:`BEHIND` messages behind (its connection too slow) is told to reconnect and dropped,
+as the page does on any error; the others go on.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 
 from google.protobuf.message import Message
@@ -31,26 +34,36 @@ from arena.watch.client import WatchError
 
 #: What a stream keeps for pages that join it late (JSON, since its last snapshot)
 CATCH_UP_BYTES = 1024 * 1024
-#: Messages a page may have waiting for its connection before it is dropped
+#: ... and all streams together (a thousand pages on a thousand matches)
+CATCH_UP_TOTAL = 64 * 1024 * 1024
+#: Messages a page may have waiting for its connection, beyond what it joined with, before
+#: it is dropped
 BEHIND = 1000
 #: what a page that fell behind is told (it reconnects, and starts again in sync)
 FELL_BEHIND = json.dumps({"error": "this page fell too far behind the stream", "retry": True})
+#: what pages are told when their stream fails in a way of the viewer's own
+BROKEN = json.dumps({"error": "the web viewer's stream broke", "retry": True})
+
+log = logging.getLogger(__name__)
 
 
 class Follower:
     """One page's place on a shared stream: iterate for its messages (JSON texts); the
-    last may be an error's ``{"error", "retry"}``. :meth:`close` when the page leaves."""
+    last may be an error's ``{"error", "retry"}``. :meth:`close` when the page leaves
+    (again: nothing)."""
 
-    def __init__(self, stream: _Shared) -> None:
+    def __init__(self, stream: _Shared, catch_up: list[str]) -> None:
         self._stream = stream
-        self._waiting: collections.deque[str] = collections.deque()
+        self._waiting: collections.deque[str] = collections.deque(catch_up)
+        self._most = BEHIND + len(catch_up)
         self._ready = asyncio.Event()
+        self._ready.set()
         self._ended = False
 
     def _put(self, text: str) -> None:
         if self._ended:
             return
-        if len(self._waiting) >= BEHIND:
+        if len(self._waiting) >= self._most:
             self._waiting.clear()
             self._end(FELL_BEHIND)
             self._stream.leave(self)
@@ -78,6 +91,7 @@ class Follower:
 
     def close(self) -> None:
         self._ended = True
+        self._waiting.clear()
         self._stream.leave(self)
 
 
@@ -86,43 +100,51 @@ class SharedFeeds:
 
     def __init__(self, to_text: Callable[[Message], Awaitable[str]]) -> None:
         self._to_text = to_text
-        self._streams: dict[Hashable, _Shared] = {}
+        self._joinable: dict[Hashable, _Shared] = {}   # the stream a new page joins, by key
+        self._running: set[_Shared] = set()            # every stream open
+        self.kept_bytes = 0                            # their catch-ups, together
 
     def follow(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]]) -> Follower:
         """A page's place on the stream ``key`` (``open_feed()`` opens it, where none is
         open that a page may still join)."""
-        stream = self._streams.get(key)
+        stream = self._joinable.get(key)
         if stream is None or not stream.joinable:
-            stream = self._streams[key] = _Shared(key, open_feed(), self)
+            stream = self._joinable[key] = _Shared(key, open_feed, self)
+            self._running.add(stream)
         return stream.join()
 
     def streams(self) -> int:
         """Streams open now (each one spectator of the service)."""
-        return len(self._streams)
+        return len(self._running)
 
-    def _gone(self, stream: _Shared) -> None:
-        if self._streams.get(stream.key) is stream:
-            del self._streams[stream.key]
+    def _unjoinable(self, stream: _Shared) -> None:
+        if self._joinable.get(stream.key) is stream:
+            del self._joinable[stream.key]
+
+    def _ended(self, stream: _Shared) -> None:
+        self._unjoinable(stream)
+        self._running.discard(stream)
 
     async def close(self) -> None:
         """Stop every stream (the viewer is stopping)."""
-        streams = list(self._streams.values())
-        self._streams.clear()
+        streams = list(self._running)
         for stream in streams:
-            stream.task.cancel()
+            stream.stop()
         await asyncio.gather(*(s.task for s in streams), return_exceptions=True)
 
 
 class _Shared:
     """One stream of the service and the pages that follow it."""
 
-    def __init__(self, key: Hashable, feed: AsyncIterator[Message], feeds: SharedFeeds) -> None:
+    def __init__(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]],
+                 feeds: SharedFeeds) -> None:
         self.key = key
-        self._feed = feed
+        self._open_feed = open_feed    # called in the task: one cancelled first opens nothing
         self._feeds = feeds
         self._followers: set[Follower] = set()
         #: what a page joining now is sent first (None: no page may join any more)
         self._since: list[str] | None = []
+        self._standings: int | None = None   # where the latest standings are in it
         self._bytes = 0
         self.task = asyncio.create_task(self._run())
 
@@ -131,46 +153,69 @@ class _Shared:
         return self._since is not None
 
     def join(self) -> Follower:
-        follower = Follower(self)
-        follower._waiting.extend(self._since or ())   # (within CATCH_UP_BYTES, not BEHIND)
-        follower._ready.set()
+        follower = Follower(self, self._since or [])
         self._followers.add(follower)
         return follower
 
     def leave(self, follower: Follower) -> None:
         self._followers.discard(follower)
-        if not self._followers and not self.task.done():
-            # nobody left: the stream closes (a page joining later opens a fresh one)
-            self._since = None
-            self._feeds._gone(self)
-            self.task.cancel()
+        if not self._followers:   # nobody left: a page joining later opens a fresh stream
+            self.stop()
+
+    def stop(self) -> None:
+        self._drop()
+        self._feeds._ended(self)
+        self.task.cancel()
 
     async def _run(self) -> None:
         last = None
+        feed = None
         try:
-            async for message in self._feed:
+            feed = self._open_feed()
+            async for message in feed:
                 text = await self._feeds._to_text(message)
-                self._keep(text, message.WhichOneof("kind") == "snapshot")
+                self._keep(text, message.WhichOneof("kind"))
                 for follower in list(self._followers):
                     follower._put(text)
         except WatchError as exc:
             last = json.dumps({"error": str(exc), "retry": exc.retry})
+        except Exception:   # (not the page's fault, nor the service's: said, and logged)
+            log.exception("a web viewer stream (%s) broke", self.key)
+            last = BROKEN
         finally:
-            self._since = None
-            self._feeds._gone(self)
-            with contextlib.suppress(Exception):
-                await self._feed.aclose()
+            self._drop()
+            self._feeds._ended(self)
+            if feed is not None:
+                with contextlib.suppress(Exception):
+                    await feed.aclose()
             for follower in list(self._followers):
                 follower._end(last)
             self._followers.clear()
 
-    def _keep(self, text: str, snapshot: bool) -> None:
+    def _keep(self, text: str, kind: str | None) -> None:
         if self._since is None:
             return
-        if snapshot:
-            self._since, self._bytes = [], 0
+        if kind == "snapshot":
+            self._drop()
+            self._since = []
+        elif kind == "standings" and self._standings is not None:
+            # a whole table: the latest is all a page needs of them
+            self._bytes -= len(self._since[self._standings])
+            self._feeds.kept_bytes -= len(self._since[self._standings])
+            del self._since[self._standings]
+        if kind == "standings":
+            self._standings = len(self._since)
         self._since.append(text)
         self._bytes += len(text)
-        if self._bytes > CATCH_UP_BYTES:   # the next page opens a fresh stream
+        self._feeds.kept_bytes += len(text)
+        if self._bytes > CATCH_UP_BYTES or self._feeds.kept_bytes > CATCH_UP_TOTAL:
+            self._drop()       # the next page opens a fresh stream
             self._since = None
-            self._feeds._gone(self)
+            self._feeds._unjoinable(self)
+
+    def _drop(self) -> None:
+        """What it kept for late pages goes (none may join any more, or a snapshot came)."""
+        self._feeds.kept_bytes -= self._bytes
+        self._bytes = 0
+        self._since = None
+        self._standings = None

@@ -599,15 +599,24 @@ async def _relay(request: web.Request, key: Hashable,
         per_host.remove(host)
         raise
     sockets.add(ws)
-    pump = asyncio.create_task(_pump(ws, request.app[FEEDS].follow(key, open_feed)))
+    follower = None
+    pump = None
     try:
+        follower = request.app[FEEDS].follow(key, open_feed)
+        pump = asyncio.create_task(_pump(ws, follower))
         async for _ in ws:
             pass
     finally:
         sockets.discard(ws)
         per_host.remove(host)
-        pump.cancel()
-        await asyncio.gather(pump, return_exceptions=True)
+        if pump is not None:
+            pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+        if follower is not None:
+            # here, not only in the pump: a pump cancelled before its first step (a page
+            # that sent its close with its request) runs no finally, and its place kept
+            # the stream open, outside every cap
+            follower.close()
     return ws
 
 
@@ -640,6 +649,7 @@ async def _pump(ws: web.WebSocketResponse, follower: Follower) -> None:
 
 
 async def _close_sockets(app: web.Application) -> None:
-    await app[FEEDS].close()
+    """The pages are told the viewer is stopping (1001), then its streams stop."""
     for ws in list(app[SOCKETS]):
         await ws.close(code=1001, message=b"the web viewer is stopping")
+    await app[FEEDS].close()

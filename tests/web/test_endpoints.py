@@ -535,6 +535,101 @@ def test_a_stream_past_what_it_keeps_for_late_pages_takes_no_new_page(arena, mon
     assert len(pages[1][0]["snapshot"]["frames"]) > 0     # it joined the match under way
 
 
+def test_a_page_that_closes_with_its_request_leaves_no_stream_open(arena):
+    """A page whose close frame came with its upgrade request: its socket's reading ended
+    at once, and its sender was cancelled before its first step, whose cleanup never ran.
+    Its place kept the stream (and the service's subscription) open, outside the caps on
+    pages: 200 such requests were 200 streams and no page (review 23)."""
+    match_id = arena.play(["a", "b"], 0.5, seed=14)
+    feeds = arena.viewer.runner.app[server.FEEDS]
+    host, port = arena.url.split("//")[1].rstrip("/").split(":")
+    request = (f"GET /ws/match/{match_id}?delay={{}} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "Sec-WebSocket-Version: 13\r\n\r\n")
+    close = bytes([0x88, 0x82, 1, 2, 3, 4, 0x03 ^ 1, 0xE8 ^ 2])   # masked close, code 1000
+    for delay in range(5):
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            raw.sendall(request.format(delay).encode() + close)
+            while raw.recv(65536):
+                pass
+    deadline = time.monotonic() + 10
+    while (feeds.streams() or arena.run(_viewers(arena, match_id))) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (feeds.streams(), arena.run(_viewers(arena, match_id))) == (0, 0)
+
+
+async def _viewers(arena, match_id: str) -> int:
+    return len(arena.hub.matches[match_id].viewers)
+
+
+def test_a_late_page_is_not_dropped_for_what_it_joined_with(arena, monkeypatch):
+    """A page that joined a stream under way got its catch-up counted against the
+    messages it may fall behind by: on a long match it was dropped (and reconnected, and
+    was dropped again) as soon as a frame came before it had read it all. Only what comes
+    after its join counts."""
+    monkeypatch.setattr(feeds, "BEHIND", 3)
+    match_id = arena.play(["a", "b", "c"], 0.03, seed=15)
+    url = arena.url + f"ws/match/{match_id}"
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            first = await session.ws_connect(url)
+            for _ in range(10):
+                await first.receive()
+            late = await session.ws_connect(url)
+            got = [json.loads(msg.data) async for msg in late]
+            await first.close()
+            return got
+
+    got = arena.run(go())
+    assert len(got) > 10 and "over" in got[-1], got[-1]
+    assert not any("error" in m for m in got)
+
+
+def test_a_late_tournament_page_gets_only_the_latest_standings(arena):
+    """A tournament's stream sends its snapshot once, then each match started and
+    finished, and the standings (a whole table and crosstable) again and again: kept for
+    late pages, they filled what a stream keeps within seconds on a big tournament, and
+    every later page opened a stream of its own. Only the latest standings are kept."""
+    arena.tournament("cup", ["a", "b"], 6)
+    feeds_of = arena.viewer.runner.app[server.FEEDS]
+    url = arena.url + "ws/tournament?name=cup"
+    held = {}
+
+    async def first_page():
+        held["session"] = aiohttp.ClientSession()
+        held["first"] = await held["session"].ws_connect(url)
+        return json.loads((await held["first"].receive()).data)
+
+    seen = [arena.run(first_page())]
+
+    async def next_standings():
+        while True:
+            seen.append(json.loads((await held["first"].receive(timeout=30)).data))
+            if "standings" in seen[-1]:
+                return
+
+    for seed in range(3):   # each match's standings heard before the next match
+        arena.wait(arena.play(["a", "b"], 0.0, seed=100 + seed, tournament="cup"))
+        arena.run(next_standings())
+
+    async def late_page():
+        try:
+            late = await held["session"].ws_connect(url)
+            caught = []
+            while len(caught) < len(seen) - sum("standings" in m for m in seen) + 1:
+                caught.append(json.loads((await late.receive(timeout=30)).data))
+            return caught, feeds_of.streams()
+        finally:
+            await held["session"].close()
+
+    caught, streams = arena.run(late_page())
+    assert streams == 1
+    assert [m for m in caught if "standings" not in m] == [m for m in seen if "standings" not in m]
+    assert [m for m in caught if "standings" in m] == [[m for m in seen if "standings" in m][-1]]
+
+
 def test_tv_and_tournament_sockets_start_with_a_snapshot(arena):
     arena.tournament("cup", ["a", "b"], 2)
     match_id = arena.play(["a", "b"], 0.05, seed=8, tournament="cup")
