@@ -448,6 +448,12 @@ def test_a_match_socket_sends_a_snapshot_first_then_the_match_as_it_goes(arena):
     assert closed and len(messages) == 1 and "over" in messages[0]["snapshot"]
 
 
+def _live_match(arena, seed: int) -> tuple[str, str]:
+    """A three-seat match that lasts a few seconds: its id and its page's socket."""
+    match_id = arena.play(["a", "b", "c"], 0.03, seed=seed)
+    return match_id, arena.url + f"ws/match/{match_id}"
+
+
 def test_pages_that_follow_one_match_share_one_stream_of_the_service(arena):
     """Each page was a stream of its own from the spectator service: the process that
     plays the matches made and sent every message once a page, and the viewer made it
@@ -456,9 +462,8 @@ def test_pages_that_follow_one_match_share_one_stream_of_the_service(arena):
     while the match goes on is sent what the stream sent so far (its snapshot and the
     frames since), so every page ends with the same messages. Once every page has left,
     the stream is closed."""
-    match_id = arena.play(["a", "b", "c"], 0.03, seed=11)
+    match_id, url = _live_match(arena, seed=11)
     feeds = arena.viewer.runner.app[server.FEEDS]
-    url = arena.url + f"ws/match/{match_id}"
 
     async def read_all(ws) -> list[str]:
         return [msg.data async for msg in ws]
@@ -509,8 +514,7 @@ def test_a_stream_past_what_it_keeps_for_late_pages_takes_no_new_page(arena, mon
     frames, a ladder's standings for weeks): past it, the next page opens a stream of its
     own, which begins with a fresh snapshot, and both pages see the whole match."""
     monkeypatch.setattr(feeds, "CATCH_UP_BYTES", 3000)
-    match_id = arena.play(["a", "b", "c"], 0.03, seed=13)
-    url = arena.url + f"ws/match/{match_id}"
+    match_id, url = _live_match(arena, seed=13)
 
     async def go():
         async with aiohttp.ClientSession() as session:
@@ -569,8 +573,7 @@ def test_a_late_page_is_not_dropped_for_what_it_joined_with(arena, monkeypatch):
     was dropped again) as soon as a frame came before it had read it all. Only what comes
     after its join counts."""
     monkeypatch.setattr(feeds, "BEHIND", 3)
-    match_id = arena.play(["a", "b", "c"], 0.03, seed=15)
-    url = arena.url + f"ws/match/{match_id}"
+    _, url = _live_match(arena, seed=15)
 
     async def go():
         async with aiohttp.ClientSession() as session:
