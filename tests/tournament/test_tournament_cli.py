@@ -1428,8 +1428,13 @@ def test_a_tournament_keeps_its_claim_through_a_lost_postgresql_session(
             postgres_server.restart(1.0)          # every session ended; down for 1 s
         else:
             pg_rows(postgres_url, "SELECT pg_terminate_backend(%s)", held)
-        deadline = time.monotonic() + 10        # time for the run to take it again
-        while not claimers(postgres_url) and time.monotonic() < deadline and proc.poll() is None:
+        # time for the run to take it again, on a session of its own: the lock of the
+        # terminated one is still listed until its backend has gone (pg_terminate_backend
+        # only signals it), and a wait that stopped at it let the resume in once it had
+        # gone, before the run's next look (one CI run in many)
+        deadline = time.monotonic() + 10
+        while claimers(postgres_url) in ([], [held]) and time.monotonic() < deadline \
+                and proc.poll() is None:
             time.sleep(0.1)
         second = arena(new_mark(), "tournament", "--resume", "held", "--db", postgres_url, "-q")
         assert "tournament 'held' is being played by another process" in error_line(second)
