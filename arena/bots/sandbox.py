@@ -399,7 +399,6 @@ _SETUP_SOURCE = "/run/ono99-source"
 _SETUP_SCRIPT = r"""
 exec 9>"/proc/self/fd/$1" && room=$2 && shift 2 || exit 125
 here=$PWD
-umask 022   # what it makes, its bot (a user of its own: USER_BASE) reads
 find SOURCE -mindepth 1 -maxdepth 1 -exec cp -a -t . -- {} + &&
     (cd SOURCE && find . -mindepth 1 -type d -perm -2000 -exec chmod g+s "$here/{}" \;) &&
     rm -f ./.arena-setup.* || {
@@ -600,8 +599,6 @@ _AS_USER_NAMESPACES = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--uns
 #: (CAP_SETPCAP: setpriv empties the bounding set too, which bwrap leaves whole here)
 _AS_USER_CAPS = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                  "--cap-add", "CAP_SETPCAP"]
-#: setpriv's arguments after the uid and gid
-_SETPRIV_REST = ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
 #: where the seccomp filter reads clone's flags as its first argument (s390 has them second)
 _AS_USER_MACHINES = ("x86_64", "aarch64")
 
@@ -610,8 +607,23 @@ class _Shell(str):
     """A word of a command that :func:`_spawn`'s ``sh`` reads as shell text, unquoted."""
 
 
-#: setpriv's arguments that make the user ($$ is the pid of sh, which execs bwrap)
-_USER_ARGS = [_Shell(f"--{kind}=$(({USER_BASE} + $$))") for kind in ("reuid", "regid")]
+def readable_by_all(mode: int, folder: bool) -> int:
+    """``mode`` with read bits for every user, and execute bits where it is a folder or
+    its owner may run it (never a write bit): what a sandbox's own user needs of a bot's
+    files, which the arena writes (a setup's output, an upload)."""
+    return mode | 0o444 | (0o111 if folder or mode & 0o100 else 0)
+
+
+def _setpriv(uid: str) -> list[str]:
+    """The words that make the rest of a command run as ``uid`` (and its gid), with no
+    other group and no capability, even in the bounding set."""
+    return [_setpriv_path() or "setpriv", f"--reuid={uid}", f"--regid={uid}",
+            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+@functools.cache
+def _setpriv_path() -> str | None:
+    return shutil.which("setpriv")
 
 
 @dataclass(frozen=True)
@@ -651,7 +663,9 @@ def _user() -> list[str]:
     user of its own."""
     if not runs_as_user():
         return []
-    return [shutil.which("setpriv") or "setpriv", *_USER_ARGS, *_SETPRIV_REST]
+    # USER_BASE + $$: the pid of sh, which execs bwrap
+    return [_Shell(word) if word.startswith(("--reuid=", "--regid=")) else word
+            for word in _setpriv(f"$(({USER_BASE} + $$))")]
 
 
 def _probe_bwrap() -> str | None:
@@ -666,9 +680,8 @@ def _probe_bwrap() -> str | None:
             if why_not is None:
                 tries.insert(0, ([*_AS_USER_NAMESPACES, *_AS_USER_CAPS], True))
         for flags, as_user in tries:
-            uid = USER_BASE + os.getpid()   # (no sandbox has it: this process is no bwrap)
-            user = ["setpriv", f"--reuid={uid}", f"--regid={uid}", *_SETPRIV_REST] \
-                if as_user else []
+            # (a uid no sandbox has: this process is no bwrap)
+            user = _setpriv(str(USER_BASE + os.getpid())) if as_user else []
             tree = _Tree()
             _system_mounts(tree)
             try:
@@ -698,7 +711,7 @@ def _probe_bwrap() -> str | None:
 def _as_user_missing() -> str | None:
     """Why this machine cannot run a sandbox as a user of its own, as far as can be told
     without trying it, or None."""
-    if shutil.which("setpriv") is None:
+    if _setpriv_path() is None:
         return "util-linux's setpriv is missing"
     if _seccomp_program() is None:
         return "libseccomp (Debian: libseccomp2) is missing or failed"

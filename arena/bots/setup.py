@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.manifest import BotManifest, missing_program
-from arena.bots.sandbox import REPO, ProcessFactory, SandboxConfig
+from arena.bots.sandbox import REPO, ProcessFactory, SandboxConfig, readable_by_all
 from arena.rules.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -580,10 +580,9 @@ def _filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     if member.isdir() and member.mode & stat.S_ISGID and mode is not None:
         mode |= stat.S_ISGID
     if mode is not None and (member.isdir() or member.isreg()):
-        # readable by all: the bot runs as a user of its own (another than the setup's,
-        # arena.bots.sandbox.USER_BASE), which a file of mode 0600 (a setup's umask 077,
-        # mktemp) shut out of its own build
-        mode |= 0o444 | (0o111 if member.isdir() or mode & 0o100 else 0)
+        # the bot runs as a user of its own (another than the setup's), which a file of
+        # mode 0600 (a setup's umask 077, mktemp) shut out of its own build
+        mode = readable_by_all(mode, member.isdir())
     # owned by the arena's user, not the sandbox's (another bot's sandbox may have its
     # uid later)
     return kept.replace(mode=mode, uid=None, gid=None, uname=None, gname=None, deep=False)

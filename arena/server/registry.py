@@ -38,7 +38,7 @@ from typing import IO, Any, ClassVar
 from arena.bots.check import Report, check_bot
 from arena.bots.process import ArenaStartError, file_stem, is_log_of
 from arena.bots.manifest import NAME, NAME_RULE, BotManifest, ManifestError, load_manifest
-from arena.bots.sandbox import ProcessFactory, SandboxConfig
+from arena.bots.sandbox import ProcessFactory, SandboxConfig, readable_by_all
 from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
@@ -530,10 +530,9 @@ def _readable(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
     server's sandboxes run each bot as a user of its own (arena.bots.sandbox), which an
     upload's files of mode 0600 shut out of its own folder."""
     kept = tarfile.data_filter(member, dest)
-    if kept.isdir():
+    if kept.isdir():   # (the data filter leaves a folder's mode to the umask)
         return kept.replace(mode=0o755, deep=False)
-    mode = kept.mode if kept.mode is not None else member.mode
-    return kept.replace(mode=mode | 0o444 | (0o111 if mode & 0o100 else 0), deep=False)
+    return kept.replace(mode=readable_by_all(kept.mode, folder=False), deep=False)
 
 
 def _extract(tar: tarfile.TarFile, folder: Path) -> None:

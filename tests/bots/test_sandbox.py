@@ -35,6 +35,12 @@ def sandbox_available():
         missing(f"the bot sandbox: {problem}")
 
 
+def needs_own_user() -> None:
+    """Skip where bots do not run as a user of their own (an arena not run as root)."""
+    if not runs_as_user():
+        pytest.skip("the arena does not run as root here: its bots run as its own user")
+
+
 def run(mark: str, *args, timeout: float = 120) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=ROOT,
                           env=env_for(mark), capture_output=True, text=True, timeout=timeout)
@@ -148,8 +154,7 @@ def test_each_sandbox_runs_as_a_user_of_its_own(tmp_path, mark):
     seccomp filter), and threads still start (clone3 is refused as absent; the C library
     falls back to clone). Two bots at one table, each in a sandbox of its own, are two
     users."""
-    if not runs_as_user():
-        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    needs_own_user()
     other = hostile(tmp_path / "other", "identity")
     toml = other / "bot.toml"
     toml.write_text(toml.read_text().replace('name = "hostile"', 'name = "hostile2"'))
@@ -333,8 +338,7 @@ def test_a_bot_folder_shut_to_other_users_is_refused_saying_so(tmp_path):
     """A sandbox run as a user of its own cannot read a folder of mode 0700: the bot
     would fail on its first file with "Permission denied", far from the cause. The start
     is refused, saying what to do."""
-    if not runs_as_user():
-        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    needs_own_user()
     folder = tmp_path / "bot"
     folder.mkdir(mode=0o700)
     folder.chmod(0o700)
@@ -762,8 +766,7 @@ def test_without_a_pids_cgroup_a_sandbox_s_own_user_is_held_to_its_process_limit
     limit only by a pids cgroup, which a machine may not let the arena make (a container
     without cgroup delegation). A sandbox's own user is no root, and all its processes
     are the bot's: the limit binds it there too."""
-    if not runs_as_user():
-        pytest.skip("the arena does not run as root here: its bots run as its own user")
+    needs_own_user()
     from arena.bots import sandbox
     monkeypatch.setattr(sandbox._Cgroups, "_base", {})     # as where there are none
     folder = tmp_path / "bot"
@@ -798,7 +801,7 @@ def test_a_root_arena_whose_bots_cannot_have_a_user_of_their_own_says_so(why, mo
         monkeypatch.setattr(sandbox, "_AS_USER_MACHINES", ())
         expected = f"its seccomp filter is not written for {os.uname().machine}"
     else:
-        monkeypatch.setattr(sandbox, "_SETPRIV_REST", ["--no-such-option", "--"])
+        monkeypatch.setattr(sandbox, "_setpriv", lambda uid: ["setpriv", "--no-such-option", "--"])
         expected = "bwrap and setpriv cannot make it here ("
     factory = sandbox.SandboxConfig().factory()
     assert isinstance(factory, SandboxFactory) and not sandbox.runs_as_user()
