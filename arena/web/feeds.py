@@ -200,22 +200,22 @@ class _Shared:
             self._since = []
         elif kind == "standings" and self._standings is not None:
             # a whole table: the latest is all a page needs of them
-            self._bytes -= len(self._since[self._standings])
-            self._feeds.kept_bytes -= len(self._since[self._standings])
-            del self._since[self._standings]
+            self._count(-len(self._since.pop(self._standings)))
         if kind == "standings":
             self._standings = len(self._since)
         self._since.append(text)
-        self._bytes += len(text)
-        self._feeds.kept_bytes += len(text)
+        self._count(len(text))
         if self._bytes > CATCH_UP_BYTES or self._feeds.kept_bytes > CATCH_UP_TOTAL:
             self._drop()       # the next page opens a fresh stream
-            self._since = None
             self._feeds._unjoinable(self)
+
+    def _count(self, size: int) -> None:
+        """``size`` bytes more (or fewer) kept, in this stream and in all."""
+        self._bytes += size
+        self._feeds.kept_bytes += size
 
     def _drop(self) -> None:
         """What it kept for late pages goes (none may join any more, or a snapshot came)."""
-        self._feeds.kept_bytes -= self._bytes
-        self._bytes = 0
+        self._count(-self._bytes)
         self._since = None
         self._standings = None

@@ -613,9 +613,9 @@ async def _relay(request: web.Request, key: Hashable,
             pump.cancel()
             await asyncio.gather(pump, return_exceptions=True)
         if follower is not None:
-            # here, not only in the pump: a pump cancelled before its first step (a page
-            # that sent its close with its request) runs no finally, and its place kept
-            # the stream open, outside every cap
+            # here, not in the pump: a pump cancelled before its first step (a page that
+            # sent its close with its request) runs no finally, and its place kept the
+            # stream open, outside every cap
             follower.close()
     return ws
 
@@ -637,14 +637,13 @@ async def _feed_text(message: Message, kept: RecordsJson) -> str:
 
 
 async def _pump(ws: web.WebSocketResponse, follower: Follower) -> None:
-    """The page's messages down its WebSocket (the last may be an error's), then close."""
+    """The page's messages down its WebSocket (the last may be an error's), then close
+    (its place on the stream is closed by :func:`_relay`)."""
     try:
         async for text in follower:
             await ws.send_str(text)
     except ConnectionResetError:   # the page left while a message was on its way
         return
-    finally:
-        follower.close()
     await ws.close()
 
 
