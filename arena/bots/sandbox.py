@@ -331,7 +331,8 @@ class SandboxFactory(ProcessFactory):
         # the environment reaches the bot as bwrap's own (_spawn hands it over whole), not
         # by --setenv: a command line is any local user's to read (ps), and this one held
         # the bot's token, with which a user of the machine could take the bot's seat
-        _system_mounts(tree)
+        own_user = runs_as_user()
+        _system_mounts(tree, host_names=not own_user)
         if setup and self.setup_network:
             # only where npm can reach a registry: a setup writes its folder, which its
             # bot reads while it plays and can show every spectator (a crash verdict
@@ -365,13 +366,18 @@ class SandboxFactory(ProcessFactory):
         # (whose watchdog kills it; the group's session has no terminal to protect)
         box = ["bwrap", "--die-with-parent", *_namespaces(setup and self.setup_network),
                "--hostname", "bot", *tree.args]
-        box += ["--remount-ro", "/", "--chdir", str(folder)]
         cgroups = _Cgroups.make(limits)
         try:
             with _seccomp() as (flags, fds):
                 passed = [*fds, out[1]] if out else fds
-                proc = await _spawn(_prelude(limits, cgroups, own_user=runs_as_user()),
-                                    [*box, *flags, "--", *_user(), *argv], folder, env, passed)
+                prelude = _prelude(limits, cgroups, own_user=own_user)
+                if own_user:
+                    names, lines = _names(passed)
+                    box += names
+                    prelude += lines
+                box += ["--remount-ro", "/", "--chdir", str(folder)]
+                proc = await _spawn(prelude, [*box, *flags, "--", *_user(), *argv], folder,
+                                    env, passed)
         except BaseException:
             if out:
                 os.close(out[0])
@@ -525,7 +531,9 @@ def _prelude(limits: Limits, cgroups: _Cgroups | None, own_user: bool = False) -
     return out
 
 
-def _system_mounts(tree: _Tree) -> None:
+def _system_mounts(tree: _Tree, host_names: bool = True) -> None:
+    """The system's files every sandbox has; the host's users and groups only where
+    ``host_names`` (the bot runs as one of them, else :func:`_names`)."""
     tree.bind("--ro-bind", "/usr", "/usr")
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / top
@@ -534,8 +542,32 @@ def _system_mounts(tree: _Tree) -> None:
         elif path.is_dir():
             tree.bind("--ro-bind", str(path), str(path))
     for name in _ETC:
-        if (Path("/etc") / name).exists():
+        if (host_names or name not in _NAMES) and (Path("/etc") / name).exists():
             tree.bind("--ro-bind", f"/etc/{name}", f"/etc/{name}")
+
+
+def _names(taken: Sequence[int]) -> tuple[list[str], list[str]]:
+    """bwrap's arguments and sh's commands that give a sandbox of a user of its own an
+    /etc/passwd and /etc/group naming that user (``bot``, its HOME the scratch folder),
+    root and nobody, and no one else: without them ``id -un``, Python's
+    ``getpass.getuser()`` and Node's ``os.userInfo()`` failed for a uid no file named,
+    and the host's files showed the bot the machine's users. sh writes each through a
+    here-document on a descriptor (one digit: sh's redirections take no more) that no
+    passed one (``taken``) has; bwrap copies it into the sandbox, read-only, and closes
+    it."""
+    free = [fd for fd in range(3, 10) if fd not in taken]
+    uid = f"$(({USER_BASE} + $$))"     # as _user() says: the pid of the sh that execs bwrap
+    files = {"passwd": ["root:x:0:0:root:/root:/usr/sbin/nologin",
+                        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin",
+                        f"bot:x:{uid}:{uid}:ONO 99 bot:{SCRATCH}:/bin/sh"],
+             "group": ["root:x:0:", "nogroup:x:65534:", f"bot:x:{uid}:"]}
+    args: list[str] = []
+    lines: list[str] = []
+    for fd, (name, rows) in zip(free[:2], files.items(), strict=True):
+        args += ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
+        lines.append("\n".join([f"exec {fd}<<ONO99_{name.upper()}", *rows,
+                                f"ONO99_{name.upper()}"]))
+    return args, lines
 
 
 #: What of /etc a program needs (the loader, certificates, names, time), not its secrets.
@@ -546,6 +578,8 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl/certs"
         "ssl/openssl.cnf", "ca-certificates",
         "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "resolv.conf",
         "host.conf", "gai.conf", "os-release", "mime.types")
+#: Of _ETC, the host's users and groups: a sandbox of a user of its own has its own
+_NAMES = ("passwd", "group")
 #: What of /etc only a setup step with the network needs: npm's settings (its certificates
 #: and proxy, and often the organiser's registry token, which no bot may read while it
 #: plays). A setup with the network can send it anywhere: docs/serve.md says so.

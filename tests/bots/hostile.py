@@ -225,7 +225,13 @@ def capabilities() -> str:
 def identity() -> dict:
     status = dict(line.split(":\t", 1) for line in
                   Path("/proc/self/status").read_text().splitlines() if ":\t" in line)
+    import getpass
+    import pwd
+    me = pwd.getpwuid(os.getuid())
     return {"uids": os.getresuid(), "gids": os.getresgid(), "groups": os.getgroups(),
+            "name": getpass.getuser(), "home": me.pw_dir,
+            "users": [row.split(":")[0] for row in
+                      Path("/etc/passwd").read_text().splitlines()],
             **{name: status[name].strip() for name in
                ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd", "NoNewPrivs")}}
 

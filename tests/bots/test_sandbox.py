@@ -178,6 +178,9 @@ def test_each_sandbox_runs_as_a_user_of_its_own(tmp_path, mark):
         assert {got[c] for c in ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd")} == \
             {"0" * 16}, got
         assert got["NoNewPrivs"] == "1", got
+        # named, in files of its own: the host's users are not shown
+        assert (got["name"], got["home"], got["users"]) == \
+            ("bot", "/scratch", ["root", "nobody", "bot"]), got
     assert not any(r["ok"] for r in tried["new user namespace"]), tried["new user namespace"]
     assert all("Operation not permitted" in r["error"] for r in tried["new user namespace"])
     assert all(r["ok"] and r["result"] == "ran" for r in tried["thread"]), tried["thread"]
@@ -785,6 +788,37 @@ def test_without_a_pids_cgroup_a_sandbox_s_own_user_is_held_to_its_process_limit
 
     started = int(asyncio.run(forked()))
     assert 10 <= started < 20, started
+
+
+def test_a_sandbox_s_own_user_has_a_name(tmp_path):
+    """A sandbox's own user was a uid no /etc/passwd named: `id -un` failed, and so did
+    what a runtime asks of its user (Node's os.userInfo() threw ENOENT, Python's
+    getpass.getuser() raised without $USER), where tools look up a home or a cache
+    folder. Each sandbox has a passwd and group file of its own, naming it ``bot`` (the
+    scratch folder its home), read-only, with no descriptor left open; a setup too."""
+    needs_own_user()
+    if shutil.which("node") is None:
+        missing("Node.js (Debian: nodejs)")
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    folder.chmod(0o755)
+    script = ("id -un; id -gn; node -e 'const u = require(\"os\").userInfo(); "
+              "console.log(u.username, u.homedir, u.uid === process.getuid())'; "
+              "ls /proc/self/fd | wc -l; echo x 2>/dev/null >> /etc/passwd || echo refused")
+
+    async def ran(setup: bool) -> list[str]:
+        jail, _ = await SandboxFactory(Limits()).start(["/bin/sh", "-c", script], folder, {},
+                                                       setup=setup)
+        try:
+            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
+            assert await jail.proc.wait() == 0, out
+            return out.decode().splitlines()
+        finally:
+            jail.close()
+
+    for setup in (False, True):
+        # (ls's own descriptors: 0, 1, 2 and the folder it reads)
+        assert asyncio.run(ran(setup)) == ["bot", "bot", "bot /scratch true", "4", "refused"]
 
 
 @pytest.mark.parametrize("why", ["machine", "setpriv fails"])
