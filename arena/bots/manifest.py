@@ -28,6 +28,20 @@ MANIFEST = "bot.toml"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64"
 
+#: Of what a name may hold, what reads as something else in a list of names: the digits
+#: and capital that Unicode's confusables (UTS #39) give as a letter's look-alikes, and
+#: the separators, one for another ('my-bot' beside 'my_bot')
+_READS_AS = str.maketrans({"0": "o", "1": "l", "I": "l", ".": "-", "_": "-"})
+
+
+def reads_as(name: str) -> str:
+    """What ``name`` reads as in a table of names: two names with the same (``c0unter``
+    and ``counter``, ``aIpha`` and ``alpha``, ``Alpha`` and ``alpha``, ``rnax`` and
+    ``max``, ``my_bot`` and ``my-bot``, ``fresh.`` and ``fresh``) are one bot to a reader
+    of standings, so a server takes only the first."""
+    read = name.translate(_READS_AS).casefold().replace("rn", "m").replace("vv", "w")
+    return re.sub("-+", "-", read).rstrip("-")
+
 
 class ManifestError(ConfigError):
     """A bot folder or its manifest is missing or malformed; the message says what and where."""

@@ -37,7 +37,8 @@ from typing import IO, Any, ClassVar
 
 from arena.bots.check import Report, check_bot
 from arena.bots.process import ArenaStartError, file_stem, is_log_of
-from arena.bots.manifest import NAME, NAME_RULE, BotManifest, ManifestError, load_manifest
+from arena.bots.manifest import (NAME, NAME_RULE, BotManifest, ManifestError, load_manifest,
+                                 reads_as)
 from arena.bots.sandbox import ProcessFactory, SandboxConfig, readable_by_all
 from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
@@ -308,15 +309,19 @@ class Registry:
         if not NAME.fullmatch(name):
             raise RegistryError(f"bot name {name!r} is not allowed: {NAME_RULE}")
         # 'Alpha' beside 'alpha' reads as the same bot in every table, and on a file
-        # system that ignores case (macOS's, by default) its folders are the other's. (A
-        # database that has both from before takes new versions of each.)
+        # system that ignores case (macOS's, by default) its folders are the other's; so
+        # does 'c0unter' beside 'counter', a stranger's bot passing for a known one in the
+        # standings. (A database that has both from before takes new versions of each.)
         names = {b.name for b in self._bots.values()}
         other = None if name in names else next(
-            (n for n in names if n.casefold() == name.casefold()), None)
+            (n for n in names if reads_as(n) == reads_as(name)), None)
         if other is not None:
-            raise RegistryError(f"bot name {name!r} differs from the entered {other!r} only "
-                                f"in case: use {other!r} (a new version of it), or another "
-                                "name")
+            how = (f"differs from the entered {other!r} only in case"
+                   if other.casefold() == name.casefold() else
+                   f"reads like the entered {other!r} (0 as o, 1 or I as l, rn as m, vv as "
+                   "w, '.', '_' and '-' as one, a last one skipped)")
+            raise RegistryError(f"bot name {name!r} {how}: use {other!r} (a new version of "
+                                "it), or another name")
 
 
 def _tail(paths: list[Path], size: int) -> str:

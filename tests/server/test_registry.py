@@ -73,6 +73,35 @@ def test_a_name_differing_from_an_entered_one_only_in_case_is_refused(tmp_path):
     assert again.add_remote("Beta")[0].display == "Beta v2"
 
 
+def test_a_name_that_reads_like_an_entered_one_is_refused(tmp_path):
+    """A stranger's 'c0unter' beside the known 'counter' passed for it in the standings
+    (the nineteenth review: 'c0unter', 'aIpha' and 'fresh.' were accepted). A name that
+    reads the same once the look-alikes are read as one (0 and o, 1, I and l, rn and m, vv
+    and w, the separators, and a separator at the end skipped) is refused, saying which
+    name is entered; others, and new versions of the entered name, are taken."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+    for name in ("counter", "alpha", "fresh", "my-bot", "max", "wave"):
+        registry.add_remote(name)
+    for name, entered in (("c0unter", "counter"), ("aIpha", "alpha"), ("a1pha", "alpha"),
+                          ("fresh.", "fresh"), ("my_bot", "my-bot"), ("my..bot", "my-bot"),
+                          ("rnax", "max"), ("vvave", "wave"), ("COUNTER", "counter")):
+        with pytest.raises(RegistryError) as refused:
+            registry.add_remote(name)
+        assert f"use {entered!r} (a new version of it), or another name" in str(refused.value)
+    assert str(refused.value).startswith("bot name 'COUNTER' differs from the entered "
+                                         "'counter' only in case")
+    with pytest.raises(RegistryError) as refused:
+        asyncio.run(registry.add_hosted("c0unter", b""))
+    assert str(refused.value) == (
+        "bot name 'c0unter' reads like the entered 'counter' (0 as o, 1 or I as l, rn as m, "
+        "vv as w, '.', '_' and '-' as one, a last one skipped): use 'counter' (a new version "
+        "of it), or another name")
+    for name in ("counters", "alpha2", "fresh2", "ai", "ali", "mybot", "my-bot2"):
+        registry.add_remote(name)
+    assert registry.add_remote("counter")[0].display == "counter v2"
+
+
 def test_an_upload_whose_check_did_not_finish_is_failed_not_validating(tmp_path):
     """An upload cut short during its check (its client gone, the server stopped or
     killed) stayed 'validating' for good, also after a restart, never entered."""
