@@ -23,8 +23,9 @@ namespace dies with it: nothing it started survives.
 
 :class:`ProcessFactory` is the seam: :class:`SandboxFactory` and :class:`PlainFactory`
 start a command and return a :class:`Jail` that stops it, names the limit it broke, and
-cleans up. Setup steps run sandboxed too, with their folder writable (and the network where
-the organiser allows it).
+cleans up. Setup steps run sandboxed too, with their folder writable (and, where the
+organiser allows it, a network of their own that reaches the internet alone:
+:class:`_SetupNetwork`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ import ctypes
 import ctypes.util
 import errno
 import functools
+import ipaddress
 import itertools
+import json
 import os
 import re
 import shlex
@@ -121,9 +124,9 @@ class SandboxConfig:
 
     mode: str = "auto"
     limits: Limits = Limits()
-    #: Setup steps get the host's network (to download dependencies). Off by default: with
-    #: it a setup also reaches this machine's own services on its loopback (a database, a
-    #: Ray cluster's job API) and, on a cloud machine, its metadata service.
+    #: Setup steps get a network (to download dependencies): the internet, never this
+    #: machine's own services nor its private network, where slirp4netns can carry it
+    #: (:class:`_SetupNetwork`); elsewhere the host's network, with a notice.
     setup_network: bool = False
 
     def factory(self) -> ProcessFactory:
@@ -157,6 +160,8 @@ class Jail:
         #: a setup's folder as it ends, where it worked in a copy of its own: the read end
         #: of a pipe carrying it as a tar stream (:data:`_SETUP_SCRIPT`), else None
         self.folder_out: int | None = None
+        #: a setup's network, which ends with it (close)
+        self.network: _SetupNetwork | None = None
 
     @property
     def pid(self) -> int:
@@ -209,6 +214,8 @@ class Jail:
         if self.cgroups is not None:
             self.cgroups.kill_all()
             self.cgroups.remove()
+        if self.network is not None:
+            self.network.close()
 
 
 #: What programs say when an allocation fails (Python, V8, C++, C).
@@ -299,6 +306,9 @@ class SandboxFactory(ProcessFactory):
                            "(Debian: libseccomp2) is missing or failed")
         if (uid_0 := uid_0_notice()) is not None:
             notices.append(uid_0)
+        if setup_network and (why := _SetupNetwork.missing()) is not None:
+            notices.append("setups get this machine's network, its own services and private "
+                           f"network too, not the internet alone: {why}")
         self.notice = "; ".join(notices) or None
 
     @staticmethod
@@ -364,12 +374,19 @@ class SandboxFactory(ProcessFactory):
             tree.bind("--bind", referee_socket, f"{SOCKET_DIR}/referee.sock")
         # no --new-session: bwrap's first process stays in the process group _spawn made
         # (whose watchdog kills it; the group's session has no terminal to protect)
-        box = ["bwrap", "--die-with-parent", *_namespaces(setup and self.setup_network),
+        network = None
+        if setup and self.setup_network and _SetupNetwork.missing() is None:
+            network = _SetupNetwork()
+            tree.add(*network.bwrap_args())
+        box = ["bwrap", "--die-with-parent",
+               *_namespaces(setup and self.setup_network and network is None),
                "--hostname", "bot", *tree.args]
         cgroups = _Cgroups.make(limits)
         try:
             with _seccomp() as (flags, fds):
                 passed = [*fds, out[1]] if out else fds
+                if network is not None:
+                    passed = [*passed, *network.passed]
                 prelude = _prelude(limits, cgroups, own_user=own_user)
                 if own_user:
                     names, lines = _names(passed)
@@ -381,13 +398,216 @@ class SandboxFactory(ProcessFactory):
         except BaseException:
             if out:
                 os.close(out[0])
+            if network is not None:
+                network.close()
             raise
         finally:
             if out:
                 os.close(out[1])
+            if network is not None:
+                network.started()
         jail = Jail(proc, cgroups, limits, sandboxed=True)
         jail.folder_out = out[0] if out else None
+        if network is not None:
+            jail.network = network
+            try:
+                await network.connect()
+            except BaseException:
+                jail.signal(signal.SIGKILL)
+                await proc.wait()
+                jail.close()
+                raise
         return jail, env
+
+
+class _SetupNetwork:
+    """A setup's network (``--setup-network``, where the sandbox runs as a user of its
+    own): the internet, never this machine's own services nor its private network.
+
+    It shared the machine's network before: a stranger's setup reached every service on
+    its loopback and its addresses (a database, the referee's and organiser's ports, a Ray
+    cluster's job API, which runs any code it is sent), the private network's machines,
+    and a cloud's metadata service. Now the sandbox keeps a network namespace of its own,
+    and slirp4netns (Debian's package: a user-mode TCP/IP stack, rootless Podman's) carries
+    its connections out as this machine's, refusing its loopback (--disable-host-loopback);
+    routes in the sandbox refuse (``prohibit``, "Permission denied") the machine's own
+    addresses and the private, shared, link-local and reserved ranges (:data:`_PROHIBITED`).
+    Names are looked up through slirp4netns's resolver (10.0.2.3), which asks the
+    machine's; where the machine's resolver is on its loopback (systemd-resolved's
+    127.0.0.53), through the servers it asks in turn, let through one by one.
+
+    bwrap reports the sandbox's pid (--info-fd) and waits (--block-fd) until slirp4netns
+    is up and the routes are set; slirp4netns ends when :meth:`close` closes its exit pipe,
+    or when this process dies and the kernel closes it."""
+
+    #: the ranges refused besides the machine's own addresses (IPv4 only: slirp4netns
+    #: gives the sandbox no IPv6)
+    _PROHIBITED = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16",
+                   "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15",
+                   "224.0.0.0/3")
+    _GATEWAY = "10.0.2.2"     # slirp4netns's
+    _RESOLVER = "10.0.2.3"
+    _READY_S = 10.0
+
+    def __init__(self) -> None:
+        self._info = os.pipe()
+        self._block = os.pipe()
+        self._exit = os.pipe()
+        text, self._nameservers = _setup_resolv()
+        self._resolv = os.pipe()
+        os.write(self._resolv[1], text.encode())     # (a few lines: within a pipe's buffer)
+        os.close(self._resolv[1])
+        self._slirp: subprocess.Popen | None = None
+        #: the descriptors bwrap is passed
+        self.passed = [self._info[1], self._block[0], self._resolv[0]]
+
+    @staticmethod
+    def missing() -> str | None:
+        """Why a setup cannot have a network of its own here, or None."""
+        if not runs_as_user():
+            return ("it is made only where the arena runs as root (its bots as users of "
+                    "their own)")
+        for program, package in (("slirp4netns", "slirp4netns"), ("nsenter", "util-linux"),
+                                 ("ip", "iproute2")):
+            if shutil.which(program) is None:
+                return f"{program} is missing (Debian: {package})"
+        return None
+
+    def bwrap_args(self) -> list[str]:
+        return ["--info-fd", str(self._info[1]), "--block-fd", str(self._block[0]),
+                "--perms", "0644", "--ro-bind-data", str(self._resolv[0]), "/etc/resolv.conf"]
+
+    def started(self) -> None:
+        """bwrap has them now (or never will): this process's copies of its ends go, so
+        that a bwrap that dies is seen at once."""
+        for fd in self.passed:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.passed = []
+
+    async def connect(self) -> None:
+        """Once bwrap has made the sandbox: slirp4netns on its network, the routes set,
+        then the sandbox let go on. OSError if any of it fails, or takes more than
+        :data:`_READY_S`."""
+        try:
+            await self._connect()
+        except TimeoutError:
+            raise OSError(f"the setup's network was not ready in {self._READY_S:g} s") from None
+
+    async def _connect(self) -> None:
+        async with asyncio.timeout(self._READY_S):
+            data = await _read(self._info[0], b"}")
+            try:
+                pid = int(json.loads(data)["child-pid"])
+            except (ValueError, KeyError, TypeError):
+                raise OSError("the setup's sandbox ended before its network was made") from None
+            ready = os.pipe()
+            try:
+                self._slirp = subprocess.Popen(
+                    ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+                     "--enable-sandbox", "--enable-seccomp", "--ready-fd", str(ready[1]),
+                     "--exit-fd", str(self._exit[0]), str(pid), "tap0"],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE, pass_fds=(ready[1], self._exit[0]),
+                    start_new_session=True)
+                os.close(ready[1])
+                up = await _read(ready[0], b"1")
+            finally:
+                for fd in ready:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            if up != b"1":
+                self._slirp.wait()
+                why = self._slirp.stderr.read().decode(errors="replace").strip().splitlines()
+                raise OSError("slirp4netns could not give the setup a network: "
+                              f"{why[-1] if why else 'it ended'}")
+            await asyncio.to_thread(self._fence, pid)
+        os.write(self._block[1], b"1")
+
+    def _fence(self, pid: int) -> None:
+        """The routes that keep the sandbox ``pid`` to the internet."""
+        own = _own_addresses()
+        routes = [f"route add prohibit {net}" for net in self._PROHIBITED]
+        routes += [f"route add prohibit {address}/32" for address in sorted(own)]
+        routes += [f"route add {address}/32 via {self._GATEWAY} dev tap0"
+                   for address in self._nameservers if address not in own]
+        done = subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", "-batch", "-"],
+                              input="\n".join(routes) + "\n", capture_output=True, text=True,
+                              timeout=self._READY_S)
+        if done.returncode != 0:
+            raise OSError(f"the setup's network could not be fenced: {done.stderr.strip()}")
+
+    def close(self) -> None:
+        """The network goes (slirp4netns ends); again: nothing."""
+        self.started()
+        for fd in (self._info[0], self._block[1], self._exit[0], self._exit[1]):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self._slirp is not None:
+            slirp, self._slirp = self._slirp, None
+            try:
+                slirp.wait(timeout=2)     # it ends at its exit pipe's close, in a few ms
+            except subprocess.TimeoutExpired:
+                slirp.kill()
+                slirp.wait()
+            slirp.stderr.close()
+
+
+async def _read(fd: int, until: bytes) -> bytes:
+    """What the pipe ``fd`` brings until ``until`` is in it, or it ends, read in the event
+    loop (a cancel leaves no thread reading it)."""
+    loop = asyncio.get_running_loop()
+    os.set_blocking(fd, False)
+    data = b""
+    while until not in data:
+        readable = loop.create_future()
+        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+        try:
+            await readable
+        finally:
+            loop.remove_reader(fd)
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _setup_resolv(host: str = "/etc/resolv.conf",
+                  upstream: str = "/run/systemd/resolve/resolv.conf") -> tuple[str, list[str]]:
+    """A setup's resolv.conf, and the servers in it to let through its routes. slirp4netns's
+    resolver (10.0.2.3) asks the machine's, unless that is on the machine's loopback
+    (systemd-resolved's 127.0.0.53), which --disable-host-loopback refuses it: then the
+    servers systemd-resolved asks (its ``upstream`` file), named in the sandbox directly."""
+    def servers(path: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+        found = []
+        with contextlib.suppress(OSError):
+            for line in Path(path).read_text(errors="replace").splitlines():
+                words = line.split()
+                if len(words) >= 2 and words[0] == "nameserver":
+                    with contextlib.suppress(ValueError):
+                        found.append(ipaddress.ip_address(words[1].split("%")[0]))
+        return found
+
+    mine = servers(host)
+    if mine and all(s.is_loopback for s in mine):
+        theirs = [str(s) for s in servers(upstream) if s.version == 4 and not s.is_loopback]
+        if theirs:
+            return "".join(f"nameserver {s}\n" for s in theirs[:3]), theirs[:3]
+    return f"nameserver {_SetupNetwork._RESOLVER}\n", []
+
+
+def _own_addresses() -> set[str]:
+    """This machine's IPv4 addresses (its loopback's aside), from ``ip``."""
+    done = subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True, text=True,
+                          timeout=10)
+    if done.returncode != 0:
+        raise OSError(f"ip could not list this machine's addresses: {done.stderr.strip()}")
+    return {info["local"] for link in json.loads(done.stdout) for info in link.get("addr_info", ())
+            if "local" in info and not info["local"].startswith("127.")}
 
 
 #: Where a setup's sandbox shows the bot's folder as it was (read-only), to copy from.

@@ -51,10 +51,10 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
                         f"/scratch, its /tmp and its /dev/shm, each, {defaults.scratch_mb}); a bot past one "
                         "is stopped, or its writes fail")
     p.add_argument("--setup-network", action="store_true",
-                   help="let the sandbox give bots' setup steps this machine's network (to "
-                        "download dependencies). Off by default: a setup with it also reaches "
-                        "the services on this machine's loopback (a database, a Ray cluster's "
-                        "job API) and, on a cloud machine, its metadata service, and reads "
+                   help="give bots' setup steps a network (to download dependencies): "
+                        "the internet, never this machine's own services or private network, "
+                        "where the arena runs as root and has slirp4netns (else this machine's "
+                        "network, with a notice). Off by default: a setup with it also reads "
                         "/etc/npmrc (npm's settings, often a registry token)")
 
 

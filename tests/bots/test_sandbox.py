@@ -314,13 +314,17 @@ def test_its_scratch_and_tmp_are_capped_in_size(tmp_path, mark, place):
     assert all("No space left on device" in r["error"] for r in fills), fills
 
 
-def test_it_has_no_network(tmp_path, mark):
+@pytest.mark.parametrize("flags", [(), ("--setup-network",)], ids=["", "setup_network"])
+def test_it_has_no_network(tmp_path, mark, flags):
+    """A bot has no network, even where its setup has one (--setup-network): a mutation
+    that gave bots the setups' network passed every test before (the twenty-fourth
+    review)."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
     port = listener.getsockname()[1]
     try:
         out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "connect", port),
-                         "--listen", "tcp")
+                         "--listen", "tcp", *flags)
         with pytest.raises(BlockingIOError):
             listener.accept()                 # nobody came
     finally:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -437,37 +439,116 @@ def test_a_failed_setup_stops_a_tournament_before_anything_is_stored(tmp_path, m
 
 
 PROBE = textwrap.dedent("""\
-    import pathlib, socket, sys
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close()
-        seen = "reached"
-    except OSError as exc:
-        seen = f"unreachable: {exc}"
-    pathlib.Path("seen.txt").write_text(seen)
+    import json, pathlib, socket
+    seen = {}
+    for name, address in json.loads(pathlib.Path("targets.json").read_text()).items():
+        try:
+            socket.create_connection(tuple(address), timeout=5).close()
+            seen[name] = "reached"
+        except OSError as exc:
+            seen[name] = exc.strerror or type(exc).__name__
+    seen["resolver"] = pathlib.Path("/etc/resolv.conf").read_text().split()[:2]
+    pathlib.Path("seen.json").write_text(json.dumps(seen))
 """)
 
+#: where the internet is reached from: the package index the README installs from
+INDEX = ("pypi.org", 443)
 
-def test_a_setup_reaches_this_machine_s_network_only_when_the_organiser_allows_it(
-        tmp_path, mark):
-    """With the host's network a setup also reaches the services on its loopback (a
-    database, a Ray cluster's job API that runs any code) and a cloud machine's metadata
-    service: a stranger's setup gets no network unless --setup-network says so."""
+
+def _own_address() -> str:
+    """This machine's address on the way out (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))
+        return probe.getsockname()[0]
+
+
+def test_a_setup_s_network_is_the_internet_never_this_machine_s_services(tmp_path, mark):
+    """A setup had no network, or with --setup-network the machine's own: a stranger's
+    setup then reached the services on its loopback and its addresses (a database, the
+    organiser's port, a Ray cluster's job API that runs any code), its private network
+    and a cloud's metadata service. Now --setup-network gives it a network of its own
+    (slirp4netns) that reaches the internet and nothing of the machine's or of the
+    private ranges, and names are looked up through slirp4netns."""
     sandboxed()
-    with socket.create_server(("127.0.0.1", 0)) as server:
+    needs_own_network()
+    try:
+        socket.create_connection(INDEX, timeout=10).close()
+    except OSError as exc:
+        pytest.skip(f"this machine does not reach {INDEX[0]} itself ({exc})")
+    with socket.create_server(("0.0.0.0", 0)) as server:
         port = server.getsockname()[1]
+        targets = {"index": INDEX, "loopback": ("127.0.0.1", port),
+                   "own address": (_own_address(), port), "slirp's gateway": ("10.0.2.2", port),
+                   "metadata": ("169.254.169.254", 80), "private": ("10.1.2.3", port)}
         seen = {}
         for allowed in (False, True):
             folder = built_bot(tmp_path / f"bot-{allowed}",
-                               f'["sh", "-c", "{{python}} probe.py {port} && {{python}} build.py"]')
+                               '["sh", "-c", "{python} probe.py && {python} build.py"]')
             (folder / "probe.py").write_text(PROBE)
+            (folder / "targets.json").write_text(json.dumps(targets))
             proc = arena(mark, "match", folder, ROOT / "bots" / "random", "-q", "--sandbox",
                          "bwrap", "--out", tmp_path / f"out-{allowed}",
                          *(["--setup-network"] if allowed else []))
             assert proc.returncode == 0, proc.stderr
-            seen[allowed] = (folder / "seen.txt").read_text()
-    assert seen[True] == "reached"
-    # its own loopback, where nothing listens: the host's port, open all along, is not there
-    assert seen[False] == "unreachable: [Errno 111] Connection refused", seen
+            assert "notice" not in proc.stderr, proc.stderr
+            seen[allowed] = json.loads((folder / "seen.json").read_text())
+    # (the sandbox's own loopback, where nothing listens)
+    refused, prohibited, unreachable = \
+        "Connection refused", "Permission denied", "Network is unreachable"
+    # (without a network its name is not found: how the resolver says so varies)
+    assert seen[False].pop("index") != "reached", seen
+    assert seen[False] == {"loopback": refused, "own address": unreachable,
+                           "slirp's gateway": unreachable, "metadata": unreachable,
+                           "private": unreachable, "resolver": seen[False]["resolver"]}, seen
+    # (slirp4netns answers for the machine's loopback as a network it cannot reach)
+    assert seen[True] == {"index": "reached", "loopback": refused, "own address": prohibited,
+                          "slirp's gateway": unreachable, "metadata": prohibited,
+                          "private": prohibited, "resolver": ["nameserver", "10.0.2.3"]}, seen
+
+
+def needs_own_network() -> None:
+    from arena.bots.sandbox import _SetupNetwork
+    from support.requirements import missing
+
+    if (why := _SetupNetwork.missing()) is not None:
+        if "root" in why:
+            pytest.skip(f"a setup's network of its own: {why}")
+        missing(f"a setup's network of its own: {why}")
+
+
+def test_where_a_setup_s_network_cannot_be_its_own_the_arena_says_so(monkeypatch):
+    """Without slirp4netns (or where the arena is not root), a setup given the network
+    gets the machine's own, loopback services and all, as before: the organiser is told
+    in the factory's one-line notice, and why."""
+    sandboxed()
+    from arena.bots import sandbox
+
+    which = shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which",
+                        lambda name, *a, **k: None if name == "slirp4netns" else which(name))
+    assert sandbox.SandboxFactory(sandbox.Limits()).notice is None or \
+        "setups" not in sandbox.SandboxFactory(sandbox.Limits()).notice
+    notice = sandbox.SandboxFactory(sandbox.Limits(), setup_network=True).notice
+    assert notice is not None and "setups get this machine's network, its own services and " \
+        "private network too, not the internet alone: " in notice, notice
+    if sandbox.runs_as_user():
+        assert notice.endswith("slirp4netns is missing (Debian: slirp4netns)"), notice
+
+
+def test_a_setup_s_names_are_looked_up_where_the_machine_s_are(tmp_path):
+    """A setup's resolver is slirp4netns's, which asks the machine's; where that one is on
+    the machine's loopback (systemd-resolved's 127.0.0.53), which slirp4netns may not
+    reach, the servers systemd-resolved asks are named instead (and let through)."""
+    from arena.bots.sandbox import _setup_resolv
+
+    host, upstream = tmp_path / "resolv.conf", tmp_path / "upstream.conf"
+    host.write_text("# from DHCP\nsearch example.org\nnameserver 10.255.255.53\n")
+    assert _setup_resolv(str(host), str(upstream)) == ("nameserver 10.0.2.3\n", [])
+    host.write_text("nameserver 127.0.0.53\noptions edns0 trust-ad\n")
+    assert _setup_resolv(str(host), str(upstream)) == ("nameserver 10.0.2.3\n", [])
+    upstream.write_text("nameserver 10.1.0.2\nnameserver fe80::1%eth0\nnameserver 9.9.9.9\n")
+    assert _setup_resolv(str(host), str(upstream)) == (
+        "nameserver 10.1.0.2\nnameserver 9.9.9.9\n", ["10.1.0.2", "9.9.9.9"])
 
 
 @pytest.mark.skipif(not Path("/etc/npmrc").exists(), reason="no /etc/npmrc on this machine")
