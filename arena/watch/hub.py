@@ -56,6 +56,14 @@ class Resync:
 RESYNC = Resync()
 
 
+class Stopping:
+    """In a subscription's queue: the service is stopping (:meth:`SpectatorHub.stop`):
+    the stream ends as one the server went away from, and its viewer may come back."""
+
+
+STOPPING = Stopping()
+
+
 @dataclass(eq=False)
 class Subscription:
     """One viewer's queue. ``delay``: frames held back; ``hands``: the organiser view."""
@@ -70,19 +78,21 @@ class Subscription:
     behind: bool = False
 
     def push(self, item) -> None:
-        """Queue ``item`` (None: the end of the stream). A full queue is emptied for a
-        RESYNC; the end is never among what is dropped: after the fresh snapshot, the
-        stream must still end (else the viewer of a finished match waits for ever)."""
+        """Queue ``item`` (None: the end of the stream; STOPPING: its end as the service
+        stops). A full queue is emptied for a RESYNC; the end is never among what is
+        dropped: after the fresh snapshot, the stream must still end (else the viewer of a
+        finished match waits for ever)."""
+        end = item is None or item is STOPPING
         if self.behind:
-            if item is None and self.queue.qsize() < 2:   # the RESYNC, then the end
-                self.queue.put_nowait(None)
+            if end and self.queue.qsize() < 2:   # the RESYNC, then the end
+                self.queue.put_nowait(item)
             return
         try:
             self.queue.put_nowait(item)
         except asyncio.QueueFull:
             self.resync()
-            if item is None:
-                self.queue.put_nowait(None)
+            if end:
+                self.queue.put_nowait(item)
 
     def resync(self) -> None:
         """Drop what is queued for a RESYNC: its viewer is sent a fresh snapshot."""
@@ -339,6 +349,9 @@ class SpectatorHub:
         # TV waiting for a live match: for each tournament waited for ("" any), one future
         # that a match it would show resolves, and how many wait on it (none: forgotten)
         self._arrivals: dict[str, list] = {}
+        #: the service is stopping (:meth:`stop`): streams end, none waits
+        self.stopping = False
+        self._stopped = asyncio.Event()
         # matches whose result came before their end (match id -> tournament): on Ray the
         # result and the spectators' batches come by two streams, in no set order. Their
         # followers hear of them once they end (told at the result, they listed a match
@@ -382,6 +395,39 @@ class SpectatorHub:
         (:meth:`tournament_ready`)."""
         if name not in self.tournaments:
             self._coming.setdefault(name, asyncio.Event())
+
+    def stop(self) -> None:
+        """The spectator service is stopping: every viewer's stream ends now, after what
+        it was sent (STOPPING), and none waits any more for a match or a tournament. So
+        its streams end before the server's stop, which had to cancel them (a viewer
+        following TV waits between matches for good), and gRPC printed each cancel as a
+        bare traceback as the arena ended (`arena match --watch` with a viewer still on
+        it). A server started again on the hub calls :meth:`start`."""
+        self.stopping = True
+        self._stopped.set()
+        for match in self.matches.values():
+            for viewer in match.viewers | match.behind:
+                viewer.push(STOPPING)
+        for log in self.tournaments.values():
+            for viewer in log.viewers:
+                viewer.push(STOPPING)
+        for arrival in self._arrivals.values():
+            if not arrival[0].done():
+                arrival[0].set_result(None)
+        for coming in (*self._coming.values(), self._followed):
+            coming.set()
+
+    def start(self) -> None:
+        """A service (again) on this hub: its streams wait and follow as before."""
+        self.stopping = False
+        self._stopped = asyncio.Event()
+
+    async def rest(self, seconds: float) -> bool:
+        """A pause of ``seconds``, cut short by :meth:`stop`; whether the service goes on."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._stopped.wait()
+        return not self.stopping
 
     async def tournament_ready(self, name: str) -> TournamentLog | None:
         """:meth:`tournament_log`, once a tournament that is coming is followed; None for
@@ -584,10 +630,12 @@ class SpectatorHub:
             return None
         sub = Subscription(max(delay, 0 if hands else self.min_delay), hands and self.organiser_view)
         snapshot = match.snapshot(reason, sub.delay, sub.hands)
-        if match.live:
-            match.viewers.add(sub)
-        else:
+        if not match.live:
             sub.push(None)
+        elif self.stopping:
+            sub.push(STOPPING)
+        else:
+            match.viewers.add(sub)
         return sub, snapshot
 
     def resnapshot(self, match_id: str, sub: Subscription) -> pb.MatchSnapshot | None:
@@ -637,6 +685,8 @@ class SpectatorHub:
         if best is None and since is not None:
             best = self._shown_since(tournament, since)
         while best is None:
+            if self.stopping:
+                return None
             arrival = self._arrivals.get(tournament)
             if arrival is None:
                 arrival = self._arrivals[tournament] = [asyncio.get_running_loop().create_future(), 0]
@@ -664,7 +714,9 @@ class SpectatorHub:
         """A follower of a tournament: its subscription and the snapshot it starts from."""
         sub = Subscription()
         snapshot = log.snapshot(self.summaries(log.name))
-        if log.finished:
+        if self.stopping:
+            sub.push(STOPPING)
+        elif log.finished:
             sub.push(None)
         else:
             log.viewers.add(sub)

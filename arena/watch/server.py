@@ -51,9 +51,13 @@ class SpectatorServer:
             raise ConfigError(f"spectators cannot be served on {listen!r} (a bad address, or one "
                               "already in use)")
         await server.start()
+        hub.start()
         return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub, records)
 
     async def stop(self, grace: float = 0.5) -> None:
+        """Every stream ended (:meth:`SpectatorHub.stop`), then the server stopped: within
+        ``grace`` s, what is still being sent, then cancelled."""
+        self.hub.stop()
         await self.server.stop(grace)
         if (close := getattr(self.records, "close", None)) is not None:
             close()             # its connection (a record in the making has ended)

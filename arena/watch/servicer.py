@@ -16,7 +16,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 from arena.referee.lobby import token_hash
 from arena.rpc import abort
 from arena.watch import hosts, wire
-from arena.watch.hub import RESYNC, SpectatorHub, Subscription
+from arena.watch.hub import RESYNC, STOPPING, SpectatorHub, Subscription
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
 BATCH = 256           # frames at most in one message to a viewer that lags
@@ -97,7 +97,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             if got is None:
                 yield wire.snapshot_feed(await self._record(request.match_id, context))
                 return
-            async for message in self._follow(request.match_id, *got):
+            async for message in self._follow(request.match_id, *got, context):
                 yield message
 
     async def WatchTV(self, request, context):  # noqa: N802
@@ -108,13 +108,16 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 # a match that started after the last one shown and is over by the end of
                 # the pause is shown too
                 match = await self.hub.next_live(request.tournament, since=since)
+                if match is None:
+                    await _stopping(context)
                 got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
                 if got is None:
                     continue
-                async for message in self._follow(match.match_id, *got):
+                async for message in self._follow(match.match_id, *got, context):
                     yield message
                 since = match.first_frame
-                await asyncio.sleep(TV_PAUSE_S)
+                if not await self.hub.rest(TV_PAUSE_S):
+                    await _stopping(context)
 
     async def WatchTournament(self, request, context):  # noqa: N802
         async with self._viewer(context):
@@ -130,6 +133,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             yield wire.tournament_feed(snapshot)
             try:
                 while (item := await sub.queue.get()) is not None:
+                    if item is STOPPING:
+                        await _stopping(context)
                     if item is RESYNC:
                         sub.caught_up()
                         item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
@@ -142,8 +147,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
 
     # ---------------------------------------------------------------- helpers
 
-    async def _follow(self, match_id: str, sub: Subscription,
-                      snapshot: pb.MatchSnapshot) -> AsyncIterator[pb.MatchFeed]:
+    async def _follow(self, match_id: str, sub: Subscription, snapshot: pb.MatchSnapshot,
+                      context) -> AsyncIterator[pb.MatchFeed]:
         """The snapshot, then the subscription's messages until the match is over. Frames
         already in a snapshot are not sent again (a resync may overtake the queue). The
         subscription ends with the stream, however it ends: one cancelled while its
@@ -158,6 +163,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 item, held = (held, _NOTHING) if held is not _NOTHING else (await queue.get(), _NOTHING)
                 if item is None:
                     return
+                if item is STOPPING:
+                    await _stopping(context)
                 if item is RESYNC:
                     snapshot = self.hub.resnapshot(match_id, sub)
                     if snapshot is None:
@@ -244,6 +251,12 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token given is not this arena's (the one arena "
                                 "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
+
+
+async def _stopping(context) -> None:
+    """End a stream as the service stops: UNAVAILABLE, the code of a server gone, so that
+    its viewer looks for the service again (a server restarted: arena watch follows on)."""
+    await abort(context, grpc.StatusCode.UNAVAILABLE, "the spectator service is stopping")
 
 
 async def _not_negative(context, field: str, value: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -398,6 +399,40 @@ def test_tv_prints_what_arena_match_prints(tmp_path, mark):
     result = end.split(": ", 1)[1]
     assert result in games, f"{result!r} is not one of arena match's results"
     assert log == games[result]
+
+
+def test_a_command_that_ends_with_viewers_on_it_ends_their_streams_without_a_traceback(
+        tmp_path, mark):
+    """`arena match --watch` ended with `arena watch --tv` still on it: the server's stop
+    cancelled the TV stream (waiting between matches for good) and gRPC printed the cancel
+    as a bare traceback on the command's stderr (the twenty-fifth review: 3 runs of 3).
+    Its streams now end first, as the service stops: the command ends with exit 0 and
+    nothing more said, and the viewer hears the service went away (it looks for it
+    again, as for a server restarted)."""
+    out = tmp_path / "match.out"
+    match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
+                                   slow_bot(tmp_path, "slower"), "--games", 3,
+                                   "--out", tmp_path / "logs")
+    try:
+        wait_for_text(match, out, r"─ game 1 of 3 ─")
+        proc = watcher(mark, address, "--tv")
+        try:
+            assert match.wait(120) == 0, out.read_text()
+            err = ""
+            deadline = time.monotonic() + 30
+            while "reconnecting" not in err:
+                assert time.monotonic() < deadline, f"the viewer said: {err!r}"
+                if select.select([proc.stderr], [], [], 0.5)[0]:
+                    err += proc.stderr.readline()
+        finally:
+            proc.kill()
+            proc.communicate()
+    finally:
+        match.kill()
+    printed = out.read_text()
+    assert "Traceback" not in printed and "CancelledError" not in printed, printed
+    assert re.search(r"arena watch: the spectator service at \S+ went away \(the spectator "
+                     r"service is stopping\); reconnecting\.\.\.", err), err
 
 
 def test_a_tournament_is_followed_to_its_end_and_its_standings(tmp_path, mark):
