@@ -25,7 +25,8 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
                  (the arena keeps it in the bot's log: a sandboxed bot writes nowhere else)
   good           plays its first legal card every turn
 and, whatever the turn count (for check-bot's situations):
-  slow_sometimes sleeps $ROGUE_SLEEP seconds before every TRIGGER-th answer
+  slow_sometimes sleeps $ROGUE_SLEEP seconds before every TRIGGER-th answer (with
+                 argv[3] "log_bank", it logs "bank N", the bank_ms of each turn)
   linger         stays 30 s after the goodbye before exiting
   one_match      exits (code 0) at the end of its first match
   crash_on_owed  exits with code 1 at a turn owing two cards
@@ -145,6 +146,8 @@ def main():
             if ((MODE == "crash_on_owed" and t.view.owed == 2)
                     or (MODE == "crash_on_over_limit" and t.over_limit)):
                 os._exit(1)
+            if MODE == "slow_sometimes" and sys.argv[3:4] == ["log_bank"]:
+                log(f"bank {t.bank_ms}")
             if MODE == "slow_sometimes" and turns % TRIGGER == 0:
                 time.sleep(float(os.environ.get("ROGUE_SLEEP", "0.2")))
             if MODE == "stale_match" and new_match and previous is not None:

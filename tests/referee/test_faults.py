@@ -353,3 +353,24 @@ def test_a_bot_lost_while_the_arena_stood_still_between_matches_is_lost_to_the_p
     assert first.status == Status.FINISHED and first.verdicts == []
     assert [v.seat for v in second.verdicts] == [0]     # the verdict stands in the match...
     assert lost is not None and lost[0] == 0 and lost[1] >= ARENA_PAUSE_S   # ...told as lost
+
+
+def test_a_bot_that_is_always_a_little_late_spends_its_bank_and_times_out(
+        rogue, tmp_path, monkeypatch):
+    """A bot that takes 0.1 s every turn on a 50 ms move and a 200 ms bank draws ~50 ms
+    from its bank each turn: the bank_ms it is sent goes down turn by turn and it times
+    out within a few turns. Were the bank never drawn on, such a bot could take just
+    under move time + bank on every turn for ever (mutation review: the bank's update
+    replaced by ``pass``: it played all its turns, no verdict)."""
+    monkeypatch.setenv("ROGUE_SLEEP", "0.1")
+    results = play([rogue("slow_sometimes", 1, extra=("log_bank",)), BOTS / "random"],
+                   lambda n: [spec(n, seed=7, move_ms=50, bank_ms=200)], log_dir=tmp_path)
+    banks = [int(line.split()[1]) for line in rejections(tmp_path, "slow_sometimes")
+             if line.startswith("bank ")]
+    assert verdict_kinds(results[0]) == {0: "timeout"}, results[0].verdicts
+    assert 2 <= len(banks) <= 8, banks                           # within a few turns
+    # judged on the turn it logged last, with what was left of its bank then
+    assert f"50 ms + {banks[-1]} ms of bank" in results[0].verdicts[0].detail
+    assert banks[0] == 200
+    assert all(later < earlier for earlier, later in zip(banks, banks[1:])), banks
+    assert results[0].status == Status.FINISHED and results[0].ranking[-1] == (0,)
