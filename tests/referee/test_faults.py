@@ -374,3 +374,19 @@ def test_a_bot_that_is_always_a_little_late_spends_its_bank_and_times_out(
     assert banks[0] == 200
     assert all(later < earlier for earlier, later in zip(banks, banks[1:])), banks
     assert results[0].status == Status.FINISHED and results[0].ranking[-1] == (0,)
+
+
+def test_refusals_are_counted_per_match_for_a_bot_that_plays_several(rogue, tmp_path):
+    """The refusal limit is per match: a bot process that plays several matches starts
+    each with none counted. Here it sends one stale answer at the start of each match but
+    the first, on a limit of one: never judged. Were the count carried over (mutation
+    review: begin_match no longer resetting ``rejections``), its third match would judge
+    it illegal for refusals it got in the second."""
+    results = play([rogue("stale_match", 3), BOTS / "random"],
+                   lambda n: [spec(n, seed=s, max_rejections=1) for s in (3, 4, 5, 6)],
+                   log_dir=tmp_path)
+    assert rejections(tmp_path, "stale_match").count("rejected ERROR_CODE_STALE_TURN") == 3
+    for result in results:
+        assert result.status == Status.FINISHED
+        assert result.verdicts == [], result.verdicts
+    assert [r.stats[0].rejections for r in results] == [0, 1, 1, 1]
