@@ -124,3 +124,33 @@ def test_a_match_of_an_earlier_phase_dealt_again_does_not_stop_the_processes_of_
     asyncio.run(asyncio.wait_for(executor.run(plans, spec_of, on_result), 120))
     started = sorted(log.name.split(".")[0] for log in logs.glob("b[01]*.stderr.log"))
     assert started == ["b0", "b1"], f"processes of bots 0 and 1: {started}"
+
+
+def test_a_match_of_an_earlier_phase_dealt_again_gets_no_idle_process_of_a_later_one(tmp_path):
+    """A match of phase 0 dealt again (its referee was lost) after its bots have played
+    phase 1, where their processes are idle: its seats get processes started for it, not
+    the idle ones, which may have played the other rotation of the same deal (here they
+    have: deal 7's rotation 1) and seen every hand of it at its end. (Mutation review:
+    the lease's phase check dropped, ``if self.free``: the idle process of phase 1 played
+    phase 0's rotation too.)"""
+    labels = ["b0", "rec"]
+    manifests = [load_manifest(_bot(tmp_path / name, "record" if name == "rec" else "good"))
+                 for name in labels]
+    logs = tmp_path / "logs"
+    executor = LocalExecutor(process_seats(manifests, labels, SandboxConfig(mode="none"), logs), 1)
+    config = make_config("modern", None, 2)
+    later = PlannedMatch("t0-d0-r1", "t0-d0", (0, 1), (1, 0), 0, 1, 7, (11, 12), phase=1)
+    again = PlannedMatch("t0-d0-r0", "t0-d0", (0, 1), (0, 1), 0, 0, 7, (11, 12), phase=0)
+
+    def spec_of(p: PlannedMatch) -> MatchSpec:
+        return MatchSpec(p.key, config, p.seed, tuple(labels[b] for b in p.seats),
+                         TimeControl(5000, 10000), p.bot_seeds)
+
+    async def on_result(p, result) -> None:
+        assert result is not None and not result.verdicts, result
+
+    asyncio.run(asyncio.wait_for(executor.run([later, again], spec_of, on_result), 120))
+    seen = _matches_seen(logs, "rec")
+    assert sorted(ids for names in seen.values() for ids in names) == [again.key, later.key], seen
+    both = [name for name, ids in seen.items() if {later.key, again.key} <= ids]
+    assert both == [], f"one process of the bot played both rotations of deal 7: {dict(seen)}"
