@@ -363,3 +363,43 @@ def test_a_key_found_stored_that_the_ladder_did_not_count_has_every_match_read_a
                     "landed though its write failed))"]
     from_all = _read_every_match(db, tmp_path)
     assert again == from_all and from_all["stored"] == 7 and from_all["unused"] == []
+
+
+def test_a_snapshot_through_another_tournaments_match_is_refused_and_every_match_read(
+        tmp_path, caplog):
+    """A snapshot's ``through`` must be one of the ladder's own matches: a foreign row's
+    (here another tournament's match, stored after the ladder's last) past the ladder's
+    later matches would have those skipped at every start, and the organiser's standings
+    too. Refused, said, and every match read. (Mutation review: saved_misfit no longer
+    checking whose match ``through`` is: the five later matches were never counted.)"""
+    db = tmp_path / "ladder.db"
+    store_ladder(db, bots=6, matches=20)
+    _taken_up(db, tmp_path)                            # a snapshot as of L20
+    store_ladder(db, bots=6, matches=5, first=21)      # stored since
+    store = SQLiteStore(db)
+    try:
+        other = store.create_tournament("other", {"table_size": 2, "seed": 1, "bot_dirs": [],
+                                                  "bots": []}, [])
+        result = asyncio.run(_played(["b0", "b1"], 99))
+        foreign = store.record_match(other, "t0-d0-r0", "t0-d0", ["b0", "b1"], result)
+    finally:
+        store.close()
+    whole = tmp_path / "whole.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("VACUUM INTO ?", (str(whole),))
+    expected = _read_every_match(whole, tmp_path)
+    expected_board = _board(whole)
+    assert expected["stored"] == 25
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT MAX(id) FROM matches").fetchone()[0] == foreign
+        conn.execute("UPDATE tournament_states SET through = ?", (foreign,))
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger="arena.server")
+    _, again = _taken_up(db, tmp_path)
+    assert again == expected
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == ["the ladder reads every stored match again: its snapshot cannot be used "
+                    f"(match {foreign} is none of tournament 'ladder''s)"]
+    with sqlite3.connect(db) as conn:                 # the one saved as it started, again
+        conn.execute("UPDATE tournament_states SET through = ?", (foreign,))
+    assert _board(db) == expected_board               # the organiser's standings
