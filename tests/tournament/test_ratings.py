@@ -468,3 +468,37 @@ def test_the_bounds_found_by_chord_steps_are_newtons(monkeypatch, seats):
     found = [abs(x - y) < 1e-6 for x, y in zip(chord.low + chord.high, both.low + both.high)]
     assert sum(found) >= 0.5 * len(found)
     assert abs(chord.high[0] - both.high[0]) > 1.0     # b0's open side needs Newton's steps
+
+
+def test_los_is_the_normal_probability_of_a_positive_difference_given_its_error():
+    """LOS(a, b) is P(theta_a - theta_b > 0) for a difference estimated with the fit's
+    covariance: the standard normal CDF of the difference over its standard error,
+    sqrt(var_a + var_b - 2 cov_ab). (Mutation review: sqrt(2 var) inside erf changed to
+    sqrt(var), which overstates every LOS, and the tests only saw it stay a probability
+    that favours the stronger.)"""
+    from statistics import NormalDist
+
+    f = fit(round_robin(6, seed=3))
+    checked = 0
+    for a, b in itertools.permutations(TRUE, 2):
+        i, j = f.bots.index(a), f.bots.index(b)
+        se = math.sqrt(f.cov[i][i] + f.cov[j][j] - 2 * f.cov[i][j])
+        expected = NormalDist().cdf((f.theta[i] - f.theta[j]) / se)
+        assert f.los(a, b) == pytest.approx(expected, abs=1e-12), (a, b)
+        checked += 0.02 < expected < 0.98      # not saturated: the scale shows
+    assert checked >= 4
+
+
+def test_the_95_percent_constant_is_the_normals_97_5_percent_quantile_and_sets_the_bounds():
+    """Z95 is the two-sided 95% point of the standard normal, its 97.5% quantile: the
+    profile bounds fall Z95^2 / 2 below the top. One small record's interval is pinned,
+    so a change of the constant (mutation review: Z95 = 2.0, nothing failed) or of the
+    way it is used shows."""
+    from statistics import NormalDist
+
+    assert Z95 == pytest.approx(NormalDist().inv_cdf(0.975), abs=1e-12)
+    f = fit([Placing(("a", "b"), (1, 2), f"w{i}") for i in range(7)]
+            + [Placing(("b", "a"), (1, 2), f"l{i}") for i in range(3)])
+    assert f.elo("a") == pytest.approx(1571.52, abs=0.01)
+    assert f.bounds("a") == pytest.approx((1459.30, 1705.04), abs=0.01)
+    assert f.bounds("b") == pytest.approx((1294.96, 1540.70), abs=0.01)
