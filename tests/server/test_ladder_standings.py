@@ -254,3 +254,26 @@ def test_one_match_stamped_by_a_clock_running_ahead_marks_nobody_absent():
              for k in range(2)]
     assert ladder_order(standings_of(played + later, [])).to_dict()["marks"] == {
         "c": ABSENT, "d": ABSENT}
+
+
+def test_a_bot_is_provisional_below_established_matches_and_ranked_from_that_many():
+    """A bot of ESTABLISHED - 1 matches is marked provisional and listed below every
+    established bot; one of exactly ESTABLISHED matches is established: unmarked, ranked
+    by the low end of its interval among the others. (Mutation review: ``matches <
+    ESTABLISHED`` changed to ``<=``, one match too many marked provisional, and nothing
+    failed.)"""
+    field = _field()
+    for matches, mark in ((ESTABLISHED - 1, PROVISIONAL), (ESTABLISHED, "")):
+        # every one won against greedy: established, it ranks second (low end ~1608)
+        played = field + [Played(f"N{i}", ("fresh", "greedy"), (1, 2), f"N{i}")
+                          for i in range(matches)]
+        board = ladder_order(standings_of(played, []))
+        line = next(line for line in board.lines if line.bot == "fresh")
+        assert (line.matches, line.mark) == (matches, mark)
+        assert board.to_dict()["marks"] == ({"fresh": PROVISIONAL} if mark else {})
+        if mark:
+            assert board.lines[-1].bot == "fresh"
+        else:
+            lows = [line.low for line in board.lines]
+            assert lows == sorted(lows, reverse=True), [(l.bot, l.low) for l in board.lines]
+            assert [line.bot for line in board.lines][1] == "fresh"

@@ -229,3 +229,18 @@ def test_which_share_is_kept_does_not_depend_on_the_order_the_matches_came_in():
         boards.append((sorted(results.folded.items()),
                        [(l.bot, l.elo, l.low, l.high, l.matches) for l in board.lines]))
     assert boards[0] == boards[1] == boards[2]
+
+
+def test_a_win_is_a_sole_first_place_a_shared_first_is_no_bots_win():
+    """A bot's wins count the matches it finished first alone: a first place shared
+    (a tie for the lead) is a win for nobody, as the standings' "wins" column says to
+    whoever reads it (a tie is half a point in the fit, not a win each). (Mutation
+    review: ``len(firsts) == 1`` changed to ``>= 1``, a shared first then a win for
+    the first seat sharing it, and nothing failed.)"""
+    played = [Played("m0", ("a", "b"), (1, 2), "m0"),
+              Played("m1", ("a", "b"), (1, 1), "m1"),               # level: no win
+              Played("m2", ("a", "b", "c"), (1, 1, 3), "m2"),       # a and b share first
+              Played("m3", ("c", "a", "b"), (1, 2, 2), "m3")]
+    lines = {line.bot: line for line in standings_of(Results(played), ["a", "b", "c"]).lines}
+    assert {bot: line.wins for bot, line in lines.items()} == {"a": 1, "b": 0, "c": 1}
+    assert {bot: line.matches for bot, line in lines.items()} == {"a": 4, "b": 4, "c": 2}
