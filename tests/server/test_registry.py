@@ -413,3 +413,25 @@ def test_a_remote_bot_and_a_hosted_one_answer_the_same_questions(tmp_path):
         asyncio.run(scenario())
     finally:
         store.close()
+
+
+def test_a_bot_s_name_finds_its_latest_version_among_several(tmp_path):
+    """A base name with no version of that display name (its first, removed) finds the
+    latest of its versions, here of two active ones, as a tournament or the ladder asked
+    for 'alpha' means; also after a restart, whose registry reads the store again.
+    (Mutation review: ``found[-1]`` changed to ``found[0]`` in ``find`` survived: the
+    only test had one active version.)"""
+    store = SQLiteStore(tmp_path / "arena.db")
+    try:
+        registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+        for _ in range(3):
+            registry.add_remote("alpha")
+        registry.remove("alpha")     # its first version, so named
+        again = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
+        for r in (registry, again):
+            assert [b.display for b in r.bots()] == ["alpha v2", "alpha v3"]
+            assert r.find("alpha").display == "alpha v3"
+            assert r.find("alpha", active_only=True).display == "alpha v3"
+            assert r.find("alpha v2").display == "alpha v2"
+    finally:
+        store.close()
