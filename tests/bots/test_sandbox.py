@@ -845,3 +845,42 @@ def test_a_root_arena_whose_bots_cannot_have_a_user_of_their_own_says_so(why, mo
     assert isinstance(factory, SandboxFactory) and not sandbox.runs_as_user()
     assert factory.notice.startswith("bots run as the host's uid 0 (with no capabilities), "
                                      "not as a user of their own: " + expected), factory.notice
+
+
+#: opens /dev/null until it may not (at most 1000), then prints the highest descriptor it
+#: got and the error that stopped it
+_DESCRIPTORS = """
+import errno, os
+highest, stopped = -1, "none"
+for _ in range(1000):
+    try:
+        highest = os.open("/dev/null", os.O_RDONLY)
+    except OSError as exc:
+        stopped = errno.errorcode[exc.errno]
+        break
+print(highest, stopped, flush=True)
+"""
+
+
+def test_a_bot_is_held_to_its_open_files_limit(tmp_path):
+    """``Limits(open_files=N)`` is the bot's RLIMIT_NOFILE: it gets EMFILE at or before
+    its N-th descriptor (numbered from 0), not N x 4 of them: a bot's descriptors are
+    the kernel's memory, and its sockets the arena's ports. (Mutation review: ``ulimit -n
+    N`` changed to ``N*4``, and nothing failed.)"""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    folder.chmod(0o755)
+
+    async def opened() -> list[str]:
+        jail, _ = await SandboxFactory(Limits(open_files=64)).start(
+            [sys.executable, "-c", _DESCRIPTORS], folder, {})
+        try:
+            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
+            assert await jail.proc.wait() == 0, out
+            return out.decode().split()
+        finally:
+            jail.close()
+
+    highest, stopped = asyncio.run(opened())
+    assert stopped == "EMFILE", (highest, stopped)
+    assert 40 <= int(highest) <= 63, highest      # the interpreter holds a few of its own
