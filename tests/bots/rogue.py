@@ -16,7 +16,8 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
   flood          sends $ROGUE_FLOOD (default 200000) actions for turns not its own, as
                  fast as it can, and never reads its stream again
   padded         answers with its first legal card padded by an unknown field of
-                 argv[3] (else $ROGUE_PAD, else 8000) bytes, and again after each refusal
+                 argv[3] (else $ROGUE_PAD, else 8000) bytes ("=N": to N bytes in all),
+                 and again after each refusal
   wrong_token    says hello with a wrong token (no trigger)
   bad_protocol   says hello with protocol version 99 (no trigger)
   no_hello       sends an action first (no trigger)
@@ -54,17 +55,29 @@ def log(line):
     print("LOG " + line, flush=True)
 
 
-def padded(msg):
-    """``msg`` serialized, with an unknown length-delimited field 15 of $ROGUE_PAD bytes
-    (valid protobuf: a parser keeps it as an unknown field)."""
-    size = int(sys.argv[3] if len(sys.argv) > 3 else os.environ.get("ROGUE_PAD", "8000"))
-    n, length = size, b""
+def varint(n):
+    out = b""
     while True:
         byte, n = n & 0x7F, n >> 7
-        length += bytes([byte | (0x80 if n else 0)])
+        out += bytes([byte | (0x80 if n else 0)])
         if not n:
-            break
-    return msg.SerializeToString() + b"\x7a" + length + b"x" * size
+            return out
+
+
+def padded(msg):
+    """``msg`` serialized, with an unknown length-delimited field 15 of $ROGUE_PAD bytes
+    (valid protobuf: a parser keeps it as an unknown field); "=N" (argv[3] or
+    $ROGUE_PAD): as many as make the whole message N bytes."""
+    spec = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("ROGUE_PAD", "8000")
+    body = msg.SerializeToString()
+    if spec.startswith("="):
+        total = int(spec[1:])
+        size = next(n for n in range(total, -1, -1)
+                    if len(body) + 1 + len(varint(n)) + n <= total)
+        assert len(body) + 1 + len(varint(size)) + size == total, spec
+    else:
+        size = int(spec)
+    return body + b"\x7a" + varint(size) + b"x" * size
 
 
 def main():

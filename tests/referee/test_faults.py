@@ -390,3 +390,24 @@ def test_refusals_are_counted_per_match_for_a_bot_that_plays_several(rogue, tmp_
         assert result.status == Status.FINISHED
         assert result.verdicts == [], result.verdicts
     assert [r.stats[0].rejections for r in results] == [0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("total, taken", [(4096, True), (4097, False)])
+def test_a_bot_message_of_4096_bytes_is_taken_and_one_byte_more_refused(rogue, tmp_path, total,
+                                                                        taken):
+    """A bot's messages are at most 4096 bytes (bots.md): an answer padded (with an
+    unknown field) to exactly 4096 is taken as any answer, one of 4097 refused as
+    malformed, and again at each try, until the bot is judged. (Mutation review: the
+    size check of the open turn's answer, ``<= MAX_BOT_MESSAGE``, changed to ``<``:
+    nothing failed, the only test sent 8000 bytes.)"""
+    results = play([rogue("padded", 2, extra=(f"={total}",)), BOTS / "random"],
+                   lambda n: [spec(n, seed=7, max_rejections=3)], log_dir=tmp_path)
+    result = results[0]
+    assert result.status == Status.FINISHED
+    if taken:
+        assert result.verdicts == [] and result.stats[0].rejections == 0, result.verdicts
+        assert result.stats[0].moves >= 2           # its second, the padded one, taken
+        assert rejections(tmp_path, "padded") == []
+    else:
+        assert verdict_kinds(result) == {0: "illegal"}
+        assert rejections(tmp_path, "padded")[:4] == ["rejected ERROR_CODE_MALFORMED"] * 4

@@ -159,6 +159,30 @@ def test_a_tournament_too_big_for_a_server_is_refused(tmp_path):
     assert "a tournament of 16,777,216 matches is more than a server plays in one" in details
 
 
+
+def test_a_tournament_of_exactly_the_most_a_server_plays_is_taken_and_one_more_refused(tmp_path):
+    """The limit is the most a server plays in one tournament, MAX_MATCHES (100,000):
+    a tournament of exactly that many matches is started, one of a match more refused
+    saying so. (Mutation review: ``> MAX_MATCHES`` changed to ``>=``: nothing failed,
+    the only test asked for 2**24.)"""
+    from arena.server.runs import MAX_MATCHES
+
+    async def scenario(stub, auth):
+        over = await _started(stub, auth, pb.TournamentRequest(
+            name="over", bots=["ra", "rb"], games=MAX_MATCHES + 1, no_duplicate=True))
+        most = await _started(stub, auth, pb.TournamentRequest(
+            name="most", bots=["ra", "rb"], games=MAX_MATCHES, no_duplicate=True))
+        return over, most
+
+    over, most = run(tmp_path, scenario)
+    assert isinstance(over, tuple), f"a tournament of {MAX_MATCHES + 1:,} matches started"
+    assert not isinstance(most, tuple), most      # started, not (code, details)
+    code, details = over
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith(f"a tournament of {MAX_MATCHES + 1:,} matches is more than a "
+                              f"server plays in one (at most {MAX_MATCHES:,})"), details
+    assert most.started.total == MAX_MATCHES, most
+
 def test_a_big_schedule_is_built_while_the_server_goes_on_serving(tmp_path):
     """A tournament under the limit but big (60,000 matches, about 1.5 s of planning) does
     not stop the server's loop: other calls are answered meanwhile. (The planning is in a
