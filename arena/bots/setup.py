@@ -33,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import shlex
 import shutil
 import signal
 import stat
@@ -657,7 +658,7 @@ async def _run_logged(manifest: BotManifest, log: Path, out, timeout: float,
                       factory: ProcessFactory, started: float,
                       stop: threading.Event | None = None) -> float:
     """The setup, its output written to ``out`` (the log's open file); its duration."""
-    out.write(f"$ {' '.join(manifest.setup)}\n".encode())
+    out.write(f"$ {shlex.join(manifest.setup)}\n".encode())   # as a shell would run it
     out.flush()
     try:
         before = await asyncio.to_thread(disk_usage, manifest.folder)

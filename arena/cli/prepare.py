@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -104,7 +105,7 @@ def set_up(manifests: Sequence[BotManifest], args: argparse.Namespace,
 
 def announce_setup(m: BotManifest, log) -> None:
     """Say on stderr that a bot's setup is running and where its output goes."""
-    print(f"bot {m.name}: running its setup ({' '.join(m.setup)}), output in {log}",
+    print(f"bot {m.name}: running its setup ({shlex.join(m.setup)}), output in {log}",
           file=sys.stderr, flush=True)
 
 

@@ -86,7 +86,8 @@ class FuzzReport:
     def summary(self) -> str:
         return (f"fuzz: {self.seconds:.0f} s, {self.messages} messages, "
                 f"{len(self.server_errors)} server errors, {len(self.failures)} wrong answers, "
-                f"{len(self.disturbed)} sessions disturbed; server RSS {self.rss_growth:+.0f}%")
+                f"{len(self.disturbed)} sessions disturbed; server RSS "
+                f"{round(self.rss_growth) or 0:+d}%")   # (never "-0%")
 
 
 def fuzz(target: ServedArena, seconds: float | None = None, examples: int = 20, steps: int = 25,

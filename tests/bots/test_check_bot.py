@@ -130,7 +130,8 @@ def test_a_setup_that_runs_is_announced_first(tmp_path, mark):
         toml.write('setup = ["sh", "-c", "echo built"]\n')
     proc = check_bot(mark, folder)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stderr.startswith("bot good: running its setup (sh -c echo built), output in ")
+    # (the command as a shell would run it: quoted where a word must be)
+    assert proc.stderr.startswith("bot good: running its setup (sh -c 'echo built'), output in ")
     assert lines(proc)["setup"].startswith("PASS setup: ran in ")
     again = check_bot(mark, folder)
     assert "running its setup" not in again.stderr       # up to date: nothing to wait for
