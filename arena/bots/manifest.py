@@ -34,11 +34,18 @@ NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit,
 _READS_AS = str.maketrans({"0": "o", "1": "l", "I": "l", ".": "-", "_": "-"})
 
 
+def read_alike(a: str, b: str) -> bool:
+    """Whether two names are one bot to a reader of standings: the same but for case, or
+    for look-alike characters (:func:`reads_as`)."""
+    return a.casefold() == b.casefold() or reads_as(a) == reads_as(b)
+
+
 def reads_as(name: str) -> str:
     """What ``name`` reads as in a table of names: two names with the same (``c0unter``
     and ``counter``, ``aIpha`` and ``alpha``, ``Alpha`` and ``alpha``, ``rnax`` and
     ``max``, ``my_bot`` and ``my-bot``, ``fresh.`` and ``fresh``) are one bot to a reader
-    of standings, so a server takes only the first."""
+    of standings, so a server takes only the first. (Not all that differ only in case
+    read the same here, ``Ilya`` and ``ilya``: :func:`read_alike` takes both.)"""
     read = name.translate(_READS_AS).casefold().replace("rn", "m").replace("vv", "w")
     return re.sub("-+", "-", read).rstrip("-")
 

@@ -24,7 +24,7 @@ from hypothesis.stateful import precondition, rule
 from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as opb
 
-from arena.bots.manifest import reads_as
+from arena.bots.manifest import read_alike
 from arena.fuzz import values
 from arena.fuzz.client import Outcome
 from arena.fuzz.machine import Broken, FuzzMachine, expect, only_if, step
@@ -65,7 +65,7 @@ def bot_names() -> st.SearchStrategy[str]:
     valid = st.from_regex(r"[A-Za-z0-9_.-]{0,20}", fullmatch=True).map(lambda n: "o" + n)
     return st.one_of(valid, valid, values.texts(),
                      st.sampled_from(["o" * 64, "o" * 65, "-o", ".o", "o o", "o/o", "o\n", "ø",
-                                      "ocase", "oCase", "o0", "oo", "orn", "om"]))
+                                      "ocase", "oCase", "o0", "oo", "orn", "om", "oIa", "oia"]))
 
 
 def archives() -> st.SearchStrategy[bytes]:
@@ -144,7 +144,7 @@ class OrganizerMachine(FuzzMachine):
         """Whether a name entered on the server differs from ``name`` but reads the same
         (in case, or look-alike characters): the server refuses it
         (arena/server/registry.py)."""
-        return any(n != name and reads_as(n) == reads_as(name)
+        return any(n != name and read_alike(n, name)
                    for n in (*self.versions, *self.reserved))
 
     def _enter(self, base: str, kind: str, status: str) -> Version:

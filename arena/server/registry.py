@@ -38,7 +38,7 @@ from typing import IO, Any, ClassVar
 from arena.bots.check import Report, check_bot
 from arena.bots.process import ArenaStartError, file_stem, is_log_of
 from arena.bots.manifest import (NAME, NAME_RULE, BotManifest, ManifestError, load_manifest,
-                                 reads_as)
+                                 read_alike)
 from arena.bots.sandbox import ProcessFactory, SandboxConfig, readable_by_all
 from arena.referee.lobby import Lobby, new_token, token_hash
 from arena.referee.server import RefereeServer
@@ -314,7 +314,7 @@ class Registry:
         # standings. (A database that has both from before takes new versions of each.)
         names = {b.name for b in self._bots.values()}
         other = None if name in names else next(
-            (n for n in names if reads_as(n) == reads_as(name)), None)
+            (n for n in names if read_alike(n, name)), None)
         if other is not None:
             how = (f"differs from the entered {other!r} only in case"
                    if other.casefold() == name.casefold() else

@@ -184,7 +184,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                     if queue.empty() or len(frames) >= BATCH:
                         break
                     item = queue.get_nowait()
-                    if item is None or item is RESYNC or not item.HasField("frame"):
+                    if item is None or item is RESYNC or item is STOPPING or \
+                            not item.HasField("frame"):
                         held = item
                         break
                 if len(frames) == 1 and first is not None:

@@ -81,11 +81,12 @@ def test_a_name_that_reads_like_an_entered_one_is_refused(tmp_path):
     name is entered; others, and new versions of the entered name, are taken."""
     store = SQLiteStore(tmp_path / "arena.db")
     registry = Registry(store, Lobby(), tmp_path, SandboxConfig("none"))
-    for name in ("counter", "alpha", "fresh", "my-bot", "max", "wave"):
+    for name in ("counter", "alpha", "fresh", "my-bot", "max", "wave", "ilya"):
         registry.add_remote(name)
     for name, entered in (("c0unter", "counter"), ("aIpha", "alpha"), ("a1pha", "alpha"),
                           ("fresh.", "fresh"), ("my_bot", "my-bot"), ("my..bot", "my-bot"),
-                          ("rnax", "max"), ("vvave", "wave"), ("COUNTER", "counter")):
+                          ("rnax", "max"), ("vvave", "wave"), ("Ilya", "ilya"),
+                          ("COUNTER", "counter")):
         with pytest.raises(RegistryError) as refused:
             registry.add_remote(name)
         assert f"use {entered!r} (a new version of it), or another name" in str(refused.value)

@@ -673,3 +673,38 @@ def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription
         played.result()
     finally:
         service.close()
+
+
+def test_a_stopping_service_sends_what_it_queued_then_ends_each_stream_unavailable():
+    """As the service stops, its streams end (STOPPING, after what each viewer's queue
+    holds) with UNAVAILABLE, so that `arena watch` looks for the service again rather
+    than the server's stop cancelling them (which gRPC printed as a traceback). Frames
+    queued ahead of the stop are sent first: a viewer's batching of the frames behind
+    one took STOPPING for a frame and broke the stream (the twenty-sixth review)."""
+    async def go():
+        hub = SpectatorHub()
+        server = await SpectatorServer.start(hub, "127.0.0.1:0")
+        hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
+                                          status=pb.MATCH_STATUS_LIVE))
+        hub.frame("m", pb.MatchFrame(seq=0))
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            call = spectator_pb2_grpc.SpectatorStub(channel).WatchMatch(
+                pb.WatchMatchRequest(match_id="m"))
+            snapshot = await call.read()
+            # queued at once, before the stream's next turn: two frames, then the stop
+            hub.frame("m", pb.MatchFrame(seq=1))
+            hub.frame("m", pb.MatchFrame(seq=2))
+            hub.stop()                                   # (as the server's stop begins)
+            stopping = asyncio.create_task(server.stop())
+            got = []
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                while (msg := await call.read()) is not grpc.aio.EOF:
+                    got.append(msg)
+            await stopping
+        return snapshot, got, ended.value
+
+    snapshot, got, ended = asyncio.run(go())
+    assert [f.seq for f in snapshot.snapshot.frames] == [0]
+    assert [f.seq for f in frames_of([snapshot, *got])] == [0, 1, 2], got
+    assert (ended.code(), ended.details()) == \
+        (grpc.StatusCode.UNAVAILABLE, "the spectator service is stopping")
