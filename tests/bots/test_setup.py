@@ -462,13 +462,28 @@ def _own_address() -> str:
         return probe.getsockname()[0]
 
 
+def _neighbour(address: str) -> str:
+    """Another address of the network ``address`` is on (its gateway, a neighbour), from
+    ``ip``: one a setup must not reach, whether a machine has it or not."""
+    import ipaddress
+    links = json.loads(subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True,
+                                      text=True, check=True).stdout)
+    [prefix] = [info["prefixlen"] for link in links for info in link.get("addr_info", ())
+                if info.get("local") == address]
+    network = ipaddress.IPv4Interface(f"{address}/{prefix}").network
+    return str(next(host for host in network.hosts() if str(host) != address)
+               if network.num_addresses > 2 else network.network_address)
+
+
 def test_a_setup_s_network_is_the_internet_never_this_machine_s_services(tmp_path, mark):
     """A setup had no network, or with --setup-network the machine's own: a stranger's
     setup then reached the services on its loopback and its addresses (a database, the
     organiser's port, a Ray cluster's job API that runs any code), its private network
     and a cloud's metadata service. Now --setup-network gives it a network of its own
-    (slirp4netns) that reaches the internet and nothing of the machine's or of the
-    private ranges, and names are looked up through slirp4netns."""
+    (slirp4netns) that reaches the internet and nothing of the machine's, of the network
+    it is on (its gateway and neighbours: reached before the twenty-sixth review, where
+    that network is no private range) or of the private ranges, and names are looked up
+    through slirp4netns."""
     sandboxed()
     needs_own_network()
     try:
@@ -479,6 +494,7 @@ def test_a_setup_s_network_is_the_internet_never_this_machine_s_services(tmp_pat
         port = server.getsockname()[1]
         targets = {"index": INDEX, "loopback": ("127.0.0.1", port),
                    "own address": (_own_address(), port), "slirp's gateway": ("10.0.2.2", port),
+                   "neighbour": (_neighbour(_own_address()), port),
                    "metadata": ("169.254.169.254", 80), "private": ("10.1.2.3", port)}
         seen = {}
         for allowed in (False, True):
@@ -498,10 +514,12 @@ def test_a_setup_s_network_is_the_internet_never_this_machine_s_services(tmp_pat
     # (without a network its name is not found: how the resolver says so varies)
     assert seen[False].pop("index") != "reached", seen
     assert seen[False] == {"loopback": refused, "own address": unreachable,
+                           "neighbour": unreachable,
                            "slirp's gateway": unreachable, "metadata": unreachable,
                            "private": unreachable, "resolver": seen[False]["resolver"]}, seen
     # (slirp4netns answers for the machine's loopback as a network it cannot reach)
     assert seen[True] == {"index": "reached", "loopback": refused, "own address": prohibited,
+                          "neighbour": prohibited,
                           "slirp's gateway": unreachable, "metadata": prohibited,
                           "private": prohibited, "resolver": ["nameserver", "10.0.2.3"]}, seen
 
