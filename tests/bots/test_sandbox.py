@@ -41,6 +41,22 @@ def needs_own_user() -> None:
         pytest.skip("the arena does not run as root here: its bots run as its own user")
 
 
+def sandboxed(argv: list[str], folder: Path, limits: Limits = Limits(),
+              setup: bool = False) -> list[str]:
+    """The output lines of ``argv`` run in a sandbox (a setup's, with ``setup``), which
+    must exit 0."""
+    async def ran() -> str:
+        jail, _ = await SandboxFactory(limits).start(argv, folder, {}, setup=setup)
+        try:
+            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
+            assert await jail.proc.wait() == 0, out
+            return out.decode()
+        finally:
+            jail.close()
+
+    return asyncio.run(ran()).splitlines()
+
+
 def run(mark: str, *args, timeout: float = 120) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=ROOT,
                           env=env_for(mark), capture_output=True, text=True, timeout=timeout)
@@ -725,19 +741,9 @@ def test_without_a_user_of_its_own_the_sandbox_runs_as_before(tmp_path, monkeypa
     folder = tmp_path / "bot"
     folder.mkdir()
 
-    async def ran() -> str:
-        jail, _ = await SandboxFactory(Limits()).start(
-            ["/bin/sh", "-c", "id -u; grep CapEff /proc/self/status; "
-             "touch /tmp/a /scratch/b /dev/shm/c && echo wrote; touch x 2>&1; "
-             "cat /proc/self/uid_map"], folder, {})
-        try:
-            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
-            assert await jail.proc.wait() == 0, out
-            return out.decode()
-        finally:
-            jail.close()
-
-    lines = asyncio.run(ran()).splitlines()
+    lines = sandboxed(["/bin/sh", "-c", "id -u; grep CapEff /proc/self/status; "
+                       "touch /tmp/a /scratch/b /dev/shm/c && echo wrote; touch x 2>&1; "
+                       "cat /proc/self/uid_map"], folder)
     assert lines[0] == str(os.getuid()), lines
     assert lines[1].split() == ["CapEff:", "0" * 16], lines
     assert lines[2] == "wrote", lines
@@ -810,19 +816,10 @@ def test_a_sandbox_s_own_user_has_a_name(tmp_path):
               "console.log(u.username, u.homedir, u.uid === process.getuid())'; "
               "ls /proc/self/fd | wc -l; echo x 2>/dev/null >> /etc/passwd || echo refused")
 
-    async def ran(setup: bool) -> list[str]:
-        jail, _ = await SandboxFactory(Limits()).start(["/bin/sh", "-c", script], folder, {},
-                                                       setup=setup)
-        try:
-            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
-            assert await jail.proc.wait() == 0, out
-            return out.decode().splitlines()
-        finally:
-            jail.close()
-
     for setup in (False, True):
         # (ls's own descriptors: 0, 1, 2 and the folder it reads)
-        assert asyncio.run(ran(setup)) == ["bot", "bot", "bot /scratch true", "4", "refused"]
+        assert sandboxed(["/bin/sh", "-c", script], folder, setup=setup) == \
+            ["bot", "bot", "bot /scratch true", "4", "refused"]
 
 
 @pytest.mark.parametrize("why", ["machine", "setpriv fails"])
@@ -871,16 +868,7 @@ def test_a_bot_is_held_to_its_open_files_limit(tmp_path):
     folder.mkdir()
     folder.chmod(0o755)
 
-    async def opened() -> list[str]:
-        jail, _ = await SandboxFactory(Limits(open_files=64)).start(
-            [sys.executable, "-c", _DESCRIPTORS], folder, {})
-        try:
-            out = await asyncio.wait_for(jail.proc.stdout.read(), 30)
-            assert await jail.proc.wait() == 0, out
-            return out.decode().split()
-        finally:
-            jail.close()
-
-    highest, stopped = asyncio.run(opened())
+    [line] = sandboxed([sys.executable, "-c", _DESCRIPTORS], folder, Limits(open_files=64))
+    highest, stopped = line.split()
     assert stopped == "EMFILE", (highest, stopped)
     assert 40 <= int(highest) <= 63, highest      # the interpreter holds a few of its own

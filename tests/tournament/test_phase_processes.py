@@ -53,12 +53,19 @@ def _matches_seen(log_dir, label: str) -> dict[str, set[str]]:
     return seen
 
 
-def test_a_match_of_a_phase_leased_as_the_next_begins_is_not_played_by_its_processes(tmp_path):
-    labels = ["b0", "rec", "b2", "b3"]
+def _executor(tmp_path: Path, labels: list[str], lanes: int) -> tuple[LocalExecutor, Path]:
+    """A local executor of unsandboxed bots ``labels`` (``rec`` records what it is sent),
+    ``lanes`` matches at once; and the folder of its bots' logs."""
     manifests = [load_manifest(_bot(tmp_path / name, "record" if name == "rec" else "good"))
                  for name in labels]
     logs = tmp_path / "logs"
-    executor = LocalExecutor(process_seats(manifests, labels, SandboxConfig(mode="none"), logs), 2)
+    return LocalExecutor(process_seats(manifests, labels, SandboxConfig(mode="none"), logs),
+                         lanes), logs
+
+
+def test_a_match_of_a_phase_leased_as_the_next_begins_is_not_played_by_its_processes(tmp_path):
+    labels = ["b0", "rec", "b2", "b3"]
+    executor, logs = _executor(tmp_path, labels, 2)
     config = make_config("modern", None, 2)
     # deal 7 at the table of bots 0 and 1 (rec): rotation 0 is the last match of phase 0,
     # rotation 1 comes in phase 1, after a match of another table. The seats are leased in
@@ -106,9 +113,7 @@ def test_a_match_of_an_earlier_phase_dealt_again_does_not_stop_the_processes_of_
     started afresh for nothing. Its seats get processes of its own phase (lease), which
     no later match reuses."""
     labels = ["b0", "b1", "b2", "b3"]
-    manifests = [load_manifest(_bot(tmp_path / name, "good")) for name in labels]
-    logs = tmp_path / "logs"
-    executor = LocalExecutor(process_seats(manifests, labels, SandboxConfig(mode="none"), logs), 1)
+    executor, logs = _executor(tmp_path, labels, 1)
     config = make_config("modern", None, 2)
     plans = [PlannedMatch("t0-d1-r1", "t0-d1", (0, 1), (1, 0), 0, 1, 7, (11, 12), phase=1),
              PlannedMatch("t1-d0-r0", "t1-d0", (2, 3), (2, 3), 1, 0, 8, (21, 22), phase=0),
@@ -134,10 +139,7 @@ def test_a_match_of_an_earlier_phase_dealt_again_gets_no_idle_process_of_a_later
     the lease's phase check dropped, ``if self.free``: the idle process of phase 1 played
     phase 0's rotation too.)"""
     labels = ["b0", "rec"]
-    manifests = [load_manifest(_bot(tmp_path / name, "record" if name == "rec" else "good"))
-                 for name in labels]
-    logs = tmp_path / "logs"
-    executor = LocalExecutor(process_seats(manifests, labels, SandboxConfig(mode="none"), logs), 1)
+    executor, logs = _executor(tmp_path, labels, 1)
     config = make_config("modern", None, 2)
     later = PlannedMatch("t0-d0-r1", "t0-d0", (0, 1), (1, 0), 0, 1, 7, (11, 12), phase=1)
     again = PlannedMatch("t0-d0-r0", "t0-d0", (0, 1), (0, 1), 0, 0, 7, (11, 12), phase=0)

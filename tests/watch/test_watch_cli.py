@@ -368,15 +368,22 @@ def start_serving(mark: str, out: Path, *args) -> tuple[subprocess.Popen, str]:
     return proc, wait_for_text(proc, out, r"spectators: arena watch (\S+) --tv").group(1)
 
 
+def slow_match(tmp_path: Path, mark: str, games: int) -> tuple[subprocess.Popen, Path, str]:
+    """``arena match`` of two slow bots, ``games`` games, served to spectators: the
+    process, its output and the spectators' address."""
+    out = tmp_path / "match.out"
+    match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
+                                   slow_bot(tmp_path, "slower"), "--games", games,
+                                   "--out", tmp_path / "logs")
+    return match, out, address
+
+
 def test_tv_prints_what_arena_match_prints(tmp_path, mark):
     # TV shows live matches only: a viewer that comes after the last game sees none. The
     # games go on (a second each) until the viewer has printed a whole one, then Ctrl-C
     # stops them: a viewer slow to start (a loaded machine) still has games to join. It
     # is started once game 2 is under way, so it surely joins in the middle of the run.
-    out = tmp_path / "match.out"
-    match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
-                                   slow_bot(tmp_path, "slower"), "--games", 200,
-                                   "--out", tmp_path / "logs")
+    match, out, address = slow_match(tmp_path, mark, 200)
     try:
         wait_for_text(match, out, r"─ game 2 of 200 ─")
         proc = watcher(mark, address, "--tv")
@@ -409,10 +416,7 @@ def test_a_command_that_ends_with_viewers_on_it_ends_their_streams_without_a_tra
     Its streams now end first, as the service stops: the command ends with exit 0 and
     nothing more said, and the viewer hears the service went away (it looks for it
     again, as for a server restarted)."""
-    out = tmp_path / "match.out"
-    match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
-                                   slow_bot(tmp_path, "slower"), "--games", 3,
-                                   "--out", tmp_path / "logs")
+    match, out, address = slow_match(tmp_path, mark, 3)
     try:
         wait_for_text(match, out, r"─ game 1 of 3 ─")
         proc = watcher(mark, address, "--tv")
