@@ -434,7 +434,8 @@ class _SetupNetwork:
     and slirp4netns (Debian's package: a user-mode TCP/IP stack, rootless Podman's) carries
     its connections out as this machine's, refusing its loopback (--disable-host-loopback);
     routes in the sandbox refuse (``prohibit``, "Permission denied") the machine's own
-    addresses and the private, shared, link-local and reserved ranges (:data:`_PROHIBITED`).
+    addresses and the networks they are on, and the private, shared, link-local and
+    reserved ranges (:data:`_PROHIBITED`). slirp4netns runs in the setup's cgroups.
     Names are looked up through slirp4netns's resolver (10.0.2.3), which asks the
     machine's; where the machine's resolver is on its loopback (systemd-resolved's
     127.0.0.53), through the servers it asks in turn, let through one by one.
@@ -443,7 +444,7 @@ class _SetupNetwork:
     is up and the routes are set; slirp4netns ends when :meth:`close` closes its exit pipe,
     or when this process dies and the kernel closes it."""
 
-    #: the ranges refused besides the machine's own addresses (IPv4 only: slirp4netns
+    #: the ranges refused besides the machine's own networks (IPv4 only: slirp4netns
     #: gives the sandbox no IPv6)
     _PROHIBITED = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16",
                    "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15",

@@ -418,9 +418,14 @@ class SpectatorHub:
             coming.set()
 
     def start(self) -> None:
-        """A service (again) on this hub: its streams wait and follow as before."""
+        """A service (again) on this hub: its streams wait and follow as before (for a
+        tournament still coming too)."""
         self.stopping = False
         self._stopped = asyncio.Event()
+        for coming in self._coming.values():
+            coming.clear()
+        if not self.tournaments:
+            self._followed.clear()
 
     async def rest(self, seconds: float) -> bool:
         """A pause of ``seconds``, cut short by :meth:`stop`; whether the service goes on."""
@@ -679,7 +684,8 @@ class SpectatorHub:
         with a pause to start its bots) no match would be live by the time TV looks. So
         is, with ``since`` (the ``first_frame`` of the match TV showed last), the last match
         over of those that started after it, when none is live: one that started and ended
-        in TV's pause after a match is not skipped."""
+        in TV's pause after a match is not skipped. None past ``timeout``, or once the
+        service stops (:meth:`stop`)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         best = self.best_live(tournament)
         if best is None and since is not None:

@@ -50,8 +50,8 @@ class SpectatorServer:
         if port == 0:
             raise ConfigError(f"spectators cannot be served on {listen!r} (a bad address, or one "
                               "already in use)")
-        await server.start()
         hub.start()
+        await server.start()
         return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub, records)
 
     async def stop(self, grace: float = 0.5) -> None:

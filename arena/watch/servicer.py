@@ -124,6 +124,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             # one still coming (a ladder reading its stored matches) is waited for: its
             # viewer is a viewer meanwhile, within the caps
             log = await self.hub.tournament_ready(request.name)
+            if log is None and self.hub.stopping:
+                await _stopping(context)
             if log is None:
                 known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
                 await abort(context, grpc.StatusCode.NOT_FOUND,
