@@ -86,4 +86,7 @@ async def spectators(listen: str | None, console: Console, records: RecordSource
         async with web_viewer(web, server.address, console):
             yield hub
     finally:
-        await server.stop()
+        # for good: the command is done, and its viewers' streams end as finished ones
+        # (arena watch --tv then ends with it), where a server's (arena serve) may be
+        # restarted, and tells them it is stopping
+        await server.stop(final=True)

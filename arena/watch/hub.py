@@ -349,8 +349,10 @@ class SpectatorHub:
         # TV waiting for a live match: for each tournament waited for ("" any), one future
         # that a match it would show resolves, and how many wait on it (none: forgotten)
         self._arrivals: dict[str, list] = {}
-        #: the service is stopping (:meth:`stop`): streams end, none waits
+        #: the service is stopping (:meth:`stop`): streams end, none waits; ``final``:
+        #: for good (the command serving it is done), not to come back
         self.stopping = False
+        self.final = False
         self._stopped = asyncio.Event()
         # matches whose result came before their end (match id -> tournament): on Ray the
         # result and the spectators' batches come by two streams, in no set order. Their
@@ -396,21 +398,23 @@ class SpectatorHub:
         if name not in self.tournaments:
             self._coming.setdefault(name, asyncio.Event())
 
-    def stop(self) -> None:
+    def stop(self, final: bool = False) -> None:
         """The spectator service is stopping: every viewer's stream ends now, after what
-        it was sent (STOPPING), and none waits any more for a match or a tournament. So
-        its streams end before the server's stop, which had to cancel them (a viewer
-        following TV waits between matches for good), and gRPC printed each cancel as a
-        bare traceback as the arena ended (`arena match --watch` with a viewer still on
-        it). A server started again on the hub calls :meth:`start`."""
-        self.stopping = True
+        it was sent (STOPPING; with ``final``, the command that serves it is done and
+        nothing comes back: the end), and none waits any more for a match or a
+        tournament. So its streams end before the server's stop, which had to cancel them
+        (a viewer following TV waits between matches for good), and gRPC printed each
+        cancel as a bare traceback as the arena ended (`arena match --watch` with a viewer
+        still on it). A server started again on the hub calls :meth:`start`."""
+        self.stopping, self.final = True, final
         self._stopped.set()
+        end = None if final else STOPPING
         for match in self.matches.values():
             for viewer in match.viewers | match.behind:
-                viewer.push(STOPPING)
+                viewer.push(end)
         for log in self.tournaments.values():
             for viewer in log.viewers:
-                viewer.push(STOPPING)
+                viewer.push(end)
         for arrival in self._arrivals.values():
             if not arrival[0].done():
                 arrival[0].set_result(None)
@@ -420,7 +424,7 @@ class SpectatorHub:
     def start(self) -> None:
         """A service (again) on this hub: its streams wait and follow as before (for a
         tournament still coming too)."""
-        self.stopping = False
+        self.stopping = self.final = False
         self._stopped = asyncio.Event()
         for coming in self._coming.values():
             coming.clear()
@@ -635,7 +639,7 @@ class SpectatorHub:
             return None
         sub = Subscription(max(delay, 0 if hands else self.min_delay), hands and self.organiser_view)
         snapshot = match.snapshot(reason, sub.delay, sub.hands)
-        if not match.live:
+        if not match.live or self.final:
             sub.push(None)
         elif self.stopping:
             sub.push(STOPPING)
@@ -720,9 +724,9 @@ class SpectatorHub:
         """A follower of a tournament: its subscription and the snapshot it starts from."""
         sub = Subscription()
         snapshot = log.snapshot(self.summaries(log.name))
-        if self.stopping:
+        if self.stopping and not self.final:
             sub.push(STOPPING)
-        elif log.finished:
+        elif log.finished or self.stopping:
             sub.push(None)
         else:
             log.viewers.add(sub)

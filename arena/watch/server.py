@@ -54,10 +54,11 @@ class SpectatorServer:
         await server.start()
         return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub, records)
 
-    async def stop(self, grace: float = 0.5) -> None:
-        """Every stream ended (:meth:`SpectatorHub.stop`), then the server stopped: within
-        ``grace`` s, what is still being sent, then cancelled."""
-        self.hub.stop()
+    async def stop(self, grace: float = 0.5, final: bool = False) -> None:
+        """Every stream ended (:meth:`SpectatorHub.stop`; ``final``: as finished ones, the
+        command serving them being done), then the server stopped: within ``grace`` s,
+        what is still being sent, then cancelled."""
+        self.hub.stop(final)
         await self.server.stop(grace)
         if (close := getattr(self.records, "close", None)) is not None:
             close()             # its connection (a record in the making has ended)

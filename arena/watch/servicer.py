@@ -109,7 +109,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 # the pause is shown too
                 match = await self.hub.next_live(request.tournament, since=since)
                 if match is None:
-                    await _stopping(context)
+                    await self._stopping(context)
+                    return
                 got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
                 if got is None:
                     continue
@@ -117,7 +118,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                     yield message
                 since = match.first_frame
                 if not await self.hub.rest(TV_PAUSE_S):
-                    await _stopping(context)
+                    await self._stopping(context)
+                    return
 
     async def WatchTournament(self, request, context):  # noqa: N802
         async with self._viewer(context):
@@ -125,7 +127,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             # viewer is a viewer meanwhile, within the caps
             log = await self.hub.tournament_ready(request.name)
             if log is None and self.hub.stopping:
-                await _stopping(context)
+                await self._stopping(context)
+                return
             if log is None:
                 known = ", ".join(sorted(self.hub.tournaments)) or "none yet"
                 await abort(context, grpc.StatusCode.NOT_FOUND,
@@ -136,7 +139,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             try:
                 while (item := await sub.queue.get()) is not None:
                     if item is STOPPING:
-                        await _stopping(context)
+                        await self._stopping(context)
+                        return
                     if item is RESYNC:
                         sub.caught_up()
                         item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
@@ -166,7 +170,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 if item is None:
                     return
                 if item is STOPPING:
-                    await _stopping(context)
+                    await self._stopping(context)
+                    return
                 if item is RESYNC:
                     snapshot = self.hub.resnapshot(match_id, sub)
                     if snapshot is None:
@@ -198,6 +203,14 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                     yield wire.frames_feed(frames)
         finally:
             self.hub.unsubscribe(match_id, sub)
+
+    async def _stopping(self, context) -> None:
+        """A stream's end as the service stops: UNAVAILABLE, the code of a server gone, so
+        that its viewer looks for the service again (a server restarted: arena watch
+        follows on); where it stops for good (:attr:`SpectatorHub.final`), nothing: the
+        stream's caller returns, and it ends as a finished one does."""
+        if not self.hub.final:
+            await abort(context, grpc.StatusCode.UNAVAILABLE, "the spectator service is stopping")
 
     async def _record(self, match_id: str, context) -> pb.MatchSnapshot:
         got = self.hub.subscribe(match_id, reason="record")
@@ -254,12 +267,6 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token given is not this arena's (the one arena "
                                 "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
-
-
-async def _stopping(context) -> None:
-    """End a stream as the service stops: UNAVAILABLE, the code of a server gone, so that
-    its viewer looks for the service again (a server restarted: arena watch follows on)."""
-    await abort(context, grpc.StatusCode.UNAVAILABLE, "the spectator service is stopping")
 
 
 async def _not_negative(context, field: str, value: int) -> None:

@@ -676,11 +676,12 @@ def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription
 
 
 def test_a_stopping_service_sends_what_it_queued_then_ends_each_stream_unavailable():
-    """As the service stops, its streams end (STOPPING, after what each viewer's queue
-    holds) with UNAVAILABLE, so that `arena watch` looks for the service again rather
-    than the server's stop cancelling them (which gRPC printed as a traceback). Frames
-    queued ahead of the stop are sent first: a viewer's batching of the frames behind
-    one took STOPPING for a frame and broke the stream (the twenty-sixth review)."""
+    """As the service stops (a server's, which may be started again), its streams end
+    (STOPPING, after what each viewer's queue holds) with UNAVAILABLE, so that `arena
+    watch` looks for the service again rather than the server's stop cancelling them
+    (which gRPC printed as a traceback). Frames queued ahead of the stop are sent first:
+    a viewer's batching of the frames behind one took STOPPING for a frame and broke the
+    stream (the twenty-sixth review)."""
     async def go():
         hub = SpectatorHub()
         server = await SpectatorServer.start(hub, "127.0.0.1:0")
