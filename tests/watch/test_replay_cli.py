@@ -277,3 +277,17 @@ def test_on_a_terminal_without_keys_it_plays_through_and_ends(played, mark):
         assert "result: 1. " in term.read(0.1)
     finally:
         term.close()
+
+
+def test_a_time_just_under_a_half_hundredth_reads_the_same_played_and_replayed():
+    """`arena match` printed a game's time from the clock (0.1649999 s: 0.16 s), its event
+    log keeps it to the microsecond (0.165 s), and `arena replay` printed that: 0.17 s,
+    one line of the replay unlike the game's (a CI run of the test above). Both print
+    the time as the log keeps it."""
+    from arena.cli.match_log import result_text
+
+    played = 0.16499996
+    logged = round(played, 6)              # as MatchResult.to_dict writes it
+    line = result_text(["a", "b"], [[0], [1]], "finished", "last_standing", 3, played)
+    assert line == result_text(["a", "b"], [[0], [1]], "finished", "last_standing", 3, logged)
+    assert line.endswith("[last_standing, 3 turns, 0.17 s]")
