@@ -306,9 +306,13 @@ class SandboxFactory(ProcessFactory):
                            "(Debian: libseccomp2) is missing or failed")
         if (uid_0 := uid_0_notice()) is not None:
             notices.append(uid_0)
-        if setup_network and (why := _SetupNetwork.missing()) is not None:
-            notices.append("setups get this machine's network, its own services and private "
-                           f"network too, not the internet alone: {why}")
+        #: whether a setup with the network gets one of its own (_SetupNetwork)
+        self.own_network = False
+        if setup_network:
+            if (why := _SetupNetwork.missing()) is not None:
+                notices.append("setups get this machine's network, its own services and "
+                               f"private network too, not the internet alone: {why}")
+            self.own_network = why is None
         self.notice = "; ".join(notices) or None
 
     @staticmethod
@@ -374,14 +378,13 @@ class SandboxFactory(ProcessFactory):
             tree.bind("--bind", referee_socket, f"{SOCKET_DIR}/referee.sock")
         # no --new-session: bwrap's first process stays in the process group _spawn made
         # (whose watchdog kills it; the group's session has no terminal to protect)
-        own_network = setup and self.setup_network and _SetupNetwork.missing() is None
         network = None
         cgroups = _Cgroups.make(limits)
         try:
             box = ["bwrap", "--die-with-parent",
-                   *_namespaces(setup and self.setup_network and not own_network),
+                   *_namespaces(setup and self.setup_network and not self.own_network),
                    "--hostname", "bot", *tree.args]
-            if own_network:
+            if setup and self.own_network:
                 network = _SetupNetwork()
                 box += network.bwrap_args()
             with _seccomp() as (flags, fds):
@@ -455,16 +458,18 @@ class _SetupNetwork:
     _FILES = 1024   # slirp4netns's descriptors: a socket each for the setup's connections
 
     def __init__(self) -> None:
+        text, self._nameservers = _setup_resolv()
         self._info = os.pipe()
         self._block = os.pipe()
         self._exit = os.pipe()
-        text, self._nameservers = _setup_resolv()
         self._resolv = os.pipe()
         os.write(self._resolv[1], text.encode())     # (a few lines: within a pipe's buffer)
         os.close(self._resolv[1])
         self._slirp: subprocess.Popen | None = None
         #: the descriptors bwrap is passed
         self.passed = [self._info[1], self._block[0], self._resolv[0]]
+        #: this process's own ends, until closed
+        self._own = [self._info[0], self._block[1], self._exit[0], self._exit[1]]
 
     @staticmethod
     def missing() -> str | None:
@@ -488,10 +493,7 @@ class _SetupNetwork:
     def started(self) -> None:
         """bwrap has them now (or never will): this process's copies of its ends go, so
         that a bwrap that dies is seen at once."""
-        for fd in self.passed:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.passed = []
+        _close_all(self.passed)
 
     async def connect(self, cgroups: _Cgroups | None) -> None:
         """Once bwrap has made the sandbox: slirp4netns on its network (in the setup's
@@ -519,6 +521,7 @@ class _SetupNetwork:
                      "--enable-sandbox", "--enable-seccomp", "--ready-fd", str(ready[1]),
                      "--exit-fd", str(self._exit[0]), str(pid), "tap0"]
             joins = [] if cgroups is None else cgroups.join_commands()
+            ends = list(ready)
             try:
                 self._slirp = subprocess.Popen(
                     ["/bin/sh", "-c", "\n".join([*joins, 'exec "$@"']), "slirp", "prlimit",
@@ -526,12 +529,10 @@ class _SetupNetwork:
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE, pass_fds=(ready[1], self._exit[0]),
                     start_new_session=True)
-                os.close(ready[1])
+                _close_all(ends, ready[1])     # its end (an EOF when slirp4netns ends)
                 up = await _read(ready[0], b"1")
             finally:
-                for fd in ready:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                _close_all(ends)
             if up != b"1":
                 self._slirp.wait()
                 why = self._slirp.stderr.read().decode(errors="replace").strip().splitlines()
@@ -560,10 +561,8 @@ class _SetupNetwork:
 
     def close(self) -> None:
         """The network goes (slirp4netns ends); again: nothing."""
-        self.started()
-        for fd in (self._info[0], self._block[1], self._exit[0], self._exit[1]):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        _close_all(self.passed)
+        _close_all(self._own)
         if self._slirp is not None:
             slirp, self._slirp = self._slirp, None
             try:
@@ -572,6 +571,16 @@ class _SetupNetwork:
                 slirp.kill()
                 slirp.wait()
             slirp.stderr.close()
+
+
+def _close_all(fds: list[int], *only: int) -> None:
+    """Close the descriptors of ``fds`` (``only`` these of them), each taken off the list:
+    never twice, since a number closed may be another thread's open file the moment
+    after."""
+    for fd in [fd for fd in fds if not only or fd in only]:
+        fds.remove(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 async def _read(fd: int, until: bytes) -> bytes:
@@ -807,7 +816,7 @@ def _names(taken: Sequence[int]) -> tuple[list[str], list[str]]:
     if len(free) < 2:
         raise OSError(f"no two descriptors of 3-9 are free for the sandbox's passwd and group "
                       f"(passed: {sorted(taken)})")
-    uid = f"$(({USER_BASE} + $$))"     # as _user() says: the pid of the sh that execs bwrap
+    uid = _UID_IN_SH
     files = {"passwd": ["root:x:0:0:root:/root:/usr/sbin/nologin",
                         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin",
                         f"bot:x:{uid}:{uid}:ONO 99 bot:{SCRATCH}:/bin/sh"],
@@ -879,6 +888,9 @@ _HARDENING = ["--unshare-user", "--disable-userns", *_CAP_DROP]
 #: capabilities, and bwrap's no_new_privs keeps any from coming back. Without
 #: --disable-userns, the seccomp filter refuses new user namespaces (_NEW_USER_NAMESPACE).
 USER_BASE = 0x70000000
+#: A sandbox's uid as :func:`_spawn`'s sh computes it: USER_BASE + its pid ($$), bwrap's
+#: once it execs it
+_UID_IN_SH = f"$(({USER_BASE} + $$))"
 _AS_USER_NAMESPACES = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                        "--unshare-cgroup-try"]
 #: (CAP_SETPCAP: setpriv empties the bounding set too, which bwrap leaves whole here)
@@ -948,9 +960,8 @@ def _user() -> list[str]:
     user of its own."""
     if not runs_as_user():
         return []
-    # USER_BASE + $$: the pid of sh, which execs bwrap
     return [_Shell(word) if word.startswith(("--reuid=", "--regid=")) else word
-            for word in _setpriv(f"$(({USER_BASE} + $$))")]
+            for word in _setpriv(_UID_IN_SH)]
 
 
 def _probe_bwrap() -> str | None:

@@ -41,8 +41,8 @@ def needs_own_user() -> None:
         pytest.skip("the arena does not run as root here: its bots run as its own user")
 
 
-def sandboxed(argv: list[str], folder: Path, limits: Limits = Limits(),
-              setup: bool = False) -> list[str]:
+def run_sandboxed(argv: list[str], folder: Path, limits: Limits = Limits(),
+                  setup: bool = False) -> list[str]:
     """The output lines of ``argv`` run in a sandbox (a setup's, with ``setup``), which
     must exit 0."""
     async def ran() -> str:
@@ -741,9 +741,9 @@ def test_without_a_user_of_its_own_the_sandbox_runs_as_before(tmp_path, monkeypa
     folder = tmp_path / "bot"
     folder.mkdir()
 
-    lines = sandboxed(["/bin/sh", "-c", "id -u; grep CapEff /proc/self/status; "
-                       "touch /tmp/a /scratch/b /dev/shm/c && echo wrote; touch x 2>&1; "
-                       "cat /proc/self/uid_map"], folder)
+    lines = run_sandboxed(["/bin/sh", "-c", "id -u; grep CapEff /proc/self/status; "
+                           "touch /tmp/a /scratch/b /dev/shm/c && echo wrote; touch x 2>&1; "
+                           "cat /proc/self/uid_map"], folder)
     assert lines[0] == str(os.getuid()), lines
     assert lines[1].split() == ["CapEff:", "0" * 16], lines
     assert lines[2] == "wrote", lines
@@ -818,7 +818,7 @@ def test_a_sandbox_s_own_user_has_a_name(tmp_path):
 
     for setup in (False, True):
         # (ls's own descriptors: 0, 1, 2 and the folder it reads)
-        assert sandboxed(["/bin/sh", "-c", script], folder, setup=setup) == \
+        assert run_sandboxed(["/bin/sh", "-c", script], folder, setup=setup) == \
             ["bot", "bot", "bot /scratch true", "4", "refused"]
 
 
@@ -868,7 +868,7 @@ def test_a_bot_is_held_to_its_open_files_limit(tmp_path):
     folder.mkdir()
     folder.chmod(0o755)
 
-    [line] = sandboxed([sys.executable, "-c", _DESCRIPTORS], folder, Limits(open_files=64))
+    [line] = run_sandboxed([sys.executable, "-c", _DESCRIPTORS], folder, Limits(open_files=64))
     highest, stopped = line.split()
     assert stopped == "EMFILE", (highest, stopped)
     assert 40 <= int(highest) <= 63, highest      # the interpreter holds a few of its own
