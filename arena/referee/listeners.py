@@ -130,9 +130,14 @@ class Broadcast:
             self.hands = any(x.sees_hands for x in self.listeners)
 
 
+#: The kind of a tap's message that ends its match, the last of that match's messages (a
+#: batch a tap sends is a list of ``(kind, match_id, data, extra)``).
+END = "over"
+
+
 class ListenerTap(Protocol):
     """Picklable: makes, in another process, a listener that sends what it hears (in
-    batches) through ``send``."""
+    batches of messages, each ``(kind, match_id, data, extra)``) through ``send``."""
 
     def listener(self, send: Callable[[list], None]) -> MatchListener: ...
 

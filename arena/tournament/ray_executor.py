@@ -38,7 +38,7 @@ import signal
 import socket
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -49,7 +49,7 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig, SandboxFactory
-from arena.referee.listeners import ListenerTap
+from arena.referee.listeners import END, ListenerTap, MatchListener, MatchOver
 from arena.referee.results import MatchResult, MatchSpec
 from arena.rpc import socket_root
 from arena.rules.errors import ConfigError
@@ -119,12 +119,15 @@ class RefereeNode:
         #: per match dealt and not finished: its spec, its result, and whether it has begun
         self.waiting: dict[tuple, tuple[MatchSpec, asyncio.Future, asyncio.Future]] = {}
         self.watched: asyncio.Queue = asyncio.Queue()
+        #: per match ended here: how, until its play takes it
+        self.ends: dict[str, MatchOver] = {}
         self.task: asyncio.Task | None = None
 
     async def start(self) -> dict:
         """Start the referee and its lanes; where this actor runs."""
         node = self.node
-        listeners = [] if node.tap is None else [node.tap.listener(self.watched.put_nowait)]
+        listeners = [] if node.tap is None else [node.tap.listener(self.watched.put_nowait),
+                                                 _EndsKept(self.ends)]
         log_dir = None if node.log_dir is None else node.log_dir / self.name
         seats = process_seats(node.manifests, node.labels, node.sandbox, log_dir,
                               node.connect_timeout)
@@ -160,7 +163,8 @@ class RefereeNode:
 
     async def play(self, plan: PlannedMatch, spec: MatchSpec, retired: dict[int, str]):
         """Play one match (after retiring ``retired``), streamed: None once its bots are
-        seated, then its result and how long this actor held it, in seconds."""
+        seated, then its result, how long this actor held it (in seconds) and how it
+        ended for spectators (None without them)."""
         t0 = time.perf_counter()
         if self.task is None or self.task.done():
             raise RuntimeError(f"referee actor {self.name} is not playing")
@@ -173,7 +177,7 @@ class RefereeNode:
         await begun
         yield None
         result = await future
-        yield result, time.perf_counter() - t0
+        yield result, time.perf_counter() - t0, self.ends.pop(spec.match_id, None)
 
     async def alive(self) -> None:
         """Answered by this actor's event loop, which a stopped or stuck actor does not run."""
@@ -190,6 +194,16 @@ class RefereeNode:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
         self.watched.put_nowait(None)
+
+
+class _EndsKept(MatchListener):
+    """Keeps how each match ended, in ``ends`` (by id)."""
+
+    def __init__(self, ends: dict[str, MatchOver]) -> None:
+        self.ends = ends
+
+    def match_ended(self, over: MatchOver) -> None:
+        self.ends[over.match_id] = over
 
 
 class RayExecutor(Executor):
@@ -246,6 +260,29 @@ class RayExecutor(Executor):
         # actor lost -> the ids of the matches it held, dealt again: what its stream still
         # brings of them is a lost attempt's, not the attempt played in its place
         disowned: dict[str, set[str]] = {}
+        # per actor: how the matches whose results were taken ended, while its stream has
+        # not brought their ends (the two come apart), and the ends it brought first. An
+        # actor lost in between lost what its stream had not sent: its match live for ever
+        # for spectators, the result kept. Its end came with the result: heard from here.
+        unheard: dict[str, dict[str, MatchOver]] = defaultdict(dict)
+        heard: dict[str, set[str]] = defaultdict(set)
+
+        def ended(name: str, end: MatchOver | None) -> None:
+            """The result of a match of actor ``name`` was taken, with its ``end``."""
+            if end is None:
+                return
+            if end.match_id in heard[name]:
+                heard[name].discard(end.match_id)
+            elif (relayed := relays.get(name)) is None or relayed.done():
+                bring(end)   # its stream is over: it will not bring it
+            else:
+                unheard[name][end.match_id] = end
+
+        def bring(*ends: MatchOver) -> None:
+            """Spectators hear ``ends`` from here, their actor's stream gone without them."""
+            listener = self.setup.bus.listener()
+            for end in ends:
+                listener.match_ended(end)
 
         def spawn(coro) -> None:
             task = asyncio.create_task(coro)
@@ -387,7 +424,7 @@ class RayExecutor(Executor):
                         plan, spec, dict(self.retirements.retired))
                     await (await stream.__anext__())        # its bots are seated
                     begun = True
-                    result, held = await (await stream.__anext__())
+                    result, held, end = await (await stream.__anext__())
                 except _LOST:
                     await lost(name, [index], begun)
                     return
@@ -401,6 +438,7 @@ class RayExecutor(Executor):
                 if alone[0] == name and not busy[name]:   # its lanes wait for it to empty
                     async with changed:
                         changed.notify_all()
+                ended(name, end)
                 if index in reported:
                     continue   # played again after a loss that was not one
                 reported.add(index)
@@ -423,14 +461,22 @@ class RayExecutor(Executor):
                     changed.notify_all()
 
         async def relay(name: str, handle) -> None:
+            owed = unheard[name]
             try:
                 async for ref in handle.watch.options(num_returns="streaming").remote():
                     batch = await ref
                     if gone := disowned.get(name):
                         batch = [m for m in batch if m[1] not in gone]
+                    for message in batch:
+                        if message[0] == END and owed.pop(message[1], None) is None:
+                            heard[name].add(message[1])
                     self.setup.bus.deliver(batch)
             except _LOST:
                 pass
+            finally:
+                # lost (or cut short at the end): the ends that came with its results
+                bring(*owed.values())
+                owed.clear()
 
         for _ in range(n):
             add_actor()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ono99.v1 import referee_pb2, spectator_pb2 as pb
 
 from arena.referee import wire as referee_wire
-from arena.referee.listeners import Frame, MatchInfo, MatchListener, MatchOver
+from arena.referee.listeners import END, Frame, MatchInfo, MatchListener, MatchOver
 from arena.referee.results import Verdict
 from arena.watch import wire
 from arena.watch.hub import SpectatorHub
@@ -44,12 +44,13 @@ class Bus:
 
     def __init__(self, hub: SpectatorHub, tournament: str) -> None:
         self.hub = hub
+        self.tournament = tournament
         self.tap = Tap(tournament, hub.organiser_view)
         self._failed: set[str] = set()   # matches whose failure was logged (once each)
 
     def listener(self) -> MatchListener:
         """For matches played in this process: straight to the hub."""
-        return self.hub.listener(self.tap.tournament)
+        return self.hub.listener(self.tournament)
 
     def deliver(self, batch: list) -> None:
         """Hand ``batch`` to the hub. What fails there (a bug) is logged and the next
@@ -64,7 +65,7 @@ class Bus:
                     hub.frame(match_id, pb.MatchFrame.FromString(data), extra)
                 elif kind == "verdict":
                     hub.verdict(match_id, referee_pb2.Verdict.FromString(data))
-                elif kind == "over":
+                elif kind == END:
                     hub.match_ended(match_id, pb.MatchOver.FromString(data))
             except Exception:   # noqa: BLE001 - logged; the spectators' other matches go on
                 if match_id not in self._failed:   # once a match: not a trace every frame
@@ -97,7 +98,7 @@ class BusListener(MatchListener):
                   referee_wire.verdicts_to_wire([verdict])[0].SerializeToString())
 
     def match_ended(self, over: MatchOver) -> None:
-        self._add("over", over.match_id, wire.over(over).SerializeToString())
+        self._add(END, over.match_id, wire.over(over).SerializeToString())
         self.flush()
 
     def _add(self, kind: str, match_id: str, data: bytes, extra=None) -> None:

@@ -18,6 +18,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ ray = needs_module("ray", module_level=True)
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from arena.bots.sandbox import SandboxConfig  # noqa: E402
+from arena.referee.listeners import END  # noqa: E402
 from arena.store import open_store  # noqa: E402
 from arena.store.base import StoreError  # noqa: E402
 from arena.tournament.executors import make_executor  # noqa: E402
@@ -65,12 +67,15 @@ def second(head):
 
 
 def play(tmp: Path, name: str, executor: str, on_result=None, games: int = 6, bus=None,
-         concurrency: int = 4):
-    """A tournament of the sample bots on ``executor``: its results by key, the executor."""
+         concurrency: int = 4, made: list | None = None):
+    """A tournament of the sample bots on ``executor``: its results by key, the executor
+    (also put in ``made`` as soon as it is made)."""
     store = open_store(str(tmp / f"{name}.db"))
     settings = Settings(bot_dirs=tuple(map(str, BOTS)), table_size=2, games=games, seed=11)
     t = Tournament.create(store, name, settings)
     ex = make_executor(executor, t.setup(concurrency, log_dir=tmp / f"logs-{name}", bus=bus))
+    if made is not None:
+        made.append(ex)
 
     def seen(plan, result) -> None:
         if on_result is not None:
@@ -101,22 +106,44 @@ def test_spectators_hear_every_match_played_on_the_nodes(tmp_path, second):
     assert hub.frames > len(results)
 
 
+@dataclass(frozen=True)
+class EndsHeldOff:
+    """A spectator tap whose listener, on a node other than ``head``, never sends the end
+    of a match (the rest of its batch goes): a node lost after a result was taken, before
+    its stream brought the match's end."""
+
+    tap: object
+    head: str
+
+    def listener(self, send):
+        if ray.get_runtime_context().get_node_id() == self.head:
+            return self.tap.listener(send)
+        return self.tap.listener(lambda batch: send([m for m in batch if m[0] != END]))
+
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])   # the actors import no test
+
+
 def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head, second):
     local, _ = play(tmp_path, "local", "local", games=10)
-    done = [0]
+    made = []
 
     def kill_second(plan, result) -> None:
-        done[0] += 1
-        if done[0] == 8:   # about a fifth of the way: both nodes have matches in flight
+        # at the first result from it: it has other matches in flight (its lanes and the
+        # one queued), and its stream never brings that match's end
+        if made[0].nodes[second.node_id] == 1 and second in head.worker_nodes:
             print(f"removing node {second.node_id}", file=sys.stderr)
             head.remove_node(second, allow_graceful=False)   # SIGKILL of its processes
 
     hub = CountingHub()
-    on_ray, ex = play(tmp_path, "ray", "ray", kill_second, games=10, bus=Bus(hub, "ray"))
+    bus = Bus(hub, "ray")
+    bus.tap = EndsHeldOff(bus.tap, head.head_node.node_id)
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_second, games=10, bus=bus, made=made)
     assert ex.replaced >= 1, "the second node's actors were not lost"
     assert ex.replayed >= 1, "no match was in flight on the lost node"
     assert on_ray == local    # replayed from their seeds: the same results
-    # the spectators heard every match end, the lost attempts' played again in their place
+    # the spectators heard every match end, the lost attempts' played again in their place,
+    # the one whose end its node never sent as its result came
     assert hub.started == hub.ended and len(hub.ended) == len(on_ray)
     assert all(m.summary.status == spectator_pb2.MATCH_STATUS_FINISHED
                and [f.seq for f in m.frames] == list(range(len(m.frames)))
