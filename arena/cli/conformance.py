@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from arena.rules.conformance import MALFORMED, VectorResult, run_vector
+from arena.rules.errors import ConfigError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run rules conformance vectors",
         description="Run rules conformance vectors (files, or folders searched for *.json) "
                     "and print one line per vector, then 'N passed, M failed'. Exits 1 when "
-                    "any vector fails or is malformed.",
+                    "any vector fails or is malformed (or none is found), 2 when a PATH is "
+                    "not there (nothing is run).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="vector file or folder")
     p.set_defaults(run=run)
@@ -29,13 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run every vector found, one line each, then the count; 1 if one failed, was
-    malformed or none was found."""
+    malformed or none was found. A path that is not there is refused (exit 2) before any
+    vector runs: a mistyped name, not a vector that failed."""
+    if missing := [raw for raw in args.paths if not Path(raw).exists()]:
+        raise ConfigError(f"no such file or folder: {' '.join(missing)}")
     passed = failed = 0
     for path in find_vectors(args.paths):
-        if not path.exists():
-            print(f"FAIL (malformed) {path}: no such file")
-            failed += 1
-            continue
         result = run_file(path)
         print(result.line())
         if result.passed:

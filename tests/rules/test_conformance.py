@@ -78,6 +78,15 @@ def test_cli_says_why_when_it_finds_no_vector(tmp_path):
     assert out.stderr == f"arena conformance: no vector (*.json) found in {tmp_path}\n"
 
 
+def test_cli_refuses_a_path_that_is_not_there_before_running_any(tmp_path):
+    """A mistyped path is refused as the README's exit rule says (2, nothing done): it
+    counted as a failed vector (exit 1) after the others had run."""
+    out = arena("conformance", str(VECTORS), str(tmp_path / "nope.json"), str(tmp_path / "gone"))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (f"arena conformance: error: no such file or folder: "
+                          f"{tmp_path / 'nope.json'} {tmp_path / 'gone'}\n")
+
+
 BASE = {
     "name": "t/base", "ruleset": "modern", "seats": 2,
     "deals": [{"hands": [["1", "2", "3", "4"], ["5", "6", "7", "8"]], "draw": ["9"]}],
