@@ -49,7 +49,7 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig, SandboxFactory
-from arena.referee.listeners import END, ListenerTap, MatchListener, MatchOver
+from arena.referee.listeners import END, Broadcast, ListenerTap, MatchListener, MatchOver
 from arena.referee.results import MatchResult, MatchSpec
 from arena.rpc import socket_root
 from arena.rules.errors import ConfigError
@@ -74,7 +74,8 @@ STOP_TIMEOUT_S = 15.0
 #: long (stopped: SIGSTOP, a frozen cgroup; or stuck) is killed, and its matches dealt
 #: again as a lost actor's are: Ray saw it alive, and the run waited for it for good.
 STALL_S = 30.0
-#: How often such an actor is asked, in seconds.
+#: How often such an actor is asked, in seconds; and how often an actor looks whether
+#: its raylet is still there.
 LOOK_S = 1.0
 
 _LOST = (RayActorError, ActorDiedError, ActorUnavailableError)
@@ -122,6 +123,7 @@ class RefereeNode:
         #: per match ended here: how, until its play takes it
         self.ends: dict[str, MatchOver] = {}
         self.task: asyncio.Task | None = None
+        self.watching: asyncio.Task | None = None
 
     async def start(self) -> dict:
         """Start the referee and its lanes; where this actor runs."""
@@ -137,8 +139,24 @@ class RefereeNode:
         self.task = asyncio.create_task(self.executor.play(
             self.dealt.get, self._begin, self._finished))
         self.task.add_done_callback(self._stopped)
+        if (parent := os.getppid()) != 1:
+            self.watching = asyncio.create_task(self._orphaned(parent))
         ctx = ray.get_runtime_context()
         return {"node": ctx.get_node_id(), "pid": os.getpid(), "name": self.name}
+
+    async def _orphaned(self, parent: int) -> None:
+        """The actor's raylet (its parent) lost, it stops its bots and ends. Ray's own
+        worker ends when its raylet is gone, but it takes a raylet that has died and not
+        been reaped (its parent, a driver that started a cluster of its own, still
+        running) for alive: the actor and its bots stayed, playing for nobody."""
+        while os.getppid() == parent:
+            await asyncio.sleep(LOOK_S)
+        log.warning("referee actor %s lost its raylet; it stops its bots and ends", self.name)
+        try:
+            async with asyncio.timeout(STOP_TIMEOUT_S):
+                await self.stop()
+        finally:
+            os._exit(1)
 
     def _begin(self, plan: PlannedMatch) -> MatchSpec:
         """A lane begins ``plan``, its bots seated: its spec (and :meth:`play` says so)."""
@@ -279,8 +297,9 @@ class RayExecutor(Executor):
                 unheard[name][end.match_id] = end
 
         def bring(*ends: MatchOver) -> None:
-            """Spectators hear ``ends`` from here, their actor's stream gone without them."""
-            listener = self.setup.bus.listener()
+            """Spectators hear ``ends`` from here, their actor's stream gone without them
+            (a failure of the hub logged, as the bus logs one, and the run goes on)."""
+            listener = Broadcast([self.setup.bus.listener()])
             for end in ends:
                 listener.match_ended(end)
 

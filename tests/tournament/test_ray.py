@@ -18,6 +18,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,12 +151,47 @@ def test_losing_a_node_mid_run_loses_no_match_and_duplicates_none(tmp_path, head
                for m in hub.matches.values())
 
 
-def referee_actors() -> list[int]:
-    """The pids of the referee actor processes of this test's cluster (its processes are
-    this one's descendants; Ray names an actor's process by its class)."""
+def test_a_node_whose_raylet_dies_leaves_no_actor_and_no_bot_behind(tmp_path, head, second):
+    """kill -9 of a node's raylet alone (the twenty-seventh review's; the kernel's
+    out-of-memory killer would do it): Ray's worker ends when its raylet is gone, but takes
+    one that has died and not been reaped (here, by this process, which started it) for
+    alive, so the node's referee actor and its bots played on for nobody, for good. The
+    actor now sees its parent go, stops its bots and ends; the run plays its matches on."""
     from arena.bench.procs import descendants
 
-    named = [pid for pid, cmd in descendants() if cmd.startswith(b"ray::RefereeNode")]
+    local, _ = play(tmp_path, "local", "local")
+    raylet = second.all_processes["raylet"][0].process
+    made, left = [], []
+
+    def kill_raylet(plan, result) -> None:
+        if made[0].nodes[second.node_id] == 1 and not left:   # its first result: it plays
+            left.extend(referee_actors(raylet.pid))
+            left.extend(pid for actor in list(left) for pid, _ in descendants(actor))
+            raylet.kill()
+
+    on_ray, ex = play(tmp_path, "ray", "ray", kill_raylet, made=made)
+    assert on_ray == local and ex.replaced >= 1
+    assert len(left) > 1, "no actor with its bots on the node"
+    deadline = time.monotonic() + 10
+    while (alive := [pid for pid in left if running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive, [Path(f"/proc/{pid}/cmdline").read_bytes()[:60] for pid in alive]
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def referee_actors(root: int | None = None) -> list[int]:
+    """The pids of the referee actor processes of this test's cluster (its processes are
+    this one's descendants; Ray names an actor's process by its class), or of ``root``."""
+    from arena.bench.procs import descendants
+
+    named = [pid for pid, cmd in descendants(root) if cmd.startswith(b"ray::RefereeNode")]
     # a process an actor forks bears its name until it execs (a bot being started): it
     # was taken for a second actor, and the test failed at random (2 runs in 6 here)
     forked = {pid for actor in named for pid, _ in descendants(actor)}
