@@ -95,7 +95,10 @@ def _reconnecting(method: Callable) -> Callable:
     ``reconnect_window``) and runs once more, with ``_again`` set for the writes that must
     first look for what an interrupted commit may have stored; lost again, the same, until
     the window, counted from the first loss, has passed (with no window: once). Otherwise
-    its error stands, saying that connecting again failed too."""
+    its error stands, saying that connecting again failed too. The window is the store's,
+    not each call's: once it has passed, a call tries once (the calls queued behind one
+    that gave up each waited a window of their own, and a run stopped after twice its
+    window, the twenty-seventh review's)."""
     @functools.wraps(method)
     def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
         deadline = None
@@ -106,7 +109,9 @@ def _reconnecting(method: Callable) -> Callable:
                 if not (self.db.closed or self.db.broken):
                     raise                      # the statement's own error: no retry
                 if deadline is None:
-                    deadline = time.monotonic() + self.reconnect_window
+                    if self._lost_at is None:
+                        self._lost_at = time.monotonic()
+                    deadline = self._lost_at + self.reconnect_window
                 elif time.monotonic() >= deadline:
                     # a second loss inside the window was this write's end, which stopped
                     # a tournament on a flapping failover (the seventeenth review)
@@ -125,6 +130,7 @@ class PostgresStore(Store):
         self._url = url
         self.durable = durable
         self._again = False                    # a call made again after a reconnection
+        self._lost_at: float | None = None     # when the connection was lost, until made again
         self.db = self._open()
         try:
             if migrate:
@@ -179,6 +185,7 @@ class PostgresStore(Store):
                              f"{self._scrub(failure)}") from None
         self.db.close()
         self.db = db
+        self._lost_at = None
         # said: a database away for most of a minute went by without a word (the review
         # as a scale-out operator), the run only slower for it
         log.warning("the connection to %s was lost (%s); connected again after %.1f s",

@@ -1276,6 +1276,34 @@ def test_postgresql_the_writer_rides_out_a_connection_lost_again_as_it_writes_ag
     store.close()
 
 
+def test_postgresql_calls_behind_one_that_gave_up_share_its_window(postgres_server,
+                                                                   postgres_url):
+    """The window for a server that went away is counted from the loss, for the store:
+    each call that met the loss waited a window of its own, so the writes queued behind
+    one that gave up held a run for another 60 s each (the twenty-seventh review: a
+    tournament stopped 120 s after its database, where it says 60). Once the server is
+    back, the next call connects again."""
+    from arena.store.postgres import PostgresStore
+
+    store = PostgresStore(postgres_url)
+    store.reconnect_window = 2.0
+    t = store.create_tournament("cup", {"games": 1}, [])
+    postgres_server.stop("fast")
+    try:
+        took = []
+        for i in range(2):
+            t0 = time.monotonic()
+            with pytest.raises(StoreError, match="connecting again for 2 s failed"):
+                store.record_match(t, f"k{i}", f"s{i}", list(NAMES[:3]), played(i))
+            took.append(time.monotonic() - t0)
+    finally:
+        postgres_server.start(postgres_server.port)
+    assert 1.5 < took[0] < 5 and took[1] < 1, took
+    store.record_match(t, "k2", "s2", list(NAMES[:3]), played(2))
+    assert store.finished_keys(t) == {"k2"}
+    store.close()
+
+
 def test_sqlite_a_full_disk_is_a_store_error_and_the_store_goes_on(tmp_path):
     """SQLite rolls a transaction back by itself when the disk is full; the store's own
     ROLLBACK then failed ("no transaction is active") and a raw sqlite3 error reached
