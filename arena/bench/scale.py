@@ -185,7 +185,7 @@ def run(console, games: int = 40, repeats: int = 3, address: str | None = None) 
     console.print(f"ray overhead per match (driver round trip minus the actor's time), every "
                   f"timed match: p50 {figs.overhead_p50_ms:.2f} ms, p99 "
                   f"{figs.overhead_p99_ms:.2f} ms, mean {figs.overhead_ms:.2f} ms; matches per "
-                  "node: " + ", ".join(f"{node[:8]} {n}" for node, n in nodes.most_common()))
+                  "node: " + ", ".join(f"node {node[:8]}: {n}" for node, n in nodes.most_common()))
     node_cpu = f"{1000 * figs.node_cpu_s:.2f} ms CPU" if figs.node_cpu_s else "no CPU measured"
     console.print(f"per match on ray: {1000 * figs.core_s:.2f} ms of core time ({cores} cores / "
                   f"rate), {node_cpu} on the nodes (referees, bots, "

@@ -33,8 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "'check-bot: NAME: P passed, F failed'. Exit code 0 only if every check "
                     f"passes. Checks: hello with protocol 1 in time; answers only its own turns "
                     f"with their turn ids; only legal cards; move time p99 within the allowance "
-                    f"(p50 and the slowest shown; a bot that relies on its bank fails); no crash, time-out or "
-                    f"disconnection; exits within {GOODBYE_S:g} s of goodbye. Start-up time and "
+                    f"(p50 and the slowest shown; a bot that relies on its bank fails); no crash, "
+                    f"disconnection, time-out or illegal verdict; exits within {GOODBYE_S:g} s of goodbye. Start-up time and "
                     "peak memory are reported.")
     p.add_argument("bot", metavar="DIR", help="the bot folder (with its bot.toml)")
     p.add_argument("--json", action="store_true", help="the report as JSON on stdout")

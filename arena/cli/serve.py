@@ -17,6 +17,7 @@ from arena.cli.signals import stop_signals
 from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.ladder import WARM
+from arena.text import counted
 from arena.tournament.tournament import default_concurrency
 from arena.watch.hub import MAX_DELAY_TURNS
 
@@ -174,7 +175,7 @@ async def _serve(db: str, options, web: int | None) -> int:
         if app.new_token:
             print(f"organizer token: {app.new_token}", flush=True)
         console.print(f"arena server at {app.address}{' (TLS)' if options.tls else ''}, database "
-                      f"{shown(db)}; {len(app.registry.active())} bots entered; ladder "
+                      f"{shown(db)}; {counted(len(app.registry.active()), 'bot')} entered; ladder "
                       f"{'on' if options.ladder else 'off'}; Ctrl-C stops it", soft_wrap=True)
         # with TLS the spectators speak it too: the command as printed must say so, or it
         # fails after 5 s with 'no spectator service'
