@@ -145,18 +145,17 @@ class RefereeNode:
         return {"node": ctx.get_node_id(), "pid": os.getpid(), "name": self.name}
 
     async def _orphaned(self, parent: int) -> None:
-        """The actor's raylet (its parent) lost, it stops its bots and ends. Ray's own
+        """The actor's raylet (its parent) lost, it ends, and its bots with it. Ray's own
         worker ends when its raylet is gone, but it takes a raylet that has died and not
         been reaped (its parent, a driver that started a cluster of its own, still
-        running) for alive: the actor and its bots stayed, playing for nobody."""
+        running) for alive: the actor and its bots stayed, playing for nobody. It ends as
+        the driver ends a lost actor (``ray.kill``), at once: its bots die with it (see
+        arena.bots.sandbox), and its matches are the driver's to deal again. (Stopped in
+        order, its matches failed as a bug's would, and the run stopped.)"""
         while os.getppid() == parent:
             await asyncio.sleep(LOOK_S)
-        log.warning("referee actor %s lost its raylet; it stops its bots and ends", self.name)
-        try:
-            async with asyncio.timeout(STOP_TIMEOUT_S):
-                await self.stop()
-        finally:
-            os._exit(1)
+        log.warning("referee actor %s lost its raylet; it ends, and its bots", self.name)
+        os._exit(1)
 
     def _begin(self, plan: PlannedMatch) -> MatchSpec:
         """A lane begins ``plan``, its bots seated: its spec (and :meth:`play` says so)."""
@@ -663,6 +662,28 @@ def _short_temp() -> dict:
     except OSError:
         return {}    # Ray says why it cannot start
     return {} if root == tempfile.gettempdir() else {"_temp_dir": os.path.join(root, "ray")}
+
+
+def _cluster_errors_logged() -> None:
+    """What the cluster reports as errors, Ray's driver prints on this process's stdout
+    whatever ``log_to_driver`` says, into the arena's own output: some 25 lines of a
+    raylet's state dump for every node lost (the twenty-seventh review), the arena's own
+    line having said it. They go to the log instead, the first line of each. (Ray's
+    thread that reads them calls its module's ``print_to_stdstream``, which only the
+    workers' logs use besides, and those are not sent here.)"""
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    if worker is None or not callable(getattr(worker, "print_to_stdstream", None)):
+        return   # another Ray: its own way
+
+    def logged(data: dict, ignore_prefix: bool = False) -> None:
+        for message in data.get("lines", ()):
+            if first := next(iter(str(message).strip().splitlines()), ""):
+                log.warning("the Ray cluster says: %s", first)
+
+    worker.print_to_stdstream = logged
+
+
+_cluster_errors_logged()
 
 
 def connect(address: str | None, num_cpus: int | None = None) -> None:

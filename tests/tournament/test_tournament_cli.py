@@ -511,7 +511,8 @@ def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
     """kill -9 of the only raylet (the review's, on its own cluster): the run stopped 2.5
     minutes later, at the placement limit, saying "no node with a free CPU". It stops
     once no actor has been placed for 10 s and the cluster knows no live node, saying so,
-    with what is stored and the resume line."""
+    with what is stored and the resume line. What the cluster reports goes to the log, a
+    line each: Ray's driver printed some 25 lines of the raylet's state dump on stdout."""
     from arena.bench.procs import descendants
 
     needs_module("ray")
@@ -523,7 +524,7 @@ def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
                             # (Ray's system settings; its default waits some 15 s more)
                             cwd=ROOT, env={**env_for(mark), "RAY_health_check_period_ms": "200",
                                            "RAY_health_check_failure_threshold": "3"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with reaped(proc):
         deadline = time.monotonic() + 120
         while (not db.exists() or stored_matches(db) < 4) and time.monotonic() < deadline:
@@ -533,9 +534,11 @@ def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
         assert len(raylets) == 1, raylets
         os.kill(raylets[0], signal.SIGKILL)
         killed = time.monotonic()
-        _, stderr = proc.communicate(timeout=150)
+        stdout, stderr = proc.communicate(timeout=150)
     took = time.monotonic() - killed
     assert proc.returncode == 1, stderr
+    assert "raylet" not in stdout.lower() and stdout.count("\n") == 2, stdout   # its header
+    assert "the Ray cluster says: " in stderr and "state-dump" not in stderr, stderr
     assert ("arena tournament: error: the Ray cluster has no live node left (its raylets were "
             "lost); --resume plays what is left on a cluster that has one") in stderr, stderr
     assert "arena tournament --resume lost --db" in stderr and "--executor ray" in stderr
