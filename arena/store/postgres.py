@@ -169,10 +169,11 @@ class PostgresStore(Store):
     def _reconnect(self, lost: StoreError, deadline: float) -> None:
         """A new connection in place of the lost one: tried at once, then again (0.25 s
         apart, doubling to 2 s) until ``deadline`` (the end of the ``reconnect_window``
-        since the call first lost it); ``lost``, with why the last try failed, when none
+        since the store lost it); ``lost``, with why the last try failed, when none
         succeeds."""
         began = time.monotonic()
-        timeout = CONNECT_TIMEOUT if self.reconnect_window else RETRY_TIMEOUT
+        # past the window (a call behind one that gave up), one quick try
+        timeout = CONNECT_TIMEOUT if self.reconnect_window and began < deadline else RETRY_TIMEOUT
         for _ in tries(deadline):
             try:
                 db = self._connect(timeout)
