@@ -500,6 +500,7 @@ class RayExecutor(Executor):
             add_actor()
         placed = time.monotonic()   # the last time an actor was ready to play
         probe: asyncio.Future | None = None   # a look at the cluster's live nodes, under way
+        here = ray.get_runtime_context().get_node_id()   # the node this process joined through
         try:
             async with changed:
                 # until every result is kept, not only taken: a run that ended as soon as
@@ -519,14 +520,21 @@ class RayExecutor(Executor):
                         # one look at a time, in a thread, read on a later pass: the loop
                         # does not wait for it (holding the lock the lanes need)
                         if probe is None:
-                            probe = asyncio.ensure_future(asyncio.to_thread(_live_nodes))
+                            probe = asyncio.ensure_future(asyncio.to_thread(_live_nodes, here))
                         elif probe.done():
                             alive = None if probe.exception() is not None else probe.result()
                             probe = None
-                            if alive == 0:
+                            if alive is not None and alive[0] == 0:
                                 failure.append(RuntimeError(
                                     "the Ray cluster has no live node left (its raylets were "
                                     "lost); --resume plays what is left on a cluster that has one"))
+                            elif alive is not None and not alive[1]:
+                                # every actor is lost to this process, and none is placed
+                                # again: it waited for the placement limit, then blamed the
+                                # cluster's CPUs (the twenty-seventh review)
+                                failure.append(RuntimeError(
+                                    "the Ray node this process joined the cluster through was "
+                                    "lost (its raylet); --resume plays what is left"))
                     if not failure and time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
                         failure.append(RuntimeError(
                             f"no referee actor could be placed on the Ray cluster for "
@@ -560,10 +568,12 @@ class RayExecutor(Executor):
                              return_exceptions=True)
 
 
-def _live_nodes() -> int:
-    """How many live nodes the cluster's control store knows (a blocking call: run in a
-    thread; an error, or no answer, proves nothing: the placement limit then decides)."""
-    return sum(1 for node in ray.nodes() if node.get("Alive"))
+def _live_nodes(here: str) -> tuple[int, bool]:
+    """How many live nodes the cluster's control store knows, and whether node ``here`` is
+    one (a blocking call: run in a thread; an error, or no answer, proves nothing: the
+    placement limit then decides)."""
+    alive = {node.get("NodeID") for node in ray.nodes() if node.get("Alive")}
+    return len(alive), here in alive
 
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:

@@ -546,6 +546,79 @@ def test_a_ray_cluster_that_lost_its_only_node_is_said_at_once(tmp_path, mark):
     assert wait_unmarked(mark, 10) == [], "processes left running"
 
 
+#: A cluster of its own for a test (a head and a second node, one CPU each, lost nodes
+#: noticed within about a second), in a process of its own: it prints its address, kills
+#: its head's raylet at a line on stdin, and ends (the cluster with it) at stdin's end.
+OWN_CLUSTER = """
+import sys
+from ray.cluster_utils import Cluster
+cluster = Cluster(initialize_head=True, connect=False, head_node_args={
+    "num_cpus": 1, "include_dashboard": False,
+    "_system_config": {"health_check_period_ms": 200, "health_check_failure_threshold": 3,
+                       "health_check_initial_delay_ms": 0}})
+cluster.add_node(num_cpus=1)
+cluster.wait_for_nodes()
+print(cluster.address, flush=True)
+try:
+    if sys.stdin.readline():
+        cluster.head_node.all_processes["raylet"][0].process.kill()
+        print("killed", flush=True)
+        sys.stdin.readline()
+finally:
+    cluster.shutdown()
+"""
+
+
+@contextlib.contextmanager
+def ended_by_stdin(proc: subprocess.Popen):
+    """``proc`` told to end by the end of its stdin on leaving, and waited for (killed,
+    a cluster's processes were left running)."""
+    try:
+        yield proc
+    finally:
+        proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=60)
+
+
+def test_a_run_whose_own_node_is_lost_says_so_at_once(tmp_path, mark):
+    """kill -9 of the raylet of the node the driver joined the cluster through, the other
+    node alive (the twenty-seventh review's): every actor was lost to the driver, none
+    placed again, and the run stopped at the placement limit, 2 minutes later, saying
+    "no node with a free CPU". It says what happened, once no actor has been placed for
+    10 s."""
+    needs_module("ray")
+    db = tmp_path / "t.db"
+    cluster = subprocess.Popen([sys.executable, "-c", OWN_CLUSTER], env=env_for(mark), text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    with reaped(cluster), ended_by_stdin(cluster):
+        address = cluster.stdout.readline().strip()
+        assert address, "the cluster did not start"
+        proc = subprocess.Popen(command("tournament", BOTS / "random", BOTS / "greedy",
+                                        "--games", 100, "--name", "own", "--db", db,
+                                        "--executor", "ray", "--ray-address", address,
+                                        "--concurrency", 2, "-q"),
+                                cwd=ROOT, env=env_for(mark), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        with reaped(proc):
+            deadline = time.monotonic() + 120
+            while (not db.exists() or stored_matches(db) < 4) and time.monotonic() < deadline:
+                assert proc.poll() is None, proc.stderr.read()
+                time.sleep(0.2)
+            print("kill", file=cluster.stdin, flush=True)
+            assert cluster.stdout.readline() == "killed\n"
+            killed = time.monotonic()
+            _, stderr = proc.communicate(timeout=150)
+        took = time.monotonic() - killed
+    assert proc.returncode == 1, stderr
+    assert ("arena tournament: error: the Ray node this process joined the cluster through "
+            "was lost (its raylet); --resume plays what is left") in stderr, stderr
+    assert "arena tournament --resume own --db" in stderr
+    assert took < 60, f"said {took:.0f} s after the raylet's loss"
+    assert wait_unmarked(mark, 10) == [], "processes left running"
+
+
 def test_the_ray_executor_without_ray_installed_is_one_line(tmp_path, mark):
     """In a Python without Ray (an install without its dependencies), --executor ray was
     a traceback ending in "No module named 'ray'"."""
