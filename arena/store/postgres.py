@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import re
 import threading
 import time
@@ -95,10 +96,10 @@ def _reconnecting(method: Callable) -> Callable:
     ``reconnect_window``) and runs once more, with ``_again`` set for the writes that must
     first look for what an interrupted commit may have stored; lost again, the same, until
     the window, counted from the first loss, has passed (with no window: once). Otherwise
-    its error stands, saying that connecting again failed too. The window is the store's,
-    not each call's: once it has passed, a call tries once (the calls queued behind one
-    that gave up each waited a window of their own, and a run stopped after twice its
-    window, the twenty-seventh review's)."""
+    its error stands, saying that connecting again failed too. Behind a call that gave up
+    (within a window's time of it, the connection not made again since), a call tries
+    once: the calls queued behind one that gave up each waited a window of their own, and
+    a run stopped after twice its window (the twenty-seventh review's)."""
     @functools.wraps(method)
     def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
         deadline = None
@@ -109,9 +110,9 @@ def _reconnecting(method: Callable) -> Callable:
                 if not (self.db.closed or self.db.broken):
                     raise                      # the statement's own error: no retry
                 if deadline is None:
-                    if self._lost_at is None:
-                        self._lost_at = time.monotonic()
-                    deadline = self._lost_at + self.reconnect_window
+                    now = time.monotonic()
+                    behind = now <= self._gave_up_at + self.reconnect_window
+                    deadline = now if behind else now + self.reconnect_window
                 elif time.monotonic() >= deadline:
                     # a second loss inside the window was this write's end, which stopped
                     # a tournament on a flapping failover (the seventeenth review)
@@ -130,7 +131,7 @@ class PostgresStore(Store):
         self._url = url
         self.durable = durable
         self._again = False                    # a call made again after a reconnection
-        self._lost_at: float | None = None     # when the connection was lost, until made again
+        self._gave_up_at = -math.inf           # when a call last gave up connecting again
         self.db = self._open()
         try:
             if migrate:
@@ -169,8 +170,8 @@ class PostgresStore(Store):
     def _reconnect(self, lost: StoreError, deadline: float) -> None:
         """A new connection in place of the lost one: tried at once, then again (0.25 s
         apart, doubling to 2 s) until ``deadline`` (the end of the ``reconnect_window``
-        since the store lost it); ``lost``, with why the last try failed, when none
-        succeeds."""
+        since the call first lost it; past it, once); ``lost``, with why the last try
+        failed, when none succeeds."""
         began = time.monotonic()
         # past the window (a call behind one that gave up), one quick try
         timeout = CONNECT_TIMEOUT if self.reconnect_window and began < deadline else RETRY_TIMEOUT
@@ -181,12 +182,18 @@ class PostgresStore(Store):
             except psycopg.Error as exc:
                 failure = exc
         else:
-            waited = f" for {self.reconnect_window:g} s" if self.reconnect_window else ""
+            if not self.reconnect_window:
+                waited = ""
+            elif began < deadline:
+                waited = f" for {self.reconnect_window:g} s"
+            else:   # a call behind one that gave up: one try
+                waited = " once (a call before it had tried for its window)"
+            self._gave_up_at = time.monotonic()
             raise StoreError(f"{lost}; connecting again{waited} failed: "
                              f"{self._scrub(failure)}") from None
         self.db.close()
         self.db = db
-        self._lost_at = None
+        self._gave_up_at = -math.inf
         # said: a database away for most of a minute went by without a word (the review
         # as a scale-out operator), the run only slower for it
         log.warning("the connection to %s was lost (%s); connected again after %.1f s",
