@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -33,8 +34,9 @@ def run(args: argparse.Namespace) -> int:
     """Run every vector found, one line each, then the count; 1 if one failed, was
     malformed or none was found. A path that is not there is refused (exit 2) before any
     vector runs: a mistyped name, not a vector that failed."""
-    if missing := [raw for raw in args.paths if not Path(raw).exists()]:
-        raise ConfigError(f"no such file or folder: {' '.join(missing)}")
+    # an empty one (an unset variable) is not the working folder ("" is "." to pathlib)
+    if missing := [raw for raw in args.paths if not raw or not Path(raw).exists()]:
+        raise ConfigError(f"no such file or folder: {shlex.join(missing)}")
     passed = failed = 0
     for path in find_vectors(args.paths):
         result = run_file(path)

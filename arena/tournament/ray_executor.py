@@ -500,7 +500,9 @@ class RayExecutor(Executor):
             add_actor()
         placed = time.monotonic()   # the last time an actor was ready to play
         probe: asyncio.Future | None = None   # a look at the cluster's live nodes, under way
-        here = ray.get_runtime_context().get_node_id()   # the node this process joined through
+        here = None   # the node this process joined the cluster through, if it has one
+        with contextlib.suppress(Exception):   # (a Ray Client's proxy may not say)
+            here = ray.get_runtime_context().get_node_id()
         try:
             async with changed:
                 # until every result is kept, not only taken: a run that ended as soon as
@@ -568,12 +570,12 @@ class RayExecutor(Executor):
                              return_exceptions=True)
 
 
-def _live_nodes(here: str) -> tuple[int, bool]:
+def _live_nodes(here: str | None) -> tuple[int, bool]:
     """How many live nodes the cluster's control store knows, and whether node ``here`` is
-    one (a blocking call: run in a thread; an error, or no answer, proves nothing: the
-    placement limit then decides)."""
+    one (None: not known, taken as alive) (a blocking call: run in a thread; an error, or
+    no answer, proves nothing: the placement limit then decides)."""
     alive = {node.get("NodeID") for node in ray.nodes() if node.get("Alive")}
-    return len(alive), here in alive
+    return len(alive), here is None or here in alive
 
 
 def check_address(address: str | None, timeout: float = 5.0) -> None:
@@ -674,47 +676,71 @@ def _short_temp() -> dict:
     return {} if root == tempfile.gettempdir() else {"_temp_dir": os.path.join(root, "ray")}
 
 
-def _cluster_errors_logged() -> None:
-    """What the cluster reports as errors, Ray's driver prints on this process's stdout
-    whatever ``log_to_driver`` says, into the arena's own output: some 25 lines of a
-    raylet's state dump for every node lost (the twenty-seventh review), the arena's own
-    line having said it. They go to the log instead, the first line of each. (Ray's
-    thread that reads them calls its module's ``print_to_stdstream``, which only the
-    workers' logs use besides, and those are not sent here.)"""
+@contextlib.contextmanager
+def _cluster_errors_logged():
+    """While this module's connection lasts, what the cluster reports as errors goes to
+    the log: Ray's driver prints it on this process's stdout whatever ``log_to_driver``
+    says, into the arena's own output, some 25 lines of a raylet's state dump for every
+    node lost (the twenty-seventh review), the arena's own line having said it (see
+    :func:`_cluster_said`). Ray's thread that reads these messages calls its module's
+    ``print_to_stdstream``, which only the workers' logs use besides (those are not sent
+    here); it is put back at the end."""
     worker = getattr(getattr(ray, "_private", None), "worker", None)
-    if worker is None or not callable(getattr(worker, "print_to_stdstream", None)):
-        return   # another Ray: its own way
+    shown = getattr(worker, "print_to_stdstream", None)
+    if not callable(shown):
+        yield   # another Ray: its own way
+        return
+    worker.print_to_stdstream = _cluster_said
+    try:
+        yield
+    finally:
+        worker.print_to_stdstream = shown
 
-    def logged(data: dict, ignore_prefix: bool = False) -> None:
-        for message in data.get("lines", ()):
-            if first := next(iter(str(message).strip().splitlines()), ""):
-                log.warning("the Ray cluster says: %s", first)
 
-    worker.print_to_stdstream = logged
+def _cluster_said(data: dict, ignore_prefix: bool = False) -> None:
+    """Ray's printing of what the cluster reports, logged: each message whole at DEBUG,
+    and at WARNING its first line, with its last where it is a traceback or an error it
+    introduces (a worker of another Ray version, the autoscaler: the last line says
+    what; the twenty-ninth review)."""
+    for message in data.get("lines", ()):
+        lines = [line.strip() for line in str(message).strip().splitlines() if line.strip()]
+        if not lines:
+            continue
+        log.debug("the Ray cluster says: %s", message)
+        said = lines[0]
+        if len(lines) > 1 and (said.startswith("Traceback") or said.endswith("error:")):
+            said += f" ... {lines[-1]}"
+        log.warning("the Ray cluster says: %s", said)
 
 
-_cluster_errors_logged()
+#: The arena's logging of what the cluster reports, while this module's connection lasts.
+_errors_logged: contextlib.ExitStack | None = None
 
 
 def connect(address: str | None, num_cpus: int | None = None) -> None:
     """Join the cluster at ``address`` (None: start a local one, of ``num_cpus`` CPUs or
     all of this machine's), unless this process is connected already; :func:`disconnect`
     when done."""
-    global _users, _owned
+    global _users, _owned, _errors_logged
     if not ray.is_initialized():
         check_address(address)
-        with _signals_kept(), _quiet_token_notice(address is None):
-            try:
+        _errors_logged = contextlib.ExitStack()
+        _errors_logged.enter_context(_cluster_errors_logged())
+        try:
+            with _signals_kept(), _quiet_token_notice(address is None):
                 # "local": a cluster of its own, even where 'ray start' left one running
                 # on this machine (no address would join that one)
                 ray.init(address=address or "local",
                          num_cpus=num_cpus if address is None else None,
                          include_dashboard=False, log_to_driver=False, configure_logging=False,
                          **({} if address is not None else _short_temp()))
-            except ConnectionError as exc:
+        except BaseException as exc:
+            _errors_logged.close()
+            if isinstance(exc, ConnectionError):
                 # a failure (exit 1), as the check's: the cluster may answer later
                 raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc}"
                                   f"{_token_hint() if address is not None else ''}") from None
+            raise
         _owned = True
     _users += 1
 
@@ -728,6 +754,8 @@ def disconnect() -> None:
         with _signals_kept():
             ray.shutdown()
         _owned = False
+        if _errors_logged is not None:
+            _errors_logged.close()
 
 
 @contextlib.contextmanager

@@ -85,6 +85,10 @@ def test_cli_refuses_a_path_that_is_not_there_before_running_any(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (f"arena conformance: error: no such file or folder: "
                           f"{tmp_path / 'nope.json'} {tmp_path / 'gone'}\n")
+    # nor is an empty one (an unset variable) the working folder, every file in it run
+    out = arena("conformance", "")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == "arena conformance: error: no such file or folder: ''\n"
 
 
 BASE = {

@@ -413,3 +413,29 @@ def test_a_node_without_the_sandbox_refuses_to_play_where_this_machine_has_it(
     with pytest.raises(ConfigError, match="--sandbox bwrap: bubblewrap is not installed"):
         asyncio.run(RefereeNode(node, 1, "ray1").start())
     store.close()
+
+
+def test_what_the_cluster_reports_is_logged_a_line_each_with_a_traceback_s_last(caplog):
+    """Ray's driver printed what its cluster reports on the arena's stdout (25 lines of a
+    raylet's state dump a node lost); logged at WARNING, the first line of each message
+    said all of a raylet's loss, but only "Traceback (most recent call last):" of a
+    worker's failure (a worker of another Ray version: the twenty-ninth review). Its last
+    line comes too; the whole message at DEBUG."""
+    from arena.tournament.ray_executor import _cluster_said
+
+    dump = ("Raylet is terminated. Last 20 lines of the Raylet logs:\n"
+            "    [state-dump] NodeManager ...\n    [state-dump] \n")
+    failed = ("Traceback (most recent call last):\n  File \"worker.py\", line 3, in main\n"
+              "RuntimeError: Version mismatch: Ray 2.60.0 here, 2.59.0 on the node\n")
+    introduced = "The autoscaler failed with the following error:\nno such node type\n"
+    with caplog.at_level("DEBUG", logger="arena.executor"):
+        _cluster_said({"lines": [dump, failed, "", introduced], "pid": "raylet", "is_err": False})
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == [
+        "the Ray cluster says: Raylet is terminated. Last 20 lines of the Raylet logs:",
+        "the Ray cluster says: Traceback (most recent call last): ... RuntimeError: Version "
+        "mismatch: Ray 2.60.0 here, 2.59.0 on the node",
+        "the Ray cluster says: The autoscaler failed with the following error: ... no such "
+        "node type"]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "DEBUG"] == [
+        f"the Ray cluster says: {m}" for m in (dump, failed, introduced)]
