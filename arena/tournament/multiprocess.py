@@ -97,6 +97,9 @@ class MultiProcessExecutor(Executor):
         self.retirements = setup.retirements()
         #: workers that died and were replaced, in this executor's runs
         self.replaced = 0
+        #: results dropped as they came from a worker given up for dead (its matches dealt
+        #: again), in this executor's runs
+        self.late = 0
         self._started = 0
         self._workers: dict[int, _Worker] = {}
 
@@ -226,6 +229,7 @@ class MultiProcessExecutor(Executor):
                     _, wid, index, result = msg
                     worker = workers.get(wid)
                     if worker is None or index not in worker.in_flight:
+                        self.late += 1
                         continue   # from a worker given up for dead: dealt again already
                     worker.in_flight.discard(index)
                     worker.begun.discard(index)

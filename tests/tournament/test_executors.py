@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,29 @@ def test_a_referee_worker_stopped_for_good_is_replaced_and_its_matches_played_ag
     with killed_on_leaving(stopped):
         elsewhere, ex = played(tmp_path, "multiprocess", "multiprocess", stop_one)
     assert stopped and ex.replaced == 1
+    assert elsewhere == local
+
+
+def test_a_result_that_comes_after_its_worker_was_given_up_for_dead_is_dropped(tmp_path):
+    """A worker killed once its result was sent and before the parent read it: the
+    parent finds it dead first, deals its matches again (that one too) and then reads its
+    result, which must not count (the match would be stored twice, or a replay's result
+    taken for its own; no test failed with the guard gone, the twenty-fourth review's).
+    The parent is held in a result's callback while a worker's other lanes finish, then
+    the worker is killed: it looks for the dead at its next turn, before reading on."""
+    local, _ = played(tmp_path, "local", "local")
+    killed: list[int] = []
+
+    def kill_one(plan, result) -> None:
+        if not killed and (workers := procs.workers()):
+            time.sleep(1.5)            # its lanes finish matches meanwhile, their results sent
+            os.kill(workers[0], signal.SIGKILL)
+            killed.append(workers[0])
+            time.sleep(0.5)            # dead (a zombie) before the parent goes on
+
+    elsewhere, ex = played(tmp_path, "multiprocess", "multiprocess", kill_one)
+    assert killed and ex.replaced == 1
+    assert ex.late >= 1, "no result came from the worker after it was given up"
     assert elsewhere == local
 
 
