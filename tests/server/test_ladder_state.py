@@ -52,6 +52,15 @@ def _read(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if "the ladder takes up" in r.getMessage()]
 
 
+def _taken_up_again(db, tmp_path, caplog) -> tuple[dict, list[str]]:
+    """What a new server's ladder on ``db`` makes of its stored matches (as
+    :func:`_taken_up`), and the warnings it logs as it takes them up."""
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger="arena.server")
+    _, again = _taken_up(db, tmp_path)
+    return again, [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
 async def _played(seated: list[str], seed: int):
     """A match of house seats (the first legal card; the forcing card)."""
     return await MatchRunner(spec(seated, seed=seed), [HouseSession(FirstLegal()),
@@ -154,11 +163,8 @@ def test_a_snapshot_that_cannot_be_used_is_said_and_every_match_read(tmp_path, c
                 store.close()
             else:
                 conn.execute("UPDATE tournament_states SET data = ?", (data,))
-        caplog.clear()
-        caplog.set_level(logging.INFO, logger="arena.server")
-        _, again = _taken_up(db, tmp_path)
+        again, said = _taken_up_again(db, tmp_path, caplog)
         assert again == expected
-        said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert len(said) == 1 and said[0].startswith(
             "the ladder reads every stored match again: its snapshot cannot be used ("), said
         assert _read(caplog) == ["the ladder takes up its 40 stored matches (all read)"]
@@ -291,11 +297,8 @@ def test_a_damaged_or_foreign_snapshot_neither_stops_the_ladder_nor_counts_twice
             conn.execute("UPDATE tournament_states SET through = ?, data = ?",
                          (row_through if isinstance(row_through, float) else str(row_through),
                           blob))
-        caplog.clear()
-        caplog.set_level(logging.INFO, logger="arena.server")
-        _, again = _taken_up(db, tmp_path)
+        again, said = _taken_up_again(db, tmp_path, caplog)
         assert again == expected, what
-        said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert len(said) == 1 and said[0].startswith(
             "the ladder reads every stored match again: its snapshot cannot be used ("), what
         with sqlite3.connect(db) as conn:            # the one saved as it started, again
@@ -354,10 +357,7 @@ def test_a_key_found_stored_that_the_ladder_did_not_count_has_every_match_read_a
         assert not await ladder._store(f"L{n}", seated, await _played(seated, n))
 
     _playing(db, tmp_path, play)
-    caplog.clear()
-    caplog.set_level(logging.INFO, logger="arena.server")
-    _, again = _taken_up(db, tmp_path)
-    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    again, said = _taken_up_again(db, tmp_path, caplog)
     assert said == ["the ladder reads every stored match again: its snapshot cannot be used "
                     "(key L6 is stored by a match it did not count (a kept match whose commit "
                     "landed though its write failed))"]
@@ -393,11 +393,8 @@ def test_a_snapshot_through_another_tournaments_match_is_refused_and_every_match
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT MAX(id) FROM matches").fetchone()[0] == foreign
         conn.execute("UPDATE tournament_states SET through = ?", (foreign,))
-    caplog.clear()
-    caplog.set_level(logging.INFO, logger="arena.server")
-    _, again = _taken_up(db, tmp_path)
+    again, said = _taken_up_again(db, tmp_path, caplog)
     assert again == expected
-    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert said == ["the ladder reads every stored match again: its snapshot cannot be used "
                     f"(match {foreign} is none of tournament 'ladder''s)"]
     with sqlite3.connect(db) as conn:                 # the one saved as it started, again
