@@ -349,11 +349,10 @@ class SpectatorHub:
         # TV waiting for a live match: for each tournament waited for ("" any), one future
         # that a match it would show resolves, and how many wait on it (none: forgotten)
         self._arrivals: dict[str, list] = {}
-        #: the service is stopping (:meth:`stop`): streams end, none waits; ``final``:
-        #: for good (the command serving it is done), not to come back
-        self.stopping = False
-        self.final = False
+        #: set while the service is stopping (:meth:`stop`); ``final``: for good (the
+        #: command serving it is done), not to come back
         self._stopped = asyncio.Event()
+        self.final = False
         # matches whose result came before their end (match id -> tournament): on Ray the
         # result and the spectators' batches come by two streams, in no set order. Their
         # followers hear of them once they end (told at the result, they listed a match
@@ -406,7 +405,7 @@ class SpectatorHub:
         (a viewer following TV waits between matches for good), and gRPC printed each
         cancel as a bare traceback as the arena ended (`arena match --watch` with a viewer
         still on it). A server started again on the hub calls :meth:`start`."""
-        self.stopping, self.final = True, final
+        self.final = final
         self._stopped.set()
         end = None if final else STOPPING
         for match in self.matches.values():
@@ -424,12 +423,17 @@ class SpectatorHub:
     def start(self) -> None:
         """A service (again) on this hub: its streams wait and follow as before (for a
         tournament still coming too)."""
-        self.stopping = self.final = False
+        self.final = False
         self._stopped = asyncio.Event()
         for coming in self._coming.values():
             coming.clear()
         if not self.tournaments:
             self._followed.clear()
+
+    @property
+    def stopping(self) -> bool:
+        """The service is stopping (:meth:`stop`): streams end, none waits."""
+        return self._stopped.is_set()
 
     async def rest(self, seconds: float) -> bool:
         """A pause of ``seconds``, cut short by :meth:`stop`; whether the service goes on."""
