@@ -676,25 +676,20 @@ def _short_temp() -> dict:
     return {} if root == tempfile.gettempdir() else {"_temp_dir": os.path.join(root, "ray")}
 
 
-@contextlib.contextmanager
-def _cluster_errors_logged():
-    """While this module's connection lasts, what the cluster reports as errors goes to
-    the log: Ray's driver prints it on this process's stdout whatever ``log_to_driver``
+def _cluster_errors_logged(logged: bool) -> None:
+    """What the cluster reports as errors goes to the log (``logged``), or is printed by
+    Ray again: Ray's driver prints it on this process's stdout whatever ``log_to_driver``
     says, into the arena's own output, some 25 lines of a raylet's state dump for every
     node lost (the twenty-seventh review), the arena's own line having said it (see
     :func:`_cluster_said`). Ray's thread that reads these messages calls its module's
     ``print_to_stdstream``, which only the workers' logs use besides (those are not sent
-    here); it is put back at the end."""
+    here): it is replaced while this module's connection lasts, then put back."""
+    global _ray_printed
     worker = getattr(getattr(ray, "_private", None), "worker", None)
-    shown = getattr(worker, "print_to_stdstream", None)
-    if not callable(shown):
-        yield   # another Ray: its own way
-        return
-    worker.print_to_stdstream = _cluster_said
-    try:
-        yield
-    finally:
-        worker.print_to_stdstream = shown
+    if logged and _ray_printed is None and callable(getattr(worker, "print_to_stdstream", None)):
+        _ray_printed, worker.print_to_stdstream = worker.print_to_stdstream, _cluster_said
+    elif not logged and _ray_printed is not None:
+        worker.print_to_stdstream, _ray_printed = _ray_printed, None
 
 
 def _cluster_said(data: dict, ignore_prefix: bool = False) -> None:
@@ -713,19 +708,18 @@ def _cluster_said(data: dict, ignore_prefix: bool = False) -> None:
         log.warning("the Ray cluster says: %s", said)
 
 
-#: The arena's logging of what the cluster reports, while this module's connection lasts.
-_errors_logged: contextlib.ExitStack | None = None
+#: Ray's own printing of what the cluster reports, while the log stands in for it
+_ray_printed: Callable | None = None
 
 
 def connect(address: str | None, num_cpus: int | None = None) -> None:
     """Join the cluster at ``address`` (None: start a local one, of ``num_cpus`` CPUs or
     all of this machine's), unless this process is connected already; :func:`disconnect`
     when done."""
-    global _users, _owned, _errors_logged
+    global _users, _owned
     if not ray.is_initialized():
         check_address(address)
-        _errors_logged = contextlib.ExitStack()
-        _errors_logged.enter_context(_cluster_errors_logged())
+        _cluster_errors_logged(True)
         try:
             with _signals_kept(), _quiet_token_notice(address is None):
                 # "local": a cluster of its own, even where 'ray start' left one running
@@ -735,7 +729,7 @@ def connect(address: str | None, num_cpus: int | None = None) -> None:
                          include_dashboard=False, log_to_driver=False, configure_logging=False,
                          **({} if address is not None else _short_temp()))
         except BaseException as exc:
-            _errors_logged.close()
+            _cluster_errors_logged(False)
             if isinstance(exc, ConnectionError):
                 # a failure (exit 1), as the check's: the cluster may answer later
                 raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc}"
@@ -754,8 +748,7 @@ def disconnect() -> None:
         with _signals_kept():
             ray.shutdown()
         _owned = False
-        if _errors_logged is not None:
-            _errors_logged.close()
+        _cluster_errors_logged(False)
 
 
 @contextlib.contextmanager
