@@ -173,8 +173,8 @@ class PostgresStore(Store):
         since the call first lost it; past it, once); ``lost``, with why the last try
         failed, when none succeeds."""
         began = time.monotonic()
-        # past the window (a call behind one that gave up), one quick try
-        timeout = CONNECT_TIMEOUT if self.reconnect_window and began < deadline else RETRY_TIMEOUT
+        once = began >= deadline   # past the window (a call behind one that gave up)
+        timeout = CONNECT_TIMEOUT if self.reconnect_window and not once else RETRY_TIMEOUT
         for _ in tries(deadline):
             try:
                 db = self._connect(timeout)
@@ -184,10 +184,10 @@ class PostgresStore(Store):
         else:
             if not self.reconnect_window:
                 waited = ""
-            elif began < deadline:
-                waited = f" for {self.reconnect_window:g} s"
-            else:   # a call behind one that gave up: one try
+            elif once:
                 waited = " once (a call before it had tried for its window)"
+            else:
+                waited = f" for {self.reconnect_window:g} s"
             self._gave_up_at = time.monotonic()
             raise StoreError(f"{lost}; connecting again{waited} failed: "
                              f"{self._scrub(failure)}") from None
