@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from support.hostile import hostile
-from support.processes import killed_on_leaving
+from support.processes import killed_on_leaving, process_names
 from support.requirements import needs_module
 
 ray = needs_module("ray", module_level=True)
@@ -175,7 +175,7 @@ def test_a_node_whose_raylet_dies_leaves_no_actor_and_no_bot_behind(tmp_path, he
     deadline = time.monotonic() + 10
     while (alive := [pid for pid in left if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not alive, [Path(f"/proc/{pid}/cmdline").read_bytes()[:60] for pid in alive]
+    assert not alive, process_names(alive)
 
 
 def running(pid: int) -> bool:
