@@ -17,6 +17,10 @@ tournament's standings, each a whole table, only the latest). That is kept up to
 stream takes no new page, and the next page opens a fresh one. A page that falls
 :data:`BEHIND` messages behind (its connection too slow) is told to reconnect and dropped,
 as the page does on any error; the others go on.
+
+A late page's catch-up ends with ``{"catch_up_age_ms": N}`` when its stream is a match's:
+how long ago the last frame (or snapshot) it was just sent came, so that its turn clock
+shows how long the seat to act has really been thinking, not since the page joined.
 """
 
 from __future__ import annotations
@@ -26,9 +30,12 @@ import collections
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 
 from google.protobuf.message import Message
+
+from ono99.v1.spectator_pb2 import MatchSnapshot
 
 from arena.watch.client import WatchError
 
@@ -40,6 +47,8 @@ CATCH_UP_TOTAL = 64 * 1024 * 1024
 #: it is dropped
 BEHIND = 1000
 #: what a page that fell behind is told (it reconnects, and starts again in sync)
+#: the kinds of a match's stream that (re)start its turn clock on a page
+CLOCKED = frozenset({"frame", "frames"})
 FELL_BEHIND = json.dumps({"error": "this page fell too far behind the stream", "retry": True})
 #: what pages are told when their stream fails in a way of the viewer's own
 BROKEN = json.dumps({"error": "the web viewer's stream broke", "retry": True})
@@ -145,6 +154,7 @@ class _Shared:
         #: what a page joining now is sent first (None: no page may join any more)
         self._since: list[str] | None = []
         self._standings: int | None = None   # where the latest standings are in it
+        self._clocked_at: float | None = None   # when a match's turn clock last restarted
         self._bytes = 0
         self.task = asyncio.create_task(self._run())
 
@@ -153,7 +163,11 @@ class _Shared:
         return self._since is not None
 
     def join(self) -> Follower:
-        follower = Follower(self, self._since or [])
+        catch_up = list(self._since or ())
+        if catch_up and self._clocked_at is not None:
+            age_ms = round((time.monotonic() - self._clocked_at) * 1000)
+            catch_up.append(json.dumps({"catch_up_age_ms": age_ms}))
+        follower = Follower(self, catch_up)
         self._followers.add(follower)
         return follower
 
@@ -174,7 +188,11 @@ class _Shared:
             feed = self._open_feed()
             async for message in feed:
                 text = await self._feeds._to_text(message)
-                self._keep(text, message.WhichOneof("kind"))
+                kind = message.WhichOneof("kind")
+                if kind in CLOCKED or (kind == "snapshot"
+                                       and isinstance(message.snapshot, MatchSnapshot)):
+                    self._clocked_at = time.monotonic()
+                self._keep(text, kind)
                 for follower in list(self._followers):
                     follower._put(text)
         except WatchError as exc:

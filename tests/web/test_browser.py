@@ -90,6 +90,12 @@ def turn(browser) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
+def thinking(browser) -> float:
+    """How long the page says the seat to act has been thinking (s; -1: no such clock)."""
+    found = re.fullmatch(r"thinking (\d+\.\d) s", text(browser, "#table .seat.to-act .thinking") or "")
+    return float(found.group(1)) if found else -1.0
+
+
 def log_lines(browser) -> int:
     return browser.execute_script(
         "return [...document.querySelectorAll('#log .frame-lines:not([hidden]) .line')].length")
@@ -151,6 +157,31 @@ def test_the_live_table_advances_then_shows_its_result(browser, arena, tmp_path)
     assert text(browser, "#match-status") == "finished"
     # every hand is shown at the end, face up
     assert count(browser, "#table .seat .hand .card:not(.back)")
+
+
+def test_a_page_that_joins_late_shows_how_long_the_seat_has_been_thinking(browser, arena):
+    """A second page on a match already watched joins the first's stream: its turn clock
+    started when the catch-up came, "thinking 0.0 s" for a seat that had been thinking
+    for seconds (the first page showed the right time)."""
+    match_id = arena.play(["slow-one", "slow-two"], 3.0, seed=17)
+    url = f"{arena.url}#/match/{match_id}"
+    open_page(browser, url)
+    until(browser, lambda b: turn(b)[1] >= 1, "the live match")
+    opened = turn(browser)[1]
+    # a turn begun after the first page opened, over a second into it
+    until(browser, lambda b: turn(b)[1] > opened and thinking(b) >= 1.2,
+          "a seat thinking for over a second")
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    try:
+        browser.get(url)
+        until(browser, lambda b: thinking(b) >= 0, "the late page's clock")
+        late = thinking(browser)
+        # the seat thinks 3 s a move: the same turn, over a second into it
+        assert late >= 1.2, late
+    finally:
+        browser.close()
+        browser.switch_to.window(first)
 
 
 def test_tv_shows_a_live_match(browser, arena):

@@ -485,6 +485,10 @@ def test_pages_that_follow_one_match_share_one_stream_of_the_service(arena):
     viewers, streams, pages = arena.run(go())
     assert (viewers, streams) == (1, 1)
     assert json.loads(pages[0][-1]).keys() == {"over"}
+    # a late page's catch-up ends with how old its last frame is (for its turn clock)
+    ages = [[m for m in page if "catch_up_age_ms" in m] for page in pages]
+    assert [len(a) for a in ages] == [0, 1, 1, 1, 1]
+    pages = [[m for m in page if "catch_up_age_ms" not in m] for page in pages]
     assert len(pages[0]) > 6 and all(page == pages[0] for page in pages), [len(p) for p in pages]
     assert feeds.streams() == 0
 
@@ -588,6 +592,34 @@ def test_a_late_page_is_not_dropped_for_what_it_joined_with(arena, monkeypatch):
     got = arena.run(go())
     assert len(got) > 10 and "over" in got[-1], got[-1]
     assert not any("error" in m for m in got)
+
+
+def test_a_late_page_is_told_how_old_its_last_frame_is(arena):
+    """A page that joined a stream under way started its turn clock when the catch-up
+    came: a seat that had been thinking for seconds showed "thinking 0.0 s" there, and
+    the right time on a page that opened a stream of its own. The catch-up now ends with
+    how long ago its last frame came, and only a late page's does."""
+    match_id = arena.play(["a", "b"], 2.0, seed=16)
+    url = arena.url + f"ws/match/{match_id}"
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            first = await session.ws_connect(url)
+            head = [json.loads((await first.receive(timeout=30)).data)]
+            while "frame" not in head[-1]:      # a turn has begun: its frame just came
+                head.append(json.loads((await first.receive(timeout=30)).data))
+            came = time.monotonic()
+            await asyncio.sleep(0.8)
+            late = await session.ws_connect(url)
+            caught = [json.loads((await late.receive(timeout=30)).data)
+                      for _ in range(len(head) + 1)]
+            joined = time.monotonic()
+            return head, caught, (joined - came) * 1000
+
+    head, caught, most_ms = arena.run(go())
+    assert not any("catch_up_age_ms" in m for m in head)
+    assert caught[:-1] == head
+    assert 800 <= caught[-1]["catch_up_age_ms"] <= most_ms, (caught[-1], most_ms)
 
 
 def test_a_late_tournament_page_gets_only_the_latest_standings(arena):

@@ -47,6 +47,10 @@ export class MatchRecord {
     } else if (message.over) {
       this.over = message.over;
       this.delayed = 0;
+    } else if (message.catch_up_age_ms !== undefined) {
+      // this page joined a stream under way: the last frame it was sent came this long ago
+      this.turnStarted -= num(message.catch_up_age_ms);
+      return false;
     } else {
       return false;
     }
