@@ -4,7 +4,7 @@ Both halves run in this process on the same transport (a unix socket by default)
 
 * bare: a servicer that writes a TurnRequest-sized message on a Play stream and waits
   for the answer, to client processes that answer at once over the Python SDK's
-  transport (a sync gRPC stream fed from a queue);
+  transport (grpc.aio in one thread: ``arena.bench.pingpong_client``);
 * referee: full matches between two ``bots/random`` processes on the real referee.
 
 Round trips are measured the same way in both: from just before the write to the
