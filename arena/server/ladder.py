@@ -472,6 +472,17 @@ class Ladder:
             runner = MatchRunner(spec, [s.session for _, s in leased], listeners, absent, again,
                                  self.grace)
             result = await runner.run()
+            if runner.lost_to_pause is not None:
+                # this server stood still (Ctrl-Z, SIGSTOP, a paused machine) and a bot
+                # left it meanwhile, as the SDKs leave a referee that does not answer: not
+                # the bot's fault, so neither stored, rated nor counted against it (as a
+                # tournament plays such a match again on resume); its n is dealt again
+                seat, paused = runner.lost_to_pause
+                log.warning("ladder match %s is not stored: this server was stopped for %.0f s "
+                            "(Ctrl-Z, SIGSTOP, a paused machine) and %s's bot was lost "
+                            "meanwhile; it is dealt again", key, paused, seated[seat])
+                heapq.heappush(self.unused, n)
+                return
             played = True
             verdicts = {v.seat: v for v in result.verdicts}
             for i, (p, s) in enumerate(leased):

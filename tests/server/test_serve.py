@@ -5,6 +5,7 @@ run in the sandbox, a SQLite file that outlives the server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,7 +25,8 @@ import pytest
 from arena.server.app import CLAIM_CHECK_S
 from arena.rules.errors import ConfigError
 from support.launch import launched
-from support.processes import env_for, kill_marked, new_mark, process_names, processes_marked
+from support.processes import (bot_env_names, env_for, kill_marked, new_mark, process_names,
+                               processes_marked)
 from support.matches import grow_ladder, store_ladder
 from support.requirements import missing
 from support.serve import BOTS, ROOT, Served, command
@@ -491,6 +493,48 @@ def test_the_ladder_keeps_what_it_plays_while_its_database_cannot_take_it(tmp_pa
     assert keys == list(range(1, len(keys) + 1)), keys
     assert served.output.count(", kept, is stored") == 1, served.output
     assert "not stored" not in served.output and "Traceback" not in served.output
+
+
+def test_a_bot_lost_while_the_server_stood_still_is_not_charged_on_the_ladder(tmp_path, mark):
+    """The server stopped (Ctrl-Z, SIGSTOP) for longer than a bot waits for a referee that
+    does not answer: a tournament plays such a match again, but the ladder stored it with
+    the bot's crash, rated it, and counted it towards sitting the bot out (a copy of the
+    local executor's code without its check; the thirty-first review). Here the bots are
+    killed during a pause of 7 s (the SDKs leave on their own after 20 s): the match in
+    flight is not stored, its n is dealt again, and the ladder plays on."""
+    db = tmp_path / "ladder.db"
+    # ismcts thinks (20 ms a move): a match is in flight all but a few ms of the time
+    served = Served(db, mark, "--ladder", env={"ONO99_BOT_ENV": bot_env_names() + ",ONO99_THINK_MS",
+                                              "ONO99_THINK_MS": "20"})
+    try:
+        for name in ("random", "ismcts"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        wait_ladder(served, 2)
+        server = served.proc.pid
+        os.kill(server, signal.SIGSTOP)
+        try:
+            bots = [pid for pid in processes_marked(mark) if pid != server]
+            assert bots
+            for pid in bots:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(7)
+        finally:
+            os.kill(server, signal.SIGCONT)
+        wait_ladder(served, ladder_played(served) + 3)       # with fresh processes
+    finally:
+        assert served.stop() == 0
+    # (killed between two matches, the bots are started afresh for the next: nothing lost)
+    if "is not stored" in served.output:
+        assert re.search(r"ladder match L\d+ is not stored: this server was stopped for \d+ s "
+                         r"\(Ctrl-Z, SIGSTOP, a paused machine\) and (random|ismcts)'s bot was "
+                         r"lost meanwhile; it is dealt again", served.output), served.output
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT key, verdicts FROM matches").fetchall()
+    assert [(k, v) for k, v in rows if json.loads(v)] == []
+    keys = sorted(int(k[1:]) for k, _ in rows)
+    assert keys == list(range(1, len(keys) + 1)), keys   # the n not stored, dealt again
+    assert "sits out" not in served.output and "Traceback" not in served.output
 
 
 def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
