@@ -36,7 +36,6 @@ from typing import Any
 from arena.aio import in_daemon_thread
 from arena.bots.process import ArenaStartError
 from arena.referee.results import MatchResult, MatchSpec, TimeControl, VerdictKind
-from arena.referee.runner import MatchRunner
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import make_config
@@ -46,7 +45,7 @@ from arena.server.registry import Registry
 from arena.store.base import (AlreadyStoredError, NotFoundError, RegisteredBot, Store,
                               StoreError, TournamentRecord, UnreadableStateError)
 from arena.store.writer import StoreWriter
-from arena.tournament.executor import lease_in_order
+from arena.tournament.executor import lease_in_order, release_seats, seated_runner
 from arena.tournament.seats import Retirements, SeatProvider
 from arena.tournament.standings import Played, Results, saved_misfit
 from arena.watch.hub import SpectatorHub, TournamentLog
@@ -188,6 +187,9 @@ class Ladder:
     # ---------------------------------------------------------------- the loop
 
     async def run(self) -> None:
+        """Take up the stored ladder, then seat tables and play them until cancelled; then
+        the tables in flight are cancelled (never stored), the hosted bots' processes
+        stopped, and the matches kept for the database tried once more."""
         tasks: set[asyncio.Task] = set()
         away: StoreError | None = None        # the database, while it cannot be read
         try:
@@ -364,6 +366,8 @@ class Ladder:
         task.add_done_callback(self._saving.discard)
 
     def available(self) -> list[RegisteredBot]:
+        """The active bots that could sit at a table now: not playing, not resting or
+        sitting out, and ready (a remote bot connected and not busy elsewhere)."""
         out = []
         now = self._clock()
         for bot in self.registry.active():
@@ -466,11 +470,8 @@ class Ladder:
                 heapq.heappush(self.unused, n)
                 await asyncio.sleep(LOOK_AGAIN_S)
                 return
-            absent = {i: s.absent for i, (_, s) in enumerate(leased) if s.absent}
-            again = {i: s.reconnect for i, (_, s) in enumerate(leased) if s.reconnect}
             listeners = [] if self.hub is None else [self.hub.listener(NAME)]
-            runner = MatchRunner(spec, [s.session for _, s in leased], listeners, absent, again,
-                                 self.grace)
+            runner = seated_runner(spec, leased, listeners, self.grace)
             result = await runner.run()
             if runner.lost_to_pause is not None:
                 # this server stood still (Ctrl-Z, SIGSTOP, a paused machine) and a bot
@@ -484,9 +485,7 @@ class Ladder:
                 heapq.heappush(self.unused, n)
                 return
             played = True
-            verdicts = {v.seat: v for v in result.verdicts}
-            for i, (p, s) in enumerate(leased):
-                p.release(s, None if s.absent else verdicts.get(i))
+            release_seats(leased, result)
             leased = []
             for name, reason in self.retirements.observe(seated, result):
                 if name in self.hosted:          # its processes: a remote bot has none

@@ -214,19 +214,14 @@ class LocalExecutor(Executor):
                 leased = await lease_in_order([self.seats[b] for b in plan.seats], plan.seats,
                                               plan.phase)
                 spec = spec_of(plan)   # once its bots are seated: the match begins
-                sessions = [seat.session for _, seat in leased]
-                absent = {i: seat.absent for i, (_, seat) in enumerate(leased) if seat.absent}
-                again = {i: seat.reconnect for i, (_, seat) in enumerate(leased) if seat.reconnect}
-                runner = MatchRunner(spec, sessions, self.listeners, absent, again, self.grace)
+                runner = seated_runner(spec, leased, self.listeners, self.grace)
                 self.runners.add(runner)
                 try:
                     result = await runner.run()
                 finally:
                     self.runners.discard(runner)
             finally:
-                verdicts = {} if result is None else {v.seat: v for v in result.verdicts}
-                for i, (provider, seat) in enumerate(leased):
-                    provider.release(seat, None if seat.absent else verdicts.get(i))
+                release_seats(leased, result)
             if runner is not None and runner.lost_to_pause is not None:
                 seat, paused = runner.lost_to_pause
                 raise ArenaPaused(
@@ -264,3 +259,23 @@ async def lease_in_order(providers: Sequence[SeatProvider], order: Sequence,
             provider.release(seat, None)
         raise
     return [got[i] for i in range(len(providers))]
+
+
+def seated_runner(spec: MatchSpec, leased: Sequence[tuple[SeatProvider, Seat]],
+                  listeners: Sequence[MatchListener], grace: float) -> MatchRunner:
+    """The referee of ``spec`` on the seats :func:`lease_in_order` leased: the sessions,
+    the seats found absent, and how a seat whose bot may reconnect is waited for. Whoever
+    runs it decides what a bot lost while this process stood still means
+    (:attr:`MatchRunner.lost_to_pause`)."""
+    return MatchRunner(spec, [seat.session for _, seat in leased], listeners,
+                       {i: seat.absent for i, (_, seat) in enumerate(leased) if seat.absent},
+                       {i: seat.reconnect for i, (_, seat) in enumerate(leased) if seat.reconnect},
+                       grace)
+
+
+def release_seats(leased: Sequence[tuple[SeatProvider, Seat]], result: MatchResult | None) -> None:
+    """Give each seat back to its provider with its verdict in ``result`` (an absent seat,
+    or a match that did not end, with none)."""
+    verdicts = {} if result is None else {v.seat: v for v in result.verdicts}
+    for i, (provider, seat) in enumerate(leased):
+        provider.release(seat, None if seat.absent else verdicts.get(i))
