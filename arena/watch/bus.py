@@ -95,7 +95,7 @@ class BusListener(MatchListener):
 
     def verdict(self, match_id: str, verdict: Verdict) -> None:
         self._add("verdict", match_id,
-                  referee_wire.verdicts_to_wire([verdict])[0].SerializeToString())
+                  wire.verdicts([verdict])[0].SerializeToString())
 
     def match_ended(self, over: MatchOver) -> None:
         self._add(END, over.match_id, wire.over(over).SerializeToString())

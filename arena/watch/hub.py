@@ -753,7 +753,7 @@ class _HubListener(MatchListener):
         self.hub.frame(frame.match_id, wire.frame(frame, self._states), frame.hands)
 
     def verdict(self, match_id: str, verdict: Verdict) -> None:
-        self.hub.verdict(match_id, referee_wire.verdicts_to_wire([verdict])[0])
+        self.hub.verdict(match_id, wire.verdicts([verdict])[0])
 
     def match_ended(self, over: MatchOver) -> None:
         self.hub.match_ended(over.match_id, wire.over(over))

@@ -60,5 +60,5 @@ class SpectatorServer:
         what is still being sent, then cancelled."""
         self.hub.stop(final)
         await self.server.stop(grace)
-        if (close := getattr(self.records, "close", None)) is not None:
-            close()             # its connection (a record in the making has ended)
+        if self.records is not None:
+            self.records.close()    # its connection (a record in the making has ended)

@@ -47,6 +47,9 @@ class RecordSource(Protocol):
     def snapshot(self, match_id: str) -> pb.MatchSnapshot | None:
         """A stored match's record, or None; called in a worker thread (one at a time)."""
 
+    def close(self) -> None:
+        """What it holds open is let go (the spectator service has stopped)."""
+
 
 class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
     """``ono99.v1.Spectator``: matches and tournaments from the hub, older records from
