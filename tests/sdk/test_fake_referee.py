@@ -395,6 +395,19 @@ def test_a_bot_may_override_on_rejected():
     assert bot.calls[-1] == ("rejected", "too high", {"9"}, ref.turn_id)
 
 
+@pytest.mark.parametrize("ruleset, options, limit", [
+    ("modern", {}, 98), ("classic", {}, 99), ("modern", {"max_total": "99"}, 99),
+    ("classic-set99", {"max_total": "98"}, 98),
+])
+def test_the_limit_is_the_rules_own_a_house_rule_s_too(ruleset, options, limit):
+    """The fake referee announced 98 for modern and 99 for the others whatever the
+    options: a table with ``max_total`` was told the wrong limit (the thirty-first
+    review); the limit is now the engine's."""
+    bot = Recorder()
+    FakeReferee(bot, ruleset=ruleset, options=options)
+    assert bot.calls[0][1].rules.limit == limit
+
+
 def test_hooks_get_the_match_its_events_and_the_result():
     bot = Recorder()
     ref = FakeReferee(bot, seats=3, seat=1, ruleset="classic", options={"scoring": "tokens"},

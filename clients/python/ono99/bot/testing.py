@@ -54,13 +54,17 @@ class FakeReferee:
         self._pending: list[game_pb2.Event] = []
         self._history: list[game_pb2.Event] = []   # every event sent so far
         self._replay = False                        # send them all again (a reconnection)
-        limit = limit if limit is not None else (98 if ruleset == "modern" else 99)
+        rules = game_pb2.Rules(ruleset=ruleset, options=options or {}, seats=seats)
+        config = _config(rules)
+        if limit is None:   # the engine's, with a max_total option too
+            limit = config.limit if config is not None else int(
+                rules.options.get("max_total", 98 if ruleset == "modern" else 99))
+        rules.limit = limit
+        self._deck_size = None if config is None else len(config.ruleset.deck)
         self._start = referee_pb2.RefereeMessage(match_start=referee_pb2.MatchStart(
             match_id=match_id, seat=seat, seat_names=[f"seat{i}" for i in range(seats)],
-            rules=game_pb2.Rules(ruleset=ruleset, options=options or {}, seats=seats, limit=limit),
-            time_control=referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms),
+            rules=rules, time_control=referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms),
             bot_seed=bot_seed))
-        self._deck_size = _deck_size(self._start.match_start.rules)
         self._send(self._start)
 
     def _send(self, msg: referee_pb2.RefereeMessage) -> list[referee_pb2.BotMessage]:
@@ -172,11 +176,11 @@ class FakeReferee:
         return None
 
 
-def _deck_size(rules: game_pb2.Rules) -> int | None:
-    """How many cards the ruleset's deck holds, from the arena's rules engine; None when
-    the arena is not installed (the SDK does not need it; the determinizer does)."""
+def _config(rules: game_pb2.Rules):
+    """The arena's rules engine's config of ``rules`` (its deck, its limit); None when the
+    arena is not installed (the SDK does not need it; the determinizer does)."""
     try:
         from arena.referee import wire
     except ImportError:
         return None
-    return len(wire.rules_from_wire(rules).ruleset.deck)
+    return wire.rules_from_wire(rules)
