@@ -16,6 +16,7 @@ from arena.cli.spectators import add_watch_option, add_web_option
 from arena.cli.tournament_here import run_here
 from arena.cli.tournament_server import run_on_server
 from arena.tournament.executors import EXECUTORS
+from arena.tournament.seats import RETIRE_AFTER
 from arena.tournament.tournament import default_concurrency
 
 
@@ -59,9 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="with --server: stop the server's tournament NAME (matches in "
                         "flight are dropped, those played stay; it is not resumed when the "
                         "server restarts, but --resume NAME plays what is left)")
-    p.add_argument("--retire-after", type=int, default=3, metavar="N",
-                   help="retire a bot after N crashes or failed starts (default: 3); its "
-                        "remaining matches are forfeits")
+    p.add_argument("--retire-after", type=int, default=RETIRE_AFTER, metavar="N",
+                   help="retire a bot after N crashes or failed starts (default: "
+                        f"{RETIRE_AFTER}); its remaining matches are forfeits")
     p.add_argument("--executor", default="auto", choices=list(EXECUTORS), metavar="NAME",
                    help="where the matches run: "
                         + "; ".join(f"{e.name}: {e.help}" for e in EXECUTORS.values())

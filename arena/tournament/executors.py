@@ -36,7 +36,7 @@ from arena.tournament.executor import (
     SeatsFactory,
     process_seats,
 )
-from arena.tournament.seats import OnRetire, Retirements
+from arena.tournament.seats import RETIRE_AFTER, OnRetire, Retirements
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class ExecutorSetup:
     manifests: Sequence[BotManifest | None]
     labels: Sequence[str]              # the name each bot plays under, in schedule order
     concurrency: int                   # matches in flight, in all
-    retire_after: int = 3
+    retire_after: int = RETIRE_AFTER
     on_retire: OnRetire | None = None  # told (label, reason) when a bot is retired
     listeners: Sequence[MatchListener] = ()   # in this process: they need the local executor
     bus: ListenerBus | None = None     # listeners of matches in whichever process plays them

@@ -45,6 +45,10 @@ class Seat:
     reconnect: Reconnect | None = field(default=None, repr=False)   # a bot that may come back
 
 
+#: Crashes (or failed starts) that retire a bot by default (``--retire-after``)
+RETIRE_AFTER = 3
+
+
 def retire_reason(crashes: int, last: str) -> str:
     """Why a bot was retired for its crashes, as its later seats' verdicts say."""
     return f"retired after {crashes} crashes or failed starts (last: {last})"
@@ -61,7 +65,7 @@ class Retirements:
     index into the tournament's bots, a server's display name); ``label_of`` turns a key
     into the name ``on_retire`` is told."""
 
-    def __init__(self, after: int = 3, on_retire: OnRetire | None = None,
+    def __init__(self, after: int = RETIRE_AFTER, on_retire: OnRetire | None = None,
                  label_of: Callable[[Hashable], str] = str) -> None:
         self.after = after
         self.on_retire = on_retire

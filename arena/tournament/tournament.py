@@ -28,6 +28,7 @@ from arena.tournament import schedule
 from arena.tournament.executor import Executor
 from arena.tournament.executors import ExecutorSetup, make_executor
 from arena.tournament.schedule import PlannedMatch
+from arena.tournament.seats import RETIRE_AFTER
 
 #: The derivation of seeds from the master: 2 is :class:`arena.seeds.Seeds`, one deal
 #: per table. (1 was the public derivation of the first arena, deals shared by all tables.)
@@ -60,7 +61,7 @@ class Settings:
     bank_ms: int = 10_000
     on_fault: str = FaultPolicy.FORFEIT
     max_rejections: int = 5
-    retire_after: int = 3
+    retire_after: int = RETIRE_AFTER
     # how a local tournament's bots run (--sandbox, --limit), kept so that a resume plays
     # its second half as its first (None: stored by an arena before it kept them)
     sandbox: str | None = None
@@ -83,10 +84,12 @@ class Settings:
         return cls(**data)
 
     def config(self) -> GameConfig:
+        """The rules every match plays (ruleset, options, seats at a table)."""
         return make_config(self.ruleset, self.options, self.table_size)
 
     @property
     def n_bots(self) -> int:
+        """How many bots are entered (stored ones, else folders named)."""
         return len(self.bots) or len(self.bot_dirs)
 
     def duplicate_policy(self) -> bool | schedule.DuplicatePolicy:
@@ -98,6 +101,8 @@ class Settings:
         return lambda table: not remote & set(table)
 
     def size(self) -> schedule.ScheduleSize:
+        """The schedule's size as if every bot could play duplicate deals (see
+        :meth:`matches` for the count with remote bots)."""
         return schedule.size(self.n_bots, self.table_size, self.games, self.duplicate)
 
     def matches(self) -> int:
