@@ -122,5 +122,6 @@ class LocalArena:
         return "" if process is None else process.stderr_note()
 
     async def close(self) -> None:
+        """Stop the referee (its bots told the match is over) and every bot's process."""
         await self.server.stop("the match is over")
         await asyncio.gather(*(bot.stop() for bot in self.bots), return_exceptions=True)

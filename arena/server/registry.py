@@ -196,6 +196,7 @@ class Registry:
         return [b for b in self._bots.values() if include_removed or b.status != "removed"]
 
     def active(self) -> list[RegisteredBot]:
+        """The bots entered: their check passed, and they have not been removed."""
         return [b for b in self._bots.values() if b.status == "active"]
 
     def find(self, name: str, active_only: bool = False,

@@ -423,6 +423,8 @@ class Runs:
             del self.runs[name]
 
     async def stop(self) -> None:
+        """Cancel every tournament still playing and wait for each to end (its matches
+        in flight dropped, those played stored; a restart resumes it)."""
         tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
         for task in tasks:
             task.cancel()

@@ -126,6 +126,7 @@ class Fit:
         self._index = {b: i for i, b in enumerate(self.bots)}
 
     def elo(self, bot: str) -> float:
+        """The bot's fitted Elo (the field's mean at ELO_MEAN)."""
         i = self._index[bot]
         return ELO_MEAN + ELO_SCALE * sum(x * t for x, t in zip(self.contrast(i), self.theta))
 
@@ -216,6 +217,8 @@ class Tally:
         self.samples = 0
 
     def add(self, bots: Sequence[str], places: Sequence[int], count: int = 1) -> None:
+        """Count a match of ``bots`` (by seat) that ended in ``places`` (0 first, ties
+        equal), ``count`` times: each pair of seats, as one ahead or the two level."""
         k = len(bots)
         if k < 2:
             return
@@ -604,6 +607,8 @@ class OnlineElo:
         self.ratings = {b: ELO_MEAN for b in bots}
 
     def update(self, outcome: Placing) -> None:
+        """Move the ratings by one match's pairs, each pair's expected score against its
+        actual one, all at once (the match's order of pairs does not matter)."""
         deltas: dict[str, float] = defaultdict(float)
         for a, b, score, w in pairs(outcome):
             if a == b:
