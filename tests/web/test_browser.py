@@ -438,6 +438,34 @@ def test_a_tournament_s_standings_and_crosstable_appear(browser, arena):
           and text(b, "#list-title") == "Live and recent matches of cup", "the cup's matches")
 
 
+def test_a_tournament_page_keeps_the_live_matches_and_the_newest_finished_ones(browser, arena):
+    """A ladder's page kept every match its stream told of (900 after a minute of a busy
+    ladder; the thirtieth review), each message filtering them all: its renderer took half
+    a core, and a script on the page took seconds. It keeps the live matches and the 50
+    newest finished ones, which are what it shows. The page's own TournamentView, fed a
+    long tournament's messages."""
+    open_page(browser, arena.url)
+    kept = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import("/static/js/lists.js").then(({ TournamentView, FINISHED_KEPT }) => {
+          const view = new TournamentView();
+          view.apply({ snapshot: { name: "long", matches: [] } });
+          const live = (id) => ({ match_id: id, status: "MATCH_STATUS_LIVE" });
+          const over = (id) => ({ match_id: id, status: "MATCH_STATUS_FINISHED" });
+          view.apply({ started: live("early") });          // live for the whole run
+          for (let i = 0; i < 500; i++) {
+            view.apply({ started: live(`m${i}`) });
+            view.apply({ finished: over(`m${i}`) });
+          }
+          view.apply({ started: live("late") });
+          done([FINISHED_KEPT, view.snapshot.done, view.snapshot.matches.map((m) => m.match_id)]);
+        }, (error) => done(String(error)));""")
+    assert isinstance(kept, list), kept
+    most, done, ids = kept
+    assert ids == ["late", "early", *(f"m{i}" for i in range(499, 449, -1))], len(ids)
+    assert most == 50 and done == 500
+
+
 def test_arena_tournament_web_shows_its_standings_and_matches(browser, tmp_path, mark):
     """The real command: `arena tournament ... --watch --web 0`, watched while it runs."""
     out = tmp_path / "out.log"

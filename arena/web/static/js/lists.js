@@ -30,6 +30,11 @@ export function renderMatches(table, matches, full = true) {
   }));
 }
 
+// The finished matches a tournament's page keeps (and shows), newest first, beside the
+// live ones: a ladder's page kept every match it heard of, and slowed as it grew (900
+// after a minute at 40 matches a second, each message filtering all of them).
+export const FINISHED_KEPT = 50;
+
 // A tournament as its stream tells it; ``apply`` takes each message.
 export class TournamentView {
   constructor() {
@@ -49,7 +54,7 @@ export class TournamentView {
       const others = (this.snapshot.matches ?? []).filter((m) => m.match_id !== news.match_id);
       const all = [news, ...others];   // live ones first, then the newest finished
       this.snapshot.matches = [...all.filter((m) => status(m.status) === "live"),
-                               ...all.filter((m) => status(m.status) !== "live")];
+                               ...all.filter((m) => status(m.status) !== "live").slice(0, FINISHED_KEPT)];
     } else if (message.standings) {
       this.snapshot.standings = message.standings;
     }
@@ -103,7 +108,7 @@ export class TournamentView {
       return el("td", { class: "number", title: `${bot} ahead of ${other} ${num(c.ahead)} times, behind ${num(c.behind)}, level ${num(c.level)}` },
                 `${num(c.ahead)}–${num(c.behind)}${level}`);
     }))));
-    renderMatches($("#tournament-matches"), (t.matches ?? []).slice(0, 50), false);
+    renderMatches($("#tournament-matches"), (t.matches ?? []).slice(0, FINISHED_KEPT), false);
     $("#all-matches").href = `#/?tournament=${encodeURIComponent(t.name ?? "")}`;
   }
 }
