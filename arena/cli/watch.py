@@ -36,6 +36,9 @@ from arena.watch.hub import MAX_DELAY_TURNS
 from arena.watch.viewer import WatchedMatch, WatchedTournament
 
 TICK_S = 0.25                             # the live table's redraws
+#: the least time between two redraws while messages keep coming (a busy ladder sends
+#: about 80 a second, each redraw of the whole terminal took a core's 23% at that rate)
+DRAW_EVERY_S = 0.1
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -222,9 +225,11 @@ def list_matches(console: Console, client: SpectatorClient) -> int:
 
 def _live(console: Console, feed: Feed, view: Callable[[str], RenderableType],
           apply: Callable) -> None:
-    """Draw ``view`` on the whole terminal, again at every message and every TICK_S,
-    until the feed ends (or Ctrl-C)."""
+    """Draw ``view`` on the whole terminal, again after messages (at most every
+    DRAW_EVERY_S: the rest are applied, and drawn with the next) and every TICK_S
+    without one, until the feed ends (or Ctrl-C)."""
     notice = ""
+    drawn = 0.0
     with Live(view(notice), console=console, screen=True, auto_refresh=False) as live:
         for item in feed.messages(tick=TICK_S):
             if isinstance(item, Reconnecting):
@@ -232,7 +237,11 @@ def _live(console: Console, feed: Feed, view: Callable[[str], RenderableType],
             elif item is not None:
                 apply(item)
                 notice = ""
+                if time.monotonic() - drawn < DRAW_EVERY_S:
+                    continue      # drawn soon: with the next message, or the next tick
             live.update(view(notice), refresh=True)
+            drawn = time.monotonic()
+        live.update(view(notice), refresh=True)   # the end, as it was
 
 
 def _reconnecting(feed: Feed, item: Reconnecting) -> None:

@@ -322,6 +322,39 @@ def test_on_a_terminal_a_live_table_until_the_match_ends(service, mark):
         term.close()
 
 
+def test_on_a_terminal_a_busy_tournament_is_redrawn_a_few_times_a_second(service, mark):
+    """A busy ladder sends about 80 messages a second (each match started, then
+    finished): `arena watch --tournament` redrew the whole terminal at each, 23% of a core
+    (the thirtieth review). It draws at most every 0.1 s while messages keep coming, and
+    what came last within a tick of the quiet after them."""
+    from arena.cli.watch import DRAW_EVERY_S, TICK_S
+    from arena.tournament.standings import Played
+
+    def stored(result) -> None:        # as a tournament does once a result is stored
+        service.call(lambda: service.hub.tournament_result(
+            "busy", Played.of_result(result.match_id, result.match_id, result), result.match_id))
+
+    service.call(lambda: service.hub.tournament("busy", NAMES[:2], 0))
+    term = Terminal(command("watch", service.address, "--tournament", "busy"), ROOT,
+                    env_for(mark))
+    try:
+        term.wait_for(r" 0 matches")
+        before = term.output.count(b"\x1b[H")      # each redraw starts at the top
+        start = time.monotonic()
+        played = [service.play(spec(NAMES[:2], seed=100 + i), Script(think=0.0), tournament="busy")
+                  for i in range(60)]
+        for match in played:
+            stored(match.result())
+        took = time.monotonic() - start
+        term.wait_for(r" 60 matches", timeout=10)
+        draws = term.output.count(b"\x1b[H") - before
+        assert draws <= (took + TICK_S) / DRAW_EVERY_S + 5, (draws, took)
+        term.interrupt()
+        assert term.wait() == 0
+    finally:
+        term.close()
+
+
 def test_on_a_terminal_ctrl_c_leaves_cleanly(service, mark):
     played, script = held_match(service, seed=42)
     term = Terminal(command("watch", service.address, "--tv"), ROOT, env_for(mark))
