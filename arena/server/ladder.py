@@ -29,7 +29,7 @@ import logging
 import random
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -57,12 +57,16 @@ LOOK_AGAIN_S = 1.0
 
 NAME = "ladder"
 
-#: A bot whose last BENCH_AFTER ladder matches each gave it one of these verdicts sits out
-#: of the ladder for BENCH_S seconds: a remote bot that stays connected and never answers
-#: would otherwise cost every opponent a whole clock, match after match.
+#: A bot given one of these verdicts in BENCH_AFTER of its last BENCH_OF ladder matches
+#: sits out of the ladder for BENCH_S seconds: a remote bot that stays connected and never
+#: answers would otherwise cost every opponent a whole clock, match after match; and one
+#: that leaves every third match (its opponent waits out the reconnect grace each time)
+#: was never benched while the rule was 3 in a row (the thirtieth review: 75 waits of 10 s
+#: in 318 matches).
 KEEPS_OTHERS_WAITING = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED,
                                   VerdictKind.ABSENT})
 BENCH_AFTER = 3
+BENCH_OF = 10
 BENCH_S = 300.0
 
 #: A bot that met another in more than REPEAT times an even share of its ladder matches
@@ -157,7 +161,8 @@ class Ladder:
         #: bots removed from the server whose warm processes are still to stop (once not
         #: playing: :meth:`_cool`)
         self._removed: set[str] = set()
-        self.faults_in_a_row: Counter[str] = Counter()  # matches ending in a wait on it
+        #: bot -> whether each of its last BENCH_OF matches ended in a wait on it
+        self.waits: dict[str, deque[bool]] = {}
         #: bot -> until when it sits out (benched for its faults, or resting)
         self.benched: dict[str, float] = {}
         #: seconds a bot rests after each of its ladder matches (0: it may be seated again
@@ -555,18 +560,20 @@ class Ladder:
         return True
 
     def _bench(self, seated: list[str], result: MatchResult) -> None:
-        """Count, for each bot at the table, the matches in a row that ended with it kept
-        waiting on (:data:`KEEPS_OTHERS_WAITING`); at :data:`BENCH_AFTER`, it sits out."""
+        """Note, for each bot at the table, whether the match ended with it kept waiting on
+        (:data:`KEEPS_OTHERS_WAITING`); at :data:`BENCH_AFTER` of its last
+        :data:`BENCH_OF`, it sits out, and its count starts again."""
         kinds = {seated[v.seat]: v.kind for v in result.verdicts if v.kind in KEEPS_OTHERS_WAITING}
         for name in seated:
-            if name not in kinds:
-                self.faults_in_a_row[name] = 0
-                continue
-            self.faults_in_a_row[name] += 1
-            if self.faults_in_a_row[name] >= BENCH_AFTER:
-                self.faults_in_a_row[name] = 0
-                self._sit_out(name, f"its last {BENCH_AFTER} matches each ended in a fault "
-                                    f"that kept its opponents waiting (the last: {kinds[name]})")
+            waits = self.waits.get(name)
+            if waits is None:
+                waits = self.waits[name] = deque(maxlen=BENCH_OF)
+            waits.append(name in kinds)
+            if name in kinds and sum(waits) >= BENCH_AFTER:
+                self._sit_out(name, f"{BENCH_AFTER} of its last {len(waits)} matches ended in "
+                                    f"a fault that kept its opponents waiting (the last: "
+                                    f"{kinds[name]})")
+                waits.clear()
 
     def _sit_out_crashes(self, name: str, reason: str) -> None:
         """A hosted bot that crashed (or failed to start) :attr:`Retirements.after` times

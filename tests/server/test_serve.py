@@ -549,7 +549,7 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
             served.ok("bots", "add", name, "--dir", BOTS / name)
         mute = served.remote_bot("../tests/bots/rogue.py", served.add_remote("mute"), "sleep",
                                  "1", ROGUE_SLEEP="3600")
-        sits_out(served, "ladder: mute sits out for 300 s: its last 3 matches each ended in a "
+        sits_out(served, "ladder: mute sits out for 300 s: 3 of its last 3 matches ended in a "
                  "fault that kept its opponents waiting (the last: timeout)", 20)
     finally:
         assert served.stop() == 0
