@@ -160,28 +160,35 @@ def test_the_live_table_advances_then_shows_its_result(browser, arena, tmp_path)
 
 
 def test_a_page_that_joins_late_shows_how_long_the_seat_has_been_thinking(browser, arena):
-    """A second page on a match already watched joins the first's stream: its turn clock
-    started when the catch-up came, "thinking 0.0 s" for a seat that had been thinking
-    for seconds (the first page showed the right time)."""
-    match_id = arena.play(["slow-one", "slow-two"], 3.0, seed=17)
+    """A second page on a match already watched joins the first's stream and is sent its
+    catch-up at once: its turn clock counted from the catch-up's snapshot (or from the
+    catch-up's arrival, after a frame), not from when the seat began to think, and a seat
+    seconds into its turn showed a fraction of a second there (the first page showed the
+    right time). The match's first move takes 30 s: the same turn all along."""
+    match_id = arena.play(["slow-one", "slow-two"], 30.0, seed=17)
     url = f"{arena.url}#/match/{match_id}"
-    open_page(browser, url)
-    until(browser, lambda b: turn(b)[1] >= 1, "the live match")
-    opened = turn(browser)[1]
-    # a turn begun after the first page opened, over a second into it
-    until(browser, lambda b: turn(b)[1] > opened and thinking(b) >= 1.2,
-          "a seat thinking for over a second")
     first = browser.current_window_handle
-    browser.switch_to.new_window("tab")
     try:
-        browser.get(url)
-        until(browser, lambda b: thinking(b) >= 0, "the late page's clock")
-        late = thinking(browser)
-        # the seat thinks 3 s a move: the same turn, over a second into it
-        assert late >= 1.2, late
+        open_page(browser, url)
+        until(browser, lambda b: thinking(b) >= 5.0, "a seat thinking for 5 s")
+        browser.switch_to.new_window("tab")
+        try:
+            browser.get(url)
+            until(browser, lambda b: thinking(b) >= 0, "the late page's clock")
+            # the catch-up's age comes right after it: within a tick or two the clock is
+            # past 5 s (counted from the catch-up's snapshot, it would be under 2 s)
+            until(browser, lambda b: thinking(b) >= 5.0, "the late page's clock past 5 s",
+                  timeout=1.5)
+            assert turn(browser)[1] == 0, "a move was made: not the first turn"
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
     finally:
-        browser.close()
-        browser.switch_to.window(first)
+        arena.run(_cancelled(arena.results[match_id]))
+
+
+async def _cancelled(task) -> None:
+    task.cancel()
 
 
 def test_tv_shows_a_live_match(browser, arena):
