@@ -484,10 +484,13 @@ class Ladder:
                 # the bot's fault, so neither stored, rated nor counted against it (as a
                 # tournament plays such a match again on resume); its n is dealt again
                 seat, paused = runner.lost_to_pause
-                log.warning("ladder match %s is not stored: this server was stopped for %.0f s "
-                            "(Ctrl-Z, SIGSTOP, a paused machine) and %s's bot was lost "
-                            "meanwhile; it is dealt again", key, paused, seated[seat])
+                log.warning("ladder match %s (%s) is not stored: this server was stopped for "
+                            "%.0f s (Ctrl-Z, SIGSTOP, a paused machine) and %s's bot was lost "
+                            "meanwhile; it is dealt again", key, result.match_id, paused,
+                            seated[seat])
                 heapq.heappush(self.unused, n)
+                if self.hub is not None:
+                    self.hub.tournament_dropped(NAME, result.match_id)
                 return
             played = True
             release_seats(leased, result)

@@ -474,6 +474,20 @@ class SpectatorHub:
             while len(self._unended) > UNENDED:
                 self._unended.popitem(last=False)
 
+    def tournament_dropped(self, name: str, match_id: str) -> None:
+        """A match of tournament ``name`` that will not count (the ladder deals it again
+        under another id: a bot was lost while the server stood still). Its followers
+        heard it start and would never hear it finish (it stayed live on their pages):
+        they get the tournament's snapshot again, which lists it as played, not live, and
+        counts only what counts."""
+        log = self.tournaments.get(name)
+        if log is None:
+            return
+        self._unended.pop(match_id, None)
+        message = wire.tournament_feed(log.snapshot(self.summaries(name)))
+        for viewer in list(log.viewers):
+            viewer.push(message)
+
     def _tell_finished(self, log: TournamentLog, match: LiveMatch) -> None:
         message = wire.finished_feed(match.summary)
         for viewer in list(log.viewers):

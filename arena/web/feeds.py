@@ -46,9 +46,10 @@ CATCH_UP_TOTAL = 64 * 1024 * 1024
 #: Messages a page may have waiting for its connection, beyond what it joined with, before
 #: it is dropped
 BEHIND = 1000
-#: what a page that fell behind is told (it reconnects, and starts again in sync)
-#: the kinds of a match's stream that (re)start its turn clock on a page
+#: the kinds of a match's stream that (re)start its turn clock on a page (and its
+#: snapshot: a MatchSnapshot, not a tournament's)
 CLOCKED = frozenset({"frame", "frames"})
+#: what a page that fell behind is told (it reconnects, and starts again in sync)
 FELL_BEHIND = json.dumps({"error": "this page fell too far behind the stream", "retry": True})
 #: what pages are told when their stream fails in a way of the viewer's own
 BROKEN = json.dumps({"error": "the web viewer's stream broke", "retry": True})

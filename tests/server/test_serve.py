@@ -15,15 +15,19 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from ono99.transport import grpc
+from ono99.v1 import spectator_pb2, spectator_pb2_grpc
 
 from arena.server.app import CLAIM_CHECK_S
 from arena.rules.errors import ConfigError
+from arena.watch.viewer import WatchedTournament
 from support.launch import launched
 from support.processes import (bot_env_names, env_for, kill_marked, new_mark, process_names,
                                processes_marked)
@@ -506,9 +510,21 @@ def test_a_bot_lost_while_the_server_stood_still_is_not_charged_on_the_ladder(tm
     # ismcts thinks (20 ms a move): a match is in flight all but a few ms of the time
     served = Served(db, mark, "--ladder", env={"ONO99_BOT_ENV": bot_env_names() + ",ONO99_THINK_MS",
                                               "ONO99_THINK_MS": "20"})
+    # a follower of the ladder, as `arena watch --tournament ladder` and web pages are
+    spectators = re.search(r"spectators at (\S+): arena watch", served.output).group(1)
+    channel = grpc.insecure_channel(spectators)
+    heard = []
+
+    def follow() -> None:
+        with contextlib.suppress(grpc.RpcError):
+            for message in spectator_pb2_grpc.SpectatorStub(channel).WatchTournament(
+                    spectator_pb2.WatchTournamentRequest(name="ladder")):
+                heard.append(message)
+
     try:
         for name in ("random", "ismcts"):
             served.ok("bots", "add", name, "--dir", BOTS / name)
+        threading.Thread(target=follow, daemon=True).start()
         wait_ladder(served, 2)
         server = served.proc.pid
         os.kill(server, signal.SIGSTOP)
@@ -522,13 +538,22 @@ def test_a_bot_lost_while_the_server_stood_still_is_not_charged_on_the_ladder(tm
         finally:
             os.kill(server, signal.SIGCONT)
         wait_ladder(served, ladder_played(served) + 3)       # with fresh processes
+        followed = WatchedTournament()
+        for message in list(heard):
+            followed.apply(message)
     finally:
         assert served.stop() == 0
+        channel.close()
     # (killed between two matches, the bots are started afresh for the next: nothing lost)
     if "is not stored" in served.output:
-        assert re.search(r"ladder match L\d+ is not stored: this server was stopped for \d+ s "
-                         r"\(Ctrl-Z, SIGSTOP, a paused machine\) and (random|ismcts)'s bot was "
-                         r"lost meanwhile; it is dealt again", served.output), served.output
+        dropped = re.search(r"ladder match L\d+ \((\S+)\) is not stored: this server was "
+                            r"stopped for \d+ s \(Ctrl-Z, SIGSTOP, a paused machine\) and "
+                            r"(random|ismcts)'s bot was lost meanwhile; it is dealt again",
+                            served.output)
+        assert dropped, served.output
+        # its followers heard it start, and are told it is not live (it stayed live on
+        # their pages: the thirty-second review)
+        assert dropped.group(1) not in followed.live
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT key, verdicts FROM matches").fetchall()
     assert [(k, v) for k, v in rows if json.loads(v)] == []

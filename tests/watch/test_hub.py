@@ -253,6 +253,37 @@ def test_a_tournament_s_followers_hear_a_match_finished_once_it_has_ended():
     assert log.done == 2
 
 
+def test_a_match_that_will_not_count_leaves_its_followers_live_list():
+    """A ladder's match in which a bot was lost while the server stood still is not stored
+    (it is dealt again): its followers heard it start and never heard it finish, so it
+    stayed live on every page and terminal following the ladder (the thirty-second
+    review). They get the tournament's snapshot again, where it is not live and the
+    matches done are the ones that count."""
+    async def go():
+        h = hub.SpectatorHub()
+        log = h.tournament("ladder", ["a", "b"], 0)
+        follower, _ = h.follow_tournament(log)        # (its first snapshot returned)
+        for m in ("counted", "dropped"):
+            h.match_started(pb.MatchSummary(match_id=m, tournament="ladder",
+                                            names=["a", "b"], status=pb.MATCH_STATUS_LIVE))
+            h.frame(m, pb.MatchFrame(seq=0))
+            h.match_ended(m, pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        h.tournament_result("ladder", Played("L1", ("a", "b"), (1, 2), "L1"), "counted")
+        h.tournament_dropped("ladder", "dropped")
+        sent = []
+        while not follower.queue.empty():
+            sent.append(follower.queue.get_nowait())
+        return sent
+
+    sent = asyncio.run(go())
+    kinds = [m.WhichOneof("kind") for m in sent]
+    assert kinds.count("finished") == 1 and kinds[-1] == "snapshot", kinds
+    again = sent[-1].snapshot
+    assert again.done == 1
+    assert {m.match_id: m.status for m in again.matches} == {
+        "counted": pb.MATCH_STATUS_FINISHED, "dropped": pb.MATCH_STATUS_FINISHED}
+
+
 def test_a_tournament_s_matches_whose_end_never_came_end_aborted_with_it():
     """A match whose worker was lost is played again under its id; when the run stopped
     before that (a cancel, a failure), or a stopping worker's last messages went unread,
