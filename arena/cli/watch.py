@@ -225,22 +225,29 @@ def list_matches(console: Console, client: SpectatorClient) -> int:
 
 def _live(console: Console, feed: Feed, view: Callable[[str], RenderableType],
           apply: Callable) -> None:
-    """Draw ``view`` on the whole terminal, again after messages (at most every
-    DRAW_EVERY_S: the rest are applied, and drawn with the next) and every TICK_S
-    without one, until the feed ends (or Ctrl-C)."""
+    """Draw ``view`` on the whole terminal after messages, at most every DRAW_EVERY_S
+    (those in between are applied and drawn with the next draw, within DRAW_EVERY_S of
+    the quiet after them), and every TICK_S without one (the clocks), until the feed
+    ends (or Ctrl-C)."""
     notice = ""
     drawn = 0.0
+    pending = False
     with Live(view(notice), console=console, screen=True, auto_refresh=False) as live:
-        for item in feed.messages(tick=TICK_S):
+        for item in feed.messages(tick=DRAW_EVERY_S):
+            since = time.monotonic() - drawn
             if isinstance(item, Reconnecting):
                 notice = f"the server went away ({item.reason}); reconnecting..."
             elif item is not None:
                 apply(item)
                 notice = ""
-                if time.monotonic() - drawn < DRAW_EVERY_S:
-                    continue      # drawn soon: with the next message, or the next tick
+                pending = True
+                if since < DRAW_EVERY_S:
+                    continue      # drawn soon: with the next message, or at the quiet
+            elif not pending and since < TICK_S:
+                continue          # quiet: the clocks are redrawn every TICK_S
             live.update(view(notice), refresh=True)
             drawn = time.monotonic()
+            pending = False
         live.update(view(notice), refresh=True)   # the end, as it was
 
 

@@ -326,7 +326,7 @@ def test_on_a_terminal_a_busy_tournament_is_redrawn_a_few_times_a_second(service
     """A busy ladder sends about 80 messages a second (each match started, then
     finished): `arena watch --tournament` redrew the whole terminal at each, 23% of a core
     (the thirtieth review). It draws at most every 0.1 s while messages keep coming, and
-    what came last within a tick of the quiet after them."""
+    what came last within 0.1 s of the quiet after them."""
     from arena.cli.watch import DRAW_EVERY_S, TICK_S
     from arena.tournament.standings import Played
 
