@@ -66,6 +66,14 @@ def process_names(pids: list[int]) -> list[str]:
     return names
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def kill_marked(value: str) -> None:
     for pid in processes_marked(value):
         try:

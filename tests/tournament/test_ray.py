@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from support.hostile import hostile
-from support.processes import killed_on_leaving, process_names
+from support.processes import killed_on_leaving, process_names, running
 from support.requirements import needs_module
 
 ray = needs_module("ray", module_level=True)
@@ -176,14 +176,6 @@ def test_a_node_whose_raylet_dies_leaves_no_actor_and_no_bot_behind(tmp_path, he
     while (alive := [pid for pid in left if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not alive, process_names(alive)
-
-
-def running(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, ended and not yet reaped, does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def referee_actors(root: int | None = None) -> list[int]:

@@ -30,7 +30,7 @@ from arena.watch import records
 from arena.web import feeds, server
 from arena.web.server import WebViewer
 from support.network import own_network_ip
-from support.processes import env_for, processes_marked, reaped
+from support.processes import env_for, processes_marked, reaped, running
 from support.serve import BOTS, ROOT, Served, command
 from support.web import LiveArena
 
@@ -838,7 +838,7 @@ def test_the_viewer_of_web_is_a_process_of_its_own_and_goes_with_its_arena(tmp_p
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 10
-        while os.path.exists(f"/proc/{viewers[0]}") and not _zombie(viewers[0]):
+        while running(viewers[0]):
             assert time.monotonic() < deadline, "the viewer outlived its arena"
             time.sleep(0.05)
         with pytest.raises(OSError):
@@ -887,13 +887,6 @@ def test_a_viewer_of_web_that_dies_is_told_of_and_the_arena_plays_on(tmp_path, m
         assert proc.poll() is None   # the matches go on
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 130
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def test_arena_serve_web_serves_the_viewer_on_the_server_s_spectators(tmp_path, mark):
