@@ -317,11 +317,14 @@ class TournamentLog:
             return
         self._made(*future.result())
         if self.viewers:
-            message = wire.standings_feed(self._standings)
-            for viewer in list(self.viewers):
-                viewer.push(message)
+            self.tell(wire.standings_feed(self._standings))
         if self._fitted < self.done and self.viewers:
             self._refit_later()                   # matches came in while it fitted
+
+    def tell(self, message: pb.TournamentFeed) -> None:
+        """Send ``message`` to every viewer of the tournament."""
+        for viewer in list(self.viewers):
+            viewer.push(message)
 
     def snapshot(self, matches: Sequence[pb.MatchSummary]) -> pb.TournamentSnapshot:
         return wire.tournament_snapshot(self.name, self.bots, self.total, self.done,
@@ -484,14 +487,10 @@ class SpectatorHub:
         if log is None:
             return
         self._unended.pop(match_id, None)
-        message = wire.tournament_feed(log.snapshot(self.summaries(name)))
-        for viewer in list(log.viewers):
-            viewer.push(message)
+        log.tell(wire.tournament_feed(log.snapshot(self.summaries(name))))
 
     def _tell_finished(self, log: TournamentLog, match: LiveMatch) -> None:
-        message = wire.finished_feed(match.summary)
-        for viewer in list(log.viewers):
-            viewer.push(message)
+        log.tell(wire.finished_feed(match.summary))
 
     def tournament_finished(self, name: str) -> None:
         """Tournament ``name`` is over: its matches still live end, aborted (their end will
@@ -540,9 +539,7 @@ class SpectatorHub:
             match.ratings = tuple(log.elo.ratings.get(n, 1500.0) for n in summary.names)
         self.matches[summary.match_id] = match
         if log is not None and log.viewers:
-            message = wire.started_feed(summary)
-            for viewer in list(log.viewers):
-                viewer.push(message)
+            log.tell(wire.started_feed(summary))
 
     def _arrived(self, tournament: str, match_id: str) -> None:
         """Match ``match_id`` of ``tournament`` can be shown (it has its first frame):
