@@ -29,7 +29,7 @@ import logging
 import random
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -162,7 +162,7 @@ class Ladder:
         #: playing: :meth:`_cool`)
         self._removed: set[str] = set()
         #: bot -> whether each of its last BENCH_OF matches ended in a wait on it
-        self.waits: dict[str, deque[bool]] = {}
+        self.waits: defaultdict[str, deque[bool]] = defaultdict(lambda: deque(maxlen=BENCH_OF))
         #: bot -> until when it sits out (benched for its faults, or resting)
         self.benched: dict[str, float] = {}
         #: seconds a bot rests after each of its ladder matches (0: it may be seated again
@@ -568,9 +568,7 @@ class Ladder:
         :data:`BENCH_OF`, it sits out, and its count starts again."""
         kinds = {seated[v.seat]: v.kind for v in result.verdicts if v.kind in KEEPS_OTHERS_WAITING}
         for name in seated:
-            waits = self.waits.get(name)
-            if waits is None:
-                waits = self.waits[name] = deque(maxlen=BENCH_OF)
+            waits = self.waits[name]
             waits.append(name in kinds)
             if name in kinds and sum(waits) >= BENCH_AFTER:
                 self._sit_out(name, f"{BENCH_AFTER} of its last {len(waits)} matches ended in "
