@@ -13,9 +13,12 @@ total (the highest number card; with none, a forcing card, a reverse, a hold, a 
 -10). It plays the policy's own card unless another beats it by more than one standard
 error of the paired difference; deals are weighted by the other seats' last plays, read as
 a pusher's (:func:`pusher_weight`, through the determinizer's weight hook). Measured in
-round robins of 200 duplicate deals against counter, pusher and greedy: at 4 seats first,
-+28 Elo over the next; at 2 seats clearly above greedy, and within about 30 Elo of counter
-and pusher (first in one run, second in another): docs/bots.md has the figures, and why.
+round robins of 200 duplicate deals against counter, pusher and greedy: in ``classic`` at 2
+seats first, with a likelihood of superiority of 100% over each (58-68% of its games
+against counter and pusher with tokens, 56-58% with points); in ``modern`` at 4 seats
+first, +28 Elo over the next, and at 2 seats clearly above greedy but within about 30 Elo
+of counter and pusher (first in one run, second in another), where even a seat told the
+other's hand wins only 57-59%: docs/bots.md has the figures, and why.
 
 Thinking time: ``--think-ms`` or ``ONO99_THINK_MS`` (default 50) per move, capped by the
 clock the referee gives (half the move allowance plus 1/40 of the bank). Randomness comes
