@@ -4,6 +4,7 @@ later message to the session; everything else happens in sessions and match runn
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 
@@ -17,6 +18,8 @@ from arena.referee.liveclock import live_timeout
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 from arena.referee.session import BotSession
 from arena.rpc import details
+
+log = logging.getLogger("arena.referee")
 
 HELLO_TIMEOUT_S = 10.0
 #: The largest message the referee's port receives: a bot's messages are at most 4 KiB (the
@@ -119,6 +122,11 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                           by_referee=True)
         finally:
             session.close("the stream ended")
+            if session.closed_by_referee:
+                # the bot is told why (its goodbye, its status); the organiser is told here:
+                # a remote bot cut off between its matches left no trace on the server
+                log.warning("bot %s: the referee ended its stream: %s", session.name,
+                            session.close_reason)
 
     async def _first(self, context, wait: float):
         """The stream's first message, gRPC's EOF, or the :class:`Refused` it earns by

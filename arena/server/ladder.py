@@ -62,9 +62,12 @@ NAME = "ladder"
 #: answers would otherwise cost every opponent a whole clock, match after match; and one
 #: that leaves every third match (its opponent waits out the reconnect grace each time)
 #: was never benched while the rule was 3 in a row (the thirtieth review: 75 waits of 10 s
-#: in 318 matches).
-KEEPS_OTHERS_WAITING = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED,
-                                  VerdictKind.ABSENT})
+#: in 318 matches). A bot forfeiting by ``illegal`` (more refused actions in a match than
+#: the limit: one that answers every refusal with another bad card) keeps nobody waiting,
+#: but it is broken: it forfeited every match in a few round trips, 42 in 35 s beside two
+#: sample bots, each stored and rated, until a rule it broke between matches cut it off.
+BENCHED_FOR = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED, VerdictKind.ABSENT,
+                         VerdictKind.ILLEGAL})
 BENCH_AFTER = 3
 BENCH_OF = 10
 BENCH_S = 300.0
@@ -161,8 +164,8 @@ class Ladder:
         #: bots removed from the server whose warm processes are still to stop (once not
         #: playing: :meth:`_cool`)
         self._removed: set[str] = set()
-        #: bot -> whether each of its last BENCH_OF matches ended in a wait on it
-        self.waits: defaultdict[str, deque[bool]] = defaultdict(lambda: deque(maxlen=BENCH_OF))
+        #: bot -> whether each of its last BENCH_OF matches ended in a fault of its
+        self.faults: defaultdict[str, deque[bool]] = defaultdict(lambda: deque(maxlen=BENCH_OF))
         #: bot -> until when it sits out (benched for its faults, or resting)
         self.benched: dict[str, float] = {}
         #: seconds a bot rests after each of its ladder matches (0: it may be seated again
@@ -563,18 +566,17 @@ class Ladder:
         return True
 
     def _bench(self, seated: list[str], result: MatchResult) -> None:
-        """Note, for each bot at the table, whether the match ended with it kept waiting on
-        (:data:`KEEPS_OTHERS_WAITING`); at :data:`BENCH_AFTER` of its last
-        :data:`BENCH_OF`, it sits out, and its count starts again."""
-        kinds = {seated[v.seat]: v.kind for v in result.verdicts if v.kind in KEEPS_OTHERS_WAITING}
+        """Note, for each bot at the table, whether the match ended with a fault of its
+        (:data:`BENCHED_FOR`); at :data:`BENCH_AFTER` of its last :data:`BENCH_OF`, it
+        sits out, and its count starts again."""
+        kinds = {seated[v.seat]: v.kind for v in result.verdicts if v.kind in BENCHED_FOR}
         for name in seated:
-            waits = self.waits[name]
-            waits.append(name in kinds)
-            if name in kinds and sum(waits) >= BENCH_AFTER:
-                self._sit_out(name, f"{BENCH_AFTER} of its last {len(waits)} matches ended in "
-                                    f"a fault that kept its opponents waiting (the last: "
-                                    f"{kinds[name]})")
-                waits.clear()
+            faults = self.faults[name]
+            faults.append(name in kinds)
+            if name in kinds and sum(faults) >= BENCH_AFTER:
+                self._sit_out(name, f"{BENCH_AFTER} of its last {len(faults)} matches ended in "
+                                    f"a fault of its own (the last: {kinds[name]})")
+                faults.clear()
 
     def _sit_out_crashes(self, name: str, reason: str) -> None:
         """A hosted bot that crashed (or failed to start) :attr:`Retirements.after` times

@@ -25,6 +25,9 @@ It answers its first TRIGGER-1 turns with its first legal card, then, from turn 
                  message it receives, hex-encoded, one per line on stdout after "REC "
                  (the arena keeps it in the bot's log: a sandboxed bot writes nowhere else)
   good           plays its first legal card every turn
+  garbage_always answers every turn with a card outside the Card enum, and again after
+                 each refusal of its open turn (none after the turn is over): it forfeits
+                 every match by too many refused actions, and floods nothing
 and, whatever the turn count (for check-bot's situations):
   slow_sometimes sleeps $ROGUE_SLEEP seconds before every TRIGGER-th answer (with
                  argv[3] "log_bank", it logs "bank N", the bank_ms of each turn)
@@ -140,7 +143,8 @@ def main():
                         os._exit(1)
             if kind == "rejected":
                 log("rejected " + pb.ErrorCode.Name(msg.rejected.code))
-                if MODE == "garbage_card":
+                if MODE == "garbage_card" or (MODE == "garbage_always"
+                                              and msg.rejected.code == pb.ERROR_CODE_MALFORMED):
                     send(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id, card=999)))
                 elif MODE == "padded":
                     send(padded(pb.BotMessage(action=pb.Action(turn_id=msg.rejected.turn_id,
@@ -169,6 +173,8 @@ def main():
             new_match = False
             if MODE == "record":
                 answer.action.card = t.legal[rng.randrange(len(t.legal))]
+            elif MODE == "garbage_always":
+                answer.action.card = 999
             elif turns == TRIGGER:
                 if MODE == "sleep":
                     time.sleep(float(os.environ.get("ROGUE_SLEEP", "2")))

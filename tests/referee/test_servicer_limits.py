@@ -5,6 +5,7 @@ that have not said hello are capped."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from pathlib import Path
 
@@ -130,10 +131,13 @@ def test_first_messages_over_the_limit_count_against_their_host():
     asyncio.run(go())
 
 
-def test_a_bot_that_floods_refused_messages_outside_its_turns_is_cut_off():
+def test_a_bot_that_floods_refused_messages_outside_its_turns_is_cut_off(caplog):
     """Between its matches (or while others play) a bot's actions are all refused, and
     each refusal costs the referee a write: past MAX_REFUSED_OUTSIDE it is cut off, and
-    another bot's session goes on."""
+    another bot's session goes on. The server's log says so: a remote bot cut off
+    between its matches left no trace there (the reason went to the bot alone)."""
+    caplog.set_level(logging.WARNING, logger="arena.referee")
+
     async def go():
         server = await RefereeServer.start("tcp")
         try:
@@ -164,6 +168,9 @@ def test_a_bot_that_floods_refused_messages_outside_its_turns_is_cut_off():
             await server.stop()
 
     asyncio.run(go())
+    said = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
+    assert said == ["bot flood: the referee ended its stream: cut off: 17 refused messages "
+                    "while no turn of its was open (at most 16 a match)"], said
 
 
 def test_a_token_in_use_does_not_count_against_its_host():

@@ -1,5 +1,6 @@
-"""When the ladder sits a bot out for keeping its opponents waiting: the ladder's own rule,
-fed the results of real matches with the verdicts a fault leaves."""
+"""When the ladder sits a bot out for its faults (keeping its opponents waiting, breaking
+the rules): the ladder's own rule, fed the results of real matches with the verdicts a
+fault leaves."""
 
 from __future__ import annotations
 
@@ -17,11 +18,16 @@ from arena.server.registry import Registry
 from arena.store.sqlite import SQLiteStore
 from tests.support.matches import spec
 
+#: flaky's verdict when it drops its connection for good in the middle of a match
+LEFT = Verdict(0, VerdictKind.DISCONNECTED, "bot closed its stream; it did not reconnect within "
+               "10 s", 10_000_000)
 
-def _benched_after(tmp_path, faults: list[bool], caplog) -> tuple[list[int], list[str]]:
+
+def _benched_after(tmp_path, faults: list[bool], caplog,
+                   fault: Verdict = LEFT) -> tuple[list[int], list[str]]:
     """Feed a ladder ``len(faults)`` matches of ``flaky`` against ``steady`` (the ones
-    marked True end with flaky disconnected, its opponent kept waiting); at which match
-    (1-based) flaky sat out, and why."""
+    marked True end with flaky's verdict ``fault``: by default, it left, its opponent
+    kept waiting); at which match (1-based) flaky sat out, and why."""
     store = SQLiteStore(tmp_path / "arena.db")
     ladder = Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
     caplog.set_level(logging.WARNING, logger="arena.server")
@@ -30,13 +36,11 @@ def _benched_after(tmp_path, faults: list[bool], caplog) -> tuple[list[int], lis
     async def go() -> list[int]:
         clean = await MatchRunner(spec(seated, seed=1), [HouseSession(FirstLegal()),
                                                          HouseSession(FirstLegal())]).run()
-        left = dataclasses.replace(clean, verdicts=[
-            Verdict(0, VerdictKind.DISCONNECTED, "bot closed its stream; it did not reconnect "
-                    "within 10 s", 10_000_000)])
+        faulty = dataclasses.replace(clean, verdicts=[fault])
         sat_out = []
-        for n, fault in enumerate(faults, 1):
+        for n, its_fault in enumerate(faults, 1):
             before = ladder.benched.get("flaky")
-            ladder._bench(seated, left if fault else clean)
+            ladder._bench(seated, faulty if its_fault else clean)
             if ladder.benched.get("flaky") != before:
                 sat_out.append(n)
         return sat_out
@@ -57,7 +61,7 @@ def test_a_bot_that_leaves_every_third_match_sits_out(tmp_path, caplog):
     sat_out, said = _benched_after(tmp_path, [n % 3 == 0 for n in range(1, 31)], caplog)
     assert sat_out == [9, 18, 27]
     assert said[0] == ("ladder: flaky sits out for 300 s: 3 of its last 9 matches ended in a "
-                       "fault that kept its opponents waiting (the last: disconnected)")
+                       "fault of its own (the last: disconnected)")
     assert "steady" not in " ".join(said)
 
 
@@ -73,3 +77,17 @@ def test_three_faults_in_a_row_bench_a_bot_at_once(tmp_path, caplog):
     sat_out, said = _benched_after(tmp_path, [True] * 3, caplog)
     assert sat_out == [3]
     assert "3 of its last 3 matches ended in a fault" in said[0]
+
+
+def test_a_bot_that_keeps_breaking_the_rules_sits_out(tmp_path, caplog):
+    """A bot forfeiting by too many refused actions keeps nobody waiting, but it forfeited
+    every match in a few round trips (42 in 35 s beside two sample bots, each stored and
+    rated), seated again at once each time. It sits out as a bot that keeps its
+    opponents waiting does."""
+    illegal = Verdict(0, VerdictKind.ILLEGAL, "6 refused actions in this match (the limit is "
+                      "5); the last: ERROR_CODE_MALFORMED", 3_000)
+    sat_out, said = _benched_after(tmp_path, [n % 3 == 0 for n in range(1, 13)], caplog,
+                                   illegal)
+    assert sat_out == [9]
+    assert said == ["ladder: flaky sits out for 300 s: 3 of its last 9 matches ended in a "
+                    "fault of its own (the last: illegal)"]

@@ -575,7 +575,7 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
         mute = served.remote_bot("../tests/bots/rogue.py", served.add_remote("mute"), "sleep",
                                  "1", ROGUE_SLEEP="3600")
         sits_out(served, "ladder: mute sits out for 300 s: 3 of its last 3 matches ended in a "
-                 "fault that kept its opponents waiting (the last: timeout)", 20)
+                 "fault of its own (the last: timeout)", 20)
     finally:
         assert served.stop() == 0
         if mute is not None:
@@ -585,6 +585,36 @@ def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
         tables = [json.loads(bots) for (bots,) in conn.execute("SELECT bots FROM matches")]
     assert sum("mute" in t for t in tables) == 3, tables
     assert sum("mute" not in t for t in tables) >= 20
+
+
+def test_a_remote_bot_that_keeps_breaking_the_rules_sits_out_of_the_ladder(tmp_path, mark):
+    """A remote bot that answers every turn with a card outside the Card enum (and every
+    refusal again) forfeited each ladder match in a few round trips, seated again at
+    once: 42 such matches in 35 s beside two sample bots, each stored and rated. After 3
+    it sits out, logged, still connected; the others play on without it."""
+    db = tmp_path / "ladder.db"
+    served = Served(db, mark, "--ladder")
+    breaker = None
+    try:
+        for name in ("random", "greedy"):
+            served.ok("bots", "add", name, "--dir", BOTS / name)
+        breaker = served.remote_bot("../tests/bots/rogue.py", served.add_remote("breaker"),
+                                    "garbage_always")
+        sits_out(served, "ladder: breaker sits out for 300 s: 3 of its last 3 matches ended "
+                 "in a fault of its own (the last: illegal)", 20)
+        assert served.bot("breaker")["connected"]
+    finally:
+        assert served.stop() == 0
+        if breaker is not None:
+            breaker.kill()
+            breaker.wait()
+    with sqlite3.connect(db) as conn:
+        tables = [(json.loads(bots), json.loads(verdicts))
+                  for bots, verdicts in conn.execute("SELECT bots, verdicts FROM matches")]
+    its = [verdicts for bots, verdicts in tables if "breaker" in bots]
+    assert [[v["kind"] for v in vs] for vs in its] == [["illegal"]] * 3, its
+    assert len(tables) - len(its) >= 20
+    assert "the referee ended its stream" not in served.output
 
 
 SWITCHED = """\
