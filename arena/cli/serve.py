@@ -18,6 +18,7 @@ from arena.cli.spectators import add_web_option, web_viewer
 from arena.rules.errors import ConfigError
 from arena.server.ladder import WARM
 from arena.text import counted
+from arena.tournament.executors import EXECUTORS
 from arena.tournament.tournament import default_concurrency
 from arena.watch.hub import MAX_DELAY_TURNS
 
@@ -82,12 +83,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reconnect-grace", type=float, default=10.0, metavar="SECONDS",
                    help="how long a remote bot whose connection drops mid-match may take to "
                         "come back and go on, on its own clock (default: 10)")
-    p.add_argument("--executor", default="local", choices=["local", "multiprocess", "ray"],
-                   metavar="NAME",
-                   help="where tournaments of hosted bots only play: local (this server's "
-                        "referee, the default), multiprocess (a referee process per core) or "
-                        "ray (a Ray cluster: --ray-address). Tables with a remote bot, and the "
-                        "ladder, play on this server's referee, where remote bots connect")
+    p.add_argument("--executor", default="local", choices=list(EXECUTORS), metavar="NAME",
+                   help="where tournaments of hosted bots only play: "
+                        + "; ".join(f"{e.name}: {e.help}" for e in EXECUTORS.values())
+                        + " (default: local, this server's referee). Tables with a remote "
+                          "bot, and the ladder, play on this server's referee, where remote "
+                          "bots connect")
     p.add_argument("--ray-address", default=None, metavar="ADDR",
                    help="with --executor ray: the cluster to join (HOST:PORT of 'ray start "
                         "--head', or 'auto'); default: a local one on this machine's cores")

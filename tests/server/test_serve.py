@@ -215,13 +215,14 @@ def test_a_remote_bot_that_is_not_there_forfeits_as_absent(server):
     assert rows["ghost"]["faults"] == {"absent": 1} and rows["counter"]["wins"] == 1
 
 
-@pytest.mark.parametrize("executor", ["local", "multiprocess", "ray"])
+@pytest.mark.parametrize("executor", ["local", "multiprocess", "ray", "auto"])
 def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(request, tmp_path, mark,
                                                                       executor):
     """`arena bots remove` said "it plays no more", and a remote bot did not, but a hosted
     one played the rest of every tournament it was in: its later seats now forfeit. Under
     --executor multiprocess or ray it went on playing them even then, while the
-    tournament's followers heard it was retired."""
+    tournament's followers heard it was retired. (`arena serve --executor` takes every
+    executor of the registry: it took all but ``auto``, from a list of its own.)"""
     if executor == "local":
         server = request.getfixturevalue("server")
     else:
