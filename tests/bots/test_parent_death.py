@@ -78,7 +78,8 @@ def _left_by_dying_arenas(mode: str, folder: Path, after: float, runs: int) -> l
 _ARENA_HOLDING = """
 import asyncio, os, signal, sys, time
 from pathlib import Path
-from arena.bots.sandbox import SandboxConfig, _Cgroups
+from arena.bots.sandbox import SandboxConfig
+from arena.bots.sandbox.cgroups import _Cgroups
 
 async def main():
     _Cgroups._base = {}   # as where there are none: no cgroup kill reaches the sandbox

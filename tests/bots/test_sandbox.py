@@ -690,7 +690,8 @@ def test_a_bot_spinning_many_processes_gets_one_share_of_the_cores(tmp_path, mar
 LEFTOVERS = r'''
 import json, os, sys
 from pathlib import Path
-from arena.bots.sandbox import Limits, _Cgroups
+from arena.bots.sandbox import Limits
+from arena.bots.sandbox.cgroups import _Cgroups
 
 cpu = Path(sys.argv[1])
 me = os.getpid()
@@ -733,8 +734,9 @@ def test_without_a_user_of_its_own_the_sandbox_runs_as_before(tmp_path, monkeypa
     builds its folder, which comes back as the arena's."""
     from arena.bots import sandbox
     from arena.bots.manifest import load_manifest
+    from arena.bots.sandbox import bwrap
     from arena.bots.setup import ensure_setup
-    monkeypatch.setattr(sandbox, "_bwrap_checked", [sandbox._Bwrap(
+    monkeypatch.setattr(bwrap, "_bwrap_checked", [bwrap._Bwrap(
         None, ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"],
         False)])
     assert not sandbox.runs_as_user()
@@ -780,8 +782,8 @@ def test_without_a_pids_cgroup_a_sandbox_s_own_user_is_held_to_its_process_limit
     without cgroup delegation). A sandbox's own user is no root, and all its processes
     are the bot's: the limit binds it there too."""
     needs_own_user()
-    from arena.bots import sandbox
-    monkeypatch.setattr(sandbox._Cgroups, "_base", {})     # as where there are none
+    from arena.bots.sandbox import cgroups
+    monkeypatch.setattr(cgroups._Cgroups, "_base", {})     # as where there are none
     folder = tmp_path / "bot"
     folder.mkdir()
 
@@ -831,12 +833,13 @@ def test_a_root_arena_whose_bots_cannot_have_a_user_of_their_own_says_so(why, mo
     if os.geteuid() != 0:
         pytest.skip("the arena does not run as root here: its bots run as its own user")
     from arena.bots import sandbox
-    monkeypatch.setattr(sandbox, "_bwrap_checked", [])
+    from arena.bots.sandbox import bwrap
+    monkeypatch.setattr(bwrap, "_bwrap_checked", [])
     if why == "machine":
-        monkeypatch.setattr(sandbox, "_AS_USER_MACHINES", ())
+        monkeypatch.setattr(bwrap, "_AS_USER_MACHINES", ())
         expected = f"its seccomp filter is not written for {os.uname().machine}"
     else:
-        monkeypatch.setattr(sandbox, "_setpriv", lambda uid: ["setpriv", "--no-such-option", "--"])
+        monkeypatch.setattr(bwrap, "_setpriv", lambda uid: ["setpriv", "--no-such-option", "--"])
         expected = "bwrap and setpriv cannot make it here ("
     factory = sandbox.SandboxConfig().factory()
     assert isinstance(factory, SandboxFactory) and not sandbox.runs_as_user()

@@ -525,7 +525,7 @@ def test_a_setup_s_network_is_the_internet_never_this_machine_s_services(tmp_pat
 
 
 def needs_own_network() -> None:
-    from arena.bots.sandbox import _SetupNetwork
+    from arena.bots.sandbox.network import _SetupNetwork
     from support.requirements import missing
 
     if (why := _SetupNetwork.missing()) is not None:
@@ -557,7 +557,7 @@ def test_a_setup_s_names_are_looked_up_where_the_machine_s_are(tmp_path):
     """A setup's resolver is slirp4netns's, which asks the machine's; where that one is on
     the machine's loopback (systemd-resolved's 127.0.0.53), which slirp4netns may not
     reach, the servers systemd-resolved asks are named instead (and let through)."""
-    from arena.bots.sandbox import _setup_resolv
+    from arena.bots.sandbox.network import _setup_resolv
 
     host, upstream = tmp_path / "resolv.conf", tmp_path / "upstream.conf"
     host.write_text("# from DHCP\nsearch example.org\nnameserver 10.255.255.53\n")
