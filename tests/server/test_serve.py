@@ -253,6 +253,9 @@ def test_a_hosted_bot_removed_during_a_tournament_plays_no_more_of_it(request, t
     # every match that started after the removal (a few were playing it then)
     assert len(removed) >= 300 - before - 8, (before, len(removed))
     assert all(v[0]["kind"] == "retired" for v in removed)
+    if executor == "auto" and (os.cpu_count() or 1) > 1:
+        # on a server, auto is multiprocess where there are cores: a referee per process
+        assert (tmp_path / "auto.db.d" / "logs" / "tournaments" / "leaving" / "worker0").is_dir()
 
 
 @pytest.mark.parametrize("executor,gone", [

@@ -106,12 +106,13 @@ _HARDENING = ["--unshare-user", "--disable-userns", *_CAP_DROP]
 #: no other group, no capability. As uid 0, even with no capability, a bot owned most of
 #: the host's files: it could read TLS keys of mode 0600, lease and lock the runtimes'
 #: files, probe their page cache, write most of /proc/sys, make its setup's programs
-#: set-user-ID root. Each of those was closed on its own (below and in arena.bots.setup),
-#: but what the kernel grants a uid alone is too much to list. As a user of its own, a
-#: bot reads only what any user of the machine may, writes nothing of the host's, and
-#: shares no per-user count of the kernel's (pending signals, message queues, processes)
-#: with another bot. 0x70000000 is above the ranges systemd gives containers and dynamic
-#: users, in the range it leaves unused, and below 2^31.
+#: set-user-ID root. Each of those was closed on its own (the tree of mounts below, the
+#: seccomp filter, arena.bots.setup), but what the kernel grants a uid alone is too much
+#: to list. As a user of its own, a bot reads only what any user of the machine may,
+#: writes nothing of the host's, and shares no per-user count of the kernel's (pending
+#: signals, message queues, processes) with another bot. 0x70000000 is above the ranges
+#: systemd gives containers and dynamic users, in the range it leaves unused, and below
+#: 2^31.
 #:
 #: bwrap still runs as root, without a user namespace (where root's bwrap maps uid 0 to
 #: 0), so that it reaches what it binds (a Python under /root, a server's data folder of
