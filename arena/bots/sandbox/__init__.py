@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import errno
 import os
 import shutil
@@ -363,10 +364,20 @@ class SandboxFactory(ProcessFactory):
             jail.network = network
             try:
                 await network.connect(cgroups)
-            except BaseException:
+            except BaseException as exc:
                 jail.signal(signal.SIGKILL)
                 await proc.wait()
+                # nothing of the setup ran yet: what it wrote is bwrap's own error, the
+                # reason (the sandbox ended with nothing but this message, before)
+                said = b""
+                if isinstance(exc, OSError):
+                    with contextlib.suppress(TimeoutError, OSError):
+                        async with asyncio.timeout(1.0):
+                            said = await proc.stdout.read()
                 jail.close()
+                lines = said.decode(errors="replace").strip().splitlines()
+                if lines:
+                    raise OSError(f"{exc}; it said: {lines[-1][:300]}") from None
                 raise
         return jail, env
 
