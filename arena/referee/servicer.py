@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import deque
 
@@ -18,8 +19,11 @@ from arena.referee.liveclock import live_timeout
 from arena.referee.lobby import PROTOCOL_VERSION, Lobby, Refused
 from arena.referee.session import BotSession
 from arena.rpc import details
+from arena.text import counted
 
 log = logging.getLogger("arena.referee")
+#: The referee logs a bot's stream it ended at most once in this many seconds a bot.
+CUT_OFF_LOG_S = 60.0
 
 HELLO_TIMEOUT_S = 10.0
 #: The largest message the referee's port receives: a bot's messages are at most 4 KiB (the
@@ -79,6 +83,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         self.lobby = lobby
         self._waiting: dict[_Waiting, None] = {}   # streams without a hello, oldest first
         self._failures: dict[str, deque[float]] = {}   # peer host -> times of refused hellos
+        #: bot -> when its last cut-off was logged, and how many came after unlogged
+        self._cut_offs: dict[str, tuple[float, int]] = {}
 
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC's name)
         peer = _host(context.peer())
@@ -123,10 +129,25 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         finally:
             session.close("the stream ended")
             if session.closed_by_referee:
-                # the bot is told why (its goodbye, its status); the organiser is told here:
-                # a remote bot cut off between its matches left no trace on the server
-                log.warning("bot %s: the referee ended its stream: %s", session.name,
-                            session.close_reason)
+                self._said_cut_off(session)
+
+    def _said_cut_off(self, session: BotSession) -> None:
+        """Log that the referee ended ``session``'s stream, and why (the bot was told; the
+        organiser is told here: a remote bot cut off between its matches left no trace on
+        the server), at most once a bot every :data:`CUT_OFF_LOG_S` seconds: a bot
+        launched by the arena has no hello limit, and cut off, reconnecting and cut off
+        again, it wrote 140 lines a second."""
+        now = time.monotonic()
+        said, since = self._cut_offs.pop(session.name, (-math.inf, 0))
+        if now - said < CUT_OFF_LOG_S:
+            self._cut_offs[session.name] = (said, since + 1)
+            return
+        more = f" ({counted(since, 'more cut-off')} since the last said)" if since else ""
+        log.warning("bot %s: the referee ended its stream: %s%s", session.name,
+                    session.close_reason, more)
+        self._cut_offs[session.name] = (now, 0)
+        if len(self._cut_offs) > 10_000:     # forget the longest quiet: bounded memory
+            self._cut_offs.pop(next(iter(self._cut_offs)))
 
     async def _first(self, context, wait: float):
         """The stream's first message, gRPC's EOF, or the :class:`Refused` it earns by

@@ -551,3 +551,40 @@ def test_the_socket_folders_of_killed_referees_are_removed_by_the_next(monkeypat
         for sock in held:
             sock.close()
         shutil.rmtree(short)
+
+
+def test_a_bot_cut_off_again_and_again_is_logged_once_a_minute(caplog, monkeypatch):
+    """A bot the arena launched has no hello limit: cut off, reconnecting and cut off
+    again, it wrote 140 lines a second to the server's log. A bot's cut-offs are logged
+    once a minute at most, the next line counting those left unsaid."""
+    caplog.set_level(logging.WARNING, logger="arena.referee")
+
+    async def cut_off(address: str, token: str) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            flood = referee_pb2_grpc.RefereeStub(channel).Play()
+            await flood.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+                name="again", token=token, protocol_version=1)))
+            assert (await flood.read()).HasField("welcome")
+            for n in range(1, MAX_REFUSED_OUTSIDE + 2):
+                await flood.write(referee_pb2.BotMessage(action=referee_pb2.Action(
+                    turn_id=n, card=1)))
+            async with asyncio.timeout(10):
+                while await flood.read() is not grpc.aio.EOF:
+                    pass
+
+    async def go():
+        server = await RefereeServer.start("tcp")
+        try:
+            token = server.lobby.register("again").token
+            for _ in range(5):
+                await cut_off(server.address, token)
+            monkeypatch.setattr(servicer, "CUT_OFF_LOG_S", 0.0)   # a minute later
+            await cut_off(server.address, token)
+        finally:
+            await server.stop()
+
+    asyncio.run(go())
+    said = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
+    line = ("bot again: the referee ended its stream: cut off: 17 refused messages while no "
+            "turn of its was open (at most 16 a match)")
+    assert said == [line, line + " (4 more cut-offs since the last said)"], said
