@@ -566,57 +566,40 @@ def test_a_bot_lost_while_the_server_stood_still_is_not_charged_on_the_ladder(tm
     assert "sits out" not in served.output and "Traceback" not in served.output
 
 
-def test_a_remote_bot_that_never_answers_sits_out_of_the_ladder(tmp_path, mark):
+@pytest.mark.parametrize("fault,rogue,flags,env", [
+    ("timeout", ("sleep", "1"), ("--move-time", "0.1", "--bank", "0.2"),
+     {"ROGUE_SLEEP": "3600"}),
+    ("illegal", ("garbage_always",), (), {}),
+], ids=["never_answers", "breaking_the_rules"])
+def test_a_remote_bot_at_fault_match_after_match_sits_out_of_the_ladder(tmp_path, mark, fault,
+                                                                         rogue, flags, env):
     """A remote bot that stays connected and never answers cost each ladder opponent a
-    whole clock, match after match, for as long as it stayed. After 3 matches in a row
-    ending in a timeout it sits out (for 5 minutes); the others play on without it."""
+    whole clock, match after match, for as long as it stayed; one that answers every turn
+    with a card outside the Card enum (and every refusal again) forfeited each match in a
+    few round trips, seated again at once: 42 such matches in 35 s beside two sample bots,
+    each stored and rated. After 3 such matches either sits out (for 5 minutes), logged,
+    still connected; the others play on without it."""
     db = tmp_path / "ladder.db"
-    served = Served(db, mark, "--ladder", "--move-time", "0.1", "--bank", "0.2")
-    mute = None
+    served = Served(db, mark, "--ladder", *flags)
+    rogue_bot = None
     try:
         for name in ("random", "greedy"):
             served.ok("bots", "add", name, "--dir", BOTS / name)
-        mute = served.remote_bot("../tests/bots/rogue.py", served.add_remote("mute"), "sleep",
-                                 "1", ROGUE_SLEEP="3600")
-        sits_out(served, "ladder: mute sits out for 300 s: 3 of its last 3 matches ended in a "
-                 "fault of its own (the last: timeout)", 20)
+        rogue_bot = served.remote_bot("../tests/bots/rogue.py", served.add_remote("rogue"),
+                                      *rogue, **env)
+        sits_out(served, "ladder: rogue sits out for 300 s: 3 of its last 3 matches ended in "
+                 f"a fault of its own (the last: {fault})", 20)
+        assert served.bot("rogue")["connected"]
     finally:
         assert served.stop() == 0
-        if mute is not None:
-            mute.kill()
-            mute.wait()
-    with sqlite3.connect(db) as conn:
-        tables = [json.loads(bots) for (bots,) in conn.execute("SELECT bots FROM matches")]
-    assert sum("mute" in t for t in tables) == 3, tables
-    assert sum("mute" not in t for t in tables) >= 20
-
-
-def test_a_remote_bot_that_keeps_breaking_the_rules_sits_out_of_the_ladder(tmp_path, mark):
-    """A remote bot that answers every turn with a card outside the Card enum (and every
-    refusal again) forfeited each ladder match in a few round trips, seated again at
-    once: 42 such matches in 35 s beside two sample bots, each stored and rated. After 3
-    it sits out, logged, still connected; the others play on without it."""
-    db = tmp_path / "ladder.db"
-    served = Served(db, mark, "--ladder")
-    breaker = None
-    try:
-        for name in ("random", "greedy"):
-            served.ok("bots", "add", name, "--dir", BOTS / name)
-        breaker = served.remote_bot("../tests/bots/rogue.py", served.add_remote("breaker"),
-                                    "garbage_always")
-        sits_out(served, "ladder: breaker sits out for 300 s: 3 of its last 3 matches ended "
-                 "in a fault of its own (the last: illegal)", 20)
-        assert served.bot("breaker")["connected"]
-    finally:
-        assert served.stop() == 0
-        if breaker is not None:
-            breaker.kill()
-            breaker.wait()
+        if rogue_bot is not None:
+            rogue_bot.kill()
+            rogue_bot.wait()
     with sqlite3.connect(db) as conn:
         tables = [(json.loads(bots), json.loads(verdicts))
                   for bots, verdicts in conn.execute("SELECT bots, verdicts FROM matches")]
-    its = [verdicts for bots, verdicts in tables if "breaker" in bots]
-    assert [[v["kind"] for v in vs] for vs in its] == [["illegal"]] * 3, its
+    its = [verdicts for bots, verdicts in tables if "rogue" in bots]
+    assert [[v["kind"] for v in vs] for vs in its] == [[fault]] * 3, its
     assert len(tables) - len(its) >= 20
     assert "the referee ended its stream" not in served.output
 
