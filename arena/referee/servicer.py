@@ -24,6 +24,9 @@ from arena.text import counted
 log = logging.getLogger("arena.referee")
 #: The referee logs a bot's stream it ended at most once in this many seconds a bot.
 CUT_OFF_LOG_S = 60.0
+#: The peers (failed hellos) and bots (cut-offs) the servicer remembers at most, the oldest
+#: forgotten first: bounded memory.
+REMEMBERED = 10_000
 
 HELLO_TIMEOUT_S = 10.0
 #: The largest message the referee's port receives: a bot's messages are at most 4 KiB (the
@@ -146,7 +149,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         log.warning("bot %s: the referee ended its stream: %s%s", session.name,
                     session.close_reason, more)
         self._cut_offs[session.name] = (now, 0)
-        if len(self._cut_offs) > 10_000:     # forget the longest quiet: bounded memory
+        if len(self._cut_offs) > REMEMBERED:     # forget the longest quiet: bounded memory
             self._cut_offs.pop(next(iter(self._cut_offs)))
 
     async def _first(self, context, wait: float):
@@ -193,7 +196,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         self.lobby.refusals.append(refusal.reason)
         if count and peer is not None and refusal.code in _COUNTED:
             self._failures.setdefault(peer, deque(maxlen=MAX_FAILED_HELLOS)).append(time.monotonic())
-            if len(self._failures) > 10_000:   # forget the oldest peers: bounded memory
+            if len(self._failures) > REMEMBERED:   # forget the oldest peers: bounded memory
                 self._failures.pop(next(iter(self._failures)))
         try:
             await context.write(wire.refusal(refusal.code, refusal.reason))

@@ -131,6 +131,23 @@ def test_first_messages_over_the_limit_count_against_their_host():
     asyncio.run(go())
 
 
+async def flooded(channel, name: str, token: str) -> list[referee_pb2.RefereeMessage]:
+    """Say hello as bot ``name`` on ``channel``, then send one action more than a bot may
+    have refused outside its turns; what the referee sent after the welcome, to the
+    stream's end."""
+    flood = referee_pb2_grpc.RefereeStub(channel).Play()
+    await flood.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
+        name=name, token=token, protocol_version=1)))
+    assert (await flood.read()).HasField("welcome")
+    for n in range(1, MAX_REFUSED_OUTSIDE + 2):
+        await flood.write(referee_pb2.BotMessage(action=referee_pb2.Action(turn_id=n, card=1)))
+    got = []
+    async with asyncio.timeout(10):
+        while (msg := await flood.read()) is not grpc.aio.EOF:
+            got.append(msg)
+    return got
+
+
 def test_a_bot_that_floods_refused_messages_outside_its_turns_is_cut_off(caplog):
     """Between its matches (or while others play) a bot's actions are all refused, and
     each refusal costs the referee a write: past MAX_REFUSED_OUTSIDE it is cut off, and
@@ -147,17 +164,7 @@ def test_a_bot_that_floods_refused_messages_outside_its_turns_is_cut_off(caplog)
                 await calm.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
                     name="calm", token=lobby.register("calm").token, protocol_version=1)))
                 assert (await calm.read()).HasField("welcome")
-                flood = referee_pb2_grpc.RefereeStub(channel).Play()
-                await flood.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
-                    name="flood", token=lobby.register("flood").token, protocol_version=1)))
-                assert (await flood.read()).HasField("welcome")
-                for n in range(1, MAX_REFUSED_OUTSIDE + 2):
-                    await flood.write(referee_pb2.BotMessage(action=referee_pb2.Action(
-                        turn_id=n, card=1)))
-                got = []
-                async with asyncio.timeout(10):
-                    while (msg := await flood.read()) is not grpc.aio.EOF:
-                        got.append(msg)
+                got = await flooded(channel, "flood", lobby.register("flood").token)
                 kinds = [m.WhichOneof("kind") for m in got]
                 # the refusals still queued when it is cut off are not written: the goodbye is
                 assert kinds[-1] == "goodbye" and set(kinds[:-1]) == {"rejected"}, kinds
@@ -561,16 +568,7 @@ def test_a_bot_cut_off_again_and_again_is_logged_once_a_minute(caplog, monkeypat
 
     async def cut_off(address: str, token: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
-            flood = referee_pb2_grpc.RefereeStub(channel).Play()
-            await flood.write(referee_pb2.BotMessage(hello=referee_pb2.Hello(
-                name="again", token=token, protocol_version=1)))
-            assert (await flood.read()).HasField("welcome")
-            for n in range(1, MAX_REFUSED_OUTSIDE + 2):
-                await flood.write(referee_pb2.BotMessage(action=referee_pb2.Action(
-                    turn_id=n, card=1)))
-            async with asyncio.timeout(10):
-                while await flood.read() is not grpc.aio.EOF:
-                    pass
+            await flooded(channel, "again", token)
 
     async def go():
         server = await RefereeServer.start("tcp")

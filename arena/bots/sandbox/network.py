@@ -16,6 +16,10 @@ from arena.bots.sandbox.bwrap import runs_as_user
 from arena.bots.sandbox.cgroups import _Cgroups
 
 
+#: why a setup's network could not be made when its sandbox was gone first
+_ENDED = "the setup's sandbox ended before its network was made"
+
+
 class _SetupNetwork:
     """A setup's network (``--setup-network``, where the sandbox runs as a user of its
     own): the internet, never this machine's own services nor its private network.
@@ -100,7 +104,7 @@ class _SetupNetwork:
             try:
                 pid = int(json.loads(data)["child-pid"])
             except (ValueError, KeyError, TypeError):
-                raise OSError("the setup's sandbox ended before its network was made") from None
+                raise OSError(_ENDED) from None
             await _loopback_set(pid)
             ready = os.pipe()
             # slirp4netns runs as root, outside the sandbox, and holds a socket of this
@@ -147,7 +151,7 @@ class _SetupNetwork:
                               timeout=self._READY_S)
         if done.returncode != 0:
             if not os.path.exists(f"/proc/{pid}"):
-                raise OSError("the setup's sandbox ended before its network was made")
+                raise OSError(_ENDED)
             raise OSError(f"the setup's network could not be fenced: {done.stderr.strip()}")
 
     def close(self) -> None:
@@ -176,7 +180,7 @@ async def _loopback_set(pid: int) -> None:
                 if "127.0.0.1" in tables.read():
                     return
         except OSError:
-            raise OSError("the setup's sandbox ended before its network was made") from None
+            raise OSError(_ENDED) from None
         await asyncio.sleep(0.001)
 
 
