@@ -26,21 +26,23 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
+import math
 import random
 import threading
 import time
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from arena.aio import in_daemon_thread
 from arena.bots.process import ArenaStartError
-from arena.referee.results import MatchResult, MatchSpec, TimeControl, VerdictKind
+from arena.referee.results import MatchResult, MatchSpec, TimeControl
 from arena.referee.server import RefereeServer
 from arena.rules.errors import ConfigError
 from arena.rules.rulesets import make_config
 from arena.seeds import Seeds, fresh_master
-from arena.server.ladder_state import SNAPSHOT_EVERY, LadderState, Snapshot, void
+from arena.server.ladder_state import (BENCH_AFTER, BENCH_S, SNAPSHOT_EVERY, LadderState,
+                                       Snapshot, faults_of, void)
 from arena.server.registry import Registry
 from arena.store.base import (AlreadyStoredError, NotFoundError, RegisteredBot, Store,
                               StoreError, TournamentRecord, UnreadableStateError)
@@ -56,21 +58,6 @@ log = logging.getLogger("arena.server")
 LOOK_AGAIN_S = 1.0
 
 NAME = "ladder"
-
-#: A bot given one of these verdicts in BENCH_AFTER of its last BENCH_OF ladder matches
-#: sits out of the ladder for BENCH_S seconds: a remote bot that stays connected and never
-#: answers would otherwise cost every opponent a whole clock, match after match; and one
-#: that leaves every third match (its opponent waits out the reconnect grace each time)
-#: was never benched while the rule was 3 in a row (the thirtieth review: 75 waits of 10 s
-#: in 318 matches). A bot forfeiting by ``illegal`` (more refused actions in a match than
-#: the limit: one that answers every refusal with another bad card) keeps nobody waiting,
-#: but it is broken: it forfeited every match in a few round trips, 42 in 35 s beside two
-#: sample bots, each stored and rated, until a rule it broke between matches cut it off.
-BENCHED_FOR = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED, VerdictKind.ABSENT,
-                         VerdictKind.ILLEGAL})
-BENCH_AFTER = 3
-BENCH_OF = 10
-BENCH_S = 300.0
 
 #: A bot that met another in more than REPEAT times an even share of its ladder matches
 #: (each of the other n - 1 bots in (table size - 1) / (n - 1) of them) is seated with it
@@ -164,8 +151,6 @@ class Ladder:
         #: bots removed from the server whose warm processes are still to stop (once not
         #: playing: :meth:`_cool`)
         self._removed: set[str] = set()
-        #: bot -> whether each of its last BENCH_OF matches ended in a fault of its
-        self.faults: defaultdict[str, deque[bool]] = defaultdict(lambda: deque(maxlen=BENCH_OF))
         #: bot -> until when it sits out (benched for its faults, or resting)
         self.benched: dict[str, float] = {}
         #: seconds a bot rests after each of its ladder matches (0: it may be seated again
@@ -275,6 +260,7 @@ class Ladder:
                 await asyncio.sleep(LOOK_AGAIN_S)
         if away:
             log.warning("the ladder's database is back")
+        self._resume_benches()
         if log_ is not None:
             # its spectators' standings ranked as the organiser's (arena.server.boards),
             # read here, in the event loop, where bots are removed
@@ -299,6 +285,9 @@ class Ladder:
                     raise asyncio.CancelledError   # (its run, cancelled, is not waiting)
                 played = Played.of(m)
                 state.add(m.id, m.key, m.bots, None if played is None else played.places)
+                state.count_faults(m.bots, faults_of(m.bots, ((v["seat"], v["kind"])
+                                                              for v in m.verdicts)),
+                                   m.started_at + m.duration_s)
                 if log_ is not None and played is not None:
                     log_.count(played)
                 read += 1
@@ -501,7 +490,6 @@ class Ladder:
             for name, reason in self.retirements.observe(seated, result):
                 if name in self.hosted:          # its processes: a remote bot has none
                     self._sit_out_crashes(name, reason)
-            self._bench(seated, result)
             try:
                 await self._store(key, seated, result)
             except StoreError as exc:
@@ -558,6 +546,7 @@ class Ladder:
         # order): a snapshot counts every match up to its last one's id
         played = Played.of_result(key, key, result)
         self.state.add(match_id, key, seated, None if played is None else played.places)
+        self._bench(seated, result)
         if self.hub is not None and played is not None:
             self.hub.tournament_result(NAME, played, result.match_id)
         self._since += 1
@@ -566,17 +555,24 @@ class Ladder:
         return True
 
     def _bench(self, seated: list[str], result: MatchResult) -> None:
-        """Note, for each bot at the table, whether the match ended with a fault of its
-        (:data:`BENCHED_FOR`); at :data:`BENCH_AFTER` of its last :data:`BENCH_OF`, it
-        sits out, and its count starts again."""
-        kinds = {seated[v.seat]: v.kind for v in result.verdicts if v.kind in BENCHED_FOR}
-        for name in seated:
-            faults = self.faults[name]
-            faults.append(name in kinds)
-            if name in kinds and sum(faults) >= BENCH_AFTER:
-                self._sit_out(name, f"{BENCH_AFTER} of its last {len(faults)} matches ended in "
-                                    f"a fault of its own (the last: {kinds[name]})")
-                faults.clear()
+        """Count a stored match's faults (:data:`BENCHED_FOR`,
+        :meth:`LadderState.count_faults`): a bot at :data:`BENCH_AFTER` of its last
+        :data:`BENCH_OF` sits out."""
+        faulted = faults_of(seated, ((v.seat, v.kind) for v in result.verdicts))
+        for name, of in self.state.count_faults(seated, faulted,
+                                                result.started_at + result.duration_s):
+            self._sit_out(name, f"{BENCH_AFTER} of its last {of} matches ended in a fault of "
+                                f"its own (the last: {faulted[name]})")
+
+    def _resume_benches(self) -> None:
+        """The bots sitting out for their faults as the server last stopped sit out what
+        is left of it (a restart forgot it, as it forgot their counts: such a bot played
+        at once)."""
+        now = time.time()
+        for name, until in self.state.benched.items():
+            if until > now:
+                self._sit_out(name, "it sat out for its faults as this server last stopped",
+                              math.ceil(until - now))
 
     def _sit_out_crashes(self, name: str, reason: str) -> None:
         """A hosted bot that crashed (or failed to start) :attr:`Retirements.after` times
@@ -591,12 +587,12 @@ class Ladder:
                                         "crashes")
         self._sit_out(name, reason)
 
-    def _sit_out(self, name: str, why: str) -> None:
-        """Bot ``name`` is not seated for :data:`BENCH_S` seconds (a longer rest stands),
-        logged with ``why``; the ladder looks again when they are over."""
-        self.benched[name] = max(self.benched.get(name, 0.0), self._clock() + BENCH_S)
-        log.warning("ladder: %s sits out for %g s: %s", name, BENCH_S, why)
-        asyncio.get_running_loop().call_later(BENCH_S, self._wake.set)
+    def _sit_out(self, name: str, why: str, seconds: float = BENCH_S) -> None:
+        """Bot ``name`` is not seated for ``seconds`` (a longer rest stands), logged with
+        ``why``; the ladder looks again when they are over."""
+        self.benched[name] = max(self.benched.get(name, 0.0), self._clock() + seconds)
+        log.warning("ladder: %s sits out for %g s: %s", name, seconds, why)
+        asyncio.get_running_loop().call_later(seconds, self._wake.set)
 
     def _close_later(self, provider: SeatProvider, goodbye: str) -> None:
         """Stop a provider's processes in the background (awaited when the ladder stops)."""

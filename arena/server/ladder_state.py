@@ -16,16 +16,22 @@ keeps matches its database could not take: see
 :meth:`arena.server.ladder.Ladder._snapshot`); a server reads the last one and the
 matches stored since. A snapshot it cannot read (damaged, or another version's) is said in
 the log and the matches are read from the first, as before.
+
+Which bots sit out for their faults (:data:`BENCHED_FOR`) follows the stored matches too,
+their verdicts and when each ended: a restarted server kept it in memory only, so a bot
+two faults from sitting out, or sitting out, began afresh and played at once.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import Counter
-from collections.abc import Sequence
+import math
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.referee.results import VerdictKind
 from arena.tournament.ratings import OnlineElo, Placing, count_of, rating_of
 from arena.tournament.standings import Results
 
@@ -40,8 +46,30 @@ SNAPSHOT_EVERY = 5000
 #: The snapshot's format; another is read as no snapshot. 2: its spectators' standings
 #: are :class:`Results` of version 2 (each bot's line keeps when its last match ended,
 #: for the ladder's absent mark): a server that finds a format-1 snapshot reads the
-#: matches from the first, once.
-FORMAT = 2
+#: matches from the first, once. 3: it keeps each bot's last faults and when it sits out
+#: until (:meth:`LadderState.count_faults`).
+FORMAT = 3
+
+#: A bot given one of these verdicts in BENCH_AFTER of its last BENCH_OF ladder matches
+#: sits out of the ladder for BENCH_S seconds: a remote bot that stays connected and never
+#: answers would otherwise cost every opponent a whole clock, match after match; and one
+#: that leaves every third match (its opponent waits out the reconnect grace each time)
+#: was never benched while the rule was 3 in a row (the thirtieth review: 75 waits of 10 s
+#: in 318 matches). A bot forfeiting by ``illegal`` (more refused actions in a match than
+#: the limit: one that answers every refusal with another bad card) keeps nobody waiting,
+#: but it is broken: it forfeited every match in a few round trips, 42 in 35 s beside two
+#: sample bots, each stored and rated, until a rule it broke between matches cut it off.
+BENCHED_FOR = frozenset({VerdictKind.TIMEOUT, VerdictKind.DISCONNECTED, VerdictKind.ABSENT,
+                         VerdictKind.ILLEGAL})
+BENCH_AFTER = 3
+BENCH_OF = 10
+BENCH_S = 300.0
+
+
+def faults_of(bots: Sequence[str], verdicts: Iterable[tuple[int, str]]) -> dict[str, str]:
+    """Bot -> the kind of its fault (:data:`BENCHED_FOR`) in a match of ``bots`` (one per
+    seat) with ``verdicts`` ((seat, kind) each)."""
+    return {bots[seat]: str(kind) for seat, kind in verdicts if kind in BENCHED_FOR}
 
 
 class LadderState:
@@ -56,6 +84,10 @@ class LadderState:
         self.elo = OnlineElo([])
         self.games: Counter[str] = Counter()
         self.meetings: Counter[frozenset[str]] = Counter()
+        #: bot -> whether each of its last BENCH_OF matches ended in a fault of its own
+        self.faults: dict[str, deque[bool]] = {}
+        #: bot -> until when (Unix time) it sits out for its faults, since it last did
+        self.benched: dict[str, float] = {}
 
     def add(self, match_id: int, key: str, bots: Sequence[str],
             places: Sequence[int] | None) -> None:
@@ -78,6 +110,25 @@ class LadderState:
             self.meetings[frozenset((a, b))] += 1
         self.elo.update(Placing(bots, places, key))
 
+    def count_faults(self, bots: Sequence[str], faulted: Mapping[str, str],
+                     at: float) -> list[tuple[str, int]]:
+        """Note, for each of a stored match's ``bots``, whether it ended with a fault of
+        its own (``faulted``: :func:`faults_of`) at ``at`` (Unix time); at
+        :data:`BENCH_AFTER` of its last :data:`BENCH_OF`, it sits out until ``at`` plus
+        :data:`BENCH_S`, and its count starts again. The bots that sit out from this
+        match, each with the number of matches its count was of."""
+        out = []
+        for name in bots:
+            faults = self.faults.get(name)
+            if faults is None:
+                faults = self.faults[name] = deque(maxlen=BENCH_OF)
+            faults.append(name in faulted)
+            if name in faulted and sum(faults) >= BENCH_AFTER:
+                out.append((name, len(faults)))
+                faults.clear()
+                self.benched[name] = at + BENCH_S
+        return out
+
     def copy(self) -> LadderState:
         """A copy that later matches leave alone (to be saved in another thread)."""
         other = LadderState()
@@ -86,6 +137,8 @@ class LadderState:
         other.elo.ratings = dict(self.elo.ratings)
         other.games = Counter(self.games)
         other.meetings = Counter(self.meetings)
+        other.faults = {b: deque(f, maxlen=BENCH_OF) for b, f in self.faults.items()}
+        other.benched = dict(self.benched)
         return other
 
 
@@ -106,7 +159,9 @@ class Snapshot:
         data: dict[str, Any] = {
             "format": FORMAT, "stored": s.stored, "high": s.high, "missing": sorted(s.missing),
             "elo": s.elo.ratings, "games": dict(s.games),
-            "meetings": [[*sorted(pair), n] for pair, n in s.meetings.items()]}
+            "meetings": [[*sorted(pair), n] for pair, n in s.meetings.items()],
+            "faults": {b: "".join("01"[x] for x in f) for b, f in s.faults.items()},
+            "benched": s.benched}
         if self.results is not None:
             data["results"] = self.results.to_state()
             data["ratings"] = self.ratings
@@ -138,10 +193,28 @@ class Snapshot:
         s.games = Counter({str(b): count_of(n) for b, n in data["games"].items()})
         s.meetings = Counter({frozenset(map(str, pair)): count_of(n)
                               for *pair, n in data["meetings"]})
+        s.faults = {str(b): _window_of(f) for b, f in data["faults"].items()}
+        s.benched = {str(b): _time_of(t) for b, t in data["benched"].items()}
         if "results" not in data:
             return cls(s)
         ratings = {str(b): rating_of(r) for b, r in data["ratings"].items()}
         return cls(s, Results.from_state(data["results"]), ratings)
+
+
+def _window_of(text: Any) -> deque[bool]:
+    """A bot's last faults read back (``"0010"``: one digit a match, the last one last);
+    ValueError for another text."""
+    if not isinstance(text, str) or len(text) > BENCH_OF or text.strip("01"):
+        raise ValueError(f"faults {text!r}")
+    return deque((x == "1" for x in text), maxlen=BENCH_OF)
+
+
+def _time_of(value: Any) -> float:
+    """A Unix time read back; ValueError for NaN or infinity."""
+    t = float(value)
+    if not math.isfinite(t):
+        raise ValueError(f"a time of {t}")
+    return t
 
 
 def void(why: str) -> dict[str, Any]:
@@ -150,4 +223,5 @@ def void(why: str) -> dict[str, Any]:
     return {"format": FORMAT, "void": why}
 
 
-__all__ = ["LadderState", "SNAPSHOT_EVERY", "Snapshot", "void"]
+__all__ = ["BENCH_AFTER", "BENCH_OF", "BENCH_S", "BENCHED_FOR", "LadderState", "SNAPSHOT_EVERY",
+           "Snapshot", "faults_of", "void"]

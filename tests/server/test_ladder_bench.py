@@ -7,13 +7,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import sqlite3
 
 from arena.bots.sandbox import SandboxConfig
 from arena.referee.house import FirstLegal, HouseSession
 from arena.referee.lobby import Lobby
 from arena.referee.results import Verdict, VerdictKind
 from arena.referee.runner import MatchRunner
-from arena.server.ladder import BENCH_AFTER, BENCH_OF, Ladder
+from arena.server.ladder import Ladder
+from arena.server.ladder_state import BENCH_AFTER, BENCH_OF, BENCH_S
 from arena.server.registry import Registry
 from arena.store.sqlite import SQLiteStore
 from tests.support.matches import spec
@@ -91,3 +93,80 @@ def test_a_bot_that_keeps_breaking_the_rules_sits_out(tmp_path, caplog):
     assert sat_out == [9]
     assert said == ["ladder: flaky sits out for 300 s: 3 of its last 9 matches ended in a "
                     "fault of its own (the last: illegal)"]
+
+
+def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_path, caplog):
+    """The counts and the benches followed the matches in memory only: a server restarted
+    (an upgrade, a crash) seated a bot sitting out for its faults at once, and a bot two
+    faults from sitting out began afresh. They follow the stored matches now: after a
+    restart, from the matches (every one, or the ladder's snapshot and those since), a
+    bot sits out what is left of its bench; one benched long enough ago plays."""
+    db, whole = tmp_path / "arena.db", tmp_path / "whole.db"
+    caplog.set_level(logging.WARNING, logger="arena.server")
+
+    def ladder(store: SQLiteStore) -> Ladder:
+        return Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
+
+    async def played(seated: list[str], n: int, fault: int | None, ago: float = 0.0):
+        """Match Ln of ``seated``: the seat ``fault`` left it, ``ago`` seconds ago."""
+        result = await MatchRunner(spec(seated, seed=n), [HouseSession(FirstLegal()),
+                                                          HouseSession(FirstLegal())]).run()
+        verdicts = [] if fault is None else [dataclasses.replace(LEFT, seat=fault)]
+        return dataclasses.replace(result, verdicts=verdicts,
+                                   started_at=result.started_at - ago)
+
+    async def stored(store: SQLiteStore, matches: list, first: int, read: bool) -> Ladder:
+        """A ladder on ``store`` (its stored matches ``read`` first: a snapshot saved) that
+        stores ``matches`` (seated, the seat at fault, how long ago) from L``first``."""
+        playing = ladder(store)
+        if read:
+            await playing._read_history()
+        for n, (seated, fault, ago) in enumerate(matches, first):
+            await playing._store(f"L{n}", seated, await played(seated, n, fault, ago))
+        await asyncio.get_running_loop().run_in_executor(None, playing.writer.close)
+        return playing
+
+    async def before() -> None:
+        store = SQLiteStore(db)
+        try:
+            await stored(store, [*[(["old", "steady"], 0, 700.0)] * 3,
+                                 (["flaky", "steady"], 0, 0.0)], 1, False)
+            playing = await stored(store, [*[(["flaky", "steady"], 0, 0.0)] * 2,
+                                           *[(["steady", "shaky"], 1, 0.0)] * 2], 5, True)
+            assert set(playing.benched) == {"flaky"}   # "old" sat out before it
+        finally:
+            store.close()
+
+    async def after(path) -> tuple[set[str], float, list[str], int]:
+        caplog.clear()
+        store = SQLiteStore(path)
+        try:
+            through = store.state(store.tournament("ladder"))
+            second = ladder(store)
+            await second._read_history()
+            now = second._clock()
+            sitting = {b for b, until in second.benched.items() if until > now}
+            left = second.benched.get("flaky", 0.0) - now
+            await second._store("L9", ["steady", "shaky"],
+                                await played(["steady", "shaky"], 9, 1))
+            await asyncio.get_running_loop().run_in_executor(None, second.writer.close)
+            said = [r.getMessage() for r in caplog.records]
+        finally:
+            store.close()
+        return sitting, left, said, 0 if through is None else through.through
+
+    asyncio.run(before())
+    with sqlite3.connect(db) as conn:
+        conn.execute("VACUUM INTO ?", (str(whole),))
+    with sqlite3.connect(whole) as conn:
+        conn.execute("DELETE FROM tournament_states")
+    for path, snapshot in ((db, 4), (whole, 0)):
+        sitting, left, said, through = asyncio.run(after(path))
+        assert through == snapshot                      # 4 from a snapshot, 4 read since
+        assert sitting == {"flaky"}, path
+        assert BENCH_S - 60 < left <= BENCH_S, path
+        assert said[0].startswith("ladder: flaky sits out for "), said
+        assert said[0].endswith(" s: it sat out for its faults as this server last "
+                                "stopped"), said
+        assert said[-1] == ("ladder: shaky sits out for 300 s: 3 of its last 3 matches "
+                            "ended in a fault of its own (the last: disconnected)"), said

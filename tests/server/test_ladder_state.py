@@ -44,7 +44,8 @@ def _taken_up(db, tmp_path) -> tuple[Ladder, dict]:
     return ladder, {
         "through": s.through, "stored": s.stored, "count": ladder.count,
         "unused": ladder.unused, "elo": s.elo.ratings, "games": dict(s.games),
-        "meetings": dict(s.meetings), "results": log_.results.to_state(),
+        "meetings": dict(s.meetings), "faults": {b: list(f) for b, f in s.faults.items()},
+        "benched": s.benched, "results": log_.results.to_state(),
         "log elo": log_.elo.ratings, "field": sorted(log_.bots)}
 
 
