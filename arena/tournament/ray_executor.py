@@ -259,298 +259,8 @@ class RayExecutor(Executor):
         n = max(1, min(self.setup.concurrency, cpus, len(plans)))
         lanes = math.ceil(self.setup.concurrency / n)
         actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(RefereeNode)
-        deals = Deals([p.key for p in plans], "actors")
-        busy: Counter[str] = Counter()       # actor -> matches dealt to it, not yet back
-        alone: list[str | None] = [None]     # the actor kept for the matches to play alone
-        reported: set[int] = set()   # results taken from an actor (each match once)
-        stored = 0                   # ... of them that on_result has kept
-        changed = asyncio.Condition()
-        tasks: set[asyncio.Task] = set()
-        actors: dict[str, object] = {}       # name -> handle, alive as far as we know
-        ready: set[str] = set()
-        failure: list[BaseException] = []
-        stopping = False   # actors ending because the run does: not lost
-        lost_since = 0     # actors lost since the last match reported
-
-        relays: dict[str, asyncio.Task] = {}   # actor -> its spectator stream, relayed
-        match_ids: dict[int, str] = {}          # match dealt -> its id
-        # actor lost -> the ids of the matches it held, dealt again: what its stream still
-        # brings of them is a lost attempt's, not the attempt played in its place
-        disowned: dict[str, set[str]] = {}
-        # per actor: how the matches whose results were taken ended, while its stream has
-        # not brought their ends (the two come apart), and the ends it brought first. An
-        # actor lost in between lost what its stream had not sent: its match live for ever
-        # for spectators, the result kept. Its end came with the result: heard from here.
-        unheard: dict[str, dict[str, MatchOver]] = defaultdict(dict)
-        heard: dict[str, set[str]] = defaultdict(set)
-
-        def ended(name: str, end: MatchOver | None) -> None:
-            """The result of a match of actor ``name`` was taken, with its ``end``."""
-            if end is None:
-                return
-            if end.match_id in heard[name]:
-                heard[name].discard(end.match_id)
-            elif (relayed := relays.get(name)) is None or relayed.done():
-                bring(end)   # its stream is over: it will not bring it
-            else:
-                unheard[name][end.match_id] = end
-
-        def bring(*ends: MatchOver) -> None:
-            """Spectators hear ``ends`` from here, their actor's stream gone without them
-            (a failure of the hub logged, as the bus logs one, and the run goes on)."""
-            listener = Broadcast([self.setup.bus.listener()])
-            for end in ends:
-                listener.match_ended(end)
-
-        def spawn(coro) -> None:
-            task = asyncio.create_task(coro)
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-        async def guarded(coro) -> None:
-            """An actor's serving: whatever escapes it stops the run, said (it was an
-            exception nobody retrieved, its lanes gone and the run waiting for them)."""
-            try:
-                await coro
-            except Exception as exc:   # noqa: BLE001 - raised by the run, below
-                async with changed:
-                    failure.append(exc)
-                    changed.notify_all()
-
-        node_setup = NodeSetup.of(self.setup)
-
-        def add_actor() -> None:
-            name = f"ray{next(self._names)}"
-            handle = actor_class.options(scheduling_strategy="SPREAD").remote(
-                node_setup, lanes, name)
-            actors[name] = handle
-            spawn(guarded(serve(name, handle)))
-            if self.setup.bus is not None:
-                relays[name] = asyncio.create_task(relay(name, handle))
-
-        async def lost(name: str, indices: Sequence[int], begun: bool = True) -> None:
-            """Actor ``name`` died: its matches go back first, a replacement is asked for;
-            ``begun``: they count the loss (their bots were seated)."""
-            nonlocal lost_since
-            if stopping:
-                return
-            async with changed:
-                again = [i for i in indices if i not in reported]
-                # before they are dealt again
-                disowned.setdefault(name, set()).update(match_ids[i] for i in again)
-                self.replayed += len(again)
-                if (stop := deals.died(again, again if begun else ())) is not None:
-                    failure.append(stop)
-                if (handle := actors.pop(name, None)) is not None:
-                    # dead, or only unreachable for now (ActorUnavailableError): then it
-                    # would go on playing the matches dealt again to the others, under the
-                    # same ids, and never be stopped
-                    with contextlib.suppress(Exception):
-                        ray.kill(handle)
-                    ready.discard(name)
-                    self.replaced += 1
-                    lost_since += 1
-                    if lost_since > n * MAX_ATTEMPTS:
-                        failure.append(RuntimeError(
-                            f"{lost_since} referee actors died on the Ray cluster with no match "
-                            "played in between; the run stops (--resume plays what is left)"))
-                    log.warning("referee actor %s was lost; its matches are played again on "
-                                "the others and a replacement", name)
-                    add_actor()
-                changed.notify_all()
-
-        async def serve(name: str, handle) -> None:
-            try:
-                where = await handle.start.remote()
-            except _LOST:
-                await lost(name, [])
-                return
-            except Exception as exc:   # noqa: BLE001 - it cannot start: say why, stop
-                async with changed:
-                    failure.append(RuntimeError(f"referee actor {name} could not start: {exc}"))
-                    changed.notify_all()
-                return
-            ready.add(name)
-            # one match more than the actor's lanes: the next one waits in the actor, so a
-            # lane that frees starts it at once instead of idling for a round trip
-            await asyncio.gather(watchdog(name, handle), *(lane(name, handle, where["node"])
-                                                           for _ in range(lanes + QUEUED)))
-
-        async def watchdog(name: str, handle) -> None:
-            """Kill actor ``name`` once it holds matches and has not answered for STALL_S:
-            its lanes then meet a lost actor. Counted in slices of LOOK_S, each at most
-            twice its length, so a pause of this process (Ctrl-Z stops the whole group)
-            is not held against an actor that answered meanwhile, unread."""
-            while name in actors and not stopping:
-                await asyncio.sleep(LOOK_S)
-                if not busy[name]:
-                    continue
-                answer = asyncio.ensure_future(handle.alive.remote())   # an ObjectRef: awaitable
-                silent = 0.0
-                while not answer.done() and silent <= STALL_S:
-                    t0 = time.monotonic()
-                    await asyncio.wait({answer}, timeout=LOOK_S)
-                    silent += min(time.monotonic() - t0, 2 * LOOK_S)
-                if not answer.done():
-                    answer.cancel()
-                    if name in actors and not stopping:
-                        log.warning("referee actor %s said nothing for %g s with a match in "
-                                    "flight; it is stopped", name, STALL_S)
-                        ray.kill(handle)
-                    return
-                if answer.exception() is not None:    # lost: its lanes say so
-                    return
-
-        def take(name: str) -> int | None:
-            """The next match for a lane of actor ``name``, or None for now. One actor at a
-            time is kept for the matches to play alone: it is dealt nothing else while
-            there are any, and each when it has nothing else in flight."""
-            if deals.alone and alone[0] not in actors:
-                alone[0] = name
-            if alone[0] == name:
-                if busy[name]:
-                    return None
-                if deals.alone:
-                    index = deals.alone.pop(0)
-                    busy[name] += 1
-                    return index
-                alone[0] = None
-            if not deals.pending:
-                return None
-            busy[name] += 1
-            return deals.pending.popleft()
-
-        async def lane(name: str, handle, node: str) -> None:
-            nonlocal lost_since, stored
-            while True:
-                async with changed:
-                    # a lane waits while nothing is left to deal: a lost actor's matches
-                    # may come back
-                    while True:
-                        if failure or name not in actors or len(reported) == len(plans):
-                            return
-                        if (index := take(name)) is not None:
-                            break
-                        await changed.wait()
-                plan = plans[index]
-                t0 = time.perf_counter()
-                begun = False
-                spec = spec_of(plan)
-                match_ids[index] = spec.match_id
-                try:
-                    stream = handle.play.options(num_returns="streaming").remote(
-                        plan, spec, dict(self.retirements.retired))
-                    await (await stream.__anext__())        # its bots are seated
-                    begun = True
-                    result, held, end = await (await stream.__anext__())
-                except _LOST:
-                    await lost(name, [index], begun)
-                    return
-                except Exception as exc:   # the match raised in the actor: a bug, not a loss
-                    async with changed:
-                        failure.append(RuntimeError(f"match {plan.key} failed on referee actor "
-                                                    f"{name}: {exc}"))
-                        changed.notify_all()
-                    return
-                busy[name] -= 1
-                if alone[0] == name and not busy[name]:   # its lanes wait for it to empty
-                    async with changed:
-                        changed.notify_all()
-                ended(name, end)
-                if index in reported:
-                    continue   # played again after a loss that was not one
-                reported.add(index)
-                lost_since = 0
-                self.overheads.append(time.perf_counter() - t0 - held)
-                self.nodes[node] += 1
-                self.retirements.observe(plan.seats, result)
-                try:
-                    await on_result(plan, result)
-                except Exception as exc:   # noqa: BLE001 - the store, or the output, failed
-                    # the run stops and says so (--resume plays it): a lane that died here
-                    # lost the match with no word, or left the run waiting for good (the
-                    # store could not keep it, or the live view's output was closed)
-                    async with changed:
-                        failure.append(exc)
-                        changed.notify_all()
-                    return
-                async with changed:
-                    stored += 1
-                    changed.notify_all()
-
-        async def relay(name: str, handle) -> None:
-            owed = unheard[name]
-            try:
-                async for ref in handle.watch.options(num_returns="streaming").remote():
-                    batch = await ref
-                    if gone := disowned.get(name):
-                        batch = [m for m in batch if m[1] not in gone]
-                    for message in batch:
-                        if message[0] == END and owed.pop(message[1], None) is None:
-                            heard[name].add(message[1])
-                    self.setup.bus.deliver(batch)
-            except _LOST:
-                pass
-            finally:
-                # lost (or cut short at the end): the ends that came with its results
-                bring(*owed.values())
-                owed.clear()
-
-        for _ in range(n):
-            add_actor()
-        placed = time.monotonic()   # the last time an actor was ready to play
-        probe: asyncio.Future | None = None   # a look at the cluster's live nodes, under way
-        here = None   # the node this process joined the cluster through, if it has one
-        with contextlib.suppress(Exception):   # (a Ray Client's proxy may not say)
-            here = ray.get_runtime_context().get_node_id()
-        try:
-            async with changed:
-                # until every result is kept, not only taken: a run that ended as soon as
-                # the last one was taken could cancel its store under way
-                while stored < len(plans) and not failure:
-                    try:
-                        async with asyncio.timeout(1.0):
-                            await changed.wait()
-                    except TimeoutError:
-                        pass
-                    if ready & actors.keys():
-                        placed = time.monotonic()
-                        if probe is not None:   # a look from before: no longer the news
-                            probe.cancel()
-                            probe = None
-                    elif time.monotonic() - placed > NODELESS_S:
-                        # one look at a time, in a thread, read on a later pass: the loop
-                        # does not wait for it (holding the lock the lanes need)
-                        if probe is None:
-                            probe = asyncio.ensure_future(asyncio.to_thread(_live_nodes, here))
-                        elif probe.done():
-                            alive = None if probe.exception() is not None else probe.result()
-                            probe = None
-                            if alive is not None and alive[0] == 0:
-                                failure.append(RuntimeError(
-                                    "the Ray cluster has no live node left (its raylets were "
-                                    "lost); --resume plays what is left on a cluster that has one"))
-                            elif alive is not None and not alive[1]:
-                                # every actor is lost to this process, and none is placed
-                                # again: it waited for the placement limit, then blamed the
-                                # cluster's CPUs (the twenty-seventh review)
-                                failure.append(RuntimeError(
-                                    "the Ray node this process joined the cluster through was "
-                                    "lost (its raylet); --resume plays what is left"))
-                    if not failure and time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
-                        failure.append(RuntimeError(
-                            f"no referee actor could be placed on the Ray cluster for "
-                            f"{PLACEMENT_TIMEOUT_S:.0f} s (no node with a free CPU)"))
-            if failure:
-                raise failure[0]
-        finally:
-            stopping = True
-            if probe is not None:
-                probe.cancel()    # its thread ends with its call; nobody reads it now
-            await self._stop(actors, relays)
-            for task in [*tasks, *relays.values()]:
-                task.cancel()
-            await asyncio.gather(*tasks, *relays.values(), return_exceptions=True)
+        await _RayRun(self, plans, spec_of, on_result, n, lanes, actor_class,
+                      NodeSetup.of(self.setup)).play()
 
     async def _stop(self, actors: dict[str, object], relays: dict[str, asyncio.Task]) -> None:
         """Each actor says goodbye to its bots and its spectator stream ends, then the
@@ -568,6 +278,316 @@ class RayExecutor(Executor):
             ray.kill(handle)
         await asyncio.gather(*(stop(name, h) for name, h in actors.items()),
                              return_exceptions=True)
+
+
+class _RayRun:
+    """One run of a :class:`RayExecutor`: its ``n`` actors of ``lanes`` lanes each, the
+    matches dealt to them, and the wait for every result kept. The executor's counters
+    and ledger of retirements are the executor's, updated through it."""
+
+    def __init__(self, executor: RayExecutor, plans: Sequence[PlannedMatch],
+                 spec_of: Callable[[PlannedMatch], MatchSpec], on_result: ResultSink, n: int,
+                 lanes: int, actor_class, node_setup: NodeSetup) -> None:
+        self.executor = executor
+        self.plans = plans
+        self.spec_of = spec_of
+        self.on_result = on_result
+        self.n = n
+        self.lanes = lanes
+        self.actor_class = actor_class
+        self.node_setup = node_setup
+        self.deals = Deals([p.key for p in plans], "actors")
+        self.busy: Counter[str] = Counter()       # actor -> matches dealt to it, not yet back
+        self.alone: str | None = None             # the actor kept for the matches to play alone
+        self.reported: set[int] = set()   # results taken from an actor (each match once)
+        self.stored = 0                   # ... of them that on_result has kept
+        self.changed = asyncio.Condition()
+        self.tasks: set[asyncio.Task] = set()
+        self.actors: dict[str, object] = {}       # name -> handle, alive as far as we know
+        self.ready: set[str] = set()
+        self.failure: list[BaseException] = []
+        self.stopping = False   # actors ending because the run does: not lost
+        self.lost_since = 0     # actors lost since the last match reported
+        self.relays: dict[str, asyncio.Task] = {}   # actor -> its spectator stream, relayed
+        self.match_ids: dict[int, str] = {}          # match dealt -> its id
+        # actor lost -> the ids of the matches it held, dealt again: what its stream still
+        # brings of them is a lost attempt's, not the attempt played in its place
+        self.disowned: dict[str, set[str]] = {}
+        # per actor: how the matches whose results were taken ended, while its stream has
+        # not brought their ends (the two come apart), and the ends it brought first. An
+        # actor lost in between lost what its stream had not sent: its match live for ever
+        # for spectators, the result kept. Its end came with the result: heard from here.
+        self.unheard: dict[str, dict[str, MatchOver]] = defaultdict(dict)
+        self.heard: dict[str, set[str]] = defaultdict(set)
+
+    def ended(self, name: str, end: MatchOver | None) -> None:
+        """The result of a match of actor ``name`` was taken, with its ``end``."""
+        if end is None:
+            return
+        if end.match_id in self.heard[name]:
+            self.heard[name].discard(end.match_id)
+        elif (relayed := self.relays.get(name)) is None or relayed.done():
+            self.bring(end)   # its stream is over: it will not bring it
+        else:
+            self.unheard[name][end.match_id] = end
+
+    def bring(self, *ends: MatchOver) -> None:
+        """Spectators hear ``ends`` from here, their actor's stream gone without them
+        (a failure of the hub logged, as the bus logs one, and the run goes on)."""
+        listener = Broadcast([self.executor.setup.bus.listener()])
+        for end in ends:
+            listener.match_ended(end)
+
+    def spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def guarded(self, coro) -> None:
+        """An actor's serving: whatever escapes it stops the run, said (it was an
+        exception nobody retrieved, its lanes gone and the run waiting for them)."""
+        try:
+            await coro
+        except Exception as exc:   # noqa: BLE001 - raised by the run, below
+            async with self.changed:
+                self.failure.append(exc)
+                self.changed.notify_all()
+
+    def add_actor(self) -> None:
+        name = f"ray{next(self.executor._names)}"
+        handle = self.actor_class.options(scheduling_strategy="SPREAD").remote(
+            self.node_setup, self.lanes, name)
+        self.actors[name] = handle
+        self.spawn(self.guarded(self.serve(name, handle)))
+        if self.executor.setup.bus is not None:
+            self.relays[name] = asyncio.create_task(self.relay(name, handle))
+
+    async def lost(self, name: str, indices: Sequence[int], begun: bool = True) -> None:
+        """Actor ``name`` died: its matches go back first, a replacement is asked for;
+        ``begun``: they count the loss (their bots were seated)."""
+        if self.stopping:
+            return
+        async with self.changed:
+            again = [i for i in indices if i not in self.reported]
+            # before they are dealt again
+            self.disowned.setdefault(name, set()).update(self.match_ids[i] for i in again)
+            self.executor.replayed += len(again)
+            if (stop := self.deals.died(again, again if begun else ())) is not None:
+                self.failure.append(stop)
+            if (handle := self.actors.pop(name, None)) is not None:
+                # dead, or only unreachable for now (ActorUnavailableError): then it
+                # would go on playing the matches dealt again to the others, under the
+                # same ids, and never be stopped
+                with contextlib.suppress(Exception):
+                    ray.kill(handle)
+                self.ready.discard(name)
+                self.executor.replaced += 1
+                self.lost_since += 1
+                if self.lost_since > self.n * MAX_ATTEMPTS:
+                    self.failure.append(RuntimeError(
+                        f"{self.lost_since} referee actors died on the Ray cluster with no match "
+                        "played in between; the run stops (--resume plays what is left)"))
+                log.warning("referee actor %s was lost; its matches are played again on "
+                            "the others and a replacement", name)
+                self.add_actor()
+            self.changed.notify_all()
+
+    async def serve(self, name: str, handle) -> None:
+        try:
+            where = await handle.start.remote()
+        except _LOST:
+            await self.lost(name, [])
+            return
+        except Exception as exc:   # noqa: BLE001 - it cannot start: say why, stop
+            async with self.changed:
+                self.failure.append(RuntimeError(f"referee actor {name} could not start: {exc}"))
+                self.changed.notify_all()
+            return
+        self.ready.add(name)
+        # one match more than the actor's lanes: the next one waits in the actor, so a
+        # lane that frees starts it at once instead of idling for a round trip
+        await asyncio.gather(self.watchdog(name, handle),
+                             *(self.lane(name, handle, where["node"])
+                               for _ in range(self.lanes + QUEUED)))
+
+    async def watchdog(self, name: str, handle) -> None:
+        """Kill actor ``name`` once it holds matches and has not answered for STALL_S:
+        its lanes then meet a lost actor. Counted in slices of LOOK_S, each at most
+        twice its length, so a pause of this process (Ctrl-Z stops the whole group)
+        is not held against an actor that answered meanwhile, unread."""
+        while name in self.actors and not self.stopping:
+            await asyncio.sleep(LOOK_S)
+            if not self.busy[name]:
+                continue
+            answer = asyncio.ensure_future(handle.alive.remote())   # an ObjectRef: awaitable
+            silent = 0.0
+            while not answer.done() and silent <= STALL_S:
+                t0 = time.monotonic()
+                await asyncio.wait({answer}, timeout=LOOK_S)
+                silent += min(time.monotonic() - t0, 2 * LOOK_S)
+            if not answer.done():
+                answer.cancel()
+                if name in self.actors and not self.stopping:
+                    log.warning("referee actor %s said nothing for %g s with a match in "
+                                "flight; it is stopped", name, STALL_S)
+                    ray.kill(handle)
+                return
+            if answer.exception() is not None:    # lost: its lanes say so
+                return
+
+    def take(self, name: str) -> int | None:
+        """The next match for a lane of actor ``name``, or None for now. One actor at a
+        time is kept for the matches to play alone: it is dealt nothing else while
+        there are any, and each when it has nothing else in flight."""
+        if self.deals.alone and self.alone not in self.actors:
+            self.alone = name
+        if self.alone == name:
+            if self.busy[name]:
+                return None
+            if self.deals.alone:
+                index = self.deals.alone.pop(0)
+                self.busy[name] += 1
+                return index
+            self.alone = None
+        if not self.deals.pending:
+            return None
+        self.busy[name] += 1
+        return self.deals.pending.popleft()
+
+    async def lane(self, name: str, handle, node: str) -> None:
+        while True:
+            async with self.changed:
+                # a lane waits while nothing is left to deal: a lost actor's matches
+                # may come back
+                while True:
+                    if (self.failure or name not in self.actors
+                            or len(self.reported) == len(self.plans)):
+                        return
+                    if (index := self.take(name)) is not None:
+                        break
+                    await self.changed.wait()
+            plan = self.plans[index]
+            t0 = time.perf_counter()
+            begun = False
+            spec = self.spec_of(plan)
+            self.match_ids[index] = spec.match_id
+            try:
+                stream = handle.play.options(num_returns="streaming").remote(
+                    plan, spec, dict(self.executor.retirements.retired))
+                await (await stream.__anext__())        # its bots are seated
+                begun = True
+                result, held, end = await (await stream.__anext__())
+            except _LOST:
+                await self.lost(name, [index], begun)
+                return
+            except Exception as exc:   # the match raised in the actor: a bug, not a loss
+                async with self.changed:
+                    self.failure.append(RuntimeError(f"match {plan.key} failed on referee actor "
+                                                     f"{name}: {exc}"))
+                    self.changed.notify_all()
+                return
+            self.busy[name] -= 1
+            if self.alone == name and not self.busy[name]:   # its lanes wait for it to empty
+                async with self.changed:
+                    self.changed.notify_all()
+            self.ended(name, end)
+            if index in self.reported:
+                continue   # played again after a loss that was not one
+            self.reported.add(index)
+            self.lost_since = 0
+            self.executor.overheads.append(time.perf_counter() - t0 - held)
+            self.executor.nodes[node] += 1
+            self.executor.retirements.observe(plan.seats, result)
+            try:
+                await self.on_result(plan, result)
+            except Exception as exc:   # noqa: BLE001 - the store, or the output, failed
+                # the run stops and says so (--resume plays it): a lane that died here
+                # lost the match with no word, or left the run waiting for good (the
+                # store could not keep it, or the live view's output was closed)
+                async with self.changed:
+                    self.failure.append(exc)
+                    self.changed.notify_all()
+                return
+            async with self.changed:
+                self.stored += 1
+                self.changed.notify_all()
+
+    async def relay(self, name: str, handle) -> None:
+        owed = self.unheard[name]
+        try:
+            async for ref in handle.watch.options(num_returns="streaming").remote():
+                batch = await ref
+                if gone := self.disowned.get(name):
+                    batch = [m for m in batch if m[1] not in gone]
+                for message in batch:
+                    if message[0] == END and owed.pop(message[1], None) is None:
+                        self.heard[name].add(message[1])
+                self.executor.setup.bus.deliver(batch)
+        except _LOST:
+            pass
+        finally:
+            # lost (or cut short at the end): the ends that came with its results
+            self.bring(*owed.values())
+            owed.clear()
+
+    async def play(self) -> None:
+        """The run: its actors placed, until every result is kept or the run fails (its
+        first failure raised); its actors and tasks stopped either way."""
+        for _ in range(self.n):
+            self.add_actor()
+        placed = time.monotonic()   # the last time an actor was ready to play
+        probe: asyncio.Future | None = None   # a look at the cluster's live nodes, under way
+        here = None   # the node this process joined the cluster through, if it has one
+        with contextlib.suppress(Exception):   # (a Ray Client's proxy may not say)
+            here = ray.get_runtime_context().get_node_id()
+        try:
+            async with self.changed:
+                # until every result is kept, not only taken: a run that ended as soon as
+                # the last one was taken could cancel its store under way
+                while self.stored < len(self.plans) and not self.failure:
+                    try:
+                        async with asyncio.timeout(1.0):
+                            await self.changed.wait()
+                    except TimeoutError:
+                        pass
+                    if self.ready & self.actors.keys():
+                        placed = time.monotonic()
+                        if probe is not None:   # a look from before: no longer the news
+                            probe.cancel()
+                            probe = None
+                    elif time.monotonic() - placed > NODELESS_S:
+                        # one look at a time, in a thread, read on a later pass: the loop
+                        # does not wait for it (holding the lock the lanes need)
+                        if probe is None:
+                            probe = asyncio.ensure_future(asyncio.to_thread(_live_nodes, here))
+                        elif probe.done():
+                            alive = None if probe.exception() is not None else probe.result()
+                            probe = None
+                            if alive is not None and alive[0] == 0:
+                                self.failure.append(RuntimeError(
+                                    "the Ray cluster has no live node left (its raylets were "
+                                    "lost); --resume plays what is left on a cluster that has one"))
+                            elif alive is not None and not alive[1]:
+                                # every actor is lost to this process, and none is placed
+                                # again: it waited for the placement limit, then blamed the
+                                # cluster's CPUs (the twenty-seventh review)
+                                self.failure.append(RuntimeError(
+                                    "the Ray node this process joined the cluster through was "
+                                    "lost (its raylet); --resume plays what is left"))
+                    if not self.failure and time.monotonic() - placed > PLACEMENT_TIMEOUT_S:
+                        self.failure.append(RuntimeError(
+                            f"no referee actor could be placed on the Ray cluster for "
+                            f"{PLACEMENT_TIMEOUT_S:.0f} s (no node with a free CPU)"))
+            if self.failure:
+                raise self.failure[0]
+        finally:
+            self.stopping = True
+            if probe is not None:
+                probe.cancel()    # its thread ends with its call; nobody reads it now
+            await self.executor._stop(self.actors, self.relays)
+            for task in [*self.tasks, *self.relays.values()]:
+                task.cancel()
+            await asyncio.gather(*self.tasks, *self.relays.values(), return_exceptions=True)
 
 
 def _live_nodes(here: str | None) -> tuple[int, bool]:
