@@ -262,24 +262,6 @@ class RayExecutor(Executor):
         await _RayRun(self, plans, spec_of, on_result, n, lanes, actor_class,
                       NodeSetup.of(self.setup)).play()
 
-    async def _stop(self, actors: dict[str, object], relays: dict[str, asyncio.Task]) -> None:
-        """Each actor says goodbye to its bots and its spectator stream ends, then the
-        actor ends. Killed as soon as it had stopped, an actor lost the last batches it
-        had not yet streamed: spectators (and the hub's list) never heard those matches
-        end."""
-        async def stop(name: str, handle) -> None:
-            try:
-                async with asyncio.timeout(STOP_TIMEOUT_S):
-                    await handle.stop.remote()
-                    if (relayed := relays.get(name)) is not None:
-                        await asyncio.wait({relayed})   # the stream ends after its last batch
-            except BaseException:   # noqa: BLE001 - lost or slow: killed below either way
-                pass
-            ray.kill(handle)
-        await asyncio.gather(*(stop(name, h) for name, h in actors.items()),
-                             return_exceptions=True)
-
-
 class _RayRun:
     """One run of a :class:`RayExecutor`: its ``n`` actors of ``lanes`` lanes each, the
     matches dealt to them, and the wait for every result kept. The executor's counters
@@ -298,7 +280,7 @@ class _RayRun:
         self.node_setup = node_setup
         self.deals = Deals([p.key for p in plans], "actors")
         self.busy: Counter[str] = Counter()       # actor -> matches dealt to it, not yet back
-        self.alone: str | None = None             # the actor kept for the matches to play alone
+        self.alone_actor: str | None = None   # the actor kept for the matches to play alone
         self.reported: set[int] = set()   # results taken from an actor (each match once)
         self.stored = 0                   # ... of them that on_result has kept
         self.changed = asyncio.Condition()
@@ -439,16 +421,16 @@ class _RayRun:
         """The next match for a lane of actor ``name``, or None for now. One actor at a
         time is kept for the matches to play alone: it is dealt nothing else while
         there are any, and each when it has nothing else in flight."""
-        if self.deals.alone and self.alone not in self.actors:
-            self.alone = name
-        if self.alone == name:
+        if self.deals.alone and self.alone_actor not in self.actors:
+            self.alone_actor = name
+        if self.alone_actor == name:
             if self.busy[name]:
                 return None
             if self.deals.alone:
                 index = self.deals.alone.pop(0)
                 self.busy[name] += 1
                 return index
-            self.alone = None
+            self.alone_actor = None
         if not self.deals.pending:
             return None
         self.busy[name] += 1
@@ -487,7 +469,7 @@ class _RayRun:
                     self.changed.notify_all()
                 return
             self.busy[name] -= 1
-            if self.alone == name and not self.busy[name]:   # its lanes wait for it to empty
+            if self.alone_actor == name and not self.busy[name]:   # its lanes wait for it to empty
                 async with self.changed:
                     self.changed.notify_all()
             self.ended(name, end)
@@ -584,10 +566,27 @@ class _RayRun:
             self.stopping = True
             if probe is not None:
                 probe.cancel()    # its thread ends with its call; nobody reads it now
-            await self.executor._stop(self.actors, self.relays)
+            await self._stop()
             for task in [*self.tasks, *self.relays.values()]:
                 task.cancel()
             await asyncio.gather(*self.tasks, *self.relays.values(), return_exceptions=True)
+
+    async def _stop(self) -> None:
+        """Each actor says goodbye to its bots and its spectator stream ends, then the
+        actor ends. Killed as soon as it had stopped, an actor lost the last batches it
+        had not yet streamed: spectators (and the hub's list) never heard those matches
+        end."""
+        async def stop(name: str, handle) -> None:
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await handle.stop.remote()
+                    if (relayed := self.relays.get(name)) is not None:
+                        await asyncio.wait({relayed})   # the stream ends after its last batch
+            except BaseException:   # noqa: BLE001 - lost or slow: killed below either way
+                pass
+            ray.kill(handle)
+        await asyncio.gather(*(stop(name, h) for name, h in self.actors.items()),
+                             return_exceptions=True)
 
 
 def _live_nodes(here: str | None) -> tuple[int, bool]:
