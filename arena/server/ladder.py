@@ -570,9 +570,9 @@ class Ladder:
         at once)."""
         now = time.time()
         for name, until in self.state.benched.items():
-            if until > now:
+            if until > now:   # never longer than a bench: the clock may have gone back
                 self._sit_out(name, "it sat out for its faults as this server last stopped",
-                              math.ceil(until - now))
+                              min(BENCH_S, math.ceil(until - now)))
 
     def _sit_out_crashes(self, name: str, reason: str) -> None:
         """A hosted bot that crashed (or failed to start) :attr:`Retirements.after` times

@@ -129,15 +129,17 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
     async def before() -> None:
         store = SQLiteStore(db)
         try:
+            # "ahead": its matches ended an hour from now (the clock has gone back since)
             await stored(store, [*[(["old", "steady"], 0, 700.0)] * 3,
+                                 *[(["ahead", "steady"], 0, -3600.0)] * 3,
                                  (["flaky", "steady"], 0, 0.0)], 1, False)
             playing = await stored(store, [*[(["flaky", "steady"], 0, 0.0)] * 2,
-                                           *[(["steady", "shaky"], 1, 0.0)] * 2], 5, True)
-            assert set(playing.benched) == {"flaky"}   # "old" sat out before it
+                                           *[(["steady", "shaky"], 1, 0.0)] * 2], 8, True)
+            assert set(playing.benched) == {"ahead", "flaky"}   # "old" sat out long ago
         finally:
             store.close()
 
-    async def after(path) -> tuple[set[str], float, list[str], int]:
+    async def after(path) -> tuple[set[str], dict[str, float], list[str], int]:
         caplog.clear()
         store = SQLiteStore(path)
         try:
@@ -146,9 +148,9 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
             await second._read_history()
             now = second._clock()
             sitting = {b for b, until in second.benched.items() if until > now}
-            left = second.benched.get("flaky", 0.0) - now
-            await second._store("L9", ["steady", "shaky"],
-                                await played(["steady", "shaky"], 9, 1))
+            left = {b: until - now for b, until in second.benched.items()}
+            await second._store("L12", ["steady", "shaky"],
+                                await played(["steady", "shaky"], 12, 1))
             await asyncio.get_running_loop().run_in_executor(None, second.writer.close)
             said = [r.getMessage() for r in caplog.records]
         finally:
@@ -160,13 +162,15 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
         conn.execute("VACUUM INTO ?", (str(whole),))
     with sqlite3.connect(whole) as conn:
         conn.execute("DELETE FROM tournament_states")
-    for path, snapshot in ((db, 4), (whole, 0)):
+    for path, snapshot in ((db, 7), (whole, 0)):
         sitting, left, said, through = asyncio.run(after(path))
-        assert through == snapshot                      # 4 from a snapshot, 4 read since
-        assert sitting == {"flaky"}, path
-        assert BENCH_S - 60 < left <= BENCH_S, path
-        assert said[0].startswith("ladder: flaky sits out for "), said
-        assert said[0].endswith(" s: it sat out for its faults as this server last "
-                                "stopped"), said
+        assert through == snapshot                      # 7 from a snapshot, 4 read since
+        assert sitting == {"flaky", "ahead"}, path
+        assert BENCH_S - 60 < left["flaky"] <= BENCH_S, path
+        assert BENCH_S - 5 < left["ahead"] <= BENCH_S, path   # not an hour more
+        for line, bot in zip(sorted(said[:2]), ["ahead", "flaky"]):
+            assert line.startswith(f"ladder: {bot} sits out for "), said
+            assert line.endswith(" s: it sat out for its faults as this server last "
+                                 "stopped"), said
         assert said[-1] == ("ladder: shaky sits out for 300 s: 3 of its last 3 matches "
                             "ended in a fault of its own (the last: disconnected)"), said
