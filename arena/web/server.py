@@ -30,23 +30,19 @@ embeddable: no header forbids framing it.
 from __future__ import annotations
 
 import asyncio
-import collections
 import errno
-import ipaddress
 import os
 import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from aiohttp import web
 from google.protobuf.message import Message
 from ono99.v1 import spectator_pb2 as pb
 
-from arena import files
 from arena.bots import sandbox
 from arena.text import printable
 from arena.watch import hosts, records
@@ -54,6 +50,8 @@ from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError, replayer
 from arena.web.feeds import Follower, SharedFeeds
+from arena.web.guard import Connections, GuardedSite, Names, guard, loopback
+from arena.web.records import RecordsJson
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
@@ -69,12 +67,6 @@ MAX_UPLOADS = 4
 MAX_UPLOADS_PER_HOST = 2
 UPLOAD_S = 60.0
 UPLOAD_RATE = 64 * 1024      # bytes a second: a slow uplink's (0.5 Mbit/s)
-#: Connections open at once (a page holds its WebSocket and a keep-alive connection or two
-#: for its API calls), and at most a quarter of the process's open-files limit: 5,000
-#: connections that sent half a request head and never the rest (slowloris) were all
-#: held, each a file descriptor of the process that plays the matches. Beyond: a 503.
-MAX_CONNECTIONS = 2000
-MAX_CONNECTIONS_PER_HOST = 200   # ... from one network address (local ones not counted)
 #: Seconds a connection may wait without a whole request: from when it opens, and from
 #: its last answer (aiohttp's keep-alive timeout, which closes a connection whose handler
 #: waits for a request; a WebSocket or a request being answered is never cut). aiohttp's
@@ -94,12 +86,6 @@ UPLOAD_HEADER = "X-Ono99-Upload"
 #: time: the ladder went from 2 matches a second to 1 in 7); 40 sockets each one byte
 #: short of a 4 MiB message kept 165 MB. Beyond this size the socket is closed (1009).
 MAX_PAGE_MESSAGE = 1024
-#: Finished matches' records kept as the JSON a download sends, up to this many bytes in
-#: all (the newest first). A record never changes, and its JSON is the costly part of a
-#: download: an 8-seat match of 835 frames is 0.7 MB, made in 100 ms of Python, and eight
-#: loops of GET on it, from anyone, took the viewer's whole time (its other pages and
-#: API calls waited seconds). Each is made once, in a thread, however many ask for it.
-RECORD_JSON_BYTES = 64 * 1024 * 1024
 #: A stream message over this many bytes (a snapshot, a batch of frames) is made JSON in
 #: a thread, not the event loop (a frame is about 300 bytes: 1 ms of Python for 32 KB)
 BIG_MESSAGE = 32 * 1024
@@ -111,58 +97,15 @@ PER_HOST = web.AppKey("per_host", hosts.PerHost)
 UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 
-class RecordsJson:
-    """Finished matches' records as JSON, kept (RECORD_JSON_BYTES); others (cut short,
-    to be played again under their id) made at each download. A stream's snapshot of a
-    finished match is its record too, under another key."""
-
-    def __init__(self, budget: int = RECORD_JSON_BYTES) -> None:
-        self.budget = budget
-        self._kept: collections.OrderedDict[Hashable, str] = collections.OrderedDict()
-        self._bytes = 0
-        self._making: dict[Hashable, asyncio.Future[str]] = {}
-
-    async def get(self, key: Hashable, fetch: Callable[[], Awaitable[Message]]) -> str:
-        """The JSON of what ``fetch()`` gets, a match's record (or a stream message with
-        its snapshot), kept under ``key`` (its match id) once made (its WatchError passes
-        through)."""
-        if (text := self._kept.get(key)) is not None:
-            self._kept.move_to_end(key)
-            return text
-        making = self._making.get(key)
-        if making is None:   # the first to ask makes it; the others meanwhile wait for it
-            making = self._making[key] = asyncio.ensure_future(self._make(key, fetch))
-
-            def made(future: asyncio.Future) -> None:
-                self._making.pop(key, None)
-                if not future.cancelled():
-                    future.exception()   # taken: not logged if every page that asked left
-            making.add_done_callback(made)
-        return await asyncio.shield(making)   # a page that leaves does not stop it
-
-    async def _make(self, key: Hashable, fetch) -> str:
-        message = await fetch()
-        text = await asyncio.to_thread(records.to_json, message)
-        snapshot = message.snapshot if isinstance(message, pb.MatchFeed) else message
-        # a finished record only: one cut short (ABORTED, a tournament cancelled) is
-        # played again under its id when the tournament resumes, and kept, its first
-        # attempt would be every later download's
-        if snapshot.over.status == pb.MATCH_STATUS_FINISHED and len(text) <= self.budget:
-            self._kept[key] = text
-            self._bytes += len(text)
-            while self._bytes > self.budget:
-                self._bytes -= len(self._kept.popitem(last=False)[1])
-        return text
-
-
 RECORDS = web.AppKey("records", RecordsJson)
 FEEDS = web.AppKey("feeds", SharedFeeds)
+RECEIVING = web.AppKey("receiving", Connections)   # uploads being received
 
 
 def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> web.Application:
     """The viewer's routes over a client of the spectator service; ``names``: the host
     names it answers to (None: any)."""
-    app = web.Application(client_max_size=MAX_UPLOAD, middlewares=[_guard(names)])
+    app = web.Application(client_max_size=MAX_UPLOAD, middlewares=[guard(names)])
     app[SPECTATORS] = spectators
     app[SOCKETS] = weakref.WeakSet()
     app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
@@ -205,7 +148,7 @@ class WebViewer:
             raise WebServeError("the web viewer needs a host to listen on (--host): give "
                                 "0.0.0.0 to serve every network")
         spectators = AsyncSpectatorClient(connect, tls, tls_ca)
-        names = Names(allow_hosts) if _loopback(host) or allow_hosts else None
+        names = Names(allow_hosts) if loopback(host) or allow_hosts else None
         # auto_decompress off: aiohttp inflated any request's body that said it was
         # compressed (Content-Encoding: gzip, deflate) as it arrived, in the event loop,
         # whichever route it went to and whether or not its handler read it: 1 MB of gzip,
@@ -215,7 +158,7 @@ class WebViewer:
                                keepalive_timeout=IDLE_S, auto_decompress=False)
         await runner.setup()
         try:
-            await _GuardedSite(runner, host, port, Connections.for_this_process()).start()
+            await GuardedSite(runner, host, port, Connections.for_this_process()).start()
         except OSError as exc:
             await runner.cleanup()
             await spectators.close()
@@ -232,195 +175,6 @@ class WebViewer:
     async def stop(self) -> None:
         await self.runner.cleanup()
         await self.spectators.close()
-
-
-# ---------------------------------------------------------------- who may ask
-
-
-class Names:
-    """The host names a viewer answers to, on a loopback address or where it was given
-    some (``--allow-host``: its public name, or a proxy's in front of it that passes its
-    own name on): IP addresses, localhost (and its subdomains), and those names. A page
-    of another site whose name its DNS points at this machine (DNS rebinding) is the
-    browser's own origin to the browser, and could use the viewer's API as the page does;
-    the name it sends (``Host``) is not one of these."""
-
-    def __init__(self, allowed: Sequence[str] = ()) -> None:
-        self.allowed = frozenset(n.strip().lower().rstrip(".") for n in allowed if n.strip())
-
-    def __contains__(self, name: str) -> bool:
-        name = name.lower().rstrip(".")
-        if name == "localhost" or name.endswith(".localhost") or name in self.allowed:
-            return True
-        try:
-            ipaddress.ip_address(name)
-        except ValueError:
-            return False
-        return True
-
-
-def _loopback(host: str) -> bool:
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _netloc(text: str, hostname: bool = False) -> str:
-    """``HOST[:PORT]`` of a header, lowered (its host name alone with ``hostname``); ""
-    for what is none (``[::1`` made urlsplit raise: a 500)."""
-    try:
-        parts = urlsplit("//" + text.strip())
-        return (parts.hostname or "") if hostname else parts.netloc.lower()
-    except ValueError:
-        return ""
-
-
-def _guard(names: Names | None):
-    """Refuse (403) a request whose ``Host`` names another site (``names``), and a
-    WebSocket or an upload that a page of another site (``Origin``) opened: no page but
-    the viewer's own may follow streams or send uploads through a visitor's browser."""
-
-    @web.middleware
-    async def guard(request: web.Request, handler):
-        host = request.headers.get("Host")
-        if host is not None and names is not None:
-            name = _netloc(host, hostname=True)
-            if name not in names:
-                return web.json_response(
-                    {"error": f"this viewer answers to its own address and localhost, not to "
-                              f"{printable(name)!r} (a page of another site whose name leads "
-                              f"here); arena web --allow-host {printable(name)} lets that "
-                              "name in"}, status=403)
-        if request.method == "POST" or request.headers.get("Upgrade", "").lower() == "websocket":
-            # host names, not ports: a proxy that passes on its name (nginx's $host) drops
-            # the port the page's origin has. An origin of "null" (a sandboxed frame, a
-            # file) is another site's: an attacker's page can make its own null
-            origin = request.headers.get("Origin")
-            mine = {_netloc(h, hostname=True)
-                    for h in (host, request.headers.get("X-Forwarded-Host")) if h is not None}
-            if origin is not None and _netloc(origin.partition("://")[2], hostname=True) \
-                    not in mine - {""}:
-                return web.json_response(
-                    {"error": f"a page of another site ({printable(origin)}) may not open the "
-                              "viewer's streams or send it files"}, status=403)
-        return await handler(request)
-
-    return guard
-
-
-# ---------------------------------------------------------------- connections
-
-
-class Connections:
-    """The viewer's open connections (or uploads it is receiving), against a cap in all
-    and one per network host."""
-
-    def __init__(self, cap: int, per_host_cap: int) -> None:
-        self.cap = cap
-        self.open = 0
-        self.per_host = hosts.PerHost(per_host_cap)
-
-    def refusal(self, host: str | None, what: str) -> tuple[int, str] | None:
-        """Why one more of ``what`` ("connections open", "uploads arriving") from ``host``
-        is refused, as an HTTP status (503: full; 429: that host's share is) and a reason;
-        None if there is room for it."""
-        if self.open >= self.cap:
-            return 503, f"this viewer has {self.cap} {what} already; try again later"
-        if self.per_host.full(host):
-            return 429, (f"{host} has {self.per_host.cap} {what} here already, the most one "
-                         "address may")
-        return None
-
-    def add(self, host: str | None) -> None:
-        self.open += 1
-        self.per_host.add(host)
-
-    def remove(self, host: str | None) -> None:
-        self.open -= 1
-        self.per_host.remove(host)
-
-    @classmethod
-    def for_this_process(cls) -> Connections:
-        """MAX_CONNECTIONS (and per host), within a quarter of the open-files limit."""
-        budget = files.connection_budget(MAX_CONNECTIONS)
-        return cls(budget, min(MAX_CONNECTIONS_PER_HOST, budget))
-
-
-RECEIVING = web.AppKey("receiving", Connections)   # uploads being received
-
-
-#: what a connection beyond the caps is answered, before it is closed
-_FULL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s")
-
-
-class _Guarded(asyncio.Protocol):
-    """One connection: counted, then handed to aiohttp's own protocol; refused with a
-    503 when the viewer or its peer's host holds as many as it may."""
-
-    def __init__(self, inner: asyncio.Protocol, connections: Connections) -> None:
-        self.inner: asyncio.Protocol | None = inner
-        self.connections = connections
-        self.host: str | None = None
-        self.counted = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        peer = transport.get_extra_info("peername")
-        self.host = hosts.network_host(peer[0] if isinstance(peer, tuple) else None)
-        refused = self.connections.refusal(self.host, "connections open")
-        if refused is not None:   # before any request: a plain 503, whichever cap it is
-            why = refused[1].encode()
-            transport.write(_FULL % (len(why), why))
-            transport.close()
-            self.inner = None
-            return
-        self.connections.add(self.host)
-        self.counted = True
-        self.inner.connection_made(transport)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.counted:
-            self.counted = False
-            self.connections.remove(self.host)
-        if self.inner is not None:
-            self.inner.connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        if self.inner is not None:
-            self.inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return None if self.inner is None else self.inner.eof_received()
-
-    def pause_writing(self) -> None:
-        if self.inner is not None:
-            self.inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        if self.inner is not None:
-            self.inner.resume_writing()
-
-
-class _GuardedSite(web.BaseSite):
-    """aiohttp's TCP site with every connection passed through :class:`_Guarded`."""
-
-    def __init__(self, runner: web.AppRunner, host: str, port: int,
-                 connections: Connections) -> None:
-        super().__init__(runner)
-        self.host, self.port, self.connections = host, port, connections
-
-    @property
-    def name(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    async def start(self) -> None:
-        await super().start()
-        factory = self._runner.server
-        self._server = await asyncio.get_running_loop().create_server(
-            lambda: _Guarded(factory(), self.connections), self.host, self.port, backlog=128)
 
 
 # ---------------------------------------------------------------- pages and the API

@@ -27,7 +27,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.cli.match import write_log
 from arena.watch import records
-from arena.web import feeds, server
+from arena.web import feeds, guard, server
 from arena.web.server import WebViewer
 from support.network import own_network_ip
 from support.processes import env_for, processes_marked, reaped, running
@@ -1033,8 +1033,8 @@ def test_connections_are_capped_in_all_and_per_address_and_a_refused_one_hears_w
     holds at most MAX_CONNECTIONS (within a quarter of its open-files limit), at most
     MAX_CONNECTIONS_PER_HOST of them from one network address (loopback not counted), and
     answers one beyond with a 503 that says why."""
-    monkeypatch.setattr(server, "MAX_CONNECTIONS", 6)
-    monkeypatch.setattr(server, "MAX_CONNECTIONS_PER_HOST", 2)
+    monkeypatch.setattr(guard, "MAX_CONNECTIONS", 6)
+    monkeypatch.setattr(guard, "MAX_CONNECTIONS_PER_HOST", 2)
 
     async def test(ip: str, port: int):
         async def half_a_request(host: str):
