@@ -532,6 +532,9 @@ class Ladder:
         except AlreadyStoredError as exc:
             log.error("ladder match %s (%s) was played but not stored: %s", key,
                       result.match_id, exc)
+            # counted all the same, as a restart counts the match stored under its key
+            # (the snapshots are void until then: below)
+            self._bench(seated, result)
             if not self._uncounted:
                 # the snapshots, the last saved included, may not count that match (an
                 # arena that saved them while it sat kept passed its id): the next start
@@ -569,8 +572,10 @@ class Ladder:
         is left of it (a restart forgot it, as it forgot their counts: such a bot played
         at once)."""
         now = time.time()
+        active = {b.display for b in self.registry.active()}   # not a bot removed since
         for name, until in self.state.benched.items():
-            if until > now:   # never longer than a bench: the clock may have gone back
+            if until > now and name in active:
+                # never longer than a bench: the clock may have gone back since it began
                 self._sit_out(name, "it sat out for its faults as this server last stopped",
                               min(BENCH_S, math.ceil(until - now)))
 

@@ -115,7 +115,9 @@ class LadderState:
         """Note, for each of a stored match's ``bots``, whether it ended with a fault of
         its own (``faulted``: :func:`faults_of`) at ``at`` (Unix time); at
         :data:`BENCH_AFTER` of its last :data:`BENCH_OF`, it sits out until ``at`` plus
-        :data:`BENCH_S`, and its count starts again. The bots that sit out from this
+        :data:`BENCH_S`, and its count starts again. A bot's later match ends its bench
+        (a restart would otherwise bench it again while the clock read before the bench
+        ended: a clock gone back, a time far ahead). The bots that sit out from this
         match, each with the number of matches its count was of."""
         out = []
         for name in bots:
@@ -127,6 +129,8 @@ class LadderState:
                 out.append((name, len(faults)))
                 faults.clear()
                 self.benched[name] = at + BENCH_S
+            else:
+                self.benched.pop(name, None)
         return out
 
     def copy(self) -> LadderState:
@@ -210,9 +214,12 @@ def _window_of(text: Any) -> deque[bool]:
 
 
 def _time_of(value: Any) -> float:
-    """A Unix time read back; ValueError for NaN or infinity."""
+    """A Unix time read back (when a bench ends); ValueError for anything but a number
+    (a text, True), NaN, infinity, or a time before 1970."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"a time of {value!r}")
     t = float(value)
-    if not math.isfinite(t):
+    if not math.isfinite(t) or t < 0:
         raise ValueError(f"a time of {t}")
     return t
 

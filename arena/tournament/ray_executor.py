@@ -262,6 +262,7 @@ class RayExecutor(Executor):
         await _RayRun(self, plans, spec_of, on_result, n, lanes, actor_class,
                       NodeSetup.of(self.setup)).play()
 
+
 class _RayRun:
     """One run of a :class:`RayExecutor`: its ``n`` actors of ``lanes`` lanes each, the
     matches dealt to them, and the wait for every result kept. The executor's counters

@@ -99,8 +99,10 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
     """The counts and the benches followed the matches in memory only: a server restarted
     (an upgrade, a crash) seated a bot sitting out for its faults at once, and a bot two
     faults from sitting out began afresh. They follow the stored matches now: after a
-    restart, from the matches (every one, or the ladder's snapshot and those since), a
-    bot sits out what is left of its bench; one benched long enough ago plays."""
+    restart, from the matches (every one, or the ladder's snapshot and those since, the
+    same to the bit), a bot sits out what is left of its bench, never more than a bench;
+    one benched long enough ago plays, and so does one that played since its bench (its
+    times an hour ahead) and one removed since."""
     db, whole = tmp_path / "arena.db", tmp_path / "whole.db"
     caplog.set_level(logging.WARNING, logger="arena.server")
 
@@ -115,57 +117,64 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
         return dataclasses.replace(result, verdicts=verdicts,
                                    started_at=result.started_at - ago)
 
-    async def stored(store: SQLiteStore, matches: list, first: int, read: bool) -> Ladder:
-        """A ladder on ``store`` (its stored matches ``read`` first: a snapshot saved) that
-        stores ``matches`` (seated, the seat at fault, how long ago) from L``first``."""
-        playing = ladder(store)
-        if read:
-            await playing._read_history()
+    async def stored(playing: Ladder, matches: list, first: int) -> None:
+        """``playing`` stores ``matches`` (seated, the seat at fault, how long ago) from
+        L``first``, then closes its writer."""
         for n, (seated, fault, ago) in enumerate(matches, first):
             await playing._store(f"L{n}", seated, await played(seated, n, fault, ago))
         await asyncio.get_running_loop().run_in_executor(None, playing.writer.close)
-        return playing
 
     async def before() -> None:
         store = SQLiteStore(db)
         try:
-            # "ahead": its matches ended an hour from now (the clock has gone back since)
-            await stored(store, [*[(["old", "steady"], 0, 700.0)] * 3,
+            first = ladder(store)
+            for name in ("old", "ahead", "back", "gone", "flaky", "shaky", "steady"):
+                first.registry.add_remote(name)
+            # "ahead" and "back": their matches ended an hour from now (the clock has gone
+            # back since); "back" played once more after its bench
+            await stored(first, [*[(["old", "steady"], 0, 700.0)] * 3,
                                  *[(["ahead", "steady"], 0, -3600.0)] * 3,
-                                 (["flaky", "steady"], 0, 0.0)], 1, False)
-            playing = await stored(store, [*[(["flaky", "steady"], 0, 0.0)] * 2,
-                                           *[(["steady", "shaky"], 1, 0.0)] * 2], 8, True)
-            assert set(playing.benched) == {"ahead", "flaky"}   # "old" sat out long ago
+                                 *[(["back", "steady"], 0, -3600.0)] * 3,
+                                 (["back", "steady"], None, -3600.0),
+                                 *[(["gone", "steady"], 0, 0.0)] * 3,
+                                 (["flaky", "steady"], 0, 0.0)], 1)
+            second = ladder(store)
+            await second._read_history()               # a snapshot saved, as of L14
+            await stored(second, [*[(["flaky", "steady"], 0, 0.0)] * 2,
+                                  *[(["steady", "shaky"], 1, 0.0)] * 2], 15)
+            assert set(second.benched) == {"ahead", "gone", "flaky"}
+            second.registry.remove("gone")
         finally:
             store.close()
 
-    async def after(path) -> tuple[set[str], dict[str, float], list[str], int]:
+    async def after(path) -> tuple[dict, dict[str, float], list[str], int]:
         caplog.clear()
         store = SQLiteStore(path)
         try:
             through = store.state(store.tournament("ladder"))
-            second = ladder(store)
-            await second._read_history()
-            now = second._clock()
-            sitting = {b for b, until in second.benched.items() if until > now}
-            left = {b: until - now for b, until in second.benched.items()}
-            await second._store("L12", ["steady", "shaky"],
-                                await played(["steady", "shaky"], 12, 1))
-            await asyncio.get_running_loop().run_in_executor(None, second.writer.close)
+            third = ladder(store)
+            await third._read_history()
+            now = third._clock()
+            left = {b: until - now for b, until in third.benched.items() if until > now}
+            read = {"faults": {b: list(f) for b, f in third.state.faults.items()},
+                    "benched": {b: t.hex() for b, t in third.state.benched.items()}}
+            await stored(third, [(["steady", "shaky"], 1, 0.0)], 19)
             said = [r.getMessage() for r in caplog.records]
         finally:
             store.close()
-        return sitting, left, said, 0 if through is None else through.through
+        return read, left, said, 0 if through is None else through.through
 
     asyncio.run(before())
     with sqlite3.connect(db) as conn:
         conn.execute("VACUUM INTO ?", (str(whole),))
     with sqlite3.connect(whole) as conn:
         conn.execute("DELETE FROM tournament_states")
-    for path, snapshot in ((db, 7), (whole, 0)):
-        sitting, left, said, through = asyncio.run(after(path))
-        assert through == snapshot                      # 7 from a snapshot, 4 read since
-        assert sitting == {"flaky", "ahead"}, path
+    reads = []
+    for path, snapshot in ((db, 14), (whole, 0)):
+        read, left, said, through = asyncio.run(after(path))
+        reads.append(read)
+        assert through == snapshot                      # 14 from a snapshot, 4 read since
+        assert set(left) == {"flaky", "ahead"}, path
         assert BENCH_S - 60 < left["flaky"] <= BENCH_S, path
         assert BENCH_S - 5 < left["ahead"] <= BENCH_S, path   # not an hour more
         for line, bot in zip(sorted(said[:2]), ["ahead", "flaky"]):
@@ -174,3 +183,36 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
                                  "stopped"), said
         assert said[-1] == ("ladder: shaky sits out for 300 s: 3 of its last 3 matches "
                             "ended in a fault of its own (the last: disconnected)"), said
+    assert reads[0] == reads[1]
+    assert set(reads[0]["benched"]) == {"old", "ahead", "gone", "flaky"}
+
+
+def test_a_fault_in_a_match_already_stored_under_its_key_still_counts(tmp_path, caplog):
+    """A match whose key is stored already (a kept match's commit that landed though its
+    write failed) is not stored again, but its faults count, as a restart counts the
+    match stored under that key (they counted as the match ended until 2026-12-07)."""
+    store = SQLiteStore(tmp_path / "arena.db")
+    caplog.set_level(logging.WARNING, logger="arena.server")
+    ladder = Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
+    seated = ["flaky", "steady"]
+
+    async def go() -> None:
+        for n in (1, 2, 3):
+            result = await MatchRunner(spec(seated, seed=n), [HouseSession(FirstLegal()),
+                                                              HouseSession(FirstLegal())]).run()
+            result = dataclasses.replace(result, verdicts=[LEFT])
+            if n == 3:   # stored first by another connection
+                other = SQLiteStore(tmp_path / "arena.db")
+                other.record_match(other.tournament("ladder"), "L3", "L3", seated, result)
+                other.close()
+            await ladder._store(f"L{n}", seated, result)
+        await asyncio.get_running_loop().run_in_executor(None, ladder.writer.close)
+
+    try:
+        asyncio.run(go())
+    finally:
+        store.close()
+    said = [r.getMessage() for r in caplog.records]
+    assert said[0].startswith("ladder match L3 (") and "was played but not stored" in said[0]
+    assert ("ladder: flaky sits out for 300 s: 3 of its last 3 matches ended in a fault of "
+            "its own (the last: disconnected)") in said, said

@@ -9,6 +9,8 @@ import logging
 import sqlite3
 import zlib
 
+import pytest
+
 from arena.referee.house import FirstLegal, Forcer, HouseSession
 from arena.referee.lobby import Lobby
 from arena.referee.runner import MatchRunner
@@ -16,7 +18,7 @@ from arena.bots.sandbox import SandboxConfig
 from arena.server import ladder as ladder_module
 from arena.server.boards import Boards
 from arena.server.ladder import Ladder
-from arena.server.ladder_state import FORMAT
+from arena.server.ladder_state import FORMAT, LadderState, Snapshot
 from arena.server.registry import Registry
 from arena.store import rows as rows_module
 from arena.store.sqlite import SQLiteStore
@@ -401,3 +403,21 @@ def test_a_snapshot_through_another_tournaments_match_is_refused_and_every_match
     with sqlite3.connect(db) as conn:                 # the one saved as it started, again
         conn.execute("UPDATE tournament_states SET through = ?", (foreign,))
     assert _board(db) == expected_board               # the organiser's standings
+
+
+@pytest.mark.parametrize("field, value", [
+    ("faults", "0x1"), ("faults", "01" * 6), ("faults", 101), ("faults", [True]),
+    ("benched", "1e9"), ("benched", True), ("benched", -5.0), ("benched", float("nan")),
+    ("benched", None)])
+def test_a_snapshot_with_a_damaged_count_or_bench_is_not_used(field, value):
+    """A bot's last faults and when its bench ends, read back: a damaged or foreign row
+    is no snapshot (every match is read again, and the log says why), not a count that
+    benches a bot wrongly or a bench that never ends."""
+    data = Snapshot(LadderState()).to_data()
+    data[field] = {"b0": value}
+    with pytest.raises(ValueError):
+        Snapshot.from_data(40, json.loads(json.dumps(data)))
+    data[field] = {"b0": "0110" if field == "faults" else 1.8e9}
+    read = Snapshot.from_data(40, json.loads(json.dumps(data))).state
+    assert (list(read.faults["b0"]) == [False, True, True, False] if field == "faults"
+            else read.benched == {"b0": 1.8e9})
