@@ -86,7 +86,7 @@ class LadderState:
         self.meetings: Counter[frozenset[str]] = Counter()
         #: bot -> whether each of its last BENCH_OF matches ended in a fault of its own
         self.faults: dict[str, deque[bool]] = {}
-        #: bot -> until when (Unix time) it sits out for its faults, since it last did
+        #: bot -> until when (Unix time) it sits out for its faults (gone once it plays)
         self.benched: dict[str, float] = {}
 
     def add(self, match_id: int, key: str, bots: Sequence[str],
