@@ -25,19 +25,31 @@ LEFT = Verdict(0, VerdictKind.DISCONNECTED, "bot closed its stream; it did not r
                "10 s", 10_000_000)
 
 
+def _ladder(store: SQLiteStore, tmp_path) -> Ladder:
+    """A server's ladder on ``store`` (no spectators, bots as plain processes)."""
+    return Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
+
+
+async def _played(seated: list[str], seed: int, verdicts: list[Verdict], ago: float = 0.0):
+    """A match of ``seated`` (house seats: the first legal card) given ``verdicts``, as if
+    it had started ``ago`` seconds earlier."""
+    result = await MatchRunner(spec(seated, seed=seed), [HouseSession(FirstLegal()),
+                                                         HouseSession(FirstLegal())]).run()
+    return dataclasses.replace(result, verdicts=verdicts, started_at=result.started_at - ago)
+
+
 def _benched_after(tmp_path, faults: list[bool], caplog,
                    fault: Verdict = LEFT) -> tuple[list[int], list[str]]:
     """Feed a ladder ``len(faults)`` matches of ``flaky`` against ``steady`` (the ones
     marked True end with flaky's verdict ``fault``: by default, it left, its opponent
     kept waiting); at which match (1-based) flaky sat out, and why."""
     store = SQLiteStore(tmp_path / "arena.db")
-    ladder = Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
+    ladder = _ladder(store, tmp_path)
     caplog.set_level(logging.WARNING, logger="arena.server")
     seated = ["flaky", "steady"]
 
     async def go() -> list[int]:
-        clean = await MatchRunner(spec(seated, seed=1), [HouseSession(FirstLegal()),
-                                                         HouseSession(FirstLegal())]).run()
+        clean = await _played(seated, 1, [])
         faulty = dataclasses.replace(clean, verdicts=[fault])
         sat_out = []
         for n, its_fault in enumerate(faults, 1):
@@ -106,16 +118,10 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
     db, whole = tmp_path / "arena.db", tmp_path / "whole.db"
     caplog.set_level(logging.WARNING, logger="arena.server")
 
-    def ladder(store: SQLiteStore) -> Ladder:
-        return Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
-
     async def played(seated: list[str], n: int, fault: int | None, ago: float = 0.0):
         """Match Ln of ``seated``: the seat ``fault`` left it, ``ago`` seconds ago."""
-        result = await MatchRunner(spec(seated, seed=n), [HouseSession(FirstLegal()),
-                                                          HouseSession(FirstLegal())]).run()
-        verdicts = [] if fault is None else [dataclasses.replace(LEFT, seat=fault)]
-        return dataclasses.replace(result, verdicts=verdicts,
-                                   started_at=result.started_at - ago)
+        return await _played(seated, n, [] if fault is None else
+                             [dataclasses.replace(LEFT, seat=fault)], ago)
 
     async def stored(playing: Ladder, matches: list, first: int) -> None:
         """``playing`` stores ``matches`` (seated, the seat at fault, how long ago) from
@@ -127,7 +133,7 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
     async def before() -> None:
         store = SQLiteStore(db)
         try:
-            first = ladder(store)
+            first = _ladder(store, tmp_path)
             for name in ("old", "ahead", "back", "gone", "flaky", "shaky", "steady"):
                 first.registry.add_remote(name)
             # "ahead" and "back": their matches ended an hour from now (the clock has gone
@@ -138,7 +144,7 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
                                  (["back", "steady"], None, -3600.0),
                                  *[(["gone", "steady"], 0, 0.0)] * 3,
                                  (["flaky", "steady"], 0, 0.0)], 1)
-            second = ladder(store)
+            second = _ladder(store, tmp_path)
             await second._read_history()               # a snapshot saved, as of L14
             await stored(second, [*[(["flaky", "steady"], 0, 0.0)] * 2,
                                   *[(["steady", "shaky"], 1, 0.0)] * 2], 15)
@@ -152,7 +158,7 @@ def test_a_restarted_server_remembers_who_sits_out_and_who_is_close_to_it(tmp_pa
         store = SQLiteStore(path)
         try:
             through = store.state(store.tournament("ladder"))
-            third = ladder(store)
+            third = _ladder(store, tmp_path)
             await third._read_history()
             now = third._clock()
             left = {b: until - now for b, until in third.benched.items() if until > now}
@@ -193,14 +199,12 @@ def test_a_fault_in_a_match_already_stored_under_its_key_still_counts(tmp_path, 
     match stored under that key (they counted as the match ended until 2026-12-07)."""
     store = SQLiteStore(tmp_path / "arena.db")
     caplog.set_level(logging.WARNING, logger="arena.server")
-    ladder = Ladder(store, Registry(store, Lobby(), tmp_path, SandboxConfig("none")), None)
+    ladder = _ladder(store, tmp_path)
     seated = ["flaky", "steady"]
 
     async def go() -> None:
         for n in (1, 2, 3):
-            result = await MatchRunner(spec(seated, seed=n), [HouseSession(FirstLegal()),
-                                                              HouseSession(FirstLegal())]).run()
-            result = dataclasses.replace(result, verdicts=[LEFT])
+            result = await _played(seated, n, [LEFT])
             if n == 3:   # stored first by another connection
                 other = SQLiteStore(tmp_path / "arena.db")
                 other.record_match(other.tournament("ladder"), "L3", "L3", seated, result)
