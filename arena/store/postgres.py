@@ -31,7 +31,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -228,6 +228,7 @@ class PostgresStore(Store):
         another session holds it."""
         args = "%s" if len(key) == 1 else "%s::int4, %s::int4"
         lock = f"SELECT pg_try_advisory_lock({args})"
+        unlock = f"SELECT pg_advisory_unlock({args})"
         db = self._open()
         try:
             with self._errors(doing):
@@ -266,8 +267,14 @@ class PostgresStore(Store):
                 return bool(again)
 
         def close() -> None:
+            # let go first, then end the session: a session's locks go when its server
+            # process exits, which it does after the client has moved on (a claim made
+            # just after a release was refused, on a busy machine). A session gone
+            # already took its lock with it.
             with using:
-                session[0].close()     # the session ends, and its lock with it
+                with suppress(psycopg.Error):
+                    session[0].execute(unlock, key)
+                session[0].close()
 
         return Claim(close, keep)
 

@@ -1131,6 +1131,30 @@ def _end_session(url: str, store) -> None:
     _pg(url, "SELECT pg_terminate_backend(%s)", store.db.info.backend_pid)
 
 
+def test_postgresql_a_released_claim_is_free_at_once_though_its_session_ends_late(postgres_url):
+    """A claim was let go by ending its session. The server drops a session's locks as its
+    process exits, after the client has moved on: a claim made just after a release was
+    refused on a busy machine (the suite at 4 workers on 2 cores). Here the claim's server
+    process is stopped as it is released, and goes on 0.5 s later."""
+    from arena.store.postgres import PLAY_LOCK_CLASS, PostgresStore
+
+    store, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    cup = store.create_tournament("cup", {"games": 1}, [])
+    held = store.claim_tournament(cup)
+    [(pid,)] = _pg(postgres_url, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' "
+                   "AND classid = %s AND objid = %s AND granted", PLAY_LOCK_CLASS, cup.id)
+    os.kill(pid, signal.SIGSTOP)
+    resume = threading.Timer(0.5, os.kill, (pid, signal.SIGCONT))
+    resume.start()
+    try:
+        held.release()
+        second.claim_tournament(cup).release()      # before: "being played by another process"
+    finally:
+        resume.join()                               # it goes on, whatever happened
+        store.close()
+        second.close()
+
+
 def test_postgresql_a_lost_connection_is_made_again_by_the_next_call(postgres_url):
     from arena.store.postgres import PostgresStore
 
