@@ -47,3 +47,34 @@ def test_every_command_s_help_says_what_it_does_and_arena_help_the_exit_statuses
     assert "130 stopped by Ctrl-C" in text
     # the commands a stop ends as they are meant to end exit 0 (it said 130 for every one)
     assert "(arena serve, web, watch and replay, which end that way, exit 0)" in text
+
+
+def _top_commands(parser) -> list[str]:
+    import argparse
+    [subs] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(subs.choices)
+
+
+def test_each_command_is_read_by_its_own_module_alone():
+    """Every command imported every command's module (the whole arena, the web viewer,
+    numpy): 0.45 s of CPU before any of them began. COMMANDS names each command's module,
+    in the order `arena --help` lists them, and a command's parser is its module's alone."""
+    assert _top_commands(cli_main.build_parser()) == list(cli_main.COMMANDS)
+    for command, module in cli_main.COMMANDS.items():
+        alone = _top_commands(cli_main.build_parser(command))
+        assert alone == [c for c, m in cli_main.COMMANDS.items() if m == module], command
+
+
+def test_a_command_imports_no_other_command_s_module():
+    import subprocess
+    import sys
+    script = ("import sys\nfrom arena.cli.main import main\n"
+              "try:\n    main(['standings', '--help'])\nexcept SystemExit:\n    pass\n"
+              "print(sorted(m for m in sys.modules if m.startswith('arena.cli.')))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "usage: arena standings" in done.stdout
+    loaded = done.stdout.strip().splitlines()[-1]
+    for other in ("serve", "web", "bench", "check_bot", "replay", "watch'", "tournament'"):
+        assert f"arena.cli.{other}" not in loaded, loaded
