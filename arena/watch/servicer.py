@@ -7,7 +7,7 @@ import asyncio
 import collections
 import contextlib
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 from ono99.transport import grpc
@@ -81,11 +81,15 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                         "one host may; close one first")
         self.viewers += 1
         self.per_host.add(host)
+
+        def leave() -> None:
+            self.viewers -= 1
+            self.per_host.remove(host)
+        left = _at_end(context, leave)
         try:
             yield
         finally:
-            self.viewers -= 1
-            self.per_host.remove(host)
+            left()
 
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
         await _not_negative(context, "recent", request.recent)
@@ -100,6 +104,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             if got is None:
                 yield wire.snapshot_feed(await self._record(request.match_id, context))
                 return
+            _at_end(context, lambda: self.hub.unsubscribe(request.match_id, got[0]))
             async for message in self._follow(request.match_id, *got, context):
                 yield message
 
@@ -107,6 +112,12 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         await _not_negative(context, "delay_turns", request.delay_turns)
         async with self._viewer(context):
             since = None
+            showing: dict[str, Subscription] = {}   # the match on now
+
+            def leave() -> None:
+                for match_id, sub in showing.items():
+                    self.hub.unsubscribe(match_id, sub)
+            _at_end(context, leave)
             while True:
                 # a match that started after the last one shown and is over by the end of
                 # the pause is shown too
@@ -117,6 +128,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 got = self.hub.subscribe(match.match_id, request.delay_turns, reason="tv")
                 if got is None:
                     continue
+                showing.clear()
+                showing[match.match_id] = got[0]
                 async for message in self._follow(match.match_id, *got, context):
                     yield message
                 since = match.first_frame
@@ -138,6 +151,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             f"no tournament {request.name!r} is followed here (known: {known})"
                             if request.name else "no tournament is running here yet")
             sub, snapshot = self.hub.follow_tournament(log)
+            _at_end(context, lambda: log.viewers.discard(sub))
             yield wire.tournament_feed(snapshot)
             try:
                 while (item := await sub.queue.get()) is not None:
@@ -270,6 +284,25 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token given is not this arena's (the one arena "
                                 "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
+
+
+def _at_end(context, leave: Callable[[], None]) -> Callable[[], None]:
+    """Run ``leave`` once: when the call ``context`` ends, or when what this returns is
+    called (a stream's own ``finally``), whichever comes first. A stream's ``finally``
+    alone is not enough: grpc.aio stops a handler where a cancel finds it and never closes
+    it, so a viewer gone during a write (its snapshot on the way) left the cleanup to the
+    handler's generator being freed, which nothing promises while anything holds it (a
+    traceback, a log record): its subscription stayed among the match's viewers, its
+    place counted against the caps."""
+    done = False
+
+    def once(*_context) -> None:
+        nonlocal done
+        if not done:
+            done = True
+            leave()
+    context.add_done_callback(once)
+    return once
 
 
 async def _not_negative(context, field: str, value: int) -> None:

@@ -638,13 +638,33 @@ def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it(
     assert f"no tournament 'nope' is followed here (known: {followed})" in missing.details()
 
 
-def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription():
+@pytest.mark.parametrize("held", [False, True], ids=["freed", "held"])
+def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription(
+        held, monkeypatch):
     """A stream cancelled while its first message, the snapshot, was being sent (a viewer
     that left before reading it: its snapshot larger than the connection's window, so the
     write waits) stayed among the match's viewers, its queue filling, until the match
     ended: the stream's cleanup began only after the snapshot (found by review 23, as a
-    web page that closed with its request)."""
+    web page that closed with its request).
+
+    grpc.aio leaves such a stream's handler where the cancel found it, and never closes
+    it: its cleanup ran only as its generator was freed. ``held``: something keeps every
+    handler's generator (as a traceback or a log record may); the subscription and the
+    stream's place among the viewers (3 in all here) still go as the call ends (they
+    stayed, and the fourth stream was refused, RESOURCE_EXHAUSTED)."""
+    from arena.watch import servicer
     from support.spectators import BackgroundService, Script
+    monkeypatch.setattr(servicer, "MAX_VIEWERS", 3)
+    if held:
+        kept = []
+        watch_match = servicer.SpectatorServicer.WatchMatch
+
+        async def holding(self, request, context):
+            stream = watch_match(self, request, context)
+            kept.append(stream)
+            async for message in stream:
+                yield message
+        monkeypatch.setattr(servicer.SpectatorServicer, "WatchMatch", holding)
     service = BackgroundService()
     try:
         script = Script(think=0.0, hold=2500)    # a long classic match: its snapshot grows
@@ -669,6 +689,9 @@ def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription
                 call.cancel()
                 service.wait_until(lambda: service.viewers(played.match_id) == 0, timeout=5,
                                    what="the cancelled viewer's subscription to go")
+            last = stub.WatchMatch(request)        # a place free for it
+            assert next(last).snapshot.ByteSize() > 70_000
+            last.cancel()
         script.release()
         played.result()
     finally:
