@@ -28,10 +28,11 @@ import json
 import logging
 import math
 import re
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -89,6 +90,13 @@ CONNECT_TIMEOUT = 10
 #: in an event loop, which a server that does not answer, behind a network cut, would
 #: stall): libpq's shortest.
 RETRY_TIMEOUT = 2
+
+#: How long a claim let go waits for the server to say its advisory lock is free before it
+#: ends its session anyway: a server that does not answer (stopped, or across a network
+#: cut, where no reset ever comes) held ``release`` until TCP gave up, a quarter of an
+#: hour, on the event loop of an arena serve (a tournament's end, the server's stop). The
+#: lock still goes with the session, as it did before the unlock was sent.
+UNLOCK_WAIT_S = 2.0
 
 
 def _reconnecting(method: Callable) -> Callable:
@@ -228,7 +236,6 @@ class PostgresStore(Store):
         another session holds it."""
         args = "%s" if len(key) == 1 else "%s::int4, %s::int4"
         lock = f"SELECT pg_try_advisory_lock({args})"
-        unlock = f"SELECT pg_advisory_unlock({args})"
         db = self._open()
         try:
             with self._errors(doing):
@@ -240,6 +247,7 @@ class PostgresStore(Store):
             db.close()
             raise taken()
         session = [db]
+        holds = [True]     # whether session[0] holds the lock (one taken again may not)
         using = threading.Lock()
 
         def keep() -> bool:
@@ -264,7 +272,8 @@ class PostgresStore(Store):
                     db.close()
                     return True
                 session[0] = db
-                return bool(again)
+                holds[0] = bool(again)
+                return holds[0]
 
         def close() -> None:
             # let go first, then end the session: a session's locks go when its server
@@ -272,8 +281,8 @@ class PostgresStore(Store):
             # just after a release was refused, on a busy machine). A session gone
             # already took its lock with it.
             with using:
-                with suppress(psycopg.Error):
-                    session[0].execute(unlock, key)
+                if holds[0]:   # an unlock of a lock not held: a WARNING in the server's log
+                    _unlock(session[0], key, UNLOCK_WAIT_S)
                 session[0].close()
 
         return Claim(close, keep)
@@ -633,3 +642,27 @@ def _what_to_do(said: str) -> str:
         if words.search(said):
             return f" ({advice})"
     return ""
+
+
+def _unlock(db: psycopg.Connection, key: tuple[int, ...], wait: float) -> None:
+    """Send ``pg_advisory_unlock`` of ``key`` on ``db`` and wait up to ``wait`` s for its
+    answer; a failure or no answer is no matter (the session is ended next, and its lock
+    with it). The session's one use is the lock, so nothing else waits on it."""
+    cast = "" if len(key) == 1 else "::int4"
+    args = ", ".join(f"{int(k)}{cast}" for k in key)
+    pgconn = db.pgconn
+    deadline = time.monotonic() + wait
+    try:
+        pgconn.send_query(f"SELECT pg_advisory_unlock({args})".encode())
+        while True:
+            pgconn.consume_input()
+            if not pgconn.is_busy():
+                while pgconn.get_result() is not None:
+                    pass
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            select.select([pgconn.socket], [], [], left)
+    except (psycopg.Error, OSError, ValueError):
+        pass

@@ -1155,6 +1155,42 @@ def test_postgresql_a_released_claim_is_free_at_once_though_its_session_ends_lat
         second.close()
 
 
+def test_postgresql_a_claim_let_go_waits_for_a_server_that_does_not_answer_a_moment_only(
+        postgres_url, monkeypatch):
+    """The unlock waited for the server's answer as long as TCP would: a server stopped, or
+    behind a network cut, held release() (on an arena serve's event loop, at a
+    tournament's end and at its stop) for minutes. It waits UNLOCK_WAIT_S now, then ends
+    the session, whose lock goes with it as the server goes on."""
+    from arena.store import postgres
+    from arena.store import RefusedError
+    from arena.store.postgres import SERVE_LOCK, PostgresStore
+
+    monkeypatch.setattr(postgres, "UNLOCK_WAIT_S", 0.5)
+    store, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    held = store.claim()
+    [(pid,)] = _pg(postgres_url, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' "
+                   "AND objid = %s AND granted", SERVE_LOCK % 2**32)
+    os.kill(pid, signal.SIGSTOP)
+    resume = threading.Timer(5, os.kill, (pid, signal.SIGCONT))
+    resume.start()
+    try:
+        began = time.monotonic()
+        held.release()
+        assert time.monotonic() - began < 2      # 5 s before
+    finally:
+        resume.join()
+    deadline = time.monotonic() + 10
+    while True:        # the session ends as its server process goes on, and its lock with it
+        try:
+            second.claim().release()
+            break
+        except RefusedError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    store.close()
+    second.close()
+
+
 def test_postgresql_a_lost_connection_is_made_again_by_the_next_call(postgres_url):
     from arena.store.postgres import PostgresStore
 
