@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
@@ -17,6 +18,8 @@ from arena.referee.lobby import token_hash
 from arena.rpc import abort
 from arena.watch import hosts, wire
 from arena.watch.hub import RESYNC, STOPPING, SpectatorHub, Subscription
+
+log = logging.getLogger(__name__)
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
 BATCH = 256           # frames at most in one message to a viewer that lags
@@ -300,7 +303,10 @@ def _at_end(context, leave: Callable[[], None]) -> Callable[[], None]:
         nonlocal done
         if not done:
             done = True
-            leave()
+            try:
+                leave()
+            except Exception:   # a bug: logged, and grpc runs the call's other callbacks
+                log.exception("a spectator stream's cleanup failed")
     context.add_done_callback(once)
     return once
 

@@ -638,9 +638,10 @@ def test_a_viewer_of_a_tournament_still_coming_waits_for_it_and_then_follows_it(
     assert f"no tournament 'nope' is followed here (known: {followed})" in missing.details()
 
 
-@pytest.mark.parametrize("held", [False, True], ids=["freed", "held"])
+@pytest.mark.parametrize("held, failing", [(False, False), (True, False), (True, True)],
+                         ids=["freed", "held", "held, a cleanup failing"])
 def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription(
-        held, monkeypatch):
+        held, failing, monkeypatch, caplog):
     """A stream cancelled while its first message, the snapshot, was being sent (a viewer
     that left before reading it: its snapshot larger than the connection's window, so the
     write waits) stayed among the match's viewers, its queue filling, until the match
@@ -651,10 +652,16 @@ def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription
     it: its cleanup ran only as its generator was freed. ``held``: something keeps every
     handler's generator (as a traceback or a log record may); the subscription and the
     stream's place among the viewers (3 in all here) still go as the call ends (they
-    stayed, and the fourth stream was refused, RESOURCE_EXHAUSTED)."""
-    from arena.watch import servicer
+    stayed, and the fourth stream was refused, RESOURCE_EXHAUSTED). ``failing``: a
+    cleanup that raises (here the place's, the first registered) is logged, and the call's
+    other cleanups still run (grpc runs none after a callback that raised)."""
+    from arena.watch import hosts, servicer
     from support.spectators import BackgroundService, Script
     monkeypatch.setattr(servicer, "MAX_VIEWERS", 3)
+    if failing:
+        def remove(self, host):
+            raise RuntimeError("a cleanup that fails")
+        monkeypatch.setattr(hosts.PerHost, "remove", remove)
     if held:
         kept = []
         watch_match = servicer.SpectatorServicer.WatchMatch
@@ -693,6 +700,8 @@ def test_a_viewer_that_leaves_before_reading_its_snapshot_leaves_no_subscription
             assert next(last).snapshot.ByteSize() > 70_000
             last.cancel()
         script.release()
+        if failing:
+            assert "a spectator stream's cleanup failed" in caplog.text
         played.result()
     finally:
         service.close()
