@@ -234,12 +234,14 @@ class PostgresStore(Store):
         """A session-level advisory lock of ``key`` (one bigint, or two int4), on a session
         of its own, held until the claim is released or the process ends; ``taken()`` if
         another session holds it."""
-        args = "%s" if len(key) == 1 else "%s::int4, %s::int4"
-        lock = f"SELECT pg_try_advisory_lock({args})"
+        # the key written in (whole numbers): the unlock goes through libpq as it is
+        keys = ", ".join(str(int(k)) + ("::int4" if len(key) == 2 else "") for k in key)
+        lock = f"SELECT pg_try_advisory_lock({keys})"
+        unlock = f"SELECT pg_advisory_unlock({keys})"
         db = self._open()
         try:
             with self._errors(doing):
-                held = db.execute(lock, key).fetchone()[0]
+                held = db.execute(lock).fetchone()[0]
         except BaseException:
             db.close()
             raise
@@ -267,7 +269,7 @@ class PostgresStore(Store):
                 except (psycopg.Error, StoreError):
                     return True
                 try:
-                    again = db.execute(lock, key).fetchone()[0]
+                    again = db.execute(lock).fetchone()[0]
                 except psycopg.Error:
                     db.close()
                     return True
@@ -282,7 +284,7 @@ class PostgresStore(Store):
             # already took its lock with it.
             with using:
                 if holds[0]:   # an unlock of a lock not held: a WARNING in the server's log
-                    _unlock(session[0], key, UNLOCK_WAIT_S)
+                    _unlock(session[0], unlock, UNLOCK_WAIT_S)
                 session[0].close()
 
         return Claim(close, keep)
@@ -644,16 +646,14 @@ def _what_to_do(said: str) -> str:
     return ""
 
 
-def _unlock(db: psycopg.Connection, key: tuple[int, ...], wait: float) -> None:
-    """Send ``pg_advisory_unlock`` of ``key`` on ``db`` and wait up to ``wait`` s for its
-    answer; a failure or no answer is no matter (the session is ended next, and its lock
-    with it). The session's one use is the lock, so nothing else waits on it."""
-    cast = "" if len(key) == 1 else "::int4"
-    args = ", ".join(f"{int(k)}{cast}" for k in key)
+def _unlock(db: psycopg.Connection, unlock: str, wait: float) -> None:
+    """Send ``unlock`` (a ``pg_advisory_unlock``) on ``db`` and wait up to ``wait`` s for
+    its answer; a failure or no answer is no matter (the session is ended next, and its
+    lock with it). The session's one use is the lock, so nothing else waits on it."""
     pgconn = db.pgconn
     deadline = time.monotonic() + wait
     try:
-        pgconn.send_query(f"SELECT pg_advisory_unlock({args})".encode())
+        pgconn.send_query(unlock.encode())
         while True:
             pgconn.consume_input()
             if not pgconn.is_busy():
