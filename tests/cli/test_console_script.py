@@ -50,9 +50,7 @@ def test_every_command_s_help_says_what_it_does_and_arena_help_the_exit_statuses
 
 
 def _top_commands(parser) -> list[str]:
-    import argparse
-    [subs] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return list(subs.choices)
+    return [words[1] for words, _ in _commands(parser) if len(words) == 2]
 
 
 def test_each_command_is_read_by_its_own_module_alone():

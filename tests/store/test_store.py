@@ -8,6 +8,7 @@ played by a seeded random policy, so the event records are the engine's own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1131,6 +1132,22 @@ def _end_session(url: str, store) -> None:
     _pg(url, "SELECT pg_terminate_backend(%s)", store.db.info.backend_pid)
 
 
+@contextlib.contextmanager
+def _holder_stopped(url: str, which: str, params: tuple, seconds: float) -> Iterator[None]:
+    """The server process holding a granted advisory lock (``which``: a condition on
+    pg_locks' columns) stopped (SIGSTOP) for ``seconds`` from now; the block ends once it
+    goes on, whatever happened in it."""
+    [(pid,)] = _pg(url, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                   f"AND {which}", *params)
+    os.kill(pid, signal.SIGSTOP)
+    resume = threading.Timer(seconds, os.kill, (pid, signal.SIGCONT))
+    resume.start()
+    try:
+        yield
+    finally:
+        resume.join()
+
+
 def test_postgresql_a_released_claim_is_free_at_once_though_its_session_ends_late(postgres_url):
     """A claim was let go by ending its session. The server drops a session's locks as its
     process exits, after the client has moved on: a claim made just after a release was
@@ -1141,16 +1158,12 @@ def test_postgresql_a_released_claim_is_free_at_once_though_its_session_ends_lat
     store, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
     cup = store.create_tournament("cup", {"games": 1}, [])
     held = store.claim_tournament(cup)
-    [(pid,)] = _pg(postgres_url, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' "
-                   "AND classid = %s AND objid = %s AND granted", PLAY_LOCK_CLASS, cup.id)
-    os.kill(pid, signal.SIGSTOP)
-    resume = threading.Timer(0.5, os.kill, (pid, signal.SIGCONT))
-    resume.start()
     try:
-        held.release()
-        second.claim_tournament(cup).release()      # before: "being played by another process"
+        with _holder_stopped(postgres_url, "classid = %s AND objid = %s",
+                             (PLAY_LOCK_CLASS, cup.id), 0.5):
+            held.release()
+            second.claim_tournament(cup).release()  # before: "being played by another process"
     finally:
-        resume.join()                               # it goes on, whatever happened
         store.close()
         second.close()
 
@@ -1168,17 +1181,10 @@ def test_postgresql_a_claim_let_go_waits_for_a_server_that_does_not_answer_a_mom
     monkeypatch.setattr(postgres, "UNLOCK_WAIT_S", 0.5)
     store, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
     held = store.claim()
-    [(pid,)] = _pg(postgres_url, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' "
-                   "AND objid = %s AND granted", SERVE_LOCK % 2**32)
-    os.kill(pid, signal.SIGSTOP)
-    resume = threading.Timer(5, os.kill, (pid, signal.SIGCONT))
-    resume.start()
-    try:
+    with _holder_stopped(postgres_url, "objid = %s", (SERVE_LOCK % 2**32,), 5):
         began = time.monotonic()
         held.release()
         assert time.monotonic() - began < 2      # 5 s before
-    finally:
-        resume.join()
     deadline = time.monotonic() + 10
     while True:        # the session ends as its server process goes on, and its lock with it
         try:
