@@ -599,9 +599,10 @@ def test_the_page_cache_cannot_be_probed_or_evicted_to_pass_a_message_on(tmp_pat
 
 
 def pad(path: Path) -> None:
-    """A 1 MiB file of 256 pages, on the disk (clean pages, which eviction drops)."""
+    """An 8 MiB file of 2,048 pages, on the disk (clean pages, which eviction drops): room
+    for the hostile bot's six copies of a message in its pages."""
     with open(path, "wb") as f:
-        f.write(b"\0" * 2**20)
+        f.write(b"\0" * 2**23)
         f.flush()
         os.fsync(f.fileno())
 
