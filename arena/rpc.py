@@ -117,6 +117,15 @@ def add_port(server: grpc.aio.Server, address: str, tls: tuple[bytes, bytes] | N
         return 0
 
 
+def served_at(address: str, port: int) -> str:
+    """The address to dial a server at that listens on ``address`` and bound ``port``
+    (:func:`add_port`'s answer): a unix socket's own, or HOST and the port taken (port 0
+    asks for any free one)."""
+    if address.startswith(("unix:", "unix-abstract:")):
+        return address              # gRPC answers 1 for a socket bound: not a port
+    return f"{address.rsplit(':', 1)[0]}:{port}"
+
+
 def details(text: str) -> str:
     """``text``, cut to :data:`MAX_DETAILS` bytes (on a character boundary) with an ellipsis."""
     data = text.encode()

@@ -21,8 +21,9 @@ from arena.web.process import ViewerProcess
 def add_watch_option(p: argparse.ArgumentParser) -> None:
     """--watch [HOST:PORT]: serve spectators while the command runs."""
     p.add_argument("--watch", nargs="?", const=DEFAULT_LISTEN, default=None, metavar="HOST:PORT",
-                   help="serve spectators (arena watch, arena web) on HOST:PORT; alone, on a "
-                        "free loopback port, printed at the start. With $ONO99_ORGANIZER_TOKEN "
+                   help="serve spectators (arena watch, arena web) on HOST:PORT (or a unix "
+                        "socket, unix:PATH); alone, on a free loopback port, printed at the "
+                        "start. With $ONO99_ORGANIZER_TOKEN "
                         "set, that token opens the organiser view (every hand, live)")
 
 

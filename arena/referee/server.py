@@ -19,7 +19,7 @@ from ono99.v1 import referee_pb2_grpc
 from arena import files
 from arena.referee.lobby import Lobby
 from arena.referee.servicer import MAX_RECEIVE, RefereeServicer
-from arena.rpc import RejectUnparsable, add_port, listen_problem, socket_root
+from arena.rpc import RejectUnparsable, add_port, listen_problem, served_at, socket_root
 
 #: Adds a servicer to a gRPC server (``add_XServicer_to_server`` with its servicer).
 AddService = Callable[[grpc.aio.Server], None]
@@ -177,7 +177,7 @@ class RefereeServer:
                 if port == 0:
                     raise OSError(f"the referee cannot listen on {listen!r} (a bad address, or "
                                   "one already in use)")
-                address = where if where.startswith("unix:") else f"{where.rsplit(':', 1)[0]}:{port}"
+                address = served_at(where, port)
             await server.start()
         except BaseException:
             # refused, or stopped as it started (Ctrl-C in a tournament's first second):

@@ -54,12 +54,15 @@ _RETRY = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
 
 def spectator_address(given: str | None) -> str:
     """The service to follow: ``given``, else ``$ONO99_SPECTATORS``, else
-    :data:`DEFAULT_ADDRESS`. ConfigError if it is not HOST:PORT."""
+    :data:`DEFAULT_ADDRESS`. ConfigError if it is neither HOST:PORT nor unix:PATH (a
+    service served on a unix socket: ``--watch unix:PATH``)."""
     address = given or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
+    if address.startswith("unix:") and len(address) > len("unix:"):
+        return address
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or port_out_of_range(address):
-        raise ConfigError(f"{address!r} is not HOST:PORT (the address arena match --watch, arena "
-                          "tournament --watch or arena serve printed)")
+        raise ConfigError(f"{address!r} is not HOST:PORT or unix:PATH (the address arena match "
+                          "--watch, arena tournament --watch or arena serve printed)")
     return address
 
 

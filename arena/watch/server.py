@@ -6,7 +6,7 @@ from ono99.transport import grpc
 from ono99.v1 import spectator_pb2_grpc
 
 from arena import files
-from arena.rpc import RejectUnparsable, add_port, listen_problem
+from arena.rpc import RejectUnparsable, add_port, listen_problem, served_at
 from arena.rules.errors import ConfigError
 from arena.referee.server import HANDSHAKE_TIMEOUT_MS, MAX_CONNECTIONS
 from arena.watch.hub import SpectatorHub
@@ -52,7 +52,7 @@ class SpectatorServer:
                               "already in use)")
         hub.start()
         await server.start()
-        return cls(server, f"{listen.rsplit(':', 1)[0]}:{port}", hub, records)
+        return cls(server, served_at(listen, port), hub, records)
 
     async def stop(self, grace: float = 0.5, final: bool = False) -> None:
         """Every stream ended (:meth:`SpectatorHub.stop`; ``final``: as finished ones, the

@@ -387,6 +387,17 @@ def test_an_address_the_referee_cannot_listen_on_is_one_line_that_says_why(tmp_p
     assert proc.stderr.count("\n") == 1, proc.stderr
 
 
+def test_a_referee_on_a_socket_is_announced_at_its_address(tmp_path, mark):
+    """`--listen unix-abstract:NAME` played (local bots dial the private socket) but was
+    announced as `referee at unix-abstract:1`: gRPC answers 1 for a socket bound, which
+    was taken for a port (as spectators' `--watch unix:PATH` was)."""
+    address = f"unix-abstract:ono99-test-{mark}"
+    proc = arena_match(mark, *RANDOM * 2, "--listen", address, "--games", 1,
+                       "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"referee at {address}; "), proc.stdout
+
+
 # ---------------------------------------------------------------- matches
 
 def read_log(path: Path) -> list[dict]:

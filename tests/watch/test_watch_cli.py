@@ -391,10 +391,11 @@ def wait_for_text(proc: subprocess.Popen, out: Path, pattern: str) -> re.Match:
     return found
 
 
-def start_serving(mark: str, out: Path, *args) -> tuple[subprocess.Popen, str]:
-    """``arena ARGS --watch 127.0.0.1:0`` (output to ``out``); and its spectators' address."""
+def start_serving(mark: str, out: Path, *args,
+                  listen: str = "127.0.0.1:0") -> tuple[subprocess.Popen, str]:
+    """``arena ARGS --watch LISTEN`` (output to ``out``); and its spectators' address."""
     # Ctrl-C stops it, as at a terminal (even where this test runs with SIGINT ignored)
-    proc = subprocess.Popen(launched(command(*args, "--watch", "127.0.0.1:0")), cwd=ROOT,
+    proc = subprocess.Popen(launched(command(*args, "--watch", listen)), cwd=ROOT,
                             env={**env_for(mark), "ROGUE_SLEEP": "0.03"},
                             stdout=out.open("w"), stderr=subprocess.STDOUT)
     return proc, wait_for_text(proc, out, r"spectators: arena watch (\S+) --tv").group(1)
@@ -408,6 +409,25 @@ def slow_match(tmp_path: Path, mark: str, games: int) -> tuple[subprocess.Popen,
                                    slow_bot(tmp_path, "slower"), "--games", games,
                                    "--out", tmp_path / "logs")
     return match, out, address
+
+
+def test_spectators_on_a_unix_socket_are_followed_at_its_path(tmp_path, mark):
+    """`--watch unix:PATH` served there but printed `arena watch unix:1 --tv` (gRPC answers
+    1 for a socket bound, which was taken for a port), and `arena watch` and `arena web`
+    took HOST:PORT only."""
+    where = f"unix:{tmp_path / 's.sock'}"
+    out = tmp_path / "match.out"
+    match, address = start_serving(mark, out, "match", slow_bot(tmp_path, "slow"),
+                                   slow_bot(tmp_path, "slower"), "--games", 3,
+                                   "--out", tmp_path / "logs", listen=where)
+    try:
+        assert address == where
+        wait_for_text(match, out, r"─ game 1 of 3 ─")
+        listed = arena(mark, "watch", address)
+        assert listed.returncode == 0, listed.stderr
+        assert re.search(r"^[0-9a-f]{16} .*slow vs slower", listed.stdout, re.M), listed.stdout
+    finally:
+        match.kill()
 
 
 def test_tv_prints_what_arena_match_prints(tmp_path, mark):
