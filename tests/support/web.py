@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import tempfile
 import threading
 from pathlib import Path
 
@@ -40,7 +41,11 @@ class LiveArena:
     """A hub, its spectator service and the web viewer on it (``url``), on a thread's
     event loop until :meth:`close`."""
 
-    def __init__(self, spectators_at: str = "127.0.0.1:0") -> None:
+    def __init__(self, spectators_at: str | None = None) -> None:
+        # the spectator service on a unix socket of its own by default: on a TCP port,
+        # another test's client still reconnecting to a port it had (another worker's)
+        # would reach this arena's service, and count among its viewers
+        self.folder = None if spectators_at else tempfile.mkdtemp(prefix="ono99-web-")
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -48,7 +53,7 @@ class LiveArena:
         self.server: SpectatorServer | None = None
         self.viewer: WebViewer | None = None
         self.results: dict[str, asyncio.Future] = {}
-        self.spectators_at = spectators_at
+        self.spectators_at = spectators_at or f"unix:{self.folder}/spectators.sock"
 
     def run(self, coro, timeout: float = 60):
         """Run ``coro`` on the arena's loop; its result."""
@@ -132,6 +137,8 @@ class LiveArena:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
             self.loop.close()
+            if self.folder:
+                shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def chromium():
