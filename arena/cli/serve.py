@@ -74,7 +74,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--watch", default=None, metavar="HOST:PORT",
                    help="where spectators connect (arena watch, arena web): the Spectator "
                         "service, on a port of its own (default: --listen's host, the next "
-                        "port; any free port when --listen's is 0)")
+                        "port; any free port when --listen's is 0; beside a unix:PATH, "
+                        "unix:PATH.spectators)")
     p.add_argument("--spectator-delay", type=int, default=0, metavar="TURNS",
                    help="hold every spectator but the organiser this many turns behind a "
                         "live match (default: 0; what spectators see is public to the bots "
@@ -102,7 +103,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     """Check every option before the database is opened, then serve until Ctrl-C or
     SIGTERM."""
-    from arena.server.app import ServeOptions
+    from arena.rpc import listen_problem
+    from arena.server.app import ServeOptions, default_spectators
     from arena.tournament.executors import check_address, joined
 
     tc = time_control(args)
@@ -129,6 +131,9 @@ def run_serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
     check_addresses(args)   # before the database: a new one's token is printed once
+    if args.watch is None and (why := listen_problem(default_spectators(args.listen))):
+        raise ConfigError(f"spectators cannot be served on {default_spectators(args.listen)!r} "
+                          f"(the default beside --listen; --watch chooses): {why}")
     check_address(args.executor, args.ray_address)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
     log_errors()

@@ -142,7 +142,7 @@ class ArenaServer:
             app.referee = await RefereeServer.start(options.listen, [lambda s: add_to(s, app)],
                                                     options.tls, app.lobby)
             app.spectators = await SpectatorServer.start(
-                app.hub, options.watch or spectator_address(options.listen),
+                app.hub, options.watch or default_spectators(options.listen),
                 StoreRecords(store), app.organizer_hash, options.tls)
         except (OSError, ConfigError) as exc:
             if app.referee is not None:
@@ -235,9 +235,12 @@ class ArenaServer:
 
 
 
-def spectator_address(listen: str) -> str:
+def default_spectators(listen: str) -> str:
     """Spectators' default address: the referee's host, the next port (any free port when
-    the referee's was chosen by the system)."""
+    the referee's was chosen by the system); beside a unix socket, one named as it and
+    ``.spectators``."""
+    if listen.startswith(("unix:", "unix-abstract:")):
+        return f"{listen}.spectators"
     host, port = listen.rsplit(":", 1)
     return f"{host}:{int(port) + 1}" if int(port) else f"{host}:0"
 

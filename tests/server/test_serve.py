@@ -317,6 +317,45 @@ def test_a_hosted_bot_s_logs_are_readable_and_its_errors_clear(server):
 # ---------------------------------------------------------------- restarts
 
 
+def test_a_server_on_a_unix_socket_serves_its_spectators_beside_it(tmp_path, mark):
+    """`arena serve --listen unix:PATH` (its organiser commands take unix:PATH) ended in a
+    traceback: the spectators' default, the next port, was read from the path
+    (`int('/...')`). Beside a socket they are on PATH.spectators; a remote bot, the
+    organiser and a spectator each reach theirs."""
+    where = f"unix:{tmp_path / 'r.sock'}"
+    served = Served(tmp_path / "arena.db", mark, listen=where)
+    remote = None
+    try:
+        assert served.address == where
+        text = served._wait_for(r"spectators at \S+:")
+        assert f"spectators at {where}.spectators: arena watch {where}.spectators" in text
+        remote = served.remote_bot("lowest/bot.py", served.add_remote("stayer"))
+        served.wait_connected("stayer")
+        watched = subprocess.run(command("watch", f"{where}.spectators"), cwd=ROOT,
+                                 env=served.env(), capture_output=True, text=True, timeout=60)
+        assert watched.returncode == 0, watched.stderr
+    finally:
+        assert served.stop() == 0
+        if remote is not None:
+            remote.wait(30)
+
+
+def test_a_default_spectators_address_that_cannot_be_served_is_refused_before_the_database(
+        tmp_path, mark):
+    """A unix socket's path of 100 bytes may be served, but not its spectators' beside it
+    (111 bytes; the most is 107): refused with the arguments, no database made."""
+    path = tmp_path / ("r" * (100 - len(str(tmp_path)) - len("/.sock")) + ".sock")
+    assert len(str(path)) == 100, path
+    proc = subprocess.run(command("serve", "--db", tmp_path / "arena.db", "--listen",
+                                  f"unix:{path}"), cwd=ROOT, env=env_for(mark),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"arena serve: error: spectators cannot be served on "
+                                  f"'unix:{path}.spectators' (the default beside --listen; "
+                                  "--watch chooses): a unix socket's path has at most 107 bytes")
+    assert not (tmp_path / "arena.db").exists()
+
+
 def test_the_ladder_plays_and_survives_a_restart(tmp_path, mark):
     """Hosted bots and a remote one on the ladder; the server stops and starts again on its
     database, on the same port: the ladder goes on from its stored ratings, and the remote
