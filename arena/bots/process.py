@@ -157,6 +157,12 @@ class BotProcess:
         self.jail: Jail | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self.output_written = 0          # bytes of output read from it so far
+        #: output_written as its current match began (its seats set it): past the limit,
+        #: it is stopped only if that match's output alone is past it too. A process kept
+        #: for match after match (a ladder's) was stopped mid-match for what it had
+        #: written in earlier ones, a *crashed* verdict; now its output is no longer kept,
+        #: and it is replaced once the match is over (ProcessSeats._worn)
+        self.output_at_match = 0
         self._started = 0.0              # time.monotonic() as it was started
         self._reader: asyncio.Task | None = None
         self._closed = False
@@ -245,12 +251,19 @@ class BotProcess:
             assert jail.proc.stdout is not None
             while chunk := await jail.proc.stdout.read(_CHUNK):
                 written = self.output_written
+                kept = chunk
                 if cap_bytes is not None and written + len(chunk) > cap_bytes:
-                    chunk = chunk[:max(0, cap_bytes - written)]
-                    jail.output_exceeded = True
-                if log and chunk:
+                    kept = chunk[:max(0, cap_bytes - written)]
+                    if written + len(chunk) - self.output_at_match > cap_bytes:
+                        jail.output_exceeded = True     # in this match alone: stopped
+                        chunk = kept
+                    elif log and written <= cap_bytes:
+                        kept += (b"\n[arena: output limit reached over this process's "
+                                 b"matches; its output is no longer kept, and a new process "
+                                 b"plays its next match]\n")
+                if log and kept:
                     try:
-                        log.write(chunk)
+                        log.write(kept)
                         log.flush()
                     except OSError:
                         # a full disk (or any write error) stops the log, never the bot:

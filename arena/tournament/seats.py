@@ -203,7 +203,7 @@ class ProcessSeats(SeatProvider):
             self._back(bot)        # tried again when the arena can start processes
             raise
         if bot.process is not None:
-            self._output_at_lease[bot] = bot.process.output_written
+            self._output_at_lease[bot] = bot.process.output_at_match = bot.process.output_written
             if _cpu_watched(bot.process):
                 self._cpu_at_lease[bot] = bot.process.cpu_seconds()
         return Seat(session, handle=bot)
@@ -241,7 +241,10 @@ class ProcessSeats(SeatProvider):
         take it past: half of it, or more than the limit less twice the most it took in
         one match. A server's ladder keeps a process between matches for days: one
         writing a little each move was stopped in the middle of a match once it had
-        written the limit, a *crashed* verdict."""
+        written the limit, a *crashed* verdict. (The output limit now stops a process
+        only for a match's own output, BotProcess.output_at_match: a match longer than
+        twice its longest one takes it past the limit, and the process plays on, unlogged,
+        to its end.)"""
         process = bot.process
         start = self._output_at_lease.pop(bot, None)
         cpu_start = self._cpu_at_lease.pop(bot, None)

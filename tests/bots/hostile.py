@@ -23,6 +23,8 @@ its output in its log). Modes (done once, at its first turn, unless said otherwi
                      reads back what another process of it left there
   env                reports the names of its environment variables
   long_line          writes one 200 KiB line to stderr, then plays on
+  chatty KIB...      at the first turn of its K-th match, reports, then writes the K-th KIB
+                     KiB to stderr (in lines of 1 KiB; nothing past the last)
   remount PATH...    reports its capabilities, and remounts each path writable (mount(2)
                      with MS_REMOUNT|MS_BIND, clearing read-only, as root with
                      CAP_SYS_ADMIN could); it writes nothing there
@@ -563,6 +565,15 @@ class Hostile(Bot):
             turns[view.match.match_id] = turns.get(view.match.match_id, 0) + 1
             if turns[view.match.match_id] == int(ARGS[0]):
                 os.kill(os.getppid(), signal.SIGKILL)
+        if MODE == "chatty":
+            seen = self.chatted = getattr(self, "chatted", [])
+            if view.match.match_id not in seen:
+                seen.append(view.match.match_id)
+                kib = int(ARGS[len(seen) - 1]) if len(seen) <= len(ARGS) else 0
+                report(what="chatty", match=len(seen), kib=kib)    # before: its log may end
+                for _ in range(kib):
+                    sys.stderr.write("c" * 1023 + "\n")
+                sys.stderr.flush()
         if MODE == "persist":
             self.persist(view)
         elif MODE == "work":

@@ -482,6 +482,25 @@ def test_a_bot_that_thinks_every_move_is_not_stopped_by_its_cpu_limit_across_mat
     assert len(out["logs"]) > 2, out["logs"]   # more than one process a phase
 
 
+def test_a_reused_process_is_not_stopped_for_what_it_wrote_in_earlier_matches(tmp_path, mark):
+    """The output limit holds for a process's whole life, and a process plays match after
+    match: one past half of it, or too near it for twice its largest match's output,
+    plays no further match. A match longer than that was still stopped in its middle, a
+    *crashed* verdict for what the process had written in earlier ones (a ladder's bot
+    writing 20 KB a move: 1 run of a test in many). Here the first match writes 100 KiB and
+    the second 950 KiB, which alone is within the 1 MiB limit: the process plays it to
+    its end, its output no longer kept past the limit, and a new one plays the next."""
+    out = tournament(mark, tmp_path, hostile(tmp_path / "bot", "chatty", 100, 950),
+                     "--limit", "output=1", games=3)
+    assert out["faults"] == {}, out["verdicts"]
+    chats = [(r["match"], r["kib"]) for r in out["reports"] if r["what"] == "chatty"]
+    assert chats.count((2, 950)) == 2, chats              # each phase's process, reused
+    logs = [log.read_bytes() for log in out["logs"]]
+    cut = [log for log in logs if b"its output is no longer kept" in log]
+    assert len(cut) == 2 and all(len(log) <= 2**20 + 200 for log in cut), [len(x) for x in logs]
+    assert len(logs) > 2                                  # a new process after each
+
+
 def test_a_bots_logs_stay_within_four_times_its_output_limit(tmp_path, mark):
     """Each process of a bot may write up to its output limit, and a server restarts its
     bots for days: the bot's logs in one folder are cut to 4 times the limit, oldest
