@@ -15,8 +15,10 @@ and say what they do in their .proto.
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 import socket
+import stat
 import tempfile
 from typing import NoReturn
 
@@ -68,24 +70,74 @@ def socket_root(depth: int) -> str:
                   "set TMPDIR to a shorter one")
 
 
+def _socket_path(address: str) -> tuple[str, bool] | str:
+    """A ``unix:`` or ``unix-abstract:`` address's path (or name) and whether it is an
+    abstract one; or why it is neither."""
+    abstract = address.startswith("unix-abstract:")
+    path = address.partition(":")[2]
+    if not abstract and path.startswith("//"):
+        if not path.startswith("///"):   # gRPC: "authority-based URIs not supported"
+            return f"write unix:/PATH or unix:///PATH for a socket's path, not {address!r}"
+        path = path[2:]
+    if not path:
+        return "a unix socket needs a path (unix:PATH) or a name (unix-abstract:NAME)"
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        return (f"a unix socket's {'name' if abstract else 'path'} has at most "
+                f"{MAX_SOCKET_PATH} bytes; this one has {len(os.fsencode(path))}")
+    return path, abstract
+
+
+def _ipv6_unbracketed(host: str) -> bool:
+    """Whether ``host`` (of HOST:PORT) is an IPv6 address written bare, which gRPC cannot
+    tell from its port."""
+    try:
+        return ipaddress.ip_address(host).version == 6
+    except ValueError:
+        return False
+
+
+def _socket_taken(path: str, abstract: bool) -> str | None:
+    """Why a socket cannot be bound at ``path``: a server answers there (gRPC unlinked a
+    live server's socket and took its place: the first server, still running, could no
+    longer be reached), or something else is; None if it is free or a socket left over."""
+    where = "\0" + path if abstract else path
+    if not abstract:
+        try:
+            if not stat.S_ISSOCK(os.stat(path).st_mode):
+                return f"{path} is there and is not a socket"
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{path}: {(exc.strerror or str(exc)).lower()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(where)
+        except OSError:
+            return None             # nobody listens: free, or a socket left by a dead one
+    return f"a server already listens at {'unix-abstract:' if abstract else 'unix:'}{path}"
+
+
 def listen_problem(address: str) -> str | None:
-    """Why a server cannot listen on ``address`` (HOST:PORT), or None if it may. Found by
-    binding a socket of our own: gRPC says only that it failed, after logging the reason
-    from its C core as a line of its own, and wraps a port past 65535 round."""
-    if address.startswith("unix-abstract:"):
-        return None                 # a name in the kernel's namespace: no folder to check
-    if address.startswith("unix:"):
-        path = address[len("unix:"):]
-        folder = os.path.dirname(path) or "."
-        if not os.path.isdir(folder):
-            return f"there is no folder {folder}"
-        if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-            return (f"a unix socket's path has at most {MAX_SOCKET_PATH} bytes; this one has "
-                    f"{len(os.fsencode(path))}")
-        return None
+    """Why a server cannot listen on ``address`` (HOST:PORT, unix:PATH or
+    unix-abstract:NAME), or None if it may. Found by binding a socket of our own (or, for
+    a unix socket, trying to reach a server there): gRPC says only that it failed, after
+    logging the reason from its C core as a line of its own, wraps a port past 65535
+    round, and takes over a live server's unix socket."""
+    if address.startswith(("unix:", "unix-abstract:")):
+        found = _socket_path(address)
+        if isinstance(found, str):
+            return found
+        path, abstract = found
+        if not abstract:
+            folder = os.path.dirname(path) or "."
+            if not os.path.isdir(folder):
+                return f"there is no folder {folder}"
+        return _socket_taken(path, abstract)
     host, colon, port = address.rpartition(":")
     if not colon or not host:
         return "not HOST:PORT"
+    if _ipv6_unbracketed(host):
+        return f"write an IPv6 address in brackets: [{host}]:{port}"
     if not port.isdigit() or port_out_of_range(address):
         return f"the port must be a number from 0 to 65535, not {port!r}"
     try:
@@ -104,6 +156,32 @@ def listen_problem(address: str) -> str | None:
                 errno.EACCES: "a port below 1024 needs privileges"}.get(
                     exc.errno, (exc.strerror or str(exc)).lower())
     return None
+
+
+def dial_problem(address: str) -> str | None:
+    """Why a client cannot dial ``address``, or None if it may: HOST:PORT, unix:PATH,
+    unix-abstract:NAME (and gRPC's own forms, dns:, ipv4:, ipv6:, as they are). gRPC took
+    'localhost' for localhost:443 and an empty unix path for a socket of no name, and
+    said only that nothing answered."""
+    if address.startswith(("unix:", "unix-abstract:")):
+        found = _socket_path(address)
+        return found if isinstance(found, str) else None
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or port_out_of_range(address):
+        return "not HOST:PORT with a port from 0 to 65535"
+    if _ipv6_unbracketed(host):
+        return f"write an IPv6 address in brackets: [{host}]:{port}"
+    return None
+
+
+def absolute(address: str) -> str:
+    """``address`` with a relative unix socket path made absolute: a bot runs in a folder
+    of its own, where a relative path named another socket (its seat forfeited), and a
+    printed one worked only from where the command ran."""
+    path = address[len("unix:"):]
+    if address.startswith("unix:") and path and not path.startswith("/"):
+        return "unix:" + os.path.abspath(path)
+    return address
 
 
 def add_port(server: grpc.aio.Server, address: str, tls: tuple[bytes, bytes] | None) -> int:

@@ -15,7 +15,8 @@ import pytest
 from ono99.transport import grpc
 from ono99.v1 import organizer_pb2, organizer_pb2_grpc, spectator_pb2, spectator_pb2_grpc
 
-from arena.rpc import MAX_DETAILS, details, listen_problem, port_out_of_range
+from arena.rpc import (MAX_DETAILS, absolute, details, dial_problem, listen_problem,
+                       port_out_of_range, served_at)
 from arena.server.app import ArenaServer, ServeOptions
 
 NOT_PROTOBUF = b"\x0a\xff\xff\xff\x0f"
@@ -142,3 +143,40 @@ def test_a_unix_socket_path_too_long_is_refused_before_grpc(tmp_path):
     path = f"/tmp/{'x' * 110}.sock"
     assert listen_problem(f"unix:{path}") == ("a unix socket's path has at most 107 bytes; "
                                               f"this one has {len(path)}")
+
+
+@pytest.mark.parametrize("address, problem", [
+    ("127.0.0.1:50051", None), ("[::1]:50051", None), ("localhost:0", None),
+    ("unix:/tmp/r.sock", None), ("unix:///tmp/r.sock", None), ("unix:rel.sock", None),
+    ("unix-abstract:ono99", None), ("dns:///localhost:50051", None), ("ipv4:127.0.0.1:5", None),
+    ("", "not HOST:PORT with a port from 0 to 65535"),
+    ("localhost", "not HOST:PORT with a port from 0 to 65535"),
+    ("127.0.0.1:99999", "not HOST:PORT with a port from 0 to 65535"),
+    ("::1:50051", "write an IPv6 address in brackets: [::1]:50051"),
+    ("unix:", "a unix socket needs a path (unix:PATH) or a name (unix-abstract:NAME)"),
+    ("unix-abstract:", "a unix socket needs a path (unix:PATH) or a name (unix-abstract:NAME)"),
+    ("unix://r.sock", "write unix:/PATH or unix:///PATH for a socket's path, not 'unix://r.sock'"),
+])
+def test_what_a_client_dials_is_checked_before_grpc(address, problem):
+    """The thirty-sixth review: gRPC took an empty unix path for a socket of no name, and
+    ``unix://x`` past both checks, then said only that nothing answered (exit 1, after
+    seconds); `arena watch` and the organiser's commands refused unix-abstract names
+    their servers were printed at."""
+    assert dial_problem(address) == problem
+
+
+@pytest.mark.parametrize("address, port, dialled", [
+    ("127.0.0.1:0", 50123, "127.0.0.1:50123"), ("[::1]:0", 50123, "[::1]:50123"),
+    ("unix:/tmp/r.sock", 1, "unix:/tmp/r.sock"), ("unix-abstract:n", 1, "unix-abstract:n"),
+])
+def test_a_server_is_announced_where_it_can_be_dialled(address, port, dialled):
+    """gRPC answers 1 for a unix socket bound, which was printed as a port (unix:1)."""
+    assert served_at(address, port) == dialled
+
+
+def test_a_relative_socket_path_is_made_absolute(tmp_path, monkeypatch):
+    """A bot runs in its own folder: a relative path named another socket there."""
+    monkeypatch.chdir(tmp_path)
+    assert absolute("unix:r.sock") == f"unix:{tmp_path}/r.sock"
+    assert [absolute(a) for a in ("unix:/x/r.sock", "unix:", "unix-abstract:r", "tcp", "h:1")] \
+        == ["unix:/x/r.sock", "unix:", "unix-abstract:r", "tcp", "h:1"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from arena.bots.manifest import BotManifest, missing_program
 from arena.bots.sandbox import MODES, Limits, ProcessFactory, SandboxConfig
 from arena.bots.setup import DEFAULT_TIMEOUT_S, SetupError, ensure_setup
-from arena.rpc import listen_problem
+from arena.rpc import absolute, listen_problem
 from arena.rules.errors import ConfigError
 
 
@@ -25,11 +25,15 @@ def check_addresses(args: argparse.Namespace) -> None:
     from arena.web import DEFAULT_HOST
 
     listen = getattr(args, "listen", "unix")
-    if listen not in ("unix", "tcp") and (why := listen_problem(listen)) is not None:
-        raise ConfigError(f"the referee cannot listen on {listen!r}: {why}")
+    if listen not in ("unix", "tcp"):
+        args.listen = listen = absolute(listen)
+        if (why := listen_problem(listen)) is not None:
+            raise ConfigError(f"the referee cannot listen on {listen!r}: {why}")
     watch = getattr(args, "watch", None)
-    if watch is not None and (why := listen_problem(watch)) is not None:
-        raise ConfigError(f"spectators cannot be served on {watch!r}: {why}")
+    if watch is not None:
+        args.watch = watch = absolute(watch)
+        if (why := listen_problem(watch)) is not None:
+            raise ConfigError(f"spectators cannot be served on {watch!r}: {why}")
     web = getattr(args, "web", None)
     if web and (why := listen_problem(f"{DEFAULT_HOST}:{web}")) is not None:
         raise ConfigError(f"the web viewer cannot listen on {DEFAULT_HOST}:{web}: {why}")

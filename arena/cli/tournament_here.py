@@ -31,7 +31,7 @@ from arena.rules.errors import ConfigError
 from arena.rules.rulesets import parse_option_args
 from arena.store import StoreError, open_store
 from arena.store.base import Claim, TournamentExistsError, TournamentInPlayError
-from arena.tournament.executors import check_address, joined
+from arena.tournament.executors import check_address, check_listen, joined
 from arena.tournament.schedule import PlannedMatch
 from arena.tournament.standings import Played, standings_of, stored_played
 from arena.tournament.tournament import Settings, Tournament, name_problem
@@ -51,6 +51,7 @@ def run_here(args: argparse.Namespace) -> int:
         raise ConfigError("--retire-after must be at least 1")
     check_match_options(args)       # as arena match checks them
     check_address(args.executor, args.ray_address)
+    check_listen(args.executor, args.listen)
     console = output.console()
     err = output.console(stderr=True)
     # Everything is checked before the database is opened (or created): a refused

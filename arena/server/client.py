@@ -18,7 +18,7 @@ from ono99.transport import grpc
 from ono99.v1 import organizer_pb2 as pb
 from ono99.v1 import organizer_pb2_grpc
 
-from arena.rpc import REFUSALS, port_out_of_range
+from arena.rpc import REFUSALS, dial_problem
 from arena.rules.errors import ConfigError
 from arena.server import wire
 
@@ -55,12 +55,10 @@ class OrganizerClient:
             raise ConfigError(f"organiser commands need the organiser token: give --token, or "
                               f"set {ENV_TOKEN} (arena serve printed it when it created its "
                               "database)")
-        host, _, port = address.rpartition(":")
-        if not address.startswith("unix:") and (not host or not port.isdigit()
-                                                or port_out_of_range(address)):
+        if (problem := dial_problem(address)) is not None:
             # gRPC took 'localhost' as localhost:443, and said no server answers there
-            raise ConfigError(f"{address!r} is not HOST:PORT with a port from 0 to 65535 (the "
-                              "address arena serve printed)")
+            raise ConfigError(f"{address!r} is {problem} (the address arena serve printed)"
+                              if problem.startswith("not ") else f"{address!r}: {problem}")
         self.address = address
         creds = channel_credentials(tls, tls_ca)
         # a ladder of 500 bots' standings are 4 MiB (their likelihoods of superiority,

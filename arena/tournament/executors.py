@@ -10,8 +10,8 @@ never know which entry plays; ``arena tournament --executor NAME`` picks one.
 - ``multiprocess``: a referee process per core (:mod:`arena.tournament.multiprocess`).
 - ``ray``: a referee actor per core of a Ray cluster (:mod:`arena.tournament.ray_executor`).
 - ``auto`` (the default): ``multiprocess`` when there are cores and lanes to spread and no
-  in-process listener needs the matches here and every bot can be launched elsewhere,
-  else ``local``.
+  in-process listener needs the matches here and every bot can be launched elsewhere
+  and ``--listen`` is not one address (a socket, a port other than 0), else ``local``.
 
 A bot with no folder here (a server's remote bot: it connects to that server's referee)
 plays on the local executor only: the others refuse it, and ``auto`` keeps it here.
@@ -111,20 +111,32 @@ class Entry:
     help: str
     join: Join | None = None
     check_address: CheckAddress | None = None
+    #: its matches play in other processes, each with a referee of its own
+    elsewhere: bool = False
 
 
 EXECUTORS: dict[str, Entry] = {}
 
 
 def register(name: str, help: str, join: Join | None = None,
-             check_address: CheckAddress | None = None) -> Callable[[Make], Make]:
+             check_address: CheckAddress | None = None,
+             elsewhere: bool = False) -> Callable[[Make], Make]:
     """Add an executor to the registry under ``name``; ``join(address)``, if any, holds
     what its runs share (see :func:`joined`); ``check_address``, if any, is the executor
-    of a cluster, and checks its address (see :func:`check_address`)."""
+    of a cluster, and checks its address (see :func:`check_address`); ``elsewhere``: its
+    matches play in other processes (see :func:`check_listen`)."""
     def add(make: Make) -> Make:
-        EXECUTORS[name] = Entry(name, make, help, join, check_address)
+        EXECUTORS[name] = Entry(name, make, help, join, check_address, elsewhere)
         return make
     return add
+
+
+def check_listen(name: str, listen: str) -> None:
+    """Refuse, before anything is stored, a ``--listen`` of one address for an executor
+    whose referees run in several processes (see :func:`_one_place`)."""
+    entry = EXECUTORS.get(name)
+    if entry is not None and entry.elsewhere and _one_place(listen):
+        raise ConfigError(_ONE_PLACE.format(listen=listen))
 
 
 def joined(name: str, address: str | None) -> contextlib.AbstractContextManager[None]:
@@ -203,10 +215,26 @@ def _elsewhere(setup: ExecutorSetup) -> ExecutorSetup:
         raise ConfigError(f"{', '.join(unlaunchable)} cannot be launched in another process: "
                           "no folder here (a remote bot connects to this process's referee); "
                           "use the local executor")
+    if _one_place(setup.listen):
+        raise ConfigError(_ONE_PLACE.format(listen=setup.listen))
     return setup
 
 
-@register("multiprocess", "a referee process per core of this machine")
+_ONE_PLACE = ("--listen {listen} is one address, and each referee process needs its own: give "
+              "'unix', 'tcp' or HOST:0 (a free port each), or use the local executor")
+
+
+def _one_place(listen: str) -> bool:
+    """Whether ``listen`` names a single place (a unix socket, a port other than 0): the
+    referees of several processes on it failed to bind (a port), or each took the socket
+    over from the one before, and bots reached another process's referee, which refused
+    their tokens (*crashed*, then *retired*: faults of the arena's charged to them)."""
+    if listen in ("unix", "tcp"):
+        return False
+    return listen.startswith("unix") or listen.rpartition(":")[2] != "0"
+
+
+@register("multiprocess", "a referee process per core of this machine", elsewhere=True)
 def _multiprocess(setup: ExecutorSetup) -> Executor:
     from arena.tournament.multiprocess import MultiProcessExecutor
     return MultiProcessExecutor(_elsewhere(setup))
@@ -227,7 +255,7 @@ def _check_ray_address(address: str | None) -> None:
 
 
 @register("ray", "a referee actor per core of a Ray cluster (--ray-address; else a local one)",
-          join=_join_ray, check_address=_check_ray_address)
+          join=_join_ray, check_address=_check_ray_address, elsewhere=True)
 def _ray(setup: ExecutorSetup) -> Executor:
     return _ray_module().RayExecutor(_elsewhere(setup))   # ray is only needed here
 
@@ -236,6 +264,6 @@ def _ray(setup: ExecutorSetup) -> Executor:
 def _auto(setup: ExecutorSetup) -> Executor:
     # one referee process does not use two cores well (see arena.tournament.multiprocess)
     if setup.concurrency > 1 and (os.cpu_count() or 1) > 1 and not setup.listeners \
-            and not setup.unlaunchable():
+            and not setup.unlaunchable() and not _one_place(setup.listen):
         return _multiprocess(setup)
     return _local(setup)

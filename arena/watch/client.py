@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
-from arena.rpc import REFUSALS, port_out_of_range
+from arena.rpc import REFUSALS, dial_problem
 from arena.rules.errors import ConfigError
 from arena.server.client import channel_credentials
 from arena.text import printable, printable_strings
@@ -56,13 +56,11 @@ def spectator_address(given: str | None) -> str:
     """The service to follow: ``given``, else ``$ONO99_SPECTATORS``, else
     :data:`DEFAULT_ADDRESS`. ConfigError if it is neither HOST:PORT nor unix:PATH (a
     service served on a unix socket: ``--watch unix:PATH``)."""
-    address = given or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
-    if address.startswith("unix:") and len(address) > len("unix:"):
-        return address
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or port_out_of_range(address):
-        raise ConfigError(f"{address!r} is not HOST:PORT or unix:PATH (the address arena match "
-                          "--watch, arena tournament --watch or arena serve printed)")
+    address = given if given is not None else os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
+    if (problem := dial_problem(address)) is not None:
+        said = "(the address arena match --watch, arena tournament --watch or arena serve printed)"
+        raise ConfigError(f"{address!r} is not HOST:PORT or unix:PATH {said}"
+                          if problem.startswith("not ") else f"{address!r}: {problem}")
     return address
 
 

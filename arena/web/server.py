@@ -157,8 +157,12 @@ class WebViewer:
         runner = web.AppRunner(make_app(spectators, names), access_log=None, shutdown_timeout=1.0,
                                keepalive_timeout=IDLE_S, auto_decompress=False)
         await runner.setup()
+        # an IPv6 address is bound bare and shown in brackets: `--host ::1` printed
+        # http://::1:PORT/, which no browser opens, and `--host [::1]` did not resolve
+        bind = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        shown = f"[{bind}]" if ":" in bind else bind
         try:
-            await GuardedSite(runner, host, port, Connections.for_this_process()).start()
+            await GuardedSite(runner, bind, port, Connections.for_this_process()).start()
         except OSError as exc:
             await runner.cleanup()
             await spectators.close()
@@ -168,9 +172,9 @@ class WebViewer:
                 why = os.strerror(exc.errno).lower()
             else:                               # a host name that does not resolve
                 why = exc.strerror or str(exc)
-            raise WebServeError(f"the web viewer cannot listen on {host}:{port}: {why}") from None
+            raise WebServeError(f"the web viewer cannot listen on {shown}:{port}: {why}") from None
         bound = runner.addresses[0][1]
-        return cls(runner, f"http://{host}:{bound}/", spectators)
+        return cls(runner, f"http://{shown}:{bound}/", spectators)
 
     async def stop(self) -> None:
         await self.runner.cleanup()

@@ -9,6 +9,7 @@ inherit, and /proc is searched for it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -367,17 +368,30 @@ def test_runs_started_in_one_second_get_folders_of_their_own(tmp_path, monkeypat
     ("192.0.2.1:5000", "192.0.2.1 is not an address of this machine"),     # TEST-NET-1
     ("in-use", "the port is already in use"),
     ("unix:/no/such/folder/r.sock", "there is no folder /no/such/folder"),
+    # the thirty-sixth review: each of these was served (or bound by gRPC with a line of
+    # its own), and a live server's socket was taken over, the first server cut off
+    ("::1:0", "write an IPv6 address in brackets: [::1]:0"),
+    ("unix:", "a unix socket needs a path (unix:PATH) or a name (unix-abstract:NAME)"),
+    ("unix://r.sock", "write unix:/PATH or unix:///PATH for a socket's path, not 'unix://r.sock'"),
+    ("unix-abstract:" + "n" * 108, "a unix socket's name has at most 107 bytes; this one has 108"),
+    ("socket-in-use", "a server already listens at unix:{tmp}/live.sock"),
+    ("not-a-socket", "{tmp}/file is there and is not a socket"),
 ])
 def test_an_address_the_referee_cannot_listen_on_is_one_line_that_says_why(tmp_path, mark,
                                                                            address, why):
     """It said "a bad address, or one already in use", after a line of gRPC's C core
     that gave the reason in its own terms, and only once the bots were set up. It is
     refused with the arguments."""
-    with socket.socket() as taken:
+    with socket.socket() as taken, socket.socket(socket.AF_UNIX) as live:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        if address == "in-use":
-            address = f"127.0.0.1:{taken.getsockname()[1]}"
+        live.bind(str(tmp_path / "live.sock"))
+        live.listen()
+        (tmp_path / "file").write_text("")
+        address = {"in-use": f"127.0.0.1:{taken.getsockname()[1]}",
+                   "socket-in-use": f"unix:{tmp_path / 'live.sock'}",
+                   "not-a-socket": f"unix:{tmp_path / 'file'}"}.get(address, address)
+        why = why.replace("{tmp}", str(tmp_path))
         proc = arena_match(mark, *RANDOM * 2, "--listen", address, "--out", tmp_path / "out")
     assert proc.returncode == 2
     assert proc.stdout == ""
@@ -396,6 +410,17 @@ def test_a_referee_on_a_socket_is_announced_at_its_address(tmp_path, mark):
                        "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"referee at {address}; "), proc.stdout
+
+
+def test_a_referee_on_a_relative_socket_path_is_reached_by_its_bots(tmp_path, mark):
+    """`--listen unix:REL`: each bot runs in its own folder, where the relative path
+    named another socket (they never connected: exit 1, no games). It is made absolute,
+    in the line too."""
+    relative = os.path.relpath(tmp_path / "r.sock", ROOT)
+    proc = arena_match(mark, *RANDOM * 2, "--listen", f"unix:{relative}", "--games", 1,
+                       "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"referee at unix:{tmp_path / 'r.sock'}; "), proc.stdout
 
 
 # ---------------------------------------------------------------- matches

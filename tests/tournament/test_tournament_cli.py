@@ -619,6 +619,33 @@ def test_a_run_whose_own_node_is_lost_says_so_at_once(tmp_path, mark):
     assert wait_unmarked(mark, 10) == [], "processes left running"
 
 
+def test_one_listen_address_is_refused_for_referees_in_several_processes(tmp_path, mark):
+    """The thirty-sixth review: every referee process was given the one --listen. On a
+    port, the workers after the first failed to bind (exit 1, the tournament stored with
+    none of its matches); on a unix socket, each took it over from the one before, and
+    bots reached another process's referee, which refused their tokens: *crashed* and
+    *retired* verdicts, the arena's fault charged to the bots. Refused before anything is
+    stored; `auto` plays such a tournament on the local executor, on that address."""
+    where = f"unix:{tmp_path / 'r.sock'}"
+    refused = subprocess.run(command("tournament", BOTS / "random", BOTS / "greedy", "--db",
+                                     tmp_path / "t.db", "--executor", "multiprocess",
+                                     "--listen", where), cwd=ROOT, env=env_for(mark),
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+    assert error_line(refused) == (
+        f"arena tournament: error: --listen {where} is one address, and each referee process "
+        "needs its own: give 'unix', 'tcp' or HOST:0 (a free port each), or use the local "
+        "executor")
+    assert not (tmp_path / "t.db").exists()
+    played = subprocess.run(command("tournament", BOTS / "random", BOTS / "greedy",
+                                    BOTS / "counter", "--games", 4, "--concurrency", 2, "--db",
+                                    tmp_path / "t.db", "--listen", where, "-q"),
+                            cwd=ROOT, env=env_for(mark), capture_output=True, text=True,
+                            timeout=120)
+    assert played.returncode == 0, played.stderr
+    assert "24 matches played" in played.stdout and "faults: none" in played.stdout, played.stdout
+
+
 def test_the_ray_executor_without_ray_installed_is_one_line(tmp_path, mark):
     """In a Python without Ray (an install without its dependencies), --executor ray was
     a traceback ending in "No module named 'ray'"."""

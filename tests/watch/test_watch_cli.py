@@ -212,6 +212,9 @@ def test_the_servers_refusals_are_its_own_one_line(service, mark):
 
 @pytest.mark.parametrize("args, message", [
     (["localhost"], "'localhost' is not HOST:PORT"),
+    ([""], "'' is not HOST:PORT"),                 # it followed the default address
+    (["::1:50052"], "'::1:50052': write an IPv6 address in brackets: [::1]:50052"),
+    (["unix:"], "'unix:': a unix socket needs a path"),
     (["127.0.0.1:1", "--tv", "--delay", "-1"], "--delay must be from 0 to 100,000 (turns)"),
     # past the protocol's int32: a traceback once connected
     (["127.0.0.1:1", "--tv", "--delay", "99999999999"], "--delay must be from 0 to 100,000"),

@@ -272,6 +272,29 @@ def test_a_page_of_another_site_cannot_use_the_viewer_through_a_visitor_s_browse
     assert arena.run(socket(public)) == 403
 
 
+@pytest.mark.parametrize("host", ["::1", "[::1]"])
+def test_a_viewer_on_ipv6_is_printed_at_a_url_a_browser_opens(host):
+    """`--host ::1` printed http://::1:PORT/, which no browser or curl opens, and
+    `--host [::1]` did not resolve (the thirty-sixth review)."""
+    live = LiveArena()
+    try:
+        live.serve_spectators()
+
+        async def go():
+            viewer = await WebViewer.start(live.spectators_at, host=host, port=0)
+            try:
+                async with aiohttp.ClientSession() as session:
+                    async with session.get(viewer.url) as answer:
+                        return viewer.url, answer.status
+            finally:
+                await viewer.stop()
+
+        url, status = live.run(go())
+        assert re.fullmatch(r"http://\[::1\]:\d+/", url) and status == 200, (url, status)
+    finally:
+        live.close()
+
+
 def test_a_name_given_with_allow_host_is_answered(mark):
     """Behind a proxy that passes its own name on (nginx's proxy_set_header Host $host)."""
     live = LiveArena()
