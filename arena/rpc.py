@@ -87,13 +87,20 @@ def _socket_path(address: str) -> tuple[str, bool] | str:
     return path, abstract
 
 
-def _ipv6_unbracketed(host: str) -> bool:
-    """Whether ``host`` (of HOST:PORT) is an IPv6 address written bare, which gRPC cannot
-    tell from its port."""
-    try:
-        return ipaddress.ip_address(host).version == 6
-    except ValueError:
-        return False
+def _ipv6_hint(address: str) -> str | None:
+    """How to write ``address`` if it holds a bare IPv6 address, which gRPC cannot tell
+    from its port (``::1:0``, or with no port at all, ``::1``); None if it does not."""
+    def ipv6(text: str) -> bool:
+        try:
+            return ipaddress.ip_address(text).version == 6
+        except ValueError:
+            return False
+    host, _, port = address.rpartition(":")
+    if ipv6(host):
+        return f"write an IPv6 address in brackets: [{host}]:{port}"
+    if ipv6(address):
+        return f"write an IPv6 address in brackets, with a port: [{address}]:PORT"
+    return None
 
 
 def _socket_taken(path: str, abstract: bool) -> str | None:
@@ -109,12 +116,18 @@ def _socket_taken(path: str, abstract: bool) -> str | None:
             return None
         except OSError as exc:
             return f"{path}: {(exc.strerror or str(exc)).lower()}"
+    shown = f"{'unix-abstract:' if abstract else 'unix:'}{path}"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(1.0)           # a listener whose backlog is full answers nothing
         try:
             s.connect(where)
-        except OSError:
+        except (ConnectionRefusedError, FileNotFoundError):
             return None             # nobody listens: free, or a socket left by a dead one
-    return f"a server already listens at {'unix-abstract:' if abstract else 'unix:'}{path}"
+        except (TimeoutError, BlockingIOError):     # its backlog is full (EAGAIN)
+            return f"something holds {shown}: a server there takes no connection"
+        except OSError as exc:      # another user's socket: gRPC would unlink it
+            return f"{shown}: {(exc.strerror or str(exc)).lower()}"
+    return f"a server already listens at {shown}"
 
 
 def listen_problem(address: str) -> str | None:
@@ -134,10 +147,10 @@ def listen_problem(address: str) -> str | None:
                 return f"there is no folder {folder}"
         return _socket_taken(path, abstract)
     host, colon, port = address.rpartition(":")
+    if (hint := _ipv6_hint(address)) is not None:
+        return hint
     if not colon or not host:
         return "not HOST:PORT"
-    if _ipv6_unbracketed(host):
-        return f"write an IPv6 address in brackets: [{host}]:{port}"
     if not port.isdigit() or port_out_of_range(address):
         return f"the port must be a number from 0 to 65535, not {port!r}"
     try:
@@ -166,22 +179,23 @@ def dial_problem(address: str) -> str | None:
     if address.startswith(("unix:", "unix-abstract:")):
         found = _socket_path(address)
         return found if isinstance(found, str) else None
+    if (hint := _ipv6_hint(address)) is not None:
+        return hint
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or port_out_of_range(address):
         return "not HOST:PORT with a port from 0 to 65535"
-    if _ipv6_unbracketed(host):
-        return f"write an IPv6 address in brackets: [{host}]:{port}"
     return None
 
 
 def absolute(address: str) -> str:
-    """``address`` with a relative unix socket path made absolute: a bot runs in a folder
-    of its own, where a relative path named another socket (its seat forfeited), and a
-    printed one worked only from where the command ran."""
+    """``address`` with a unix socket's path made absolute (and ``~`` expanded, which no
+    shell does after ``unix:``): a bot runs in a folder of its own, where a relative path
+    named another socket (no bot connected), and a printed one worked only from where the
+    command ran."""
     path = address[len("unix:"):]
-    if address.startswith("unix:") and path and not path.startswith("/"):
-        return "unix:" + os.path.abspath(path)
-    return address
+    if not address.startswith("unix:") or not path or path.startswith("//"):
+        return address              # none, or refused (unix:), or a URI (unix:///PATH)
+    return "unix:" + os.path.abspath(os.path.expanduser(path))
 
 
 def add_port(server: grpc.aio.Server, address: str, tls: tuple[bytes, bytes] | None) -> int:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
+import socket
 import tempfile
+import threading
 
 import pytest
 from ono99.transport import grpc
@@ -153,6 +156,7 @@ def test_a_unix_socket_path_too_long_is_refused_before_grpc(tmp_path):
     ("localhost", "not HOST:PORT with a port from 0 to 65535"),
     ("127.0.0.1:99999", "not HOST:PORT with a port from 0 to 65535"),
     ("::1:50051", "write an IPv6 address in brackets: [::1]:50051"),
+    ("2001:db8::1", "write an IPv6 address in brackets, with a port: [2001:db8::1]:PORT"),
     ("unix:", "a unix socket needs a path (unix:PATH) or a name (unix-abstract:NAME)"),
     ("unix-abstract:", "a unix socket needs a path (unix:PATH) or a name (unix-abstract:NAME)"),
     ("unix://r.sock", "write unix:/PATH or unix:///PATH for a socket's path, not 'unix://r.sock'"),
@@ -174,9 +178,42 @@ def test_a_server_is_announced_where_it_can_be_dialled(address, port, dialled):
     assert served_at(address, port) == dialled
 
 
+def test_a_socket_whose_listener_does_not_answer_is_not_taken_over():
+    """A listener whose backlog is full answers no connect: the check blocked without
+    end (in RefereeServer.start, on the event loop), and would then have let gRPC unlink
+    its socket (review 37)."""
+    folder = tempfile.mkdtemp(prefix="t-", dir="/tmp")
+    path = os.path.join(folder, "full.sock")
+    waiting = []
+    try:
+        with socket.socket(socket.AF_UNIX) as full:
+            full.bind(path)
+            full.listen(0)
+            for _ in range(4):                      # fill the backlog, never accepted
+                s = socket.socket(socket.AF_UNIX)
+                s.setblocking(False)
+                try:
+                    s.connect(path)
+                except BlockingIOError:
+                    pass
+                waiting.append(s)
+            said = []                                # a thread: blocked, it fails, not hangs
+            checking = threading.Thread(target=lambda: said.append(listen_problem(f"unix:{path}")),
+                                        daemon=True)
+            checking.start()
+            checking.join(5)
+            assert said == [f"something holds unix:{path}: a server there takes no connection"]
+    finally:
+        for s in waiting:
+            s.close()
+        shutil.rmtree(folder)
+
+
 def test_a_relative_socket_path_is_made_absolute(tmp_path, monkeypatch):
     """A bot runs in its own folder: a relative path named another socket there."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", "/home/someone")
     assert absolute("unix:r.sock") == f"unix:{tmp_path}/r.sock"
+    assert absolute("unix:~/r.sock") == "unix:/home/someone/r.sock"   # no shell expands it
     assert [absolute(a) for a in ("unix:/x/r.sock", "unix:", "unix-abstract:r", "tcp", "h:1")] \
         == ["unix:/x/r.sock", "unix:", "unix-abstract:r", "tcp", "h:1"]

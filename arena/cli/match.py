@@ -62,7 +62,9 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
                    help="how long a launched bot has to connect (default: 10)")
     p.add_argument("--listen", default="unix", metavar="ADDR",
                    help="where the referee listens: 'unix' (a private socket, default), 'tcp' "
-                        "(a free loopback port) or an address such as 0.0.0.0:50051")
+                        "(a free loopback port), an address such as 0.0.0.0:50051, or "
+                        "unix:PATH; a tournament played in several processes (--executor) "
+                        "needs one per process: not one port or one socket")
     add_setup_options(p)
     add_sandbox_options(p)
 

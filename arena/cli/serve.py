@@ -41,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="hosted bots' folders and logs (default: DB.d beside a SQLite file; "
                         "DBNAME.d here for a PostgreSQL database)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
-                   help=f"where to serve (default: {DEFAULT_LISTEN}; port 0: any free port)")
+                   help=f"where to serve (default: {DEFAULT_LISTEN}; port 0: any free port; "
+                        "unix:PATH: a unix socket, for this machine or a proxy)")
     p.add_argument("--tls-cert", default=None, metavar="FILE", help="TLS certificate (PEM)")
     p.add_argument("--tls-key", default=None, metavar="FILE", help="TLS private key (PEM)")
     p.add_argument("--ladder", action="store_true",
@@ -130,6 +131,9 @@ def run_serve(args: argparse.Namespace) -> int:
             tls = (Path(args.tls_key).read_bytes(), Path(args.tls_cert).read_bytes())
         except OSError as exc:
             raise ConfigError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    if args.listen in ("unix", "tcp"):      # arena match's words: a private socket, a port
+        raise ConfigError(f"arena serve listens where bots and organisers reach it: --listen "
+                          f"HOST:PORT or unix:PATH, not {args.listen!r}")
     check_addresses(args)   # before the database: a new one's token is printed once
     if args.watch is None and (why := listen_problem(default_spectators(args.listen))):
         raise ConfigError(f"spectators cannot be served on {default_spectators(args.listen)!r} "

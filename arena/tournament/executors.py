@@ -231,7 +231,10 @@ def _one_place(listen: str) -> bool:
     their tokens (*crashed*, then *retired*: faults of the arena's charged to them)."""
     if listen in ("unix", "tcp"):
         return False
-    return listen.startswith("unix") or listen.rpartition(":")[2] != "0"
+    if listen.startswith(("unix:", "unix-abstract:")):
+        return True
+    port = listen.rpartition(":")[2]
+    return not (port.isdigit() and int(port) == 0)
 
 
 @register("multiprocess", "a referee process per core of this machine", elsewhere=True)

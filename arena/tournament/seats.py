@@ -150,6 +150,18 @@ def _cpu_watched(process: BotProcess) -> bool:
             and 3 * process.cpu_seconds_at_most() >= process.cpu_limit)
 
 
+_WORN = "this process has used much of its output or CPU time limit: a new one plays the next match"
+
+
+def _output_worn(bot: LocalBot) -> bool:
+    """Whether its process has written half its output limit (as ProcessSeats._worn
+    judges at a match's end; checked again as a free process is leased, for what it
+    wrote while idle)."""
+    process = bot.process
+    limit = None if process is None else process.output_limit
+    return limit is not None and 2 * process.output_written >= limit
+
+
 class ProcessSeats(SeatProvider):
     """A bot launched by the arena from its folder: a process per concurrent match, started
     on demand (through ``factory``: the sandbox by default), reused within a phase and
@@ -190,9 +202,14 @@ class ProcessSeats(SeatProvider):
         # match of an earlier phase is dealt again (its referee was lost): a process
         # tagged with the new phase played the old phase's rotation of a deal, was kept,
         # and met that deal's next rotation later in the phase
-        if phase == self.phase and self.free:
+        bot = None
+        while phase == self.phase and self.free and bot is None:
             bot = self.free.pop()
-        else:
+            if _output_worn(bot):   # it wrote while idle (a thread of its own): not reused
+                self._drop(bot)
+                self._stop(bot, _WORN)
+                bot = None
+        if bot is None:
             bot = self._new(phase)
         try:
             session = await bot.ensure()
@@ -272,8 +289,7 @@ class ProcessSeats(SeatProvider):
     def _back(self, bot: LocalBot) -> None:
         if self._worn(bot):   # a fresh process plays its next match
             self._drop(bot)
-            self._stop(bot, "this process has used much of its output or CPU time limit: a "
-                            "new one plays the next match")
+            self._stop(bot, _WORN)
         elif self._phase_of.get(bot) == self.phase:
             self.free.append(bot)
         else:

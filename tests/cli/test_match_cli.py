@@ -418,6 +418,7 @@ def test_a_referee_on_a_relative_socket_path_is_reached_by_its_bots(tmp_path, ma
     in the line too."""
     relative = os.path.relpath(tmp_path / "r.sock", ROOT)
     proc = arena_match(mark, *RANDOM * 2, "--listen", f"unix:{relative}", "--games", 1,
+                       "--sandbox", "none",      # a sandboxed bot is given a socket of its own
                        "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"referee at unix:{tmp_path / 'r.sock'}; "), proc.stdout

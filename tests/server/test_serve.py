@@ -1189,6 +1189,13 @@ def test_a_hosted_bot_whose_folder_is_gone_sits_out_and_the_ladder_plays_on(tmp_
 @pytest.mark.parametrize("args,said", [
     (["--ladder-concurrency", "0"], "--ladder-concurrency must be at least 1"),
     (["--table-size", "9"], "--table-size 9 is not allowed; tables seat 2 to 8"),
+    # arena match's words, a traceback here (review 37), and a bare IPv6 host
+    (["--listen", "unix"], "arena serve listens where bots and organisers reach it: --listen "
+                           "HOST:PORT or unix:PATH, not 'unix'"),
+    (["--listen", "tcp"], "arena serve listens where bots and organisers reach it: --listen "
+                          "HOST:PORT or unix:PATH, not 'tcp'"),
+    (["--listen", "::1"], "the referee cannot listen on '::1': write an IPv6 address in "
+                          "brackets, with a port: [::1]:PORT"),
 ])
 def test_a_bad_setting_of_the_server_is_one_line_before_serving(tmp_path, args, said):
     proc = subprocess.run(command("serve", "--db", tmp_path / "x.db", "--listen", "127.0.0.1:0",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -51,6 +52,28 @@ def test_an_unknown_name_and_listeners_that_cannot_follow_are_refused():
         with pytest.raises(ConfigError, match="in-process listeners follow matches of this "
                                               "process only"):
             make_executor(name, ExecutorSetup([], [], 2, listeners=[object()]))
+
+
+@pytest.mark.parametrize("listen, one", [
+    ("unix", False), ("tcp", False), ("127.0.0.1:0", False), ("[::]:00", False),
+    ("unixbox.example:0", False),             # a host named so: not a socket (review 37)
+    ("127.0.0.1:50051", True), ("unix:/tmp/r.sock", True), ("unix-abstract:r", True),
+])
+def test_one_listen_address_keeps_a_tournament_in_one_process(listen, one):
+    """Referees in several processes on one port failed to bind, and on one socket each
+    took it from the one before (review 36): such an address is refused where matches
+    play elsewhere, and auto keeps them here."""
+    setup = ExecutorSetup([], [], 4, listen=listen)
+    for name in ("multiprocess", "ray"):
+        if one:
+            with pytest.raises(ConfigError, match=f"--listen {re.escape(listen)} is one address"):
+                make_executor(name, setup)
+        else:
+            make_executor(name, setup)
+    if one or (os.cpu_count() or 1) == 1:
+        assert isinstance(make_executor("auto", setup), LocalExecutor)
+    else:
+        assert isinstance(make_executor("auto", setup), MultiProcessExecutor)
 
 
 def test_a_bot_with_no_folder_here_plays_on_the_local_executor_only():
