@@ -51,7 +51,7 @@ from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxConfig, SandboxFactory
 from arena.referee.listeners import END, Broadcast, ListenerTap, MatchListener, MatchOver
 from arena.referee.results import MatchResult, MatchSpec
-from arena.rpc import socket_root
+from arena.rpc import port_out_of_range, socket_root
 from arena.rules.errors import ConfigError
 from arena.tournament.executor import (MAX_ATTEMPTS, Deals, Executor, LocalExecutor, ResultSink,
                                        process_seats)
@@ -605,7 +605,7 @@ def check_address(address: str | None, timeout: float = 5.0) -> None:
     if address in (None, "auto", "local") or "://" in address:
         return
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not host or not port.isdigit() or port_out_of_range(address):
         raise ConfigError(f"--ray-address {address!r} is not HOST:PORT (the address 'ray start "
                           "--head' printed, e.g. 10.0.0.5:6379), 'auto' or ray://HOST:PORT")
     try:

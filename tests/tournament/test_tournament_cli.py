@@ -342,6 +342,13 @@ REFUSALS = {
     "a cluster address that is none": ([BOTS / "random", BOTS / "greedy", "--executor", "ray",
                                         "--ray-address", "head-node"], False,
                                        "--ray-address 'head-node' is not HOST:PORT"),
+    # exit 1 after a name lookup or a connect (review 36)
+    "a cluster address with no host": ([BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                                        "--ray-address", ":6379"], False,
+                                       "--ray-address ':6379' is not HOST:PORT"),
+    "a cluster port past 65535": ([BOTS / "random", BOTS / "greedy", "--executor", "ray",
+                                   "--ray-address", "127.0.0.1:99999"], False,
+                                  "--ray-address '127.0.0.1:99999' is not HOST:PORT"),
     "no games": ([BOTS / "random", BOTS / "greedy", "--games", 0], False,
                  "--games 0 is not allowed; every table plays at least one deal"),
     # the printed commands (--resume NAME, arena standings NAME) read it as an option
