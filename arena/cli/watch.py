@@ -52,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "as arena match prints them, with a line when each match starts and ends. "
                     "If the server goes away, it is looked for again for 10 s.")
     p.add_argument("address", nargs="?", default=None, metavar="ADDR",
-                   help=f"HOST:PORT or unix:PATH of the spectator service (default: ${ENV_ADDRESS}, else "
-                        f"{DEFAULT_ADDRESS})")
+                   help=f"HOST:PORT or unix:PATH of the spectator service (default: "
+                        f"${ENV_ADDRESS}, else {DEFAULT_ADDRESS})")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--match", default=None, metavar="ID", help="follow this match")
     mode.add_argument("--tournament", nargs="?", const="", default=None, metavar="NAME",

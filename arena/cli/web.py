@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "link to at a turn, embed and download. It runs until Ctrl-C; if the "
                     "spectator service is not there, the page says so and keeps trying.")
     p.add_argument("--connect", default=None, metavar="HOST:PORT",
-                   help=f"the spectator service, HOST:PORT or unix:PATH (default: ${ENV_ADDRESS}, else {DEFAULT_ADDRESS})")
+                   help=f"the spectator service, HOST:PORT or unix:PATH (default: "
+                        f"${ENV_ADDRESS}, else {DEFAULT_ADDRESS})")
     p.add_argument("--port", type=port_number, default=DEFAULT_PORT,
                    help=f"the page's port (default: {DEFAULT_PORT}; 0: any free port)")
     p.add_argument("--host", default=DEFAULT_HOST,

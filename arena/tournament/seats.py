@@ -150,7 +150,8 @@ def _cpu_watched(process: BotProcess) -> bool:
             and 3 * process.cpu_seconds_at_most() >= process.cpu_limit)
 
 
-_WORN = "this process has used much of its output or CPU time limit: a new one plays the next match"
+_WORN = ("this process has used much of its output or CPU time limit: a new one plays the "
+         "next match")
 
 
 def _output_worn(bot: LocalBot) -> bool:
