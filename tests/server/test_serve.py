@@ -771,6 +771,67 @@ def test_a_chatty_hosted_bot_s_ladder_process_is_replaced_before_its_output_limi
     assert stored_verdicts(db) == []
 
 
+IDLER = """\
+import os
+import sys
+import threading
+from ono99.bot import Bot, run
+
+SWITCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "switch")
+
+
+class Idler(Bot):
+    name = "idler"
+    writer = None
+
+    def choose(self, view):
+        sys.stderr.write(f"move in {view.match.match_id}\\n")
+        if os.path.exists(SWITCH) and self.writer is None:   # once: 600 KiB a second later
+            self.writer = threading.Timer(1.0, self.idle)
+            self.writer.start()
+        return view.legal[0]
+
+    def idle(self):
+        sys.stderr.write(("i" * 1023 + "\\n") * 600)
+        sys.stderr.write("idle output written\\n")
+        sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(Idler()))
+"""
+
+
+def test_a_process_that_wrote_much_while_idle_is_not_seated_again(tmp_path, mark):
+    """A process past half its output limit plays no further match, judged as a match
+    ended; one that wrote while idle between matches (a thread of its own), here 600 KiB
+    of a 1 MiB limit during its rest on the ladder, was seated again (review 37). It is
+    judged as it is leased too: a new process plays the next match."""
+    bot = tmp_path / "idler"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "idler"\ncommand = "{python} bot.py"\n')
+    (bot / "bot.py").write_text(IDLER)
+    db = tmp_path / "ladder.db"
+    logs = tmp_path / "ladder.db.d" / "logs" / "idler"
+    served = Served(db, mark, "--ladder", "--ladder-rest", "3", "--limit", "output=1",
+                    listen="127.0.0.1:0")
+    try:
+        for name, folder in (("random", BOTS / "random"), ("idler", bot)):
+            served.ok("bots", "add", name, "--dir", folder)
+        switch(tmp_path / "ladder.db.d", "idler")
+        deadline = time.monotonic() + 60
+        while not (idle := [p for p in logs.glob("*.log") if b"idle output written"
+                            in p.read_bytes()]):
+            assert time.monotonic() < deadline, f"no idle output:\n{served.output}"
+            time.sleep(0.2)
+        wait_ladder(served, ladder_played(served) + 2)
+    finally:
+        assert served.stop() == 0
+    after = idle[0].read_bytes().split(b"idle output written", 1)[1]
+    assert b"move in" not in after, after[:300]        # that process played no more
+    assert stored_verdicts(db) == []
+
+
 def wait_logged(served: Served, text: str, timeout: float = 30) -> None:
     """Until the server's output holds ``text``."""
     deadline = time.monotonic() + timeout
