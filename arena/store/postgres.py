@@ -98,6 +98,12 @@ RETRY_TIMEOUT = 2
 #: lock still goes with the session, as it did before the unlock was sent.
 UNLOCK_WAIT_S = 2.0
 
+#: How long a look at a claim (:meth:`Claim.held`, every CLAIM_CHECK_S, in a thread) waits
+#: for its session to answer, and then for its lock to be taken again on a new one: the
+#: look waited as long as TCP would, holding the claim's lock, and a release (on the event
+#: loop of an arena serve) waited behind it. No answer in time is a session lost.
+KEEP_WAIT_S = 10.0
+
 
 def _reconnecting(method: Callable) -> Callable:
     """A call that finds its connection lost connects again (within the store's
@@ -250,31 +256,32 @@ class PostgresStore(Store):
             raise taken()
         session = [db]
         holds = [True]     # whether session[0] holds the lock (one taken again may not)
+        released = [False]
         using = threading.Lock()
 
         def keep() -> bool:
             # the session answers: the lock is its own. Gone (the database server
-            # restarted, the connection cut): the lock went with it, and another process
-            # may have it now; take it again on a new session if none has. A database
-            # still away holds it for nobody: held, until it is back.
+            # restarted, the connection cut, no answer in KEEP_WAIT_S): the lock went
+            # with it, and another process may have it now; take it again on a new
+            # session if none has. A database still away holds it for nobody: held,
+            # until it is back. Never after the release (a look waiting behind it took
+            # the lock again, for a session nobody would end).
             with using:
-                try:
-                    session[0].execute("SELECT 1")
+                if released[0]:
+                    return False
+                if _ask(session[0], "SELECT 1", KEEP_WAIT_S) is not None:
                     return True
-                except psycopg.Error:
-                    pass
                 session[0].close()
                 try:
                     db = self._open()
                 except (psycopg.Error, StoreError):
                     return True
-                try:
-                    again = db.execute(lock).fetchone()[0]
-                except psycopg.Error:
+                again = _ask(db, lock, KEEP_WAIT_S)
+                if again is None:
                     db.close()
                     return True
                 session[0] = db
-                holds[0] = bool(again)
+                holds[0] = again == "t"
                 return holds[0]
 
         def close() -> None:
@@ -283,8 +290,9 @@ class PostgresStore(Store):
             # just after a release was refused, on a busy machine). A session gone
             # already took its lock with it.
             with using:
+                released[0] = True
                 if holds[0]:   # an unlock of a lock not held: a WARNING in the server's log
-                    _unlock(session[0], unlock, UNLOCK_WAIT_S)
+                    _ask(session[0], unlock, UNLOCK_WAIT_S)
                 session[0].close()
 
         return Claim(close, keep)
@@ -646,23 +654,28 @@ def _what_to_do(said: str) -> str:
     return ""
 
 
-def _unlock(db: psycopg.Connection, unlock: str, wait: float) -> None:
-    """Send ``unlock`` (a ``pg_advisory_unlock``) on ``db`` and wait up to ``wait`` s for
-    its answer; a failure or no answer is no matter (the session is ended next, and its
-    lock with it). The session's one use is the lock, so nothing else waits on it."""
+def _ask(db: psycopg.Connection, sql: str, wait: float) -> str | None:
+    """Send ``sql`` on ``db`` and wait up to ``wait`` s for its answer, through libpq's
+    non-blocking calls (psycopg waits as long as TCP does: a server stopped, or behind a
+    network cut, where no reset ever comes, held the caller for a quarter of an hour); the
+    first value of its answer as text, or None: no answer in time, an error, or no row.
+    For a claim's own session, whose one use is its lock, so nothing else waits on it."""
     pgconn = db.pgconn
     deadline = time.monotonic() + wait
     try:
-        pgconn.send_query(unlock.encode())
+        pgconn.send_query(sql.encode())
         while True:
             pgconn.consume_input()
             if not pgconn.is_busy():
-                while pgconn.get_result() is not None:
-                    pass
-                return
+                value = None
+                while (result := pgconn.get_result()) is not None:
+                    if value is None and result.status == psycopg.pq.ExecStatus.TUPLES_OK \
+                            and result.ntuples:
+                        value = (result.get_value(0, 0) or b"").decode()
+                return value
             left = deadline - time.monotonic()
             if left <= 0:
-                return
+                return None
             select.select([pgconn.socket], [], [], left)
     except (psycopg.Error, OSError, ValueError):
-        pass
+        return None

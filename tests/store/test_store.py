@@ -1197,6 +1197,45 @@ def test_postgresql_a_claim_let_go_waits_for_a_server_that_does_not_answer_a_mom
     second.close()
 
 
+def test_postgresql_a_look_at_a_claim_waits_for_a_server_that_does_not_answer_a_while_only(
+        postgres_url, monkeypatch):
+    """A look at a claim (Claim.held, in a thread, every 2 s) asked its session whether it
+    answers and waited as long as TCP would, holding the claim's lock: a release (on an
+    arena serve's event loop) waited behind it, here until the stopped server process
+    went on (5 s), behind a network cut for a quarter of an hour. The look waits
+    KEEP_WAIT_S now: no answer is a session lost, whose lock another session cannot take
+    while it is held, so the claim is lost (the caller stops playing), and the release
+    goes at once."""
+    from arena.store import postgres
+    from arena.store import RefusedError
+    from arena.store.postgres import SERVE_LOCK, PostgresStore
+
+    monkeypatch.setattr(postgres, "KEEP_WAIT_S", 1.0)
+    monkeypatch.setattr(postgres, "UNLOCK_WAIT_S", 0.5)
+    store, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    held = store.claim()
+    looked = []
+    with _holder_stopped(postgres_url, "objid = %s", (SERVE_LOCK % 2**32,), 5):
+        look = threading.Thread(target=lambda: looked.append(held.held()))
+        look.start()
+        time.sleep(0.2)                          # the look waits on the stopped session
+        began = time.monotonic()
+        held.release()
+        assert time.monotonic() - began < 3      # 4.8 s before
+        look.join(5)
+        assert looked == [False]                 # its lock still held by the stopped session
+    deadline = time.monotonic() + 10
+    while True:        # the session ends as its server process goes on, and its lock with it
+        try:
+            second.claim().release()
+            break
+        except RefusedError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    store.close()
+    second.close()
+
+
 def test_postgresql_a_lost_connection_is_made_again_by_the_next_call(postgres_url):
     from arena.store.postgres import PostgresStore
 
