@@ -66,13 +66,18 @@ DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
 #: command it watches): a signal at that process's death (SIGWINCH, asked for before
 #: anything else runs) kills the group; so does a parent found dead already. SIGWINCH is
 #: ignored by default, so one that comes before the trap is set is lost harmlessly, the
-#: parent's check then seeing the death (SIGTERM would end the watchdog there). It
-#: ignores SIGTERM, which the arena sends the group to let a bot end by itself. It
-#: sleeps in the background, as sh runs a trap only between commands. Outside the bot's
-#: cgroup and rlimits (it starts before them), its output to /dev/null (the bot's pipe
-#: ends with the bot).
+#: parent's check after the trap then seeing the death (SIGTERM would end the watchdog
+#: there). That check reads the parent from /proc now: sh's $PPID is the one it started
+#: with, so a death between its start and the trap went unseen, and the watchdog and
+#: the bot's children outlived the arena (1 run in many of a CI suite; every run with a
+#: pause put before the trap). It ignores SIGTERM, which the arena sends the group to
+#: let a bot end by itself. It sleeps in the background, as sh runs a trap only between
+#: commands. Outside the bot's cgroup and rlimits (it starts before them), its output to
+#: /dev/null (the bot's pipe ends with the bot).
 _WATCHDOG = ("setpriv", "--pdeathsig", "WINCH", "--", "/bin/sh", "-c",
-             'trap "" TERM; trap "kill -s KILL 0" WINCH; [ "$PPID" = "$1" ] || kill -s KILL 0; '
+             'trap "" TERM; trap "kill -s KILL 0" WINCH; p=$1; '
+             'read -r s </proc/$$/stat 2>/dev/null || s="$$ (sh) S $PPID"; set -- $s; '
+             '[ "$4" = "$p" ] || kill -s KILL 0; '
              "while :; do sleep 86400 & wait $!; done", "watchdog")
 
 
