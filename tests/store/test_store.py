@@ -1168,6 +1168,21 @@ def test_postgresql_a_released_claim_is_free_at_once_though_its_session_ends_lat
         second.close()
 
 
+def _claimable_soon(store) -> None:
+    """Until ``store`` can claim its database (within 10 s): a session ends as its stopped
+    server process goes on, and its lock with it."""
+    from arena.store import RefusedError
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            store.claim().release()
+            return
+        except RefusedError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
 def test_postgresql_a_claim_let_go_waits_for_a_server_that_does_not_answer_a_moment_only(
         postgres_url, monkeypatch):
     """The unlock waited for the server's answer as long as TCP would: a server stopped, or
@@ -1175,7 +1190,6 @@ def test_postgresql_a_claim_let_go_waits_for_a_server_that_does_not_answer_a_mom
     tournament's end and at its stop) for minutes. It waits UNLOCK_WAIT_S now, then ends
     the session, whose lock goes with it as the server goes on."""
     from arena.store import postgres
-    from arena.store import RefusedError
     from arena.store.postgres import SERVE_LOCK, PostgresStore
 
     monkeypatch.setattr(postgres, "UNLOCK_WAIT_S", 0.5)
@@ -1185,14 +1199,7 @@ def test_postgresql_a_claim_let_go_waits_for_a_server_that_does_not_answer_a_mom
         began = time.monotonic()
         held.release()
         assert time.monotonic() - began < 2      # 5 s before
-    deadline = time.monotonic() + 10
-    while True:        # the session ends as its server process goes on, and its lock with it
-        try:
-            second.claim().release()
-            break
-        except RefusedError:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+    _claimable_soon(second)
     store.close()
     second.close()
 
@@ -1207,7 +1214,6 @@ def test_postgresql_a_look_at_a_claim_waits_for_a_server_that_does_not_answer_a_
     while it is held, so the claim is lost (the caller stops playing), and the release
     goes at once."""
     from arena.store import postgres
-    from arena.store import RefusedError
     from arena.store.postgres import SERVE_LOCK, PostgresStore
 
     monkeypatch.setattr(postgres, "KEEP_WAIT_S", 1.0)
@@ -1224,14 +1230,7 @@ def test_postgresql_a_look_at_a_claim_waits_for_a_server_that_does_not_answer_a_
         assert time.monotonic() - began < 3      # 4.8 s before
         look.join(5)
         assert looked == [False]                 # its lock still held by the stopped session
-    deadline = time.monotonic() + 10
-    while True:        # the session ends as its server process goes on, and its lock with it
-        try:
-            second.claim().release()
-            break
-        except RefusedError:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+    _claimable_soon(second)
     store.close()
     second.close()
 
