@@ -42,7 +42,9 @@ class Served:
             launched(command("serve", "--db", db, "--listen", listen, *flags), nofile=nofile), cwd=ROOT,
             env=env_for(mark) | (env or {}), stdout=self.out.open("w"), stderr=subprocess.STDOUT,
             text=True)
-        text = self._wait_for(r"arena server at ([^\s,]+)")
+        # its last line at the start (printed apart from the first: a test that read the
+        # spectators' address once the server's line was there found none, once in CI)
+        text = self._wait_for(r"spectators at \S+: arena watch")
         self.address = re.search(r"arena server at ([^\s,]+)", text).group(1)
         found = re.search(r"organizer token: (\S+)", text)
         self.token = found.group(1) if found else token
