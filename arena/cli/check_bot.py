@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import sys
@@ -13,6 +12,7 @@ from arena.bots.check import GOODBYE_S, check_bot
 from arena.bots.manifest import load_manifest
 from arena.bots.process import is_log_of, log_name
 from arena.bots.setup import DEFAULT_TIMEOUT_S
+from arena.cli import signals
 from arena.cli.prepare import (
     add_sandbox_options, announce_setup, bot_factory, fresh_out, sandbox_config,
 )
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--move-time must be from 0.001 to {MAX_CLOCK_S:,} seconds (a day)")
     manifest = load_manifest(args.bot)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
-    report = asyncio.run(check_bot(
+    report = signals.run(check_bot(
         manifest, setup=args.setup, setup_timeout=args.setup_timeout,
         move_ms=round(args.move_time * 1000), connect_timeout=args.connect_timeout, seed=args.seed,
         sandbox=sandbox_config(args), on_setup=announce_setup, log_dir=out_dir(args.out, manifest.name),

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
+from arena.cli import signals
 from arena.cli import output
 from arena.cli.match_log import event_lines, result_text, verdict_line
 from arena.bots.launcher import BotStartError
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     console = output.console()
     out = run_folder(args.out)
     try:
-        return asyncio.run(_play(args, manifests, config, tc, console, out))
+        return signals.run(_play(args, manifests, config, tc, console, out))
     except KeyboardInterrupt:
         print(f"arena match: interrupted; the game in progress, if any, is logged as aborted; "
               f"event logs: {out}", file=sys.stderr)

@@ -9,6 +9,7 @@ import math
 import sys
 from pathlib import Path
 
+from arena.cli import signals
 from arena.cli import output
 from arena.cli.database import add_db_option, shown
 from arena.cli.match import time_control
@@ -151,7 +152,7 @@ def run_serve(args: argparse.Namespace) -> int:
                            ladder_warm=args.ladder_warm, ladder_rest=args.ladder_rest,
                            data_dir=args.data)
     with joined(args.executor, args.ray_address):   # before the server's threads start
-        return asyncio.run(_serve(args.db, options, args.web))
+        return signals.run(_serve(args.db, options, args.web))
 
 
 def log_errors() -> None:

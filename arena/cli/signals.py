@@ -5,8 +5,13 @@ does: no bot told goodbye, no line to resume it."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:
@@ -29,9 +34,47 @@ def as_ctrl_c(signum, frame) -> None:
     terminal at the start (:func:`note_terminals`) are pointed at /dev/null first."""
     if signum == signal.SIGHUP:
         _silence_terminals()
-    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+    if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL, None):
+        os.kill(os.getpid(), signal.SIGINT)
+        return
+    # SIGINT ignored: asyncio.run installs no handler of its own for it. A KeyboardInterrupt
+    # raised here, in the middle of the event loop, cut the referee's stop short (its bots'
+    # sockets and folder left in /tmp), and gRPC's servers were finalized after the loop
+    # closed: a segmentation fault, 3 runs of 3 of `arena match` stopped by SIGTERM as a
+    # script's background job. The main task of :func:`run` is cancelled instead, as
+    # asyncio.run does at Ctrl-C (a second signal, or none running, still raises).
+    global _interrupted
+    task = _main_task
+    if task is None or task.done() or _interrupted:
         raise KeyboardInterrupt
-    os.kill(os.getpid(), signal.SIGINT)
+    _interrupted = True
+    task.get_loop().call_soon_threadsafe(task.cancel)
+
+
+_main_task: asyncio.Task | None = None
+_interrupted = False
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, whose main task a stop signal cancels where SIGINT is ignored
+    (see :func:`as_ctrl_c`): KeyboardInterrupt once it and every other task have cleaned
+    up, as after Ctrl-C."""
+    global _main_task, _interrupted
+
+    async def main() -> T:
+        global _main_task
+        _main_task = asyncio.current_task()
+        return await coro
+
+    _interrupted = False
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if _interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        _main_task = None
 
 
 _terminals: list[int] = []

@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from arena.bots.launcher import BotStartError
 from arena.bots.process import ArenaStartError
+from arena.cli import signals
 from arena.cli import output
 from arena.cli.database import missing_file, shown
 from arena.cli.live_view import LiveView, played_line
@@ -223,7 +224,7 @@ def _run(t: Tournament, args, console: Console, err: Console, claim: Claim) -> i
                          else ""))
         # the executor's cluster first: the live view and the listener bus start threads
         with joined(args.executor if pending else "local", args.ray_address), view:
-            asyncio.run(_play(t, args, view, logs, console, claim))
+            signals.run(_play(t, args, view, logs, console, claim))
     except KeyboardInterrupt:
         stored = len(t.store.finished_keys(t.record))
         err.print(f"interrupted: {stored} of {total} matches are stored; the matches in flight "

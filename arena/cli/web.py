@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 
+from arena.cli import signals
 from arena.cli.signals import stop_signals
 from arena.cli.spectators import port_number
 from arena.watch.client import DEFAULT_ADDRESS, ENV_ADDRESS, spectator_address
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the web viewer until Ctrl-C."""
-    return asyncio.run(_serve(spectator_address(args.connect), args.host, args.port,
+    return signals.run(_serve(spectator_address(args.connect), args.host, args.port,
                               args.tls, args.tls_ca, args.allow_host))
 
 
