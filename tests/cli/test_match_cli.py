@@ -525,22 +525,17 @@ def test_sigterm_where_sigint_is_ignored_stops_as_ctrl_c_does(tmp_path, mark):
     out = tmp_path / "out"
     sockets = tempfile.mkdtemp(prefix="t-", dir="/tmp")     # its TMPDIR: where its folder goes
     try:
-        proc = subprocess.Popen(
-            ["sh", "-c", 'trap "" INT; exec "$@"', "sh", sys.executable, "-m", "arena.cli.main",
-             "match", BOTS / "ismcts", BOTS / "greedy", "--games", "30", "-q", "--out", out],
-            cwd=ROOT, env={**env_for(mark), "TMPDIR": sockets}, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True)
-        try:
+        with reaped(subprocess.Popen(
+                ["sh", "-c", 'trap "" INT; exec "$@"', "sh", sys.executable, "-m",
+                 "arena.cli.main", "match", BOTS / "ismcts", BOTS / "greedy", "--games", "30",
+                 "-q", "--out", out], cwd=ROOT, env={**env_for(mark), "TMPDIR": sockets},
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)) as proc:
             deadline = time.monotonic() + 60
             while not finished_logs(out) and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert proc.poll() is None and finished_logs(out), "no game was played"
             proc.send_signal(signal.SIGTERM)
             _, stderr = proc.communicate(timeout=15)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         assert proc.returncode == 130, stderr
         assert stderr.splitlines() == [f"arena match: interrupted; the game in progress, if "
                                        f"any, is logged as aborted; event logs: {out}"]
