@@ -136,8 +136,9 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"arena serve listens where bots and organisers reach it: --listen "
                           f"HOST:PORT or unix:PATH, not {args.listen!r}")
     check_addresses(args)   # before the database: a new one's token is printed once
-    if args.watch is None and (why := listen_problem(default_spectators(args.listen))):
-        raise ConfigError(f"spectators cannot be served on {default_spectators(args.listen)!r} "
+    beside = default_spectators(args.listen)
+    if args.watch is None and (why := listen_problem(beside)):
+        raise ConfigError(f"spectators cannot be served on {beside!r} "
                           f"(the default beside --listen; --watch chooses): {why}")
     check_address(args.executor, args.ray_address)
     bot_factory(args)   # says so once if bots cannot be sandboxed here
