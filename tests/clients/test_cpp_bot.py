@@ -798,6 +798,36 @@ def test_usage_errors_exit_2(cpp_bot, args, env):
     assert proc.stderr.startswith("error: ")
 
 
+@pytest.mark.parametrize("address, said", [
+    ("localhost", "not HOST:PORT"), ("http://localhost:50051", "not a URL"),
+    ("::1:50051", "IPv6 address in brackets"), ("localhost:99999", "not HOST:PORT"),
+    ("unix:", "unix:/PATH"), ("unix://relative.sock", "unix:/PATH"),
+])
+def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
+    # gRPC took each and said only, at the end of the connect timeout (30 s), that no
+    # referee was reachable
+    started = time.monotonic()
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--token", "t"],
+                          env=bot_env(ONO99_REFEREE=address), capture_output=True, text=True,
+                          timeout=15)
+    assert proc.returncode == 2, proc.stderr
+    assert time.monotonic() - started < 10
+    assert f"error: the referee address '{address}' (--referee or $ONO99_REFEREE): " in proc.stderr
+    assert said in proc.stderr
+
+
+@pytest.mark.parametrize("address", [
+    "[::1]:1", "dns:///localhost:1", "ipv4:127.0.0.1:1", "unix-abstract:ono99-nobody",
+    "unix:///nowhere/at-all.sock",
+])
+def test_every_form_grpc_dials_is_taken(cpp_bot, address):
+    proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--referee", address, "--token", "t",
+                           "--connect-timeout", "0.5"], env=bot_env(), capture_output=True,
+                          text=True, timeout=15)
+    assert proc.returncode == 4, proc.stderr
+    assert f"no referee reachable at {address}" in proc.stderr
+
+
 def test_help_exits_0(cpp_bot):
     proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--help"], env=bot_env(),
                           capture_output=True, text=True, timeout=15)

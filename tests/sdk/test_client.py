@@ -90,6 +90,33 @@ def test_missing_arguments_in_process(capsys, monkeypatch):
     assert "give the referee address and token" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("address, said", [
+    ("localhost", "not HOST:PORT"), ("http://localhost:50051", "not a URL"),
+    ("::1:50051", "IPv6 address in brackets"), ("localhost:99999", "not HOST:PORT"),
+    ("unix:", "unix:/PATH"), ("unix://relative.sock", "unix:/PATH"),
+])
+def test_an_address_no_referee_can_have_is_a_usage_error_at_once(address, said):
+    # gRPC took each of these and said only, at the end of the connect timeout (30 s), that
+    # no referee was reachable: the environment's ONO99_REFEREE counts as --referee does
+    started = time.monotonic()
+    proc = run_script(RANDOM_BOT, "--token", "t", env=bot_env(ONO99_REFEREE=address))
+    assert proc.returncode == EXIT_USAGE, proc.stderr
+    assert time.monotonic() - started < 10
+    assert f"the referee address {address!r} (--referee or $ONO99_REFEREE): " in proc.stderr
+    assert said in proc.stderr
+
+
+@pytest.mark.parametrize("address", [
+    "[::1]:1", "dns:///localhost:1", "ipv4:127.0.0.1:1", "unix-abstract:ono99-nobody",
+    "unix:///nowhere/at-all.sock",
+])
+def test_every_form_grpc_dials_is_taken(address):
+    proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t",
+                      "--connect-timeout", "0.5")
+    assert proc.returncode == EXIT_UNREACHABLE, proc.stderr
+    assert f"no referee reachable at {address}" in proc.stderr
+
+
 # ---------------------------------------------------------------- unreachable
 
 

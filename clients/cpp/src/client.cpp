@@ -6,6 +6,9 @@
 // dialled again (a referee keeps a remote bot's seat for a grace window), with the same
 // driver, so the bot's matches go on; so is a first stream that breaks before its welcome,
 // or that the referee refuses as one of too many (for now).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
@@ -115,6 +118,45 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // bots one, whatever TLS settings they inherit).
 bool is_unix_address(const std::string& referee) {
   return referee.rfind("unix:", 0) == 0 || referee.rfind("unix-abstract:", 0) == 0;
+}
+
+bool is_ipv6(const std::string& text) {
+  in6_addr address;
+  const std::string bare = text.substr(0, text.find('%'));  // a zone: fe80::1%eth0
+  return bare.find(':') != std::string::npos && inet_pton(AF_INET6, bare.c_str(), &address) == 1;
+}
+
+// Why `address` cannot name a referee, or nothing if it may: HOST:PORT, unix:PATH,
+// unix-abstract:NAME, or a form gRPC resolves itself (dns:, ipv4:, ipv6:). gRPC takes any
+// string and fails only at the connect timeout: `localhost` (port 443 to gRPC) or
+// `http://host:port` was 30 s of silence, then "no referee reachable".
+std::optional<std::string> address_problem(const std::string& address) {
+  const auto colon = address.find(':');
+  const std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : address.substr(colon + 1);
+  if (scheme == "unix" || scheme == "unix-abstract") {
+    const bool authority = rest.rfind("//", 0) == 0 && rest.rfind("///", 0) != 0;
+    if (rest.find_first_not_of('/') == std::string::npos || authority) {
+      return "a unix socket is unix:/PATH (or unix-abstract:NAME)";
+    }
+    return std::nullopt;
+  }
+  if (scheme == "dns" || scheme == "ipv4" || scheme == "ipv6") return std::nullopt;
+  if (address.find("://") != std::string::npos) return "not a URL: HOST:PORT, e.g. localhost:50051";
+  const auto last = address.rfind(':');
+  const std::string host = last == std::string::npos ? "" : address.substr(0, last);
+  const std::string port = last == std::string::npos ? "" : address.substr(last + 1);
+  if (is_ipv6(host) || is_ipv6(address)) {
+    return "write an IPv6 address in brackets, with a port: [::1]:50051";
+  }
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      port.find_first_not_of("0123456789") == std::string::npos;
+  if (host.empty() || (host.find(':') != std::string::npos && !bracketed) || !digits ||
+      std::stoi(port) == 0 || std::stoi(port) > 65535) {
+    return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME";
+  }
+  return std::nullopt;
 }
 
 // The PEM certificates in `path`, or nothing after saying on stderr why they cannot be used.
@@ -432,6 +474,11 @@ int run(Bot& bot, int argc, char** argv) {
   if (!referee || referee->empty() || !token) {
     std::cerr << "error: give the referee address and token (--referee/--token or $"
               << kEnvReferee << "/$" << kEnvToken << ")\n";
+    return kExitUsage;
+  }
+  if (const auto problem = address_problem(*referee)) {
+    std::cerr << "error: the referee address '" << *referee << "' (--referee or $" << kEnvReferee
+              << "): " << *problem << '\n';
     return kExitUsage;
   }
   options.referee = *referee;

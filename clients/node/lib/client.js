@@ -2,6 +2,7 @@
 /** Connect a bot to a referee over gRPC and play until the referee says goodbye. */
 
 const fs = require('node:fs');
+const net = require('node:net');
 const { parseArgs } = require('node:util');
 
 const { Driver, RefusedError } = require('./driver');
@@ -153,6 +154,37 @@ function parseCommandLine(argv, env) {
   };
 }
 
+/**
+ * Why `address` cannot name a referee, or null if it may: HOST:PORT, unix:PATH,
+ * unix-abstract:NAME, or a form gRPC resolves itself (dns:, ipv4:, ipv6:). gRPC takes any
+ * string and fails only at the connect timeout: `localhost` or `http://host:port` was 30 s
+ * of silence, then "no referee reachable".
+ */
+function addressProblem(address) {
+  const colon = address.indexOf(':');
+  const scheme = colon < 0 ? '' : address.slice(0, colon);
+  const rest = address.slice(colon + 1);
+  if (scheme === 'unix' || scheme === 'unix-abstract') {
+    const authority = rest.startsWith('//') && !rest.startsWith('///');
+    return rest.replace(/^\/+/, '') === '' || authority
+      ? 'a unix socket is unix:/PATH (or unix-abstract:NAME)' : null;
+  }
+  if (['dns', 'ipv4', 'ipv6'].includes(scheme)) return null;
+  if (address.includes('://')) return 'not a URL: HOST:PORT, e.g. localhost:50051';
+  const last = address.lastIndexOf(':');
+  const host = last < 0 ? '' : address.slice(0, last);
+  const port = address.slice(last + 1);
+  if (net.isIPv6(host) || net.isIPv6(address)) {
+    return 'write an IPv6 address in brackets, with a port: [::1]:50051';
+  }
+  const bracketed = host.startsWith('[') && host.endsWith(']');
+  if (!host || (host.includes(':') && !bracketed) || !/^[0-9]+$/.test(port)
+      || !(Number(port) > 0 && Number(port) < 65536)) {
+    return 'not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME';
+  }
+  return null;
+}
+
 /** `text` as a number of seconds (finite, not negative), or null. */
 function seconds(text) {
   const value = Number(text);
@@ -181,6 +213,12 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
   if (!args.referee || args.token === undefined) {
     stderr.write(`error: give the referee address and token (--referee/--token or ` +
       `$${ENV_REFEREE}/$${ENV_TOKEN})\n`);
+    return EXIT.USAGE;
+  }
+  const problem = addressProblem(args.referee);
+  if (problem !== null) {
+    stderr.write(`error: the referee address ${JSON.stringify(args.referee)} (--referee or ` +
+      `$${ENV_REFEREE}): ${problem}\n`);
     return EXIT.USAGE;
   }
   try {
@@ -459,6 +497,6 @@ function shown(msg) {
 }
 
 module.exports = {
-  run, play, parseCommandLine, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, ENV_TLS, ENV_TLS_CA,
+  run, play, parseCommandLine, addressProblem, EXIT, SDK, ENV_REFEREE, ENV_TOKEN, ENV_NAME, ENV_TLS, ENV_TLS_CA,
   ENV_RECONNECT_TIMEOUT, CHANNEL_OPTIONS,
 };

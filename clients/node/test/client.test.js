@@ -291,8 +291,30 @@ test('run() without an address or a token is a usage error (2)', async () => {
   }
   for (const argv of [['--bogus'], ['--connect-timeout', 'soon'], ['--connect-timeout', '-1']]) {
     const stderr = capture();
-    assert.equal(await run(new Lowest(), argv, { ONO99_REFEREE: 'x', ONO99_TOKEN: 't' }, { stderr }), EXIT.USAGE);
+    assert.equal(await run(new Lowest(), argv, { ONO99_REFEREE: 'localhost:1', ONO99_TOKEN: 't' }, { stderr }), EXIT.USAGE);
     assert.match(stderr.text, /error: /);
+  }
+});
+
+test('an address no referee can have is a usage error (2) at once', async () => {
+  // gRPC took each and said only, at the end of the connect timeout (30 s), that no referee
+  // was reachable
+  for (const [address, said] of [
+    ['localhost', 'not HOST:PORT'], ['http://localhost:50051', 'not a URL'],
+    ['::1:50051', 'IPv6 address in brackets'], ['localhost:99999', 'not HOST:PORT'],
+    ['unix:', 'unix:/PATH'], ['unix://relative.sock', 'unix:/PATH'],
+  ]) {
+    const stderr = capture();
+    const started = Date.now();
+    assert.equal(await run(new Lowest(), ['--token', 't'], { ONO99_REFEREE: address }, { stderr }), EXIT.USAGE);
+    assert.ok(Date.now() - started < 5000);
+    assert.ok(stderr.text.includes(`the referee address ${JSON.stringify(address)} (--referee or $ONO99_REFEREE): `), stderr.text);
+    assert.ok(stderr.text.includes(said), stderr.text);
+  }
+  for (const address of ['[::1]:1', 'dns:///localhost:1', 'ipv4:127.0.0.1:1', 'unix:///nowhere/at-all.sock']) {
+    const stderr = capture();
+    const code = await run(new Lowest(), ['--referee', address, '--token', 't', '--connect-timeout', '0.2'], {}, { stderr });
+    assert.equal(code, EXIT.UNREACHABLE, stderr.text);
   }
 });
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import os
 import random
@@ -112,6 +113,37 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def address_problem(address: str) -> str | None:
+    """Why ``address`` cannot name a referee, or None if it may: HOST:PORT, unix:PATH,
+    unix-abstract:NAME, or a form gRPC resolves itself (dns:, ipv4:, ipv6:). gRPC takes
+    any string and fails only at the connect timeout: ``localhost`` (port 443 to gRPC) or
+    ``http://host:port`` was 30 s of silence, then "no referee reachable"."""
+    scheme, colon, rest = address.partition(":")
+    if colon and scheme in ("unix", "unix-abstract"):
+        if not rest.lstrip("/") or (rest.startswith("//") and not rest.startswith("///")):
+            return "a unix socket is unix:/PATH (or unix-abstract:NAME)"
+        return None
+    if colon and scheme in ("dns", "ipv4", "ipv6"):
+        return None
+    if "://" in address:
+        return "not a URL: HOST:PORT, e.g. localhost:50051"
+    host, _, port = address.rpartition(":")
+    if _ipv6(host) or _ipv6(address):
+        return "write an IPv6 address in brackets, with a port: [::1]:50051"
+    bracketed = host.startswith("[") and host.endswith("]")
+    if (not host or (":" in host and not bracketed) or not port.isdigit()
+            or not 0 < int(port) < 65536):
+        return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME"
+    return None
+
+
+def _ipv6(text: str) -> bool:
+    try:
+        return ipaddress.ip_address(text).version == 6
+    except ValueError:
+        return False
+
+
 def credentials(tls: bool, tls_ca: str | None) -> grpc.ChannelCredentials | None:
     """TLS credentials trusting ``tls_ca`` (a PEM file), else the system's roots when
     ``tls``; None for plaintext. OSError if the file cannot be read."""
@@ -135,6 +167,10 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
     if not args.referee or args.token is None:
         print(f"error: give the referee address and token (--referee/--token or "
               f"${ENV_REFEREE}/${ENV_TOKEN})", file=sys.stderr)
+        return EXIT_USAGE
+    if (problem := address_problem(args.referee)) is not None:
+        print(f"error: the referee address {args.referee!r} (--referee or ${ENV_REFEREE}): "
+              f"{problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
         creds = credentials(args.tls, args.tls_ca)
