@@ -695,6 +695,12 @@ class SpectatorHub:
                 return match
         return None
 
+    def waiting_for_live(self, tournament: str = "") -> int:
+        """How many streams (TV's) wait in :meth:`next_live` for a match of ``tournament``
+        to start."""
+        arrival = self._arrivals.get(tournament)
+        return arrival[1] if arrival is not None else 0
+
     async def next_live(self, tournament: str = "", timeout: float | None = None,
                         since: float | None = None) -> LiveMatch | None:
         """The best live match, waiting up to ``timeout`` s for one to start. A match that

@@ -515,7 +515,9 @@ def tv_of_fast_matches(matches: int, gap_s: float) -> list[tuple[str, float, pb.
         try:
             async with grpc.aio.insecure_channel(server.address) as channel:
                 call = spectator_pb2_grpc.SpectatorStub(channel).WatchTV(pb.WatchTVRequest())
-                await asyncio.sleep(0.2)                     # TV is waiting
+                async with asyncio.timeout(10):   # TV is waiting (0.2 s was too short once)
+                    while not hub.waiting_for_live():
+                        await asyncio.sleep(0.01)
                 shown = []
                 for n in range(matches):
                     the_spec = spec(["a", "b"], seed=n)
