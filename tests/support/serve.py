@@ -38,6 +38,11 @@ class Served:
         self.mark = mark
         self.flags = flags
         self.out = out or db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
+        if not listen.startswith("unix") and "--watch" not in flags:
+            # the spectators' default beside a port is the next one, which nobody reserved:
+            # a restart on a port the system chose found it held by a client's socket (any
+            # connection's own port on the machine; a TIME_WAIT holds it a minute) and exited
+            flags = (*flags, "--watch", f"{listen.rpartition(':')[0]}:0")
         self.proc = subprocess.Popen(
             launched(command("serve", "--db", db, "--listen", listen, *flags), nofile=nofile), cwd=ROOT,
             env=env_for(mark) | (env or {}), stdout=self.out.open("w"), stderr=subprocess.STDOUT,
