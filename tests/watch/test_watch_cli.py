@@ -472,13 +472,16 @@ def test_a_command_that_ends_with_viewers_on_it_ends_their_streams_without_a_tra
     command's streams now end first, as finished ones (it is done: nothing comes back on
     its address): the command ends with exit 0 and nothing more said, and so does the
     viewer."""
-    match, out, address = slow_match(tmp_path, mark, 3)
+    # 10 games of about 1.5 s: the viewer, started at the first, must join before the last
+    # ends (with 3, a loaded machine started it too late, 5 runs in 10, and it then looked
+    # for a service that was gone for 10 s)
+    match, out, address = slow_match(tmp_path, mark, 10)
     try:
-        wait_for_text(match, out, r"─ game 1 of 3 ─")
+        wait_for_text(match, out, r"─ game 1 of 10 ─")
         proc = watcher(mark, address, "--tv")
         try:
             assert match.wait(120) == 0, out.read_text()
-            _, err = proc.communicate(timeout=5)     # ends with the command
+            got, err = proc.communicate(timeout=5)     # ends with the command
         finally:
             proc.kill()
     finally:
@@ -486,6 +489,7 @@ def test_a_command_that_ends_with_viewers_on_it_ends_their_streams_without_a_tra
     printed = out.read_text()
     assert "Traceback" not in printed and "CancelledError" not in printed, printed
     assert proc.returncode == 0 and own_lines(err) == [], err
+    assert got.startswith("match "), got    # it was watching when the command ended
 
 
 def test_a_tournament_is_followed_to_its_end_and_its_standings(tmp_path, mark):
