@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.processes import bot_env_names, env_for, processes_marked
+from support.processes import bot_env_names, env_for, wait_unmarked
 
 ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "tests" / "bots" / "rogue.py"
@@ -22,7 +22,7 @@ def check_bot(mark: str, folder: Path, *args, env=None) -> subprocess.CompletedP
                           cwd=ROOT, env={**env_for(mark), **(env or {})}, capture_output=True,
                           text=True, timeout=120)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert processes_marked(mark) == [], "bot processes left running"
+    assert wait_unmarked(mark, 5) == [], "bot processes left running"
     return proc
 
 

@@ -524,7 +524,11 @@ def test_the_ladder_keeps_what_it_plays_while_its_database_cannot_take_it(tmp_pa
         try:
             holder.execute("BEGIN EXCLUSIVE")
             wait_logged(served, "the ladder waits for its database: database")
-            time.sleep(3)                         # a match takes well under a second
+            # the match in flight ends and waits its busy timeout (1 s) before it is kept:
+            # 3 s for both was short on a loaded machine; then time for a second one, which
+            # a ladder that went on playing would keep (a match takes well under a second)
+            wait_logged(served, "is kept until the database can store it")
+            time.sleep(3)
             kept = served.output.count("is kept until the database can store it")
             assert kept == 1, served.output       # one table: one match played, kept
         finally:

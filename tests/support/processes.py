@@ -55,6 +55,20 @@ def processes_marked(value: str) -> list[int]:
     return pids
 
 
+def marked_running(value: str, module: bytes) -> list[int]:
+    """Pids of live processes marked ``value`` whose command line holds ``module``; one
+    that ends while they are looked at is not among them (short-lived marked processes,
+    a sandbox's probes and its shell's steps, end at any moment)."""
+    pids = []
+    for pid in processes_marked(value):
+        try:
+            if module in Path(f"/proc/{pid}/cmdline").read_bytes():
+                pids.append(pid)
+        except OSError:  # gone
+            pass
+    return pids
+
+
 def process_names(pids: list[int]) -> list[str]:
     """The command names (``comm``) of the processes ``pids`` still running."""
     names = []

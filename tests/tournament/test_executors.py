@@ -143,7 +143,7 @@ def test_a_result_that_comes_after_its_worker_was_given_up_for_dead_is_dropped(t
 
     def kill_one(plan, result) -> None:
         if not killed and (workers := procs.workers()):
-            time.sleep(1.5)            # its lanes finish matches meanwhile, their results sent
+            time.sleep(3.0)            # its lanes finish matches meanwhile, their results sent
             os.kill(workers[0], signal.SIGKILL)
             killed.append(workers[0])
             time.sleep(0.5)            # dead (a zombie) before the parent goes on

@@ -30,7 +30,7 @@ from arena.watch import records
 from arena.web import feeds, guard, server
 from arena.web.server import WebViewer
 from support.network import own_network_ip
-from support.processes import env_for, processes_marked, reaped, running
+from support.processes import env_for, marked_running, reaped, running
 from support.serve import BOTS, ROOT, Served, command
 from support.web import LiveArena
 
@@ -887,8 +887,7 @@ def test_the_viewer_of_web_is_a_process_of_its_own_and_goes_with_its_arena(tmp_p
             assert line, "arena match ended without its viewer's line"
         url = found.group(1)
         assert fetch(url + "api/matches")[0] == 200
-        viewers = [pid for pid in processes_marked(mark)
-                   if b"arena.web.process" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        viewers = marked_running(mark, b"arena.web.process")
         assert len(viewers) == 1 and viewers[0] != proc.pid
         stat = Path(f"/proc/{viewers[0]}/stat").read_text().rsplit(")", 1)[1].split()
         # its parent; its nice value, 10 above the arena's (a test run under nice: 19 at most)
@@ -934,8 +933,7 @@ def test_a_viewer_of_web_that_dies_is_told_of_and_the_arena_plays_on(tmp_path, m
         while "web viewer at" not in printed.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, printed.read_text()
             time.sleep(0.05)
-        viewer = next(pid for pid in processes_marked(mark)
-                      if b"arena.web.process" in Path(f"/proc/{pid}/cmdline").read_bytes())
+        viewer = marked_running(mark, b"arena.web.process")[0]
         os.kill(viewer, signal.SIGKILL)
         ready, _, _ = select.select([proc.stderr], [], [], 20)
         assert ready, "nothing said of the viewer's end"
