@@ -816,14 +816,15 @@ def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
     assert said in proc.stderr
 
 
-@pytest.mark.parametrize("address", [
-    "[::1]:1", "dns:///localhost:1", "ipv4:127.0.0.1:1", "unix-abstract:ono99-nobody",
-    "unix:///nowhere/at-all.sock",
+@pytest.mark.parametrize("address, tls", [
+    ("[::1]:1", ()), ("dns:///localhost:1", ()), ("ipv4:127.0.0.1:1", ()),
+    ("unix-abstract:ono99-nobody", ()), ("unix:///nowhere/at-all.sock", ()),
+    ("localhost", ("--tls",)),    # port 443 to gRPC: a referee behind an HTTPS proxy
 ])
-def test_every_form_grpc_dials_is_taken(cpp_bot, address):
+def test_every_form_grpc_dials_is_taken(cpp_bot, address, tls):
     proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--referee", address, "--token", "t",
-                           "--connect-timeout", "0.5"], env=bot_env(), capture_output=True,
-                          text=True, timeout=15)
+                           *tls, "--connect-timeout", "0.5"], env=bot_env(),
+                          capture_output=True, text=True, timeout=15)
     assert proc.returncode == 4, proc.stderr
     assert f"no referee reachable at {address}" in proc.stderr
 

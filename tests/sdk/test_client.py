@@ -106,12 +106,13 @@ def test_an_address_no_referee_can_have_is_a_usage_error_at_once(address, said):
     assert said in proc.stderr
 
 
-@pytest.mark.parametrize("address", [
-    "[::1]:1", "dns:///localhost:1", "ipv4:127.0.0.1:1", "unix-abstract:ono99-nobody",
-    "unix:///nowhere/at-all.sock",
+@pytest.mark.parametrize("address, tls", [
+    ("[::1]:1", ()), ("dns:///localhost:1", ()), ("ipv4:127.0.0.1:1", ()),
+    ("unix-abstract:ono99-nobody", ()), ("unix:///nowhere/at-all.sock", ()),
+    ("localhost", ("--tls",)),    # port 443 to gRPC: a referee behind an HTTPS proxy
 ])
-def test_every_form_grpc_dials_is_taken(address):
-    proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t",
+def test_every_form_grpc_dials_is_taken(address, tls):
+    proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t", *tls,
                       "--connect-timeout", "0.5")
     assert proc.returncode == EXIT_UNREACHABLE, proc.stderr
     assert f"no referee reachable at {address}" in proc.stderr

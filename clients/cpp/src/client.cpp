@@ -127,10 +127,11 @@ bool is_ipv6(const std::string& text) {
 }
 
 // Why `address` cannot name a referee, or nothing if it may: HOST:PORT, unix:PATH,
-// unix-abstract:NAME, or a form gRPC resolves itself (dns:, ipv4:, ipv6:). gRPC takes any
-// string and fails only at the connect timeout: `localhost` (port 443 to gRPC) or
-// `http://host:port` was 30 s of silence, then "no referee reachable".
-std::optional<std::string> address_problem(const std::string& address) {
+// unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with `tls` a
+// HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any string and
+// fails only at the connect timeout: a plaintext `localhost` or `http://host:port` was 30 s
+// of silence, then "no referee reachable".
+std::optional<std::string> address_problem(const std::string& address, bool tls) {
   const auto colon = address.find(':');
   const std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
   const std::string rest = colon == std::string::npos ? "" : address.substr(colon + 1);
@@ -149,12 +150,18 @@ std::optional<std::string> address_problem(const std::string& address) {
   if (is_ipv6(host) || is_ipv6(address)) {
     return "write an IPv6 address in brackets, with a port: [::1]:50051";
   }
+  if (last == std::string::npos && tls &&
+      address.find_first_of(" \t/") == std::string::npos) {
+    return std::nullopt;
+  }
   const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
   const bool digits = !port.empty() && port.size() <= 5 &&
                       port.find_first_not_of("0123456789") == std::string::npos;
   if (host.empty() || (host.find(':') != std::string::npos && !bracketed) || !digits ||
       std::stoi(port) == 0 || std::stoi(port) > 65535) {
-    return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME";
+    return std::string("not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME") +
+           (last == std::string::npos ? " (a host alone is port 443 to gRPC, TLS's: with --tls)"
+                                      : "");
   }
   return std::nullopt;
 }
@@ -476,7 +483,8 @@ int run(Bot& bot, int argc, char** argv) {
               << kEnvReferee << "/$" << kEnvToken << ")\n";
     return kExitUsage;
   }
-  if (const auto problem = address_problem(*referee)) {
+  if (const auto problem =
+          address_problem(*referee, options.tls || !options.tls_ca.empty())) {
     std::cerr << "error: the referee address '" << *referee << "' (--referee or $" << kEnvReferee
               << "): " << *problem << '\n';
     return kExitUsage;

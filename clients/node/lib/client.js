@@ -156,11 +156,12 @@ function parseCommandLine(argv, env) {
 
 /**
  * Why `address` cannot name a referee, or null if it may: HOST:PORT, unix:PATH,
- * unix-abstract:NAME, or a form gRPC resolves itself (dns:, ipv4:, ipv6:). gRPC takes any
- * string and fails only at the connect timeout: `localhost` or `http://host:port` was 30 s
- * of silence, then "no referee reachable".
+ * unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with `tls` a
+ * HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any string
+ * and fails only at the connect timeout: a plaintext `localhost` or `http://host:port` was
+ * 30 s of silence, then "no referee reachable".
  */
-function addressProblem(address) {
+function addressProblem(address, tls = false) {
   const colon = address.indexOf(':');
   const scheme = colon < 0 ? '' : address.slice(0, colon);
   const rest = address.slice(colon + 1);
@@ -177,10 +178,12 @@ function addressProblem(address) {
   if (net.isIPv6(host) || net.isIPv6(address)) {
     return 'write an IPv6 address in brackets, with a port: [::1]:50051';
   }
+  if (last < 0 && tls && address.trim() === address && !address.includes('/')) return null;
   const bracketed = host.startsWith('[') && host.endsWith(']');
   if (!host || (host.includes(':') && !bracketed) || !/^[0-9]+$/.test(port)
       || !(Number(port) > 0 && Number(port) < 65536)) {
-    return 'not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME';
+    const alone = last < 0 ? " (a host alone is port 443 to gRPC, TLS's: with --tls)" : '';
+    return `not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME${alone}`;
   }
   return null;
 }
@@ -215,7 +218,7 @@ async function run(bot, argv = process.argv.slice(2), env = process.env, options
       `$${ENV_REFEREE}/$${ENV_TOKEN})\n`);
     return EXIT.USAGE;
   }
-  const problem = addressProblem(args.referee);
+  const problem = addressProblem(args.referee, args.tls || Boolean(args.tlsCa));
   if (problem !== null) {
     stderr.write(`error: the referee address ${JSON.stringify(args.referee)} (--referee or ` +
       `$${ENV_REFEREE}): ${problem}\n`);

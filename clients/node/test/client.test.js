@@ -311,9 +311,10 @@ test('an address no referee can have is a usage error (2) at once', async () => 
     assert.ok(stderr.text.includes(`the referee address ${JSON.stringify(address)} (--referee or $ONO99_REFEREE): `), stderr.text);
     assert.ok(stderr.text.includes(said), stderr.text);
   }
-  for (const address of ['[::1]:1', 'dns:///localhost:1', 'ipv4:127.0.0.1:1', 'unix:///nowhere/at-all.sock']) {
+  for (const [address, tls] of [['[::1]:1', []], ['dns:///localhost:1', []], ['ipv4:127.0.0.1:1', []],
+    ['unix:///nowhere/at-all.sock', []], ['localhost', ['--tls']]]) {   // the last: port 443, TLS's
     const stderr = capture();
-    const code = await run(new Lowest(), ['--referee', address, '--token', 't', '--connect-timeout', '0.2'], {}, { stderr });
+    const code = await run(new Lowest(), ['--referee', address, '--token', 't', ...tls, '--connect-timeout', '0.2'], {}, { stderr });
     assert.equal(code, EXIT.UNREACHABLE, stderr.text);
   }
 });

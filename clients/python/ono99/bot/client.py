@@ -113,10 +113,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def address_problem(address: str) -> str | None:
+def address_problem(address: str, tls: bool = False) -> str | None:
     """Why ``address`` cannot name a referee, or None if it may: HOST:PORT, unix:PATH,
-    unix-abstract:NAME, or a form gRPC resolves itself (dns:, ipv4:, ipv6:). gRPC takes
-    any string and fails only at the connect timeout: ``localhost`` (port 443 to gRPC) or
+    unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with ``tls``
+    a HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any
+    string and fails only at the connect timeout: a plaintext ``localhost`` or
     ``http://host:port`` was 30 s of silence, then "no referee reachable"."""
     scheme, colon, rest = address.partition(":")
     if colon and scheme in ("unix", "unix-abstract"):
@@ -127,13 +128,16 @@ def address_problem(address: str) -> str | None:
         return None
     if "://" in address:
         return "not a URL: HOST:PORT, e.g. localhost:50051"
-    host, _, port = address.rpartition(":")
+    host, colon, port = address.rpartition(":")
     if _ipv6(host) or _ipv6(address):
         return "write an IPv6 address in brackets, with a port: [::1]:50051"
+    if not colon and tls and address.strip() == address and "/" not in address:
+        return None
     bracketed = host.startswith("[") and host.endswith("]")
     if (not host or (":" in host and not bracketed) or not port.isdigit()
             or not 0 < int(port) < 65536):
-        return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME"
+        alone = "" if colon else " (a host alone is port 443 to gRPC, TLS's: with --tls)"
+        return f"not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME{alone}"
     return None
 
 
@@ -168,7 +172,7 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
         print(f"error: give the referee address and token (--referee/--token or "
               f"${ENV_REFEREE}/${ENV_TOKEN})", file=sys.stderr)
         return EXIT_USAGE
-    if (problem := address_problem(args.referee)) is not None:
+    if (problem := address_problem(args.referee, args.tls or bool(args.tls_ca))) is not None:
         print(f"error: the referee address {args.referee!r} (--referee or ${ENV_REFEREE}): "
               f"{problem}", file=sys.stderr)
         return EXIT_USAGE
