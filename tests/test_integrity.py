@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, wait_unmarked
+from support.processes import env_for, processes_marked
 
 ROOT = Path(__file__).resolve().parents[1]
 CHEATER = ROOT / "tests" / "bots" / "cheater.py"
@@ -50,7 +50,7 @@ def arena(mark: str, *args) -> str:
     proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=ROOT,
                           env=env_for(mark), capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
     return proc.stdout
 
 

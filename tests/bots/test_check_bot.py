@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.processes import bot_env_names, env_for, wait_unmarked
+from support.processes import bot_env_names, env_for, processes_marked
 
 ROOT = Path(__file__).resolve().parents[2]
 ROGUE = ROOT / "tests" / "bots" / "rogue.py"
@@ -23,7 +23,7 @@ def check_bot(mark: str, folder: Path, *args, env=None) -> subprocess.CompletedP
                           cwd=ROOT, env={**env_for(mark), **(env or {})}, capture_output=True,
                           text=True, timeout=120)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
     return proc
 
 
@@ -278,7 +278,7 @@ def test_a_slow_check_says_how_far_it_is(tmp_path, mark, capsys):
     took = float(re.search(r"; ([0-9.]+) s in all", proc.stdout).group(1))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # silent when quick (a loaded machine made a check of a few seconds take 10.7)
-    assert took > 10 or "check matches played" not in proc.stderr, (took, proc.stderr)
+    assert took > cli.PROGRESS_S or "check matches played" not in proc.stderr, (took, proc.stderr)
     heard = []
     report = asyncio.run(examine(load_manifest(folder), on_match=lambda *a: heard.append(a)))
     assert [(n, of) for n, of, _ in heard] == [(n, report.matches) for n in range(1, 14)]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.processes import env_for, wait_unmarked
+from support.processes import env_for, processes_marked
 from support.requirements import missing
 
 from arena.bots.templates import REPO, new_bot
@@ -25,7 +25,7 @@ def arena(mark: str, *args, timeout: float = 600, cwd: Path = ROOT) -> subproces
     proc = subprocess.run([sys.executable, "-m", "arena.cli.main", *map(str, args)], cwd=cwd,
                           env=env_for(mark), capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
     return proc
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.hostile import hostile
-from support.processes import env_for, processes_marked, wait_unmarked
+from support.processes import env_for, processes_marked
 from support.requirements import missing
 
 from arena.bots.sandbox import USER_BASE, Limits, SandboxFactory, runs_as_user
@@ -76,7 +76,7 @@ def tournament(mark: str, tmp_path: Path, bot: Path, *flags, games: int = 2,
     deadline = time.monotonic() + 5
     while processes_marked(mark) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert wait_unmarked(mark, 5) == [], "a process of a bot outlived the tournament"
+    assert processes_marked(mark) == [], "a process of a bot outlived the tournament"
     standings = json.loads(run(mark, "standings", "--db", db, "--json").stdout)
     matches = json.loads(run(mark, "matches", "--db", db, "--json").stdout)
     assert len(matches) == 2 * games and all(m["status"] == "finished" for m in matches)

@@ -32,7 +32,7 @@ def arena_match(mark: str, *args, timeout: float = 30) -> subprocess.CompletedPr
                           cwd=ROOT, env=env_for(mark), capture_output=True, text=True,
                           timeout=timeout)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
     return proc
 
 
@@ -578,7 +578,7 @@ def test_ctrl_c_or_sigterm_aborts_the_game_in_progress_and_stops_the_bots(tmp_pa
     assert "Traceback" not in output
     assert stderr.splitlines() == [f"arena match: interrupted; the game in progress, if any, "
                                    f"is logged as aborted; event logs: {out}"]
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
 
     logs = game_logs(out)
     assert [game_number(p) for p in logs] == list(range(1, len(logs) + 1))

@@ -61,7 +61,7 @@ def arena(mark: str, *args, timeout: float = 60) -> subprocess.CompletedProcess:
     proc = subprocess.run(command(*args), cwd=ROOT, env=env_for(mark), capture_output=True,
                           text=True, timeout=timeout)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
     return proc
 
 
@@ -983,7 +983,7 @@ def test_ctrl_c_or_sigterm_stops_a_tournament_that_then_resumes_to_the_same_resu
             proc.wait()
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr + (tmp_path / "stdout").read_text()
-    assert wait_unmarked(mark, 5) == [], "bot processes left running"
+    assert processes_marked(mark) == [], "bot processes left running"
     played = stored_matches(db)
     assert 0 < played < LONG_TOTAL
     lines = stderr.splitlines()
