@@ -356,6 +356,28 @@ def test_a_default_spectators_address_that_cannot_be_served_is_refused_before_th
     assert not (tmp_path / "arena.db").exists()
 
 
+def test_spectators_are_served_on_the_port_after_the_servers_by_default(tmp_path, mark):
+    """The tests' servers take any free port for their spectators (Served): serve's own
+    default, the next port, is this test's."""
+    for _ in range(20):   # two free ports in a row
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            try:
+                second.bind(("127.0.0.1", port + 1))
+                break
+            except OSError:
+                continue
+    served = Served(tmp_path / "arena.db", mark, listen=f"127.0.0.1:{port}",
+                    next_port_spectators=True)
+    try:
+        assert served.address == f"127.0.0.1:{port}"
+        assert (f"spectators at 127.0.0.1:{port + 1}: arena watch 127.0.0.1:{port + 1}"
+                in served.output), served.output
+    finally:
+        assert served.stop() == 0
+
+
 def test_the_ladder_plays_and_survives_a_restart(tmp_path, mark):
     """Hosted bots and a remote one on the ladder; the server stops and starts again on its
     database, on the same port: the ladder goes on from its stored ratings, and the remote

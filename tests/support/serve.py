@@ -30,15 +30,18 @@ class Served:
     def __init__(self, db: Path | str, mark: str, *flags: str, token: str | None = None,
                  listen: str = "127.0.0.1:0", out: Path | None = None,
                  env: dict[str, str] | None = None,
-                 nofile: tuple[int, int] | None = None) -> None:
+                 nofile: tuple[int, int] | None = None,
+                 next_port_spectators: bool = False) -> None:
         """``db``: a SQLite file, or a PostgreSQL URL with ``out`` (where the server's output
         goes; beside a SQLite file by default). ``env``: more of the server's environment;
-        ``nofile``: its open files limit (soft, hard)."""
+        ``nofile``: its open files limit (soft, hard). Spectators are served on a port the
+        system chooses unless ``flags`` say where, or ``next_port_spectators`` leaves them
+        at serve's own default (the port after ``listen``'s, which nothing reserved)."""
         self.db = db
         self.mark = mark
         self.flags = flags
         self.out = out or db.with_suffix(f".serve{int(time.monotonic() * 1000)}.log")
-        if not listen.startswith("unix") and "--watch" not in flags:
+        if not (listen.startswith("unix") or "--watch" in flags or next_port_spectators):
             # the spectators' default beside a port is the next one, which nobody reserved:
             # a restart on a port the system chose found it held by a client's socket (any
             # connection's own port on the machine; a TIME_WAIT holds it a minute) and exited
