@@ -799,9 +799,10 @@ def test_usage_errors_exit_2(cpp_bot, args, env):
 
 
 @pytest.mark.parametrize("address, said", [
-    ("localhost", "not HOST:PORT"), ("http://localhost:50051", "not a URL"),
+    ("localhost", "no port: gRPC would dial 443"), ("http://localhost:50051", "not a URL"),
     ("::1:50051", "IPv6 address in brackets"), ("localhost:99999", "not HOST:PORT"),
     ("unix:", "unix:/PATH"), ("unix://relative.sock", "unix:/PATH"),
+    ("localhost:https", "not HOST:PORT"), ("localhost:0065536", "not HOST:PORT"),
 ])
 def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
     # gRPC took each and said only, at the end of the connect timeout (30 s), that no
@@ -819,14 +820,16 @@ def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
 @pytest.mark.parametrize("address, tls", [
     ("[::1]:1", ()), ("dns:///localhost:1", ()), ("ipv4:127.0.0.1:1", ()),
     ("unix-abstract:ono99-nobody", ()), ("unix:///nowhere/at-all.sock", ()),
-    ("localhost", ("--tls",)),    # port 443 to gRPC: a referee behind an HTTPS proxy
+    ("localhost", ("--tls",)), ("[::1]", ("--tls",)),   # port 443: behind an HTTPS proxy
+    ("127.0.0.1:01", ()), ("127.0.0.1:000001", ()), ("DNS:///localhost:1", ()),
+    ("127.0.0.1:1\n", ()), (" 127.0.0.1:1\r", ()),      # the blanks around it are not its
 ])
 def test_every_form_grpc_dials_is_taken(cpp_bot, address, tls):
     proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--referee", address, "--token", "t",
                            *tls, "--connect-timeout", "0.5"], env=bot_env(),
                           capture_output=True, text=True, timeout=15)
     assert proc.returncode == 4, proc.stderr
-    assert f"no referee reachable at {address}" in proc.stderr
+    assert f"no referee reachable at {address.strip()} within" in proc.stderr
 
 
 def test_help_exits_0(cpp_bot):

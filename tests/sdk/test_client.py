@@ -91,9 +91,10 @@ def test_missing_arguments_in_process(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("address, said", [
-    ("localhost", "not HOST:PORT"), ("http://localhost:50051", "not a URL"),
+    ("localhost", "no port: gRPC would dial 443"), ("http://localhost:50051", "not a URL"),
     ("::1:50051", "IPv6 address in brackets"), ("localhost:99999", "not HOST:PORT"),
     ("unix:", "unix:/PATH"), ("unix://relative.sock", "unix:/PATH"),
+    ("localhost:https", "not HOST:PORT"), ("localhost:\u00b2", "not HOST:PORT"),
 ])
 def test_an_address_no_referee_can_have_is_a_usage_error_at_once(address, said):
     # gRPC took each of these and said only, at the end of the connect timeout (30 s), that
@@ -109,13 +110,15 @@ def test_an_address_no_referee_can_have_is_a_usage_error_at_once(address, said):
 @pytest.mark.parametrize("address, tls", [
     ("[::1]:1", ()), ("dns:///localhost:1", ()), ("ipv4:127.0.0.1:1", ()),
     ("unix-abstract:ono99-nobody", ()), ("unix:///nowhere/at-all.sock", ()),
-    ("localhost", ("--tls",)),    # port 443 to gRPC: a referee behind an HTTPS proxy
+    ("localhost", ("--tls",)), ("[::1]", ("--tls",)),   # port 443: behind an HTTPS proxy
+    ("127.0.0.1:01", ()), ("DNS:///localhost:1", ()),
+    ("127.0.0.1:1\n", ()), (" 127.0.0.1:1\r", ()),      # the blanks around it are not its
 ])
 def test_every_form_grpc_dials_is_taken(address, tls):
     proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t", *tls,
                       "--connect-timeout", "0.5")
     assert proc.returncode == EXIT_UNREACHABLE, proc.stderr
-    assert f"no referee reachable at {address}" in proc.stderr
+    assert f"no referee reachable at {address.strip()} within" in proc.stderr
 
 
 # ---------------------------------------------------------------- unreachable

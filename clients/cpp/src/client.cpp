@@ -17,6 +17,7 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -130,10 +131,12 @@ bool is_ipv6(const std::string& text) {
 // unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with `tls` a
 // HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any string and
 // fails only at the connect timeout: a plaintext `localhost` or `http://host:port` was 30 s
-// of silence, then "no referee reachable".
+// of silence, then "no referee reachable". Other schemes of gRPC's (vsock:, xds:) and
+// named ports (`:https`) are refused: not a referee's.
 std::optional<std::string> address_problem(const std::string& address, bool tls) {
   const auto colon = address.find(':');
-  const std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
+  std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::string rest = colon == std::string::npos ? "" : address.substr(colon + 1);
   if (scheme == "unix" || scheme == "unix-abstract") {
     const bool authority = rest.rfind("//", 0) == 0 && rest.rfind("///", 0) != 0;
@@ -146,24 +149,50 @@ std::optional<std::string> address_problem(const std::string& address, bool tls)
   if (address.find("://") != std::string::npos) return "not a URL: HOST:PORT, e.g. localhost:50051";
   const auto last = address.rfind(':');
   const std::string host = last == std::string::npos ? "" : address.substr(0, last);
-  const std::string port = last == std::string::npos ? "" : address.substr(last + 1);
+  std::string port = last == std::string::npos ? "" : address.substr(last + 1);
   if (is_ipv6(host) || is_ipv6(address)) {
     return "write an IPv6 address in brackets, with a port: [::1]:50051";
   }
-  if (last == std::string::npos && tls &&
-      address.find_first_of(" \t/") == std::string::npos) {
-    return std::nullopt;
+  const bool bracketed_alone = !address.empty() && address.front() == '[' && address.back() == ']';
+  if (last == std::string::npos || bracketed_alone) {  // a host alone
+    const bool blank_or_slash = std::any_of(address.begin(), address.end(), [](char c) {
+      return c == '/' || std::isspace(static_cast<unsigned char>(c));
+    });
+    if (tls && !address.empty() && !blank_or_slash) return std::nullopt;
+    return "no port: gRPC would dial 443, TLS's port; write HOST:PORT (e.g. localhost:50051), "
+           "or give --tls for a referee that speaks TLS on 443";
   }
   const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
-  const bool digits = !port.empty() && port.size() <= 5 &&
-                      port.find_first_not_of("0123456789") == std::string::npos;
+  const bool digits = !port.empty() && port.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) port.erase(0, std::min(port.find_first_not_of('0'), port.size() - 1));  // 043: 43
   if (host.empty() || (host.find(':') != std::string::npos && !bracketed) || !digits ||
-      std::stoi(port) == 0 || std::stoi(port) > 65535) {
-    return std::string("not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME") +
-           (last == std::string::npos ? " (a host alone is port 443 to gRPC, TLS's: with --tls)"
-                                      : "");
+      port.size() > 5 || std::stoi(port) == 0 || std::stoi(port) > 65535) {
+    return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME";
   }
   return std::nullopt;
+}
+
+// `text` with its blanks around it taken off: they are not the address's (a secret mounted
+// from a file ends with a newline), as gRPC's C core reads it.
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n\v\f");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t\r\n\v\f") - first + 1);
+}
+
+// `text` as one line: a control character as \xNN.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char code[5];
+      std::snprintf(code, sizeof code, "\\x%02x", static_cast<unsigned char>(c));
+      out += code;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 // The PEM certificates in `path`, or nothing after saying on stderr why they cannot be used.
@@ -478,6 +507,7 @@ int run(Bot& bot, int argc, char** argv) {
   }
   // As in the Python SDK: an empty token is sent (and refused by the referee), an
   // absent one is a usage error.
+  if (referee) referee = trimmed(*referee);
   if (!referee || referee->empty() || !token) {
     std::cerr << "error: give the referee address and token (--referee/--token or $"
               << kEnvReferee << "/$" << kEnvToken << ")\n";
@@ -485,7 +515,7 @@ int run(Bot& bot, int argc, char** argv) {
   }
   if (const auto problem =
           address_problem(*referee, options.tls || !options.tls_ca.empty())) {
-    std::cerr << "error: the referee address '" << *referee << "' (--referee or $" << kEnvReferee
+    std::cerr << "error: the referee address '" << one_line(*referee) << "' (--referee or $" << kEnvReferee
               << "): " << *problem << '\n';
     return kExitUsage;
   }

@@ -143,7 +143,9 @@ function parseCommandLine(argv, env) {
     return usage(`${where} takes a number of seconds, not ${JSON.stringify(reconnectText)}`);
   }
   return {
-    referee: values.referee ?? env[ENV_REFEREE],
+    // blanks around it are not the address's (a secret mounted from a file ends with a
+    // newline, which grpc-js would refuse)
+    referee: (values.referee ?? env[ENV_REFEREE])?.trim(),
     token: values.token ?? env[ENV_TOKEN],
     name: values.name ?? env[ENV_NAME],
     tls: Boolean(values.tls) || !['', '0', undefined].includes(env[ENV_TLS]),
@@ -155,20 +157,23 @@ function parseCommandLine(argv, env) {
 }
 
 /**
- * Why `address` cannot name a referee, or null if it may: HOST:PORT, unix:PATH,
- * unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with `tls` a
- * HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any string
- * and fails only at the connect timeout: a plaintext `localhost` or `http://host:port` was
- * 30 s of silence, then "no referee reachable".
+ * Why `address` cannot name a referee, or null if it may: HOST:PORT, unix:PATH, a form
+ * gRPC resolves itself (dns:, ipv4:, ipv6:), or with `tls` a HOST alone (port 443 to gRPC:
+ * a referee behind an HTTPS proxy). gRPC takes any string and fails only at the connect
+ * timeout: a plaintext `localhost` or `http://host:port` was 30 s of silence, then "no
+ * referee reachable". grpc-js has no abstract unix sockets (`unix-abstract:NAME`, which
+ * the Python and C++ SDKs dial), and named ports (`:https`) are not a referee's.
  */
 function addressProblem(address, tls = false) {
   const colon = address.indexOf(':');
   const scheme = colon < 0 ? '' : address.slice(0, colon);
   const rest = address.slice(colon + 1);
-  if (scheme === 'unix' || scheme === 'unix-abstract') {
+  if (scheme === 'unix-abstract') {
+    return 'grpc-js cannot dial an abstract unix socket: serve the referee on unix:/PATH';
+  }
+  if (scheme === 'unix') {
     const authority = rest.startsWith('//') && !rest.startsWith('///');
-    return rest.replace(/^\/+/, '') === '' || authority
-      ? 'a unix socket is unix:/PATH (or unix-abstract:NAME)' : null;
+    return rest.replace(/^\/+/, '') === '' || authority ? 'a unix socket is unix:/PATH' : null;
   }
   if (['dns', 'ipv4', 'ipv6'].includes(scheme)) return null;
   if (address.includes('://')) return 'not a URL: HOST:PORT, e.g. localhost:50051';
@@ -178,12 +183,15 @@ function addressProblem(address, tls = false) {
   if (net.isIPv6(host) || net.isIPv6(address)) {
     return 'write an IPv6 address in brackets, with a port: [::1]:50051';
   }
-  if (last < 0 && tls && address.trim() === address && !address.includes('/')) return null;
+  if (last < 0 || (address.startsWith('[') && address.endsWith(']'))) {   // a host alone
+    if (tls && address !== '' && !/[\s/]/.test(address)) return null;
+    return "no port: gRPC would dial 443, TLS's port; write HOST:PORT (e.g. localhost:50051), " +
+      'or give --tls for a referee that speaks TLS on 443';
+  }
   const bracketed = host.startsWith('[') && host.endsWith(']');
   if (!host || (host.includes(':') && !bracketed) || !/^[0-9]+$/.test(port)
       || !(Number(port) > 0 && Number(port) < 65536)) {
-    const alone = last < 0 ? " (a host alone is port 443 to gRPC, TLS's: with --tls)" : '';
-    return `not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME${alone}`;
+    return 'not HOST:PORT (e.g. localhost:50051) or unix:/PATH';
   }
   return null;
 }

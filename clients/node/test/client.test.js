@@ -300,9 +300,11 @@ test('an address no referee can have is a usage error (2) at once', async () => 
   // gRPC took each and said only, at the end of the connect timeout (30 s), that no referee
   // was reachable
   for (const [address, said] of [
-    ['localhost', 'not HOST:PORT'], ['http://localhost:50051', 'not a URL'],
+    ['localhost', 'no port: gRPC would dial 443'], ['http://localhost:50051', 'not a URL'],
     ['::1:50051', 'IPv6 address in brackets'], ['localhost:99999', 'not HOST:PORT'],
     ['unix:', 'unix:/PATH'], ['unix://relative.sock', 'unix:/PATH'],
+    ['localhost:https', 'not HOST:PORT'],
+    ['unix-abstract:ono99', 'grpc-js cannot dial an abstract unix socket'],
   ]) {
     const stderr = capture();
     const started = Date.now();
@@ -312,10 +314,13 @@ test('an address no referee can have is a usage error (2) at once', async () => 
     assert.ok(stderr.text.includes(said), stderr.text);
   }
   for (const [address, tls] of [['[::1]:1', []], ['dns:///localhost:1', []], ['ipv4:127.0.0.1:1', []],
-    ['unix:///nowhere/at-all.sock', []], ['localhost', ['--tls']]]) {   // the last: port 443, TLS's
+    ['unix:///nowhere/at-all.sock', []], ['127.0.0.1:01', []],
+    ['localhost', ['--tls']], ['[::1]', ['--tls']],                // port 443, TLS's
+    ['127.0.0.1:1\n', []], [' 127.0.0.1:1\r', []]]) {             // blanks around are not its
     const stderr = capture();
     const code = await run(new Lowest(), ['--referee', address, '--token', 't', ...tls, '--connect-timeout', '0.2'], {}, { stderr });
     assert.equal(code, EXIT.UNREACHABLE, stderr.text);
+    assert.ok(stderr.text.includes(`no referee reachable at ${address.trim()} within`), stderr.text);
   }
 });
 

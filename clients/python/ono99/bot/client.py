@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -118,8 +119,10 @@ def address_problem(address: str, tls: bool = False) -> str | None:
     unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with ``tls``
     a HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any
     string and fails only at the connect timeout: a plaintext ``localhost`` or
-    ``http://host:port`` was 30 s of silence, then "no referee reachable"."""
+    ``http://host:port`` was 30 s of silence, then "no referee reachable". Other schemes
+    of gRPC's (vsock:, xds:) and named ports (``:https``) are refused: not a referee's."""
     scheme, colon, rest = address.partition(":")
+    scheme = scheme.lower()                  # as gRPC reads a scheme
     if colon and scheme in ("unix", "unix-abstract"):
         if not rest.lstrip("/") or (rest.startswith("//") and not rest.startswith("///")):
             return "a unix socket is unix:/PATH (or unix-abstract:NAME)"
@@ -131,13 +134,15 @@ def address_problem(address: str, tls: bool = False) -> str | None:
     host, colon, port = address.rpartition(":")
     if _ipv6(host) or _ipv6(address):
         return "write an IPv6 address in brackets, with a port: [::1]:50051"
-    if not colon and tls and address.strip() == address and "/" not in address:
-        return None
+    if not colon or (address.startswith("[") and address.endswith("]")):    # a host alone
+        if tls and address and not re.search(r"[\s/]", address):
+            return None
+        return ("no port: gRPC would dial 443, TLS's port; write HOST:PORT (e.g. "
+                "localhost:50051), or give --tls for a referee that speaks TLS on 443")
     bracketed = host.startswith("[") and host.endswith("]")
-    if (not host or (":" in host and not bracketed) or not port.isdigit()
+    if (not host or (":" in host and not bracketed) or not re.fullmatch(r"[0-9]+", port)
             or not 0 < int(port) < 65536):
-        alone = "" if colon else " (a host alone is port 443 to gRPC, TLS's: with --tls)"
-        return f"not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME{alone}"
+        return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME"
     return None
 
 
@@ -168,12 +173,15 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
                         format=f"%(asctime)s {bot.name} %(levelname)s %(message)s")
     if args.verbose:    # our messages, not asyncio's and grpc's chatter
         log.setLevel(logging.DEBUG)
-    if not args.referee or args.token is None:
+    # blanks around it are not the address's (a secret mounted from a file ends with a
+    # newline), as gRPC's C core reads it
+    referee = (args.referee or "").strip()
+    if not referee or args.token is None:
         print(f"error: give the referee address and token (--referee/--token or "
               f"${ENV_REFEREE}/${ENV_TOKEN})", file=sys.stderr)
         return EXIT_USAGE
-    if (problem := address_problem(args.referee, args.tls or bool(args.tls_ca))) is not None:
-        print(f"error: the referee address {args.referee!r} (--referee or ${ENV_REFEREE}): "
+    if (problem := address_problem(referee, args.tls or bool(args.tls_ca))) is not None:
+        print(f"error: the referee address {referee!r} (--referee or ${ENV_REFEREE}): "
               f"{problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -182,7 +190,7 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
         print(f"error: cannot read the TLS certificate {args.tls_ca}: {exc.strerror}",
               file=sys.stderr)
         return EXIT_USAGE
-    return play(bot, args.referee, args.token, args.name, args.connect_timeout,
+    return play(bot, referee, args.token, args.name, args.connect_timeout,
                 creds, args.reconnect_timeout)
 
 
