@@ -27,6 +27,7 @@ import grpc
 import pytest
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
+from support.addresses import REFUSED, TAKEN
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
@@ -798,12 +799,7 @@ def test_usage_errors_exit_2(cpp_bot, args, env):
     assert proc.stderr.startswith("error: ")
 
 
-@pytest.mark.parametrize("address, said", [
-    ("localhost", "no port: gRPC would dial 443"), ("http://localhost:50051", "not a URL"),
-    ("::1:50051", "IPv6 address in brackets"), ("localhost:99999", "not HOST:PORT"),
-    ("unix:", "unix:/PATH"), ("unix://relative.sock", "unix:/PATH"),
-    ("localhost:https", "not HOST:PORT"), ("localhost:0065536", "not HOST:PORT"),
-])
+@pytest.mark.parametrize("address, said", REFUSED)
 def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
     # gRPC took each and said only, at the end of the connect timeout (30 s), that no
     # referee was reachable
@@ -817,13 +813,7 @@ def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
     assert said in proc.stderr
 
 
-@pytest.mark.parametrize("address, tls", [
-    ("[::1]:1", ()), ("dns:///localhost:1", ()), ("ipv4:127.0.0.1:1", ()),
-    ("unix-abstract:ono99-nobody", ()), ("unix:///nowhere/at-all.sock", ()),
-    ("localhost", ("--tls",)), ("[::1]", ("--tls",)),   # port 443: behind an HTTPS proxy
-    ("127.0.0.1:01", ()), ("127.0.0.1:000001", ()), ("DNS:///localhost:1", ()),
-    ("127.0.0.1:1\n", ()), (" 127.0.0.1:1\r", ()),      # the blanks around it are not its
-])
+@pytest.mark.parametrize("address, tls", TAKEN)
 def test_every_form_grpc_dials_is_taken(cpp_bot, address, tls):
     proc = subprocess.run([str(cpp_bot / BINARY_NAME), "--referee", address, "--token", "t",
                            *tls, "--connect-timeout", "0.5"], env=bot_env(),

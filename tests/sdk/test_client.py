@@ -25,6 +25,7 @@ from arena.referee.runner import MatchRunner
 from arena.referee.server import MIN_PING_INTERVAL_MS, RefereeServer
 from arena.rules.rulesets import make_config
 from arena.referee import lobby
+from support.addresses import REFUSED, TAKEN
 from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
@@ -90,12 +91,7 @@ def test_missing_arguments_in_process(capsys, monkeypatch):
     assert "give the referee address and token" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("address, said", [
-    ("localhost", "no port: gRPC would dial 443"), ("http://localhost:50051", "not a URL"),
-    ("::1:50051", "IPv6 address in brackets"), ("localhost:99999", "not HOST:PORT"),
-    ("unix:", "unix:/PATH"), ("unix://relative.sock", "unix:/PATH"),
-    ("localhost:https", "not HOST:PORT"), ("localhost:\u00b2", "not HOST:PORT"),
-])
+@pytest.mark.parametrize("address, said", REFUSED)
 def test_an_address_no_referee_can_have_is_a_usage_error_at_once(address, said):
     # gRPC took each of these and said only, at the end of the connect timeout (30 s), that
     # no referee was reachable: the environment's ONO99_REFEREE counts as --referee does
@@ -107,13 +103,7 @@ def test_an_address_no_referee_can_have_is_a_usage_error_at_once(address, said):
     assert said in proc.stderr
 
 
-@pytest.mark.parametrize("address, tls", [
-    ("[::1]:1", ()), ("dns:///localhost:1", ()), ("ipv4:127.0.0.1:1", ()),
-    ("unix-abstract:ono99-nobody", ()), ("unix:///nowhere/at-all.sock", ()),
-    ("localhost", ("--tls",)), ("[::1]", ("--tls",)),   # port 443: behind an HTTPS proxy
-    ("127.0.0.1:01", ()), ("DNS:///localhost:1", ()),
-    ("127.0.0.1:1\n", ()), (" 127.0.0.1:1\r", ()),      # the blanks around it are not its
-])
+@pytest.mark.parametrize("address, tls", TAKEN)
 def test_every_form_grpc_dials_is_taken(address, tls):
     proc = run_script(RANDOM_BOT, "--referee", address, "--token", "t", *tls,
                       "--connect-timeout", "0.5")
