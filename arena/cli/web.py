@@ -7,7 +7,6 @@ import asyncio
 import sys
 
 from arena.cli import signals
-from arena.cli.signals import stop_signals
 from arena.cli.spectators import port_number
 from arena.watch.client import DEFAULT_ADDRESS, ENV_ADDRESS, spectator_address
 from arena.web import DEFAULT_HOST, DEFAULT_PORT
@@ -62,7 +61,7 @@ async def _serve(connect: str, host: str, port: int, tls: bool, tls_ca: str | No
               file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in stop_signals():
+    for sig in signals.stop_signals():
         loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()

@@ -149,7 +149,7 @@ std::optional<std::string> address_problem(const std::string& address, bool tls)
   if (address.find("://") != std::string::npos) return "not a URL: HOST:PORT, e.g. localhost:50051";
   const auto last = address.rfind(':');
   const std::string host = last == std::string::npos ? "" : address.substr(0, last);
-  std::string port = last == std::string::npos ? "" : address.substr(last + 1);
+  const std::string port = last == std::string::npos ? "" : address.substr(last + 1);
   if (is_ipv6(host) || is_ipv6(address)) {
     return "write an IPv6 address in brackets, with a port: [::1]:50051";
   }
@@ -163,10 +163,14 @@ std::optional<std::string> address_problem(const std::string& address, bool tls)
            "or give --tls for a referee that speaks TLS on 443";
   }
   const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  // the port's value, its leading zeros aside (043 is 43); 0 where it is not a number of at
+  // most 5 digits
   const bool digits = !port.empty() && port.find_first_not_of("0123456789") == std::string::npos;
-  if (digits) port.erase(0, std::min(port.find_first_not_of('0'), port.size() - 1));  // 043: 43
-  if (host.empty() || (host.find(':') != std::string::npos && !bracketed) || !digits ||
-      port.size() > 5 || std::stoi(port) == 0 || std::stoi(port) > 65535) {
+  const auto significant = port.find_first_not_of('0');
+  const std::string value = significant == std::string::npos ? "0" : port.substr(significant);
+  const int number = digits && value.size() <= 5 ? std::stoi(value) : 0;
+  if (host.empty() || (host.find(':') != std::string::npos && !bracketed) || number < 1 ||
+      number > 65535) {
     return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME";
   }
   return std::nullopt;
