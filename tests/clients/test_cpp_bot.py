@@ -27,7 +27,7 @@ import grpc
 import pytest
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
-from support.addresses import REFUSED, TAKEN
+from support.addresses import REFUSED, TAKEN, UPPER_CASE
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
@@ -799,7 +799,7 @@ def test_usage_errors_exit_2(cpp_bot, args, env):
     assert proc.stderr.startswith("error: ")
 
 
-@pytest.mark.parametrize("address, said", REFUSED)
+@pytest.mark.parametrize("address, said", REFUSED + [(a, "scheme in lower case") for a in UPPER_CASE])
 def test_an_address_no_referee_can_have_exits_2_at_once(cpp_bot, address, said):
     # gRPC took each and said only, at the end of the connect timeout (30 s), that no
     # referee was reachable

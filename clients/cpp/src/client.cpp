@@ -128,16 +128,23 @@ bool is_ipv6(const std::string& text) {
 }
 
 // Why `address` cannot name a referee, or nothing if it may: HOST:PORT, unix:PATH,
-// unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), or with `tls` a
+// unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:, in lower case), or with `tls` a
 // HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any string and
 // fails only at the connect timeout: a plaintext `localhost` or `http://host:port` was 30 s
 // of silence, then "no referee reachable". Other schemes of gRPC's (vsock:, xds:) and
 // named ports (`:https`) are refused: not a referee's.
 std::optional<std::string> address_problem(const std::string& address, bool tls) {
   const auto colon = address.find(':');
-  std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
-  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
   const std::string rest = colon == std::string::npos ? "" : address.substr(colon + 1);
+  // gRPC C++ as Debian builds it (1.51) reads a scheme in lower case only: `UNIX:/path` was
+  // a name for DNS, and 30 s of silence (Python's grpcio takes any case)
+  std::string lower = scheme;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower != scheme && (lower == "unix" || lower == "unix-abstract" || lower == "dns" ||
+                          lower == "ipv4" || lower == "ipv6")) {
+    return "write its scheme in lower case (" + lower + ":): gRPC C++ reads no other";
+  }
   if (scheme == "unix" || scheme == "unix-abstract") {
     const bool authority = rest.rfind("//", 0) == 0 && rest.rfind("///", 0) != 0;
     if (rest.find_first_not_of('/') == std::string::npos || authority) {

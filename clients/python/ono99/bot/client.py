@@ -140,10 +140,19 @@ def address_problem(address: str, tls: bool = False) -> str | None:
         return ("no port: gRPC would dial 443, TLS's port; write HOST:PORT (e.g. "
                 "localhost:50051), or give --tls for a referee that speaks TLS on 443")
     bracketed = host.startswith("[") and host.endswith("]")
+    # its zeros dropped before int(): Python refuses an int of more than 4,300 digits
     if (not host or (":" in host and not bracketed) or not re.fullmatch(r"[0-9]+", port)
-            or not 0 < int(port) < 65536):
+            or len(port.lstrip("0")) > 5 or not 0 < int(port) < 65536):
         return "not HOST:PORT (e.g. localhost:50051), unix:/PATH or unix-abstract:NAME"
     return None
+
+
+def is_unix_address(address: str) -> bool:
+    """A unix socket (unix:, unix-abstract:, in any case, as gRPC reads a scheme) is always
+    plaintext: it never leaves the machine (`arena match` gives its bots one, whatever TLS
+    settings they inherit)."""
+    scheme, colon, _ = address.partition(":")
+    return bool(colon) and scheme.lower() in ("unix", "unix-abstract")
 
 
 def _ipv6(text: str) -> bool:
@@ -184,12 +193,14 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> int:
         print(f"error: the referee address {referee!r} (--referee or ${ENV_REFEREE}): "
               f"{problem}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        creds = credentials(args.tls, args.tls_ca)
-    except OSError as exc:
-        print(f"error: cannot read the TLS certificate {args.tls_ca}: {exc.strerror}",
-              file=sys.stderr)
-        return EXIT_USAGE
+    creds = None
+    if not is_unix_address(referee):   # as the Node.js and C++ SDKs: nothing to read for one
+        try:
+            creds = credentials(args.tls, args.tls_ca)
+        except OSError as exc:
+            print(f"error: cannot read the TLS certificate {args.tls_ca}: {exc.strerror}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     return play(bot, referee, args.token, args.name, args.connect_timeout,
                 creds, args.reconnect_timeout)
 
@@ -226,7 +237,7 @@ class _Link:
     tls: grpc.ChannelCredentials | None
 
     def channel(self) -> grpc.aio.Channel:
-        if self.tls is not None and not self.referee.startswith("unix:"):
+        if self.tls is not None and not is_unix_address(self.referee):
             return grpc.aio.secure_channel(self.referee, self.tls, CHANNEL_OPTIONS)
         return grpc.aio.insecure_channel(self.referee, CHANNEL_OPTIONS)
 
@@ -316,7 +327,7 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
         return _done(driver)
     except _Unreachable:
         # a plaintext bot and a TLS referee (or the reverse) never connect: say what to check
-        hint = ("" if link.referee.startswith("unix:")
+        hint = ("" if is_unix_address(link.referee)
                 else " (does it speak TLS, with that certificate?)" if link.tls is not None
                 else " (a referee that speaks TLS needs --tls-ca FILE or --tls)")
         print(f"error: no referee reachable at {link.referee} within {connect_timeout:g} s{hint}",
