@@ -62,10 +62,15 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from threadpoolctl import threadpool_limits
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy (and threadpoolctl) are imported by the functions that fit, not with this module:
+# every arena command imports it (the standings' types, the live table's), and numpy was
+# 0.1-0.15 s of CPU at the start of each one, a fit or none (`arena standings --server`,
+# a multiprocess executor's workers, `arena match`). Once imported, an import is a lookup.
 
 ELO_SCALE = 400.0 / math.log(10.0)
 ELO_MEAN = 1500.0
@@ -261,6 +266,7 @@ class Tally:
         """Each of ``names``'s weighted score, and each two's weighted number of pairs (an
         n-by-n matrix): each pair of a K-seat match weighs 1 / (K - 1). Summed as integers
         for each table size, then weighed: the same bits in whatever order they came."""
+        import numpy as np
         n = len(names)
         at = {b: i for i, b in enumerate(names)}
         wins, games = np.zeros(n), np.zeros((n, n))
@@ -324,6 +330,7 @@ class _Pairs:
         """``tally``: the sums of every match, when ``outcomes`` are only the samples the
         meat reads (a :class:`arena.tournament.standings.Results` keeps a share of its
         outcomes, each standing for ``count`` samples); else they are summed here."""
+        import numpy as np
         index = {b: i for i, b in enumerate(names)}
         self.n = len(names)
         samples: dict[Hashable, list[tuple[int, int, float, float]]] = defaultdict(list)
@@ -383,6 +390,7 @@ class _Pairs:
                   ) -> tuple[float, list[float], np.ndarray]:
         """Log-posterior, its gradient, and its negative Hessian (data and prior) at
         ``theta``. In numpy: the profile bounds call it a few times a bot."""
+        import numpy as np
         value, grad, p, q = self.slope(theta, prior)
         n = self.n
         i, j, w = self._i, self._j, self._w
@@ -397,6 +405,7 @@ class _Pairs:
         """Log-posterior and its gradient at ``theta``, without the Hessian (an n-by-n
         matrix to fill: what a profile bound's chord steps skip), and the win probability
         of each pair and of each bot against the anchor, which the Hessian is made of."""
+        import numpy as np
         n = self.n
         t = np.asarray(theta, dtype=float)
         i, j, w = self._i, self._j, self._w
@@ -450,6 +459,7 @@ def fit(outcomes: Iterable[Placing], bots: Sequence[str] | None = None, prior: f
     measuring it (1: pairs as independent as their weights say). ``tally``: the sums of
     every match, when ``outcomes`` are only the samples the sandwich reads (see
     :class:`_Pairs`)."""
+    from threadpoolctl import threadpool_limits
     # one BLAS thread: these matrices are at most a few hundred wide, where OpenBLAS's
     # threads cost more than they share (a 160-bot fit's solves took 10 times as long on
     # 2 cores), and a server's other work needs the cores
@@ -460,6 +470,7 @@ def fit(outcomes: Iterable[Placing], bots: Sequence[str] | None = None, prior: f
 def _fit(outcomes: Iterable[Placing], bots: Sequence[str] | None, prior: float,
          design: float | None, tolerance: float, max_iterations: int,
          tally: Tally | None) -> Fit:
+    import numpy as np
     outcomes = list(outcomes)
     if bots is not None:
         names = list(bots)
@@ -539,6 +550,7 @@ def _profile_bound(data: _Pairs, prior: float, theta_hat: Sequence[float], top: 
     they converge in a few steps; where the posterior bends away from its shape at the
     estimate (a dominant bot's open side), or they stall, up to NEWTON_STEPS steps go on
     with the Hessian at theta (Newton's method, from where the chord steps stopped)."""
+    import numpy as np
     target = top - drop
     v_hat = hinv @ a
     spread_hat = float(a @ v_hat)
@@ -591,11 +603,13 @@ def _sigmoid(x: float) -> float:
 
 def _solve(a: np.ndarray, *b: Sequence[float]) -> list[list[float]]:
     """x with a x = b, for each b (one factorisation for all of them)."""
+    import numpy as np
     return np.linalg.solve(a, np.array(b).T).T.tolist()
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
     """1 / (1 + e^-x), without overflow."""
+    import numpy as np
     return np.exp(-np.logaddexp(0.0, -x))
 
 
