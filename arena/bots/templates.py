@@ -62,6 +62,8 @@ def new_bot(folder: str | Path, lang: str, name: str | None = None) -> list[Path
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for template in sorted((TEMPLATES / lang).iterdir()):
+            if not template.is_file():     # a __pycache__ compileall made beside bot.py
+                continue
             text = template.read_text(encoding="utf-8")
             for key, value in values.items():
                 text = text.replace("{{" + key + "}}", value)
