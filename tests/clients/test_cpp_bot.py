@@ -30,7 +30,9 @@ from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from support.addresses import REFUSED, TAKEN, UPPER_CASE
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
-from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
+from support.scripted import (
+    Stream, goodbye, late_reconnect, match_start, serve, told_goodbye, turn, welcome,
+)
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, one_match, restart, stalled, too_many,
@@ -702,18 +704,12 @@ def tls_cert(tmp_path_factory) -> Path:
     return folder
 
 
-async def goodbye_script(stream: Stream):
-    await stream.read()
-    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
-    await stream.send(goodbye=referee_pb2.Goodbye(reason="bye"))
-
-
 @pytest.mark.parametrize("how", ["--tls-ca", "ONO99_TLS_CA"])
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
 def test_tls_trusting_the_referee_certificate(cpp_bot, tls_cert, how, host):
     async def scenario():
         tls = ((tls_cert / "key.pem").read_bytes(), (tls_cert / "cert.pem").read_bytes())
-        server, servicer, port = await serve(goodbye_script, "127.0.0.1:0", tls)
+        server, servicer, port = await serve(goodbye, "127.0.0.1:0", tls)
         try:
             ca = str(tls_cert / "cert.pem")
             args = ("--tls-ca", ca) if how == "--tls-ca" else ()
@@ -738,7 +734,7 @@ def test_tls_mismatch_exits_4_naming_the_tls_options(cpp_bot, tls_cert, args, hi
     one: no connection, and the message says what to check."""
     async def scenario():
         tls = ((tls_cert / "key.pem").read_bytes(), (tls_cert / "cert.pem").read_bytes())
-        server, _, port = await serve(goodbye_script, "127.0.0.1:0", tls)
+        server, _, port = await serve(goodbye, "127.0.0.1:0", tls)
         try:
             proc = await start_bot(cpp_bot, "--referee", f"127.0.0.1:{port}", "--token", "t",
                                    "--connect-timeout", "0.5", *args)
@@ -766,18 +762,9 @@ def test_an_unusable_certificate_file_exits_2(cpp_bot, tls_cert, ca, message):
 
 def test_a_unix_socket_stays_plaintext(cpp_bot, tmp_path):
     address = f"unix:{tmp_path / 'ref.sock'}"
-
-    async def scenario():
-        server, servicer, _ = await serve(goodbye_script, address)
-        try:
-            proc = await start_bot(cpp_bot, env=bot_env(
-                ONO99_REFEREE=address, ONO99_TOKEN="t", ONO99_TLS="1", ONO99_TLS_CA="/nonexistent"))
-            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
-            return await finish(proc)
-        finally:
-            await server.stop(0.5)
-
-    rc, err = asyncio.run(scenario())
+    rc, err = told_goodbye(lambda: start_bot(cpp_bot, env=bot_env(
+        ONO99_REFEREE=address, ONO99_TOKEN="t", ONO99_TLS="1", ONO99_TLS_CA="/nonexistent")),
+        address)
     assert rc == 0, err
 
 

@@ -26,7 +26,9 @@ from arena.referee.server import MIN_PING_INTERVAL_MS, RefereeServer
 from arena.rules.rulesets import make_config
 from arena.referee import lobby
 from support.addresses import REFUSED, TAKEN, UPPER_CASE
-from support.scripted import Stream, late_reconnect, match_start, serve, turn, welcome
+from support.scripted import (
+    Stream, late_reconnect, match_start, serve, told_goodbye, turn, welcome,
+)
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
     check_too_many_past_the_window, cut_before_welcome, restart, stalled, too_many, welcomed,
@@ -111,30 +113,15 @@ def test_every_form_grpc_dials_is_taken(address, tls):
     assert f"no referee reachable at {address.strip()} within" in proc.stderr
 
 
-async def _goodbye(stream):
-    await stream.read()
-    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
-    await stream.send(goodbye=referee_pb2.Goodbye(reason="bye"))
-
-
 @pytest.mark.parametrize("scheme", ["unix", "UNIX"])     # a scheme in any case, as grpcio's
 def test_a_unix_socket_stays_plaintext_whatever_the_tls_settings(tmp_path, scheme):
     # the certificate named is not read (the Node.js and C++ SDKs' way), and the upper-case
     # scheme was dialled with TLS, over a socket that never leaves the machine (exit 4)
     socket = tmp_path / "ref.sock"
     address = f"{scheme}:{socket}"        # as the bot is told (a server takes lower case only)
-
-    async def scenario():
-        server, servicer, _ = await serve(_goodbye, f"unix:{socket}")
-        try:
-            proc = await start_script(RANDOM_BOT, env=bot_env(
-                ONO99_REFEREE=address, ONO99_TOKEN="t", ONO99_TLS="1", ONO99_TLS_CA="/nonexistent"))
-            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
-            return await finish(proc)
-        finally:
-            await server.stop(0.5)
-
-    rc, err = asyncio.run(scenario())
+    rc, err = told_goodbye(lambda: start_script(RANDOM_BOT, env=bot_env(
+        ONO99_REFEREE=address, ONO99_TOKEN="t", ONO99_TLS="1", ONO99_TLS_CA="/nonexistent")),
+        f"unix:{socket}")
     assert rc == EXIT_OK, err
 
 

@@ -125,3 +125,32 @@ def late_reconnect(hellos: list) -> Callable:
         stream.fail(grpc.StatusCode.INTERNAL, f"scripted break {session}")
 
     return script
+
+
+async def goodbye(stream: Stream) -> None:
+    """Read the hello, welcome the bot, and say goodbye at once."""
+    await stream.read()
+    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
+    await stream.send(goodbye=referee_pb2.Goodbye(reason="bye"))
+
+
+def told_goodbye(start_bot: Callable, serve_at: str) -> tuple[int, str]:
+    """A referee on ``serve_at`` that welcomes a bot and says goodbye; ``start_bot()``
+    (a coroutine) starts the bot, an asyncio process with its stderr piped. Its exit code
+    and stderr once the referee is done with it (it is killed after 10 s more)."""
+    async def scenario():
+        server, servicer, _ = await serve(goodbye, serve_at)
+        try:
+            proc = await start_bot()
+            await asyncio.wait_for(asyncio.shield(servicer.done), 15)
+            try:
+                _, err = await asyncio.wait_for(proc.communicate(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+                raise AssertionError("the bot did not exit within 10 s of its goodbye") from None
+            return proc.returncode, err.decode()
+        finally:
+            await server.stop(0.5)
+
+    return asyncio.run(scenario())
