@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
 # numpy (and threadpoolctl) are imported by the functions that fit, not with this module:
 # every arena command imports it (the standings' types, the live table's), and numpy was
-# 0.1-0.15 s of CPU at the start of each one, a fit or none (`arena standings --server`,
+# 0.2-0.3 s of CPU at the start of each one, a fit or none (`arena standings --server`,
 # a multiprocess executor's workers, `arena match`). Once imported, an import is a lookup.
 
 ELO_SCALE = 400.0 / math.log(10.0)

@@ -128,11 +128,11 @@ bool is_ipv6(const std::string& text) {
 }
 
 // Why `address` cannot name a referee, or nothing if it may: HOST:PORT, unix:PATH,
-// unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:, in lower case), or with `tls` a
-// HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC takes any string and
-// fails only at the connect timeout: a plaintext `localhost` or `http://host:port` was 30 s
-// of silence, then "no referee reachable". Other schemes of gRPC's (vsock:, xds:) and
-// named ports (`:https`) are refused: not a referee's.
+// unix-abstract:NAME, a form gRPC resolves itself (dns:, ipv4:, ipv6:), each scheme in lower
+// case, or with `tls` a HOST alone (port 443 to gRPC: a referee behind an HTTPS proxy). gRPC
+// takes any string and fails only at the connect timeout: a plaintext `localhost` or
+// `http://host:port` was 30 s of silence, then "no referee reachable". Other schemes of
+// gRPC's (vsock:, xds:) and named ports (`:https`) are refused: not a referee's.
 std::optional<std::string> address_problem(const std::string& address, bool tls) {
   const auto colon = address.find(':');
   const std::string scheme = colon == std::string::npos ? "" : address.substr(0, colon);
