@@ -31,7 +31,7 @@ from support.addresses import REFUSED, TAKEN, UPPER_CASE
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.scripted import (
-    Stream, goodbye, late_reconnect, match_start, serve, told_goodbye, turn, welcome,
+    Stream, finish, goodbye, late_reconnect, match_start, serve, told_goodbye, turn, welcome,
 )
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
@@ -158,16 +158,6 @@ async def start_bot(bot_dir: Path, *args: str, env: dict[str, str] | None = None
     return await asyncio.create_subprocess_exec(
         str(bot_dir / BINARY_NAME), *args, env=env or bot_env(), cwd=bot_dir,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-
-
-async def finish(proc, timeout: float = 10) -> tuple[int, str]:
-    try:
-        _, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise AssertionError(f"the bot did not exit within {timeout} s") from None
-    return proc.returncode, err.decode()
 
 
 C = game_pb2.Card

@@ -128,10 +128,21 @@ def late_reconnect(hellos: list) -> Callable:
 
 
 async def goodbye(stream: Stream) -> None:
-    """Read the hello, welcome the bot, and say goodbye at once."""
-    await stream.read()
-    await stream.send(welcome=referee_pb2.Welcome(protocol_version=1))
+    """Welcome the bot, and say goodbye at once."""
+    await welcome(stream)
     await stream.send(goodbye=referee_pb2.Goodbye(reason="bye"))
+
+
+async def finish(proc, timeout: float = 10) -> tuple[int, str]:
+    """A bot's exit code and stderr (an asyncio process with its stderr piped), once it
+    exits; killed after ``timeout`` s."""
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise AssertionError(f"the bot did not exit within {timeout} s") from None
+    return proc.returncode, err.decode()
 
 
 def told_goodbye(start_bot: Callable, serve_at: str) -> tuple[int, str]:
@@ -143,13 +154,7 @@ def told_goodbye(start_bot: Callable, serve_at: str) -> tuple[int, str]:
         try:
             proc = await start_bot()
             await asyncio.wait_for(asyncio.shield(servicer.done), 15)
-            try:
-                _, err = await asyncio.wait_for(proc.communicate(), 10)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-                raise AssertionError("the bot did not exit within 10 s of its goodbye") from None
-            return proc.returncode, err.decode()
+            return await finish(proc)
         finally:
             await server.stop(0.5)
 
