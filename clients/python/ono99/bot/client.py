@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from ono99.transport import grpc
 from ono99.bot import __version__
 from ono99.bot.base import Bot
-from ono99.bot.driver import Driver, RefusedError
+from ono99.bot.driver import Driver, ProtocolError, RefusedError, said
 from ono99.v1 import referee_pb2_grpc
 
 log = logging.getLogger("ono99.bot")
@@ -279,18 +279,21 @@ async def _session(driver: Driver, link: _Link, connect_timeout: float,
                                   f"of the hello") from None
                 if verbose:
                     log.debug("<- %s", shown(msg))
-                for answer in driver.handle(msg):
-                    if verbose:
-                        log.debug("-> %s", shown(answer))
-                    if writing:
-                        writing = await _sent(call, answer)
+                try:
+                    for answer in driver.handle(msg):
+                        if verbose:
+                            log.debug("-> %s", shown(answer))
+                        if writing:
+                            writing = await _sent(call, answer)
+                except ProtocolError as exc:
+                    raise _Broken(str(exc)) from None
                 if welcomed is not None and driver.welcome is not None:
                     welcomed()
                     welcomed = None
         except grpc.aio.AioRpcError as exc:
             if not driver.finished:
                 raise _Broken(f"connection to the referee broke: {exc.code().name}: "
-                              f"{exc.details()}") from None
+                              f"{said(exc.details() or '')}") from None
         finally:
             call.cancel()
 
@@ -352,7 +355,8 @@ async def _play(driver: Driver, link: _Link, connect_timeout: float,
 
 
 def _done(driver: Driver) -> int:
-    print(f"the referee said goodbye: {driver.goodbye or 'no reason given'}", file=sys.stderr)
+    reason = said(driver.goodbye) if driver.goodbye else "no reason given"
+    print(f"the referee said goodbye: {reason}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -28,6 +28,15 @@ PROTOCOL_VERSION = 1
 RETRIED_CODES = frozenset({referee_pb2.ERROR_CODE_NOT_IN_HAND, referee_pb2.ERROR_CODE_ILLEGAL_PLAY,
                            referee_pb2.ERROR_CODE_MALFORMED})
 
+# What a remote bot keeps of what a stranger's referee sends (the same in the Node.js and
+# C++ SDKs): a referee that streamed events, or started matches it never ended, grew a bot
+# by GBs in 30 s. A real match has a few thousand events at most, and a real referee never
+# has this many matches open with one bot process.
+MAX_MATCH_EVENTS = 100_000
+MAX_OPEN_MATCHES = 64
+#: how much of a string from the referee is printed (see :func:`said`)
+SAID_CHARS = 300
+
 
 class Driver:
     """Feeds one bot the referee's messages; produces its answers."""
@@ -36,6 +45,7 @@ class Driver:
         self.bot = bot
         # events are converted for the bot only if it listens to them (or reads them)
         self._hooks_events = type(bot).on_event is not Bot.on_event
+        #: open matches, the one heard of least recently first
         self.matches: dict[str, Match] = {}
         self.finished = False
         self.welcome: referee_pb2.Welcome | None = None
@@ -57,7 +67,9 @@ class Driver:
         """Messages to send in answer to ``msg`` (an action for a turn, nothing otherwise)."""
         kind = msg.WhichOneof("kind")
         if kind == "turn":
-            yield self._turn(msg.turn)
+            action = self._turn(msg.turn)
+            if action is not None:
+                yield action
         elif kind == "events":
             self._events(msg.events.match_id, msg.events.events)
         elif kind == "rejected":
@@ -70,7 +82,7 @@ class Driver:
                 self._replayed[start.match_id] = len(self.matches[start.match_id]._raw)
                 return
             match = Match.from_proto(start)
-            self.matches[start.match_id] = match
+            self._keep(match)
             self.bot.random = random.Random(start.bot_seed)
             self.bot.on_match_start(match)
         elif kind == "match_end":
@@ -89,10 +101,20 @@ class Driver:
             self.finished = True
             self.goodbye = msg.goodbye.reason
 
+    def _keep(self, match: Match) -> None:
+        """Hold ``match`` open; beyond ``MAX_OPEN_MATCHES``, forget the one heard of least
+        recently (a later message for it is one for a match never started)."""
+        self.matches[match.match_id] = match
+        while len(self.matches) > MAX_OPEN_MATCHES:
+            oldest = next(iter(self.matches))
+            del self.matches[oldest]
+            self._replayed.pop(oldest, None)
+
     def _events(self, match_id: str, events) -> Match | None:
-        match = self.matches.get(match_id)
+        match = self.matches.pop(match_id, None)
         if match is None:
             return None
+        self.matches[match_id] = match          # heard of last
         seen = self._replayed.pop(match_id, 0)
         if seen:
             if len(events) < seen:
@@ -101,17 +123,31 @@ class Driver:
         if not events:
             return match
         start = len(match._raw)
+        if start + len(events) > MAX_MATCH_EVENTS:
+            raise ProtocolError(f"the referee sent more than {MAX_MATCH_EVENTS} events for "
+                                f"match {said(match_id)}")
         match._raw.extend(events)
         if self._hooks_events:
             for event in match.events[start:]:
                 self.bot.on_event(event, match)
         return match
 
-    def _turn(self, turn: referee_pb2.TurnRequest) -> referee_pb2.BotMessage:
+    def _turn(self, turn: referee_pb2.TurnRequest) -> referee_pb2.BotMessage | None:
         match = self._events(turn.match_id, turn.events)
         if match is None:  # a turn of a match we were never told of: answer anyway
             match = Match(turn.match_id, turn.view.seat, [], None, turn.move_ms, turn.bank_ms, 0)
-            self.matches[turn.match_id] = match
+            self._keep(match)
+        # a view that breaks what docs/bots.md promises a bot's choose is not shown to it
+        if not turn.legal:
+            problem = "offers no legal card"
+        elif not 0 <= turn.view.seat < len(turn.view.seats):
+            problem = f"puts the bot at seat {turn.view.seat} of {len(turn.view.seats)}"
+        else:
+            problem = None
+        if problem is not None:
+            log.warning("the referee's turn %d of match %s %s; not answered", turn.turn_id,
+                        said(turn.match_id), problem)
+            return None
         view = View(turn, match)
         card = self.bot.choose(view)
         _check_card(card, view, "choose()")
@@ -121,12 +157,14 @@ class Driver:
     def _rejected(self, rejected: referee_pb2.ActionRejected) -> referee_pb2.BotMessage | None:
         """The referee refused our action: if for its card, let the bot try again with a
         card not yet tried."""
-        log.warning("action rejected (%s): %s",
-                    referee_pb2.ErrorCode.Name(rejected.code)
-                    if rejected.code in referee_pb2.ErrorCode.values() else rejected.code,
-                    rejected.reason)
-        if self._open_turn is None or self._open_turn[0].turn_id != rejected.turn_id \
-                or rejected.code not in RETRIED_CODES:
+        if self._open_turn is None or self._open_turn[0].turn_id != rejected.turn_id:
+            # of no turn of ours: a referee that sent these in a loop filled the disk
+            log.debug("action rejected for turn %d, which is not open: ignored",
+                      rejected.turn_id)
+            return None
+        log.warning("action rejected (%s): %s", _name(referee_pb2.ErrorCode, rejected.code),
+                    said(rejected.reason))
+        if rejected.code not in RETRIED_CODES:
             return None
         turn, tried = self._open_turn
         match = self.matches.get(turn.match_id)
@@ -142,6 +180,26 @@ class Driver:
     def _action(turn_id: int, card: str) -> referee_pb2.BotMessage:
         return referee_pb2.BotMessage(action=referee_pb2.Action(turn_id=turn_id,
                                                                 card=CARD_VALUES[card]))
+
+
+class ProtocolError(RuntimeError):
+    """The referee sent what no referee may (more than a match can hold): the session is
+    given up as a broken connection is."""
+
+
+def said(text: str) -> str:
+    """A string from the referee as printed: what is not printable (escape sequences, line
+    breaks, Unicode's format characters) escaped, and cut after ``SAID_CHARS``. A stranger's
+    server must not write to the bot author's terminal, nor fill a log."""
+    cut = len(text) - SAID_CHARS
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                    for c in text[:SAID_CHARS])
+    return f"{shown}... ({cut} more characters)" if cut > 0 else shown
+
+
+def _name(enum, value: int) -> str:
+    """An enum value's name; the number for one this SDK does not know."""
+    return enum.Name(value) if value in enum.values() else str(value)
 
 
 class ChoiceError(TypeError):
@@ -172,6 +230,6 @@ class RefusedError(RuntimeError):
     """The referee refused this bot's Hello."""
 
     def __init__(self, refusal: referee_pb2.Refusal) -> None:
-        self.code = referee_pb2.RefusalCode.Name(refusal.code)
+        self.code = _name(referee_pb2.RefusalCode, refusal.code)
         self.reason = refusal.reason
-        super().__init__(f"referee refused the connection ({self.code}): {self.reason}")
+        super().__init__(f"referee refused the connection ({self.code}): {said(self.reason)}")

@@ -26,8 +26,9 @@ def token_of(card: int) -> str:
 
 
 def tokens(cards: Any) -> list[str]:
-    """The tokens of ``Card`` enum values (each one this SDK knows: see :func:`token_of`)."""
-    return [TOKENS[c] for c in cards]
+    """The tokens of ``Card`` enum values (``"?"`` for each one this SDK does not know: a
+    referee's value out of range never raises here, nor reads as another card)."""
+    return [token_of(c) for c in cards]
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Event:
         which = msg.WhichOneof("kind")
         e = getattr(msg, which) if which else None
         if which == "card_played":
-            return cls("play", seat=e.seat, card=TOKENS[e.card], total=e.total)
+            return cls("play", seat=e.seat, card=token_of(e.card), total=e.total)
         if which == "cards_drawn":
             return cls("draw", seat=e.seat, count=e.count)
         if which == "round_started":
@@ -87,7 +88,7 @@ class Event:
         if which == "token_lost":
             return cls("token", seat=e.seat, tokens_left=e.tokens_left)
         if which == "out_of_round":
-            return cls("out", seat=e.seat, card=TOKENS[e.card] or None)
+            return cls("out", seat=e.seat, card=token_of(e.card) if e.card else None)
         if which == "round_scored":
             return cls("scores", scores=tuple(e.scores))
         if which == "seat_eliminated":
@@ -184,7 +185,7 @@ class View:
     @property
     def legal(self) -> list[str]:
         """The distinct cards this seat may play now (never empty)."""
-        return [TOKENS[c] for c in self._turn.legal]
+        return tokens(self._turn.legal)
 
     @property
     def over_limit(self) -> bool:
@@ -210,7 +211,7 @@ class View:
 
     @property
     def hand(self) -> list[str]:
-        return [TOKENS[c] for c in self._view.hand]
+        return tokens(self._view.hand)
 
     @property
     def total(self) -> int:
