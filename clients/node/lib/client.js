@@ -5,7 +5,9 @@ const fs = require('node:fs');
 const net = require('node:net');
 const { parseArgs } = require('node:util');
 
-const { Driver, RefusedError } = require('./driver');
+const {
+  Driver, RefereeError, RefusedError, printable,
+} = require('./driver');
 const { loadProtocol } = require('./proto');
 const { version } = require('../package.json');
 
@@ -466,7 +468,8 @@ async function session(client, protocol, driver, hello, welcomeTimeout, onWelcom
         }
         return {
           exit: EXIT.BROKEN,
-          error: `connection to the referee broke: ${status[err.code] || err.code}: ${err.details ?? err.message}`,
+          error: `connection to the referee broke: ${status[err.code] || err.code}: ` +
+            printable(err.details ?? err.message),
           welcomed: driver.welcome !== null,
           retry: true,
           firstRetry: true,
@@ -480,6 +483,12 @@ async function session(client, protocol, driver, hello, welcomeTimeout, onWelcom
       for (const answer of answers) send(answer);
     }
   } catch (err) {
+    if (err instanceof RefereeError) {  // as a broken connection: try again, then give up
+      return {
+        exit: EXIT.BROKEN, error: err.message, welcomed: driver.welcome !== null, retry: true,
+        firstRetry: true,
+      };
+    }
     if (err instanceof RefusedError) {
       const tooMany = err.code === 'too_many';
       return {
@@ -501,10 +510,13 @@ async function session(client, protocol, driver, hello, welcomeTimeout, onWelcom
   return { exit: EXIT.OK };
 }
 
-/** `msg` as JSON for the verbose log, its secrets hidden: stderr goes to log files. */
+/** `msg` as JSON for the verbose log, its secrets hidden: stderr goes to log files. The
+ * referee's strings are escaped (JSON leaves C1 and format characters as they are) but not
+ * cut: the verbose log is asked for, and shows every message whole. */
 function shown(msg) {
   const hide = (value) => (value ? '<hidden>' : value);
-  return JSON.stringify(msg, (key, value) => (['token', 'resumeKey'].includes(key) ? hide(value) : value));
+  return printable(JSON.stringify(msg, (key, value) => (['token', 'resumeKey'].includes(key) ? hide(value) : value)),
+    Infinity);
 }
 
 module.exports = {

@@ -24,14 +24,67 @@ const PROTOCOL_VERSION = 1;
 // verdict), so no card is sent again after them, nor after a code this SDK does not know.
 const RETRIED_CODES = new Set(['not_in_hand', 'illegal_play', 'malformed']);
 
+// A bot dials a stranger's referee, which must not be able to exhaust its memory: the
+// events kept for one match (a whole real match is a few thousand), and the matches
+// started and not ended that are kept (a real referee never has this many open with one
+// bot process). The same numbers in every SDK.
+const MAX_MATCH_EVENTS = 100000;
+const MAX_OPEN_MATCHES = 64;
+// A referee's string printed (a reason, a match id) is cut after this many characters:
+// a 1 MiB reason in a loop wrote gigabytes of stderr.
+const MAX_SHOWN_CHARS = 300;
+
 /** A logger that drops everything (the default of a Driver built without one). */
 const SILENT = Object.freeze({ debug() {}, warn() {}, error() {} });
+
+/**
+ * `text` (a string from the referee) as it may be printed: every character that is not
+ * printable (controls, C0 and C1, DEL; format characters such as U+202E) escaped as \xNN or
+ * \uNNNN, and cut after `limit` characters, so that a referee can neither rewrite the
+ * bot author's terminal nor fill their disk.
+ */
+function printable(text, limit = MAX_SHOWN_CHARS) {
+  text = String(text);
+  let out = '';
+  let count = 0;
+  let index = 0;  // in UTF-16 units, where the characters not shown begin
+  for (const char of text) {
+    if (count === limit) break;
+    out += /[\p{Cc}\p{Cf}]/u.test(char) ? escaped(char.codePointAt(0)) : char;
+    count += 1;
+    index += char.length;
+  }
+  if (index === text.length) return out;
+  let more = 0;  // characters, not UTF-16 units: the second half of a pair is not counted
+  for (let i = index; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xdc00 || unit > 0xdfff) more += 1;
+  }
+  return `${out}... (${more} more characters)`;
+}
+
+function escaped(code) {
+  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+  if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, '0')}`;
+  return `\\U${code.toString(16).padStart(8, '0')}`;
+}
+
+/**
+ * The referee broke the protocol in a way the bot cannot play on with: the session ends
+ * as when the connection drops (the client reconnects, then gives up).
+ */
+class RefereeError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'RefereeError';
+  }
+}
 
 /** The referee refused this bot's Hello. */
 class RefusedError extends Error {
   constructor(refusal) {
     const code = nameOf(REFUSAL_CODES, refusal.code);
-    super(`referee refused the connection (${code}): ${refusal.reason}`);
+    super(`referee refused the connection (${code}): ${printable(refusal.reason)}`);
     this.name = 'RefusedError';
     this.code = code;
     this.reason = refusal.reason;
@@ -63,7 +116,8 @@ class Driver {
   constructor(bot, { log = SILENT } = {}) {
     this.bot = asBot(bot);
     this.log = log;
-    /** @type {Map<string, Match>} the matches in progress, by id */
+    /** @type {Map<string, Match>} the matches in progress, by id, the one heard of least
+     * recently first (at most MAX_OPEN_MATCHES) */
     this.matches = new Map();
     this.finished = false;
     this.welcome = null;
@@ -92,13 +146,16 @@ class Driver {
 
   /**
    * The messages to send in answer to `msg`: an action for a turn, nothing otherwise.
-   * Throws RefusedError on a refusal; anything the bot's code throws propagates.
+   * Throws RefusedError on a refusal, RefereeError on a match past MAX_MATCH_EVENTS;
+   * anything the bot's code throws propagates.
    * @returns {Promise<object[]>}
    */
   async handle(msg) {
     switch (msg.kind) {
-      case 'turn':
-        return [await this._turn(msg.turn)];
+      case 'turn': {
+        const action = await this._turn(msg.turn);
+        return action ? [action] : [];
+      }
       case 'events':
         await this._events(msg.events.matchId, msg.events.events);
         return [];
@@ -110,11 +167,12 @@ class Driver {
         const start = msg.matchStart;
         const known = this.matches.get(start.matchId);
         if (known) {  // we reconnected mid-match: the same match goes on, told from its start
+          this._keep(known);
           this._replayed.set(start.matchId, known._raw.length);
           return [];
         }
         const match = Match.fromProto(start);
-        this.matches.set(start.matchId, match);
+        this._keep(match);
         this.bot.random = new Random(match.botSeed);
         if (this.bot.onMatchStart) await this.bot.onMatchStart(match);
         return [];
@@ -144,9 +202,25 @@ class Driver {
     }
   }
 
+  /**
+   * Remember `match` as the one heard of last; beyond MAX_OPEN_MATCHES, forget the one
+   * heard of least recently (a later message for it is one for a match never started).
+   */
+  _keep(match) {
+    this.matches.delete(match.matchId);  // a Map iterates in insertion order: to its end
+    this.matches.set(match.matchId, match);
+    if (this.matches.size <= MAX_OPEN_MATCHES) return;
+    const [oldest] = this.matches.keys();
+    this.log.debug(`forgetting match ${printable(oldest)}: more than ${MAX_OPEN_MATCHES} open`);
+    this.matches.delete(oldest);
+    this._replayed.delete(oldest);
+    if (this._openTurn && this._openTurn.turn.matchId === oldest) this._openTurn = null;
+  }
+
   async _events(matchId, events) {
     const match = this.matches.get(matchId);
     if (!match) return null;
+    this._keep(match);
     const seen = this._replayed.get(matchId);
     if (seen !== undefined) {  // the replay may span several messages
       if (seen > events.length) this._replayed.set(matchId, seen - events.length);
@@ -155,7 +229,7 @@ class Driver {
     }
     if (!events.length) return match;
     const start = match._raw.length;
-    match._raw.push(...events);
+    addEvents(match, events);
     // events are converted for the bot only if it listens to them (or reads match.events)
     if (this.bot.onEvent && !isDefaultHook(this.bot, 'onEvent')) {
       const all = match.events;
@@ -169,8 +243,21 @@ class Driver {
     if (!match) {  // a turn of a match we were never told of: answer anyway
       match = new Match(turn.matchId, turn.view ? turn.view.seat : 0, [], null, turn.moveMs,
         turn.bankMs, 0n);
-      match._raw.push(...turn.events);
-      this.matches.set(turn.matchId, match);
+      addEvents(match, turn.events);
+      this._keep(match);
+    }
+    // the turn before is no longer open, answered or not
+    this._openTurn = null;
+    // a bot written to docs/bots.md reads view.legal[0] and its own seat's entry: a turn
+    // that breaks either is not the bot's to play, and a referee that sends it is broken
+    const seat = turn.view ? turn.view.seat : 0;
+    const seats = turn.view ? turn.view.seats.length : 0;
+    const what = !turn.legal.length ? 'offers no legal card'
+      : !(seat >= 0 && seat < seats) ? `puts the bot at seat ${seat} of ${seats}` : null;
+    if (what) {
+      this.log.warn(`the referee's turn ${turn.turnId} of match ${printable(turn.matchId)} ${what}; ` +
+        'not answered');
+      return null;
     }
     const view = new View(turn, match);
     const card = await this.bot.choose(view);
@@ -181,10 +268,19 @@ class Driver {
 
   async _rejected(rejected) {
     const code = nameOf(ERROR_CODES, rejected.code);
-    this.log.warn(`action rejected (${code}): ${rejected.reason}`);
     const open = this._openTurn;
-    // turn ids are compared as the decimal strings they arrive as: exact at any size
-    if (!open || open.turn.turnId !== rejected.turnId || !RETRIED_CODES.has(code)) return null;
+    // turn ids are compared as the decimal strings they arrive as: exact at any size. A
+    // rejection of no open turn is not this bot's news, and printing each one let a
+    // referee fill the disk.
+    if (!open || open.turn.turnId !== rejected.turnId) {
+      if (this.log.debugging) {
+        this.log.debug(`ignoring a rejection (${code}) of turn ${rejected.turnId}, not the open one: ` +
+          printable(rejected.reason));
+      }
+      return null;
+    }
+    this.log.warn(`action rejected (${code}): ${printable(rejected.reason)}`);
+    if (!RETRIED_CODES.has(code)) return null;
     const view = new View(open.turn, this.matches.get(open.turn.matchId));
     const card = this.bot.onRejected
       ? await this.bot.onRejected(view, rejected.reason, open.tried)
@@ -217,9 +313,25 @@ function checkCard(card, view, hook) {
     `${inspect(example)}), it returned ${what}`);
 }
 
+/**
+ * Append `events` to what `match` keeps, one by one (a spread of ~150000 arguments
+ * overflows the stack). Throws RefereeError, keeping none of them, if that would take the
+ * match past MAX_MATCH_EVENTS.
+ */
+function addEvents(match, events) {
+  if (match._raw.length + events.length > MAX_MATCH_EVENTS) {
+    throw new RefereeError(`the referee sent more than ${MAX_MATCH_EVENTS} events for match ` +
+      printable(match.matchId));
+  }
+  for (const event of events) match._raw.push(event);
+}
+
 /** Whether `bot` inherits hook `name` from the Bot base class, which does nothing. */
 function isDefaultHook(bot, name) {
   return bot[name] === Bot.prototype[name];
 }
 
-module.exports = { Driver, RefusedError, PROTOCOL_VERSION, SILENT, asBot };
+module.exports = {
+  Driver, RefereeError, RefusedError, PROTOCOL_VERSION, SILENT, MAX_MATCH_EVENTS, MAX_OPEN_MATCHES,
+  asBot, printable,
+};

@@ -92,7 +92,7 @@ test('onRejected may choose the retry, and knows what was tried', async () => {
 test('a choose() that returns no card token throws, naming what it returned; nothing is sent', async () => {
   // it went out as CARD_UNSPECIFIED: refused as malformed, a refusal counted, and the
   // default onRejected quietly played another card
-  const turn = { matchId: 'm', turnId: '3', legal: [7], events: [], view: { seat: 0, hand: [7], seats: [] } };
+  const turn = { matchId: 'm', turnId: '3', legal: [7], events: [], view: { seat: 0, hand: [7], seats: [{}] } };
   for (const [returned, words] of [['eleven', "it returned 'eleven', which is not a card token"],
     [7, 'it returned 7 (number)'], [undefined, 'it returned undefined (undefined)'],
     [null, 'it returned null (null)']]) {
@@ -266,7 +266,7 @@ test('a turn of a match never announced is answered anyway', async () => {
   const d = new Driver(new Lowest());
   const [answer] = await d.handle({
     kind: 'turn',
-    turn: { matchId: 'x', turnId: '9', legal: [8], events: [], view: { seat: 1, hand: [8], seats: [] } },
+    turn: { matchId: 'x', turnId: '9', legal: [8], events: [], view: { seat: 1, hand: [8], seats: [{}, {}] } },
   });
   assert.deepEqual(answer, { action: { turnId: '9', card: 8 } });
 });
