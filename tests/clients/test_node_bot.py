@@ -1,22 +1,27 @@
 """The Node.js SDK (clients/node) and its sample bot (bots/node-counter): its own unit
 tests, real matches against the Python sample bots on a real referee, a connection broken
-mid-match (or before its welcome) that comes back, a host refused as too many, and a
-server restart (refusing it as shutting down meanwhile) that keeps it."""
+mid-match (or before its welcome) that comes back, a host refused as too many, a server
+restart (refusing it as shutting down meanwhile) that keeps it, and a hostile scripted
+referee (endless events, huge or spoofing strings, turns no bot can play)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
 
+import grpc
 import pytest
+from ono99.v1 import game_pb2, referee_pb2
 
 from support.matches import BOTS, RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS, cut_before_welcome, one_match, restart, stalled, too_many,
 )
+from support.scripted import Stream, finish, match_start, serve, turn, welcome
 
 from arena.referee import lobby
 
@@ -185,3 +190,145 @@ def test_a_silent_connection_is_noticed_and_the_bot_reconnects(node):
     assert "warning: connection to the referee broke: UNAVAILABLE" in err, err
     assert "reconnected to the referee after" in err
     assert rc == 0, err
+
+
+C = game_pb2.Card
+# a window title, colours, a line erased and a fake one, a right-to-left override
+SPOOF = "\x1b]0;PWNED\x07\x1b[31mRED\x1b[0m\u202e\x1b[2K\r\nFAKE: all good"
+SPOOF_SHOWN = r"\x1b]0;PWNED\x07\x1b[31mRED\x1b[0m\u202e\x1b[2K\x0d\x0aFAKE: all good"
+
+
+def hostile_run(node, tmp_path, script, *args: str, timeout: float = 20) -> tuple[int, str]:
+    """node-counter against ``script`` on a scripted referee: its exit code and stderr
+    (shown with ascii() when a test fails: the referee's escapes must not reach pytest's
+    terminal either)."""
+    address = f"unix:{tmp_path / 'ref.sock'}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONO99_")}
+
+    async def scenario():
+        server, _, _ = await serve(script, address)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                node, str(NODE_COUNTER / "bot.js"), "--referee", address, "--token", "t", *args,
+                env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            return await finish(proc, timeout)
+        finally:
+            await server.stop(0)
+
+    return asyncio.run(scenario())
+
+
+def plays(count: int) -> list:
+    return [game_pb2.Event(card_played=game_pb2.CardPlayed(seat=1, card=C.CARD_7, total=50))] * count
+
+
+@pytest.mark.parametrize("batches", [(40000, 40000, 20001), (150000,)], ids=["100001", "150000"])
+def test_a_match_past_100000_events_breaks_the_session_as_a_dropped_connection(node, tmp_path, batches):
+    """The events are kept for the match (the bot may read them all): past 100000 (several
+    messages: gRPC's 4 MB limit) the session breaks, and the bot reconnects; 150000 in one
+    message is no RangeError (push(...events) overflowed the stack)."""
+    sessions = []
+
+    async def script(stream: Stream):
+        await welcome(stream)
+        sessions.append(stream)
+        if len(sessions) == 1:
+            await stream.send(match_start=match_start())
+            for count in batches:
+                await stream.send(events=referee_pb2.Events(match_id="m1", events=plays(count)))
+        else:
+            await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+
+    rc, err = hostile_run(node, tmp_path, script, "--reconnect-timeout", "5")
+    assert rc == 0, ascii(err[-2000:])
+    assert ("warning: the referee sent more than 100000 events for match m1; reconnecting for up "
+            "to 5 s") in err
+    assert len(sessions) == 2
+
+
+def test_rejections_of_no_open_turn_print_nothing(node, tmp_path):
+    """Before any turn, and of a turn other than the open one: 1 MiB reasons in a loop
+    wrote gigabytes of stderr."""
+    reason = "x" * (1 << 20)
+
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.send(match_start=match_start())
+        for _ in range(20):
+            await stream.send(rejected=referee_pb2.ActionRejected(
+                turn_id=1, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await stream.send(turn=turn(2, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
+        await stream.read()
+        for _ in range(20):
+            await stream.send(rejected=referee_pb2.ActionRejected(
+                turn_id=1, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await stream.send(goodbye=referee_pb2.Goodbye(reason=SPOOF))
+
+    rc, err = hostile_run(node, tmp_path, script)
+    assert rc == 0, ascii(err[-2000:])
+    assert "rejected" not in err and len(err) < 2000, ascii(err[:2000])
+
+
+def test_the_referees_strings_are_printed_escaped_and_cut(node, tmp_path):
+    """A rejection of the open turn is printed: its escape sequences escaped, its 1 MiB cut
+    after 300 characters."""
+    reason = SPOOF + "x" * (1 << 20)
+
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.send(match_start=match_start())
+        await stream.send(turn=turn(5, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
+        await stream.read()
+        await stream.send(rejected=referee_pb2.ActionRejected(
+            turn_id=5, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await stream.read()   # the retry
+        await stream.send(goodbye=referee_pb2.Goodbye(reason=SPOOF))
+
+    rc, err = hostile_run(node, tmp_path, script)
+    assert rc == 0, ascii(err[-2000:])
+    shown = SPOOF_SHOWN + "x" * (300 - len(SPOOF))
+    assert (f"action rejected (illegal_play): {shown}... ({len(reason) - 300} more characters)\n"
+            in err), ascii(err[:2000])
+    assert "\x1b" not in err and "\u202e" not in err and len(err) < 2000
+
+
+@pytest.mark.parametrize("end", ["refusal", "status"])
+def test_a_refusal_and_a_broken_streams_details_are_printed_escaped(node, tmp_path, end):
+    async def script(stream: Stream):
+        if end == "refusal":
+            await stream.read()
+            await stream.send(refusal=referee_pb2.Refusal(
+                code=referee_pb2.REFUSAL_CODE_BAD_TOKEN, reason=SPOOF))
+        else:
+            await welcome(stream)
+            stream.fail(grpc.StatusCode.INTERNAL, SPOOF)
+
+    rc, err = hostile_run(node, tmp_path, script, "--reconnect-timeout", "0")
+    line = ("error: referee refused the connection (bad_token): " if end == "refusal"
+            else "error: connection to the referee broke: INTERNAL: ")
+    assert (rc, line + SPOOF_SHOWN + "\n") == (3 if end == "refusal" else 5, err), ascii(err)
+    assert "\x1b" not in err
+
+
+def test_turns_no_bot_can_play_are_not_answered_and_the_bot_plays_on(node, tmp_path):
+    """An empty legal list, a seat outside the seats: the bot's choose (which reads
+    legal[0] and its own seat) is not called and nothing is sent; the next turn is played,
+    and the goodbye ends the bot as usual."""
+    answers = []
+
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.send(match_start=match_start())
+        await stream.send(turn=turn(7, [C.CARD_3], []))
+        outside = turn(8, [C.CARD_3], [C.CARD_3])
+        outside.view.seat = 2
+        await stream.send(turn=outside)
+        await stream.send(turn=turn(9, [C.CARD_3], [C.CARD_3]))
+        answers.append((await stream.read()).action)
+        await stream.send(goodbye=referee_pb2.Goodbye(reason="scripted"))
+
+    rc, err = hostile_run(node, tmp_path, script)
+    assert rc == 0, ascii(err[-2000:])
+    assert [(a.turn_id, a.card) for a in answers] == [(9, C.CARD_3)]
+    assert "the referee's turn 7 of match m1 offers no legal card; not answered" in err
+    assert "the referee's turn 8 of match m1 puts the bot at seat 2 of 2; not answered" in err
