@@ -134,6 +134,34 @@ def test_a_turn_that_breaks_the_view_s_promises_is_not_answered(caplog, legal, s
         turn=turn(5, [C.CARD_3], [C.CARD_3])))) == 1
 
 
+def test_the_open_turn_ends_with_the_next_turn_and_with_its_match_forgotten():
+    def turn_of(match_id: str, turn_id: int, legal) -> referee_pb2.RefereeMessage:
+        t = turn(turn_id, [C.CARD_3, C.CARD_9], legal)
+        t.match_id = match_id
+        return referee_pb2.RefereeMessage(turn=t)
+
+    def rejection(turn_id: int) -> referee_pb2.RefereeMessage:
+        return referee_pb2.RefereeMessage(rejected=referee_pb2.ActionRejected(
+            turn_id=turn_id, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason="late"))
+
+    driver = Driver(Recorder())
+    answers(driver, start("m0"))
+    answers(driver, turn_of("m0", 1, [C.CARD_3, C.CARD_9]))
+    answers(driver, turn_of("m0", 2, []))                      # not answered
+    assert answers(driver, rejection(1)) == []
+    answers(driver, turn_of("m0", 3, [C.CARD_3, C.CARD_9]))
+    for i in range(1, MAX_OPEN_MATCHES):
+        answers(driver, start(f"m{i}"))
+    answers(driver, start("m0"))          # a reconnection's replay: m0 heard of last
+    answers(driver, start("one more"))
+    assert "m0" in driver.matches and "m1" not in driver.matches
+    assert [a.action.card for a in answers(driver, rejection(3))] == [C.CARD_9]
+    for i in range(MAX_OPEN_MATCHES):     # m0 forgotten, and its open turn with it
+        answers(driver, start(f"n{i}"))
+    assert "m0" not in driver.matches
+    assert answers(driver, rejection(3)) == []
+
+
 def test_card_values_the_sdk_does_not_know_read_as_a_question_mark():
     bot = Recorder()
     driver = Driver(bot)

@@ -79,6 +79,7 @@ class Driver:
         elif kind == "match_start":
             start = msg.match_start
             if start.match_id in self.matches:  # we reconnected mid-match: the same match
+                self._keep(self.matches.pop(start.match_id))
                 self._replayed[start.match_id] = len(self.matches[start.match_id]._raw)
                 return
             match = Match.from_proto(start)
@@ -109,6 +110,8 @@ class Driver:
             oldest = next(iter(self.matches))
             del self.matches[oldest]
             self._replayed.pop(oldest, None)
+            if self._open_turn is not None and self._open_turn[0].match_id == oldest:
+                self._open_turn = None
 
     def _events(self, match_id: str, events) -> Match | None:
         match = self.matches.pop(match_id, None)
@@ -137,6 +140,7 @@ class Driver:
         if match is None:  # a turn of a match we were never told of: answer anyway
             match = Match(turn.match_id, turn.view.seat, [], None, turn.move_ms, turn.bank_ms, 0)
             self._keep(match)
+        self._open_turn = None       # the turn before is over, answered or not
         # a view that breaks what docs/bots.md promises a bot's choose is not shown to it
         if not turn.legal:
             problem = "offers no legal card"
