@@ -349,6 +349,92 @@ def test_a_stream_that_ends_without_goodbye_exits_5(cpp_bot, tmp_path):
     assert "the referee closed the stream without a goodbye" in err
 
 
+# A hostile referee's strings: a terminal title, colours, a line erased and a fake line
+ESCAPES = "\x1b]0;TITLE\x07\x1b[31mRED\x1b[0m\x1b[2K\r\nFAKE: all good\u202e"
+SHOWN = "\\x1b]0;TITLE\\x07\\x1b[31mRED\\x1b[0m\\x1b[2K\\x0d\\x0aFAKE: all good\\u202e"
+
+
+def test_more_than_100000_events_for_a_match_break_the_session(cpp_bot, tmp_path):
+    """100001 events for one match, in messages under gRPC's 4 MB: the bot breaks the
+    session as a dropped connection does (exit 5 with no reconnect window). It kept every
+    event: a referee that streamed events grew it to GBs in 30 s."""
+    play = game_pb2.Event(card_played=game_pb2.CardPlayed(seat=1, card=C.CARD_1, total=1))
+
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.send(match_start=match_start())
+        for count in (40000, 40000, 20000, 1):
+            await stream.send(events=referee_pb2.Events(match_id="m1", events=[play] * count))
+        await asyncio.sleep(10)
+
+    rc, err, _ = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")
+    assert rc == 5, err[-2000:]
+    assert "error: the referee sent more than 100000 events for match m1\n" in err
+
+
+def test_hostile_strings_are_escaped_and_cut_and_unanswerable_turns_skipped(cpp_bot, tmp_path):
+    """A rejection of no open turn prints nothing (1 MiB reasons in a loop wrote GBs); one
+    of the open turn prints its reason escaped and cut. A turn with no legal card, or that
+    puts the bot at a seat it does not have, is not answered (the bot died with SIGSEGV):
+    the bot plays on to the goodbye and exits 0."""
+    answers = []
+    reason = ESCAPES + "x" * (1 << 20)
+
+    async def script(stream: Stream):
+        await welcome(stream)
+        await stream.send(rejected=referee_pb2.ActionRejected(
+            turn_id=5, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason="no turn is open"))
+        await stream.send(match_start=match_start())
+        await stream.send(turn=turn(1, [C.CARD_3], []))
+        outside = turn(2, [C.CARD_3], [C.CARD_3])
+        outside.view.seat = 2
+        await stream.send(turn=outside)
+        await stream.send(turn=turn(3, [C.CARD_3, C.CARD_4], [C.CARD_3, C.CARD_4]))
+        answers.append((await stream.read()).action)
+        await stream.send(rejected=referee_pb2.ActionRejected(
+            turn_id=3, code=referee_pb2.ERROR_CODE_STALE_TURN, reason=reason))
+        await stream.send(rejected=referee_pb2.ActionRejected(
+            turn_id=2, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason="not the open turn"))
+        await stream.send(match_end=referee_pb2.MatchEnd(match_id="m1", termination="aborted"))
+        await stream.send(goodbye=referee_pb2.Goodbye(reason=ESCAPES))
+
+    rc, err, _ = scripted_run(cpp_bot, tmp_path, script)
+    assert rc == 0, err[-2000:]
+    assert len(err) < 3000 and "\x1b" not in err, err[-2000:]
+    assert [a.turn_id for a in answers] == [3]
+    assert "warning: the referee's turn 1 of match m1 offers no legal card; not answered\n" in err
+    assert ("warning: the referee's turn 2 of match m1 puts the bot at seat 2 of 2; "
+            "not answered\n") in err
+    more = len(reason) - 300
+    assert (f"warning: action rejected (ERROR_CODE_STALE_TURN): {SHOWN}"
+            f"{'x' * (300 - len(ESCAPES))}... ({more} more characters)\n") in err
+    assert "no turn is open" not in err and "not the open turn" not in err
+
+
+async def refuse_with_escapes(stream: Stream):
+    await stream.read()
+    await stream.send(refusal=referee_pb2.Refusal(code=referee_pb2.REFUSAL_CODE_BAD_TOKEN,
+                                                  reason=ESCAPES))
+
+
+async def break_with_escapes(stream: Stream):
+    await welcome(stream)
+    stream.fail(grpc.StatusCode.INTERNAL, ESCAPES)
+
+
+@pytest.mark.parametrize("script, exit_code, said", [
+    (refuse_with_escapes, 3, "referee refused the connection (REFUSAL_CODE_BAD_TOKEN): "),
+    (break_with_escapes, 5, "connection to the referee broke: INTERNAL: "),
+], ids=["refusal", "status"])
+def test_a_refusal_reason_and_status_details_are_escaped(cpp_bot, tmp_path, script, exit_code,
+                                                         said):
+    """They reached the terminal byte for byte: escape sequences included."""
+    rc, err, _ = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")
+    assert rc == exit_code, err
+    assert f"error: {said}{SHOWN}\n" in err
+    assert "\x1b" not in err
+
+
 @pytest.mark.parametrize("reconnect, message", [
     ("0", "error: connection to the referee broke: "),
     ("1", "error: could not reconnect to the referee within 1 s (last: no referee reachable at "),

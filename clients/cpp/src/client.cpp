@@ -36,6 +36,7 @@
 #include <string>
 #include <thread>
 
+#include "convert.hpp"
 #include "driver.hpp"
 #include "ono99/bot.hpp"
 #include "ono99/v1/referee.grpc.pb.h"
@@ -403,6 +404,10 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
         writable = stream->Write(out);
       }
     }
+  } catch (const detail::ProtocolError& e) {
+    // The referee's fault, not the bot's: as a dropped connection (reconnect, then exit 5).
+    cancel();
+    return {kExitBroken, e.what(), driver.welcome().has_value(), true, true};
   } catch (const std::exception& e) {
     // As an uncaught exception ends a Python bot: the referee sees the stream end.
     cancel();
@@ -422,7 +427,7 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
                            refusal->code() == v1::REFUSAL_CODE_SHUTTING_DOWN;
     return {kExitRefused,
             "referee refused the connection (" + v1::RefusalCode_Name(refusal->code()) +
-                "): " + refusal->reason(),
+                "): " + detail::printable(refusal->reason()),
             false, transient, too_many};
   }
   if (driver.finished()) {  // goodbye
@@ -443,7 +448,7 @@ SessionEnd run_session(const std::shared_ptr<grpc::Channel>& channel, detail::Dr
   }
   return {kExitBroken,
           std::string("connection to the referee broke: ") + status_name(status.error_code()) +
-              ": " + status.error_message(),
+              ": " + detail::printable(status.error_message()),
           welcomed, true, true};
 }
 

@@ -1,6 +1,8 @@
 #include "convert.hpp"
 
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 
 namespace ono99::detail {
 
@@ -24,7 +26,72 @@ std::string verdict_name(int kind) {
   return out;
 }
 
+// Unicode's format characters (category Cf): invisible, and some (U+202E) reorder the text
+// after them on a terminal.
+bool is_format(std::uint32_t c) {
+  static constexpr std::uint32_t kRanges[][2] = {
+      {0x00ad, 0x00ad},   {0x0600, 0x0605},   {0x061c, 0x061c},   {0x06dd, 0x06dd},
+      {0x070f, 0x070f},   {0x0890, 0x0891},   {0x08e2, 0x08e2},   {0x180e, 0x180e},
+      {0x200b, 0x200f},   {0x202a, 0x202e},   {0x2060, 0x2064},   {0x2066, 0x206f},
+      {0xfeff, 0xfeff},   {0xfff9, 0xfffb},   {0x110bd, 0x110bd}, {0x110cd, 0x110cd},
+      {0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0001, 0xe0001},
+      {0xe0020, 0xe007f}};
+  for (const auto& [first, last] : kRanges) {
+    if (c >= first && c <= last) return true;
+  }
+  return false;
+}
+
+// The character at text[i] (UTF-8): its code point and length in bytes; a byte that does
+// not start a well-formed sequence is a character of its own, with `valid` false.
+struct Decoded {
+  std::uint32_t code;
+  std::size_t length;
+  bool valid;
+};
+
+Decoded decode(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return {lead, 1, true};
+  const std::size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 0;
+  if (length == 0 || lead > 0xf4 || i + length > text.size()) return {lead, 1, false};
+  std::uint32_t code = lead & (0x7f >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return {lead, 1, false};
+    code = (code << 6) | (byte(i + k) & 0x3f);
+  }
+  static constexpr std::uint32_t kShortest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < kShortest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+    return {lead, 1, false};  // overlong, beyond Unicode, or a surrogate
+  }
+  return {code, length, true};
+}
+
 }  // namespace
+
+std::string printable(const std::string& text) {
+  std::string out;
+  std::size_t shown = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && shown < kMaxShownChars; ++shown) {
+    const Decoded c = decode(text, i);
+    if (c.valid && c.code >= 0x20 && c.code != 0x7f && !(c.code >= 0x80 && c.code <= 0x9f) &&
+        !is_format(c.code)) {
+      out.append(text, i, c.length);
+    } else {
+      char code[12];
+      std::snprintf(code, sizeof code, c.code > 0xff ? "\\u%04x" : "\\x%02x",
+                    static_cast<unsigned>(c.code));
+      out += code;
+    }
+    i += c.length;
+  }
+  std::size_t more = 0;
+  for (; i < text.size(); ++more) i += decode(text, i).length;
+  if (more > 0) out += "... (" + std::to_string(more) + " more characters)";
+  return out;
+}
 
 Match to_match(const v1::MatchStart& start) {
   Match m;
@@ -57,7 +124,7 @@ Event to_event(const v1::Event& msg) {
       const auto& x = msg.card_played();
       e.kind = EventKind::Play;
       e.seat = x.seat();
-      e.card = static_cast<Card>(x.card());
+      e.card = card_of(x.card());
       e.total = x.total();
       break;
     }
@@ -87,7 +154,7 @@ Event to_event(const v1::Event& msg) {
     case v1::Event::kOutOfRound:
       e.kind = EventKind::Out;
       e.seat = msg.out_of_round().seat();
-      e.card = static_cast<Card>(msg.out_of_round().card());
+      e.card = card_of(msg.out_of_round().card());
       break;
     case v1::Event::kRoundScored:
       e.kind = EventKind::Scores;

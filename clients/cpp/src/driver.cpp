@@ -23,10 +23,10 @@ v1::BotMessage Driver::hello(const std::string& token, const std::string& name,
 }
 
 bool Driver::handle(const v1::RefereeMessage& msg, v1::BotMessage* answer) {
+  ++messages_;
   switch (msg.kind_case()) {
     case v1::RefereeMessage::kTurn:
-      turn(msg.turn(), answer);
-      return true;
+      return turn(msg.turn(), answer);
     case v1::RefereeMessage::kEvents:
       events(msg.events().match_id(), msg.events().events());
       return false;
@@ -36,13 +36,13 @@ bool Driver::handle(const v1::RefereeMessage& msg, v1::BotMessage* answer) {
       const v1::MatchStart& start = msg.match_start();
       if (auto it = matches_.find(start.match_id()); it != matches_.end()) {
         // we reconnected mid-match: the same match goes on, told again from its start
-        replayed_[start.match_id()] = it->second->events.size();
+        it->second.heard = messages_;
+        replayed_[start.match_id()] = it->second.match->events.size();
         return false;
       }
-      auto& slot = matches_[start.match_id()];
-      slot = std::make_unique<Match>(to_match(start));
+      Match& match = open(start.match_id(), std::make_unique<Match>(to_match(start)));
       bot_.random.seed(start.bot_seed());
-      bot_.on_match_start(*slot);
+      bot_.on_match_start(match);
       return false;
     }
     case v1::RefereeMessage::kMatchEnd: {
@@ -50,7 +50,7 @@ bool Driver::handle(const v1::RefereeMessage& msg, v1::BotMessage* answer) {
       events(end.match_id(), end.events());
       std::unique_ptr<Match> match;
       if (auto it = matches_.find(end.match_id()); it != matches_.end()) {
-        match = std::move(it->second);
+        match = std::move(it->second.match);
         matches_.erase(it);
       }
       replayed_.erase(end.match_id());
@@ -74,18 +74,40 @@ bool Driver::handle(const v1::RefereeMessage& msg, v1::BotMessage* answer) {
   return false;
 }
 
+Match& Driver::open(const std::string& match_id, std::unique_ptr<Match> match) {
+  if (matches_.size() >= kMaxOpenMatches) {
+    const auto oldest = std::min_element(
+        matches_.begin(), matches_.end(),
+        [](const auto& a, const auto& b) { return a.second.heard < b.second.heard; });
+    if (open_turn_ && open_turn_->view.match == oldest->second.match.get()) {
+      open_turn_.reset();  // its View points into the match about to go
+    }
+    replayed_.erase(oldest->first);
+    matches_.erase(oldest);
+  }
+  OpenMatch& slot = matches_[match_id];
+  slot = OpenMatch{std::move(match), messages_};
+  return *slot.match;
+}
+
 Match* Driver::events(const std::string& match_id,
                       const google::protobuf::RepeatedPtrField<v1::Event>& events) {
   auto it = matches_.find(match_id);
   if (it == matches_.end()) return nullptr;
-  Match& match = *it->second;
-  int first = 0;
-  if (auto seen = replayed_.find(match_id); seen != replayed_.end()) {  // may span messages
-    const std::size_t skip = std::min<std::size_t>(seen->second, events.size());
+  it->second.heard = messages_;
+  Match& match = *it->second.match;
+  auto seen = replayed_.find(match_id);  // a replay may span messages
+  const std::size_t skip =
+      seen == replayed_.end() ? 0 : std::min<std::size_t>(seen->second, events.size());
+  if (match.events.size() + (events.size() - skip) > kMaxMatchEvents) {
+    throw ProtocolError("the referee sent more than " + std::to_string(kMaxMatchEvents) +
+                        " events for match " + printable(match_id));
+  }
+  if (skip > 0) {
     seen->second -= skip;
     if (seen->second == 0) replayed_.erase(seen);
-    first = static_cast<int>(skip);
   }
+  const int first = static_cast<int>(skip);
   for (int i = first; i < events.size(); ++i) {
     match.events.push_back(to_event(events[i]));
     bot_.on_event(match.events.back(), match);
@@ -93,8 +115,21 @@ Match* Driver::events(const std::string& match_id,
   return &match;
 }
 
-void Driver::turn(const v1::TurnRequest& turn, v1::BotMessage* answer) {
+bool Driver::turn(const v1::TurnRequest& turn, v1::BotMessage* answer) {
   Match* match = events(turn.match_id(), turn.events());
+  open_turn_.reset();
+  // No card can answer these, and a bot's choose would crash on them (legal.front(),
+  // seats[seat]): a referee that sends one gets no answer, and the bot plays on.
+  const v1::SeatView& view = turn.view();
+  if (turn.legal().empty() || view.seat() < 0 || view.seat() >= view.seats_size()) {
+    std::cerr << "warning: the referee's turn " << turn.turn_id() << " of match "
+              << printable(turn.match_id())
+              << (turn.legal().empty() ? " offers no legal card"
+                                       : " puts the bot at seat " + std::to_string(view.seat()) +
+                                             " of " + std::to_string(view.seats_size()))
+              << "; not answered\n";
+    return false;
+  }
   if (match == nullptr) {  // a turn of a match we were never told of: answer anyway
     auto m = std::make_unique<Match>();
     m->match_id = turn.match_id();
@@ -102,20 +137,21 @@ void Driver::turn(const v1::TurnRequest& turn, v1::BotMessage* answer) {
     m->rules.seats = turn.view().seats_size();
     m->move_ms = turn.move_ms();
     m->bank_ms = turn.bank_ms();
-    match = m.get();
-    matches_[turn.match_id()] = std::move(m);
+    match = &open(turn.match_id(), std::move(m));
   }
-  open_turn_.reset();
   open_turn_.emplace(OpenTurn{to_view(turn, *match), {}});
   const Card card = bot_.choose(open_turn_->view);
   open_turn_->tried.insert(card);
   action(turn.turn_id(), card, answer);
+  return true;
 }
 
 bool Driver::rejected(const v1::ActionRejected& rejected, v1::BotMessage* answer) {
-  std::cerr << "warning: action rejected (" << v1::ErrorCode_Name(rejected.code())
-            << "): " << rejected.reason() << '\n';
+  // A rejection of no turn the bot has open says nothing the bot author can act on, and a
+  // referee that sent them in a loop filled the disk with stderr: the verbose log has them.
   if (!open_turn_ || open_turn_->view.turn_id != rejected.turn_id()) return false;
+  std::cerr << "warning: action rejected (" << v1::ErrorCode_Name(rejected.code())
+            << "): " << printable(rejected.reason()) << '\n';
   // Only a refusal of the card sent may be cured by another card (MALFORMED: no card or an
   // unknown one; the turn id was the open turn's). NOT_YOUR_TURN and STALE_TURN refuse any
   // card alike, and each refusal counts against the bot (too many in a match: an ILLEGAL

@@ -1,9 +1,11 @@
 // Unit tests of the library without a network: cards, the model, and the Driver fed with
 // real protobuf messages (as the Python SDK's FakeReferee does). No test framework, to keep
 // the build to the Debian packages the library already needs: each CHECK prints what
-// failed, and main() returns non-zero if any did. Run with `ctest` in a build of clients/cpp.
+// failed (on std::clog: some tests capture std::cerr), and main() returns non-zero if any
+// did. Run with `ctest` in a build of clients/cpp.
 #include <cstdint>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,7 @@ int failures = 0;
   do {                                                                                \
     if (!(cond)) {                                                                    \
       ++failures;                                                                     \
-      std::cerr << __FILE__ << ':' << __LINE__ << ": CHECK failed: " #cond << '\n'; \
+      std::clog << __FILE__ << ':' << __LINE__ << ": CHECK failed: " #cond << '\n'; \
     }                                                                                 \
   } while (0)
 
@@ -269,6 +271,146 @@ void test_only_a_refusal_of_the_card_gets_another_card() {
   }
 }
 
+// What the driver prints on stderr while it lives.
+class CapturedStderr {
+ public:
+  CapturedStderr() : saved_(std::cerr.rdbuf(text_.rdbuf())) {}
+  ~CapturedStderr() { std::cerr.rdbuf(saved_); }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::streambuf* saved_;
+};
+
+void test_printable() {
+  using detail::printable;
+  CHECK(printable("plain text, é, 99") == "plain text, é, 99");
+  // a terminal title, colour and line erase, and a fake line after a newline
+  CHECK(printable("\x1b]0;T\x07\x1b[31mRED\r\n\tFAKE\x7f") ==
+        "\\x1b]0;T\\x07\\x1b[31mRED\\x0d\\x0a\\x09FAKE\\x7f");
+  CHECK(printable("a\xc2\x9b" "b") == "a\\x9bb");                // C1: U+009B, a CSI
+  CHECK(printable("\xe2\x80\xae" "cba") == "\\u202ecba");       // U+202E reorders
+  CHECK(printable("\xff\xc3") == "\\xff\\xc3");                 // not UTF-8
+  const std::string mib(1 << 20, 'a');
+  CHECK(printable(mib) == std::string(300, 'a') + "... (1048276 more characters)");
+  std::string accents;
+  for (int i = 0; i < 301; ++i) accents += "é";  // characters, not bytes
+  CHECK(printable(accents) == accents.substr(0, 600) + "... (1 more characters)");
+  CHECK(printable(std::string(300, 'a')) == std::string(300, 'a'));
+}
+
+// A card number Card cannot hold (negative, above 255) reads as "?", never as another card
+// (-239 wrapped to 99).
+void test_cards_the_sdk_does_not_know() {
+  google::protobuf::RepeatedField<int> values;
+  for (int v : {-239, -1, 40, 1 << 20, static_cast<int>(v1::CARD_7)}) values.Add(v);
+  const std::vector<Card> cards = detail::cards_of(values);
+  CHECK(to_string(cards) == "? ? ? ? 7");
+  v1::Event msg;
+  msg.mutable_card_played()->set_card(static_cast<v1::Card>(-239));
+  CHECK(token(detail::to_event(msg).card) == "?");
+}
+
+v1::RefereeMessage rejection(std::uint64_t turn_id, const std::string& reason) {
+  v1::RefereeMessage msg;
+  msg.mutable_rejected()->set_turn_id(turn_id);
+  msg.mutable_rejected()->set_code(v1::ERROR_CODE_STALE_TURN);
+  msg.mutable_rejected()->set_reason(reason);
+  return msg;
+}
+
+// A rejection of no turn the bot has open is not printed (a loop of them wrote GBs); one
+// of the open turn is, its reason escaped and cut.
+void test_only_a_rejection_of_the_open_turn_is_printed() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+  CapturedStderr err;
+  CHECK(!driver.handle(rejection(9, "no turn is open"), &out));
+  driver.handle(match_start("m", 1), &out);
+  driver.handle(turn("m", 9), &out);
+  CHECK(!driver.handle(rejection(8, "not the open turn"), &out));
+  CHECK(err.text().empty());
+  CHECK(!driver.handle(rejection(9, "\x1b[2J" + std::string(1 << 20, 'x')), &out));
+  CHECK(err.text() == "warning: action rejected (ERROR_CODE_STALE_TURN): \\x1b[2J" +
+                          std::string(296, 'x') + "... (1048280 more characters)\n");
+}
+
+// A message that would take a match past kMaxMatchEvents breaks the session before the
+// bot sees any of its events; the events kept stop there (a referee streaming events grew
+// the bot to GBs).
+void test_events_past_the_limit_break_the_session() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+  driver.handle(match_start("m\x1b", 1), &out);
+  v1::RefereeMessage many = plays("m\x1b", std::vector<v1::Card>(40000, v1::CARD_1));
+  driver.handle(many, &out);
+  driver.handle(many, &out);
+  many.mutable_events()->mutable_events()->DeleteSubrange(0, 20000);
+  driver.handle(many, &out);  // 100000: the most kept
+  CHECK(bot.event_kinds.size() == detail::kMaxMatchEvents);
+  std::string error;
+  try {
+    driver.handle(plays("m\x1b", {v1::CARD_2}), &out);
+  } catch (const detail::ProtocolError& e) {
+    error = e.what();
+  }
+  CHECK(error == "the referee sent more than 100000 events for match m\\x1b");
+  CHECK(bot.event_kinds.size() == detail::kMaxMatchEvents);
+  CHECK(bot.events_seen_in_match == detail::kMaxMatchEvents);
+}
+
+// The 65th match started and not ended drops the one heard of least recently: its state
+// is forgotten, and its end reaches the bot as the end of a match never started.
+void test_open_matches_are_bounded() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+  for (std::size_t i = 0; i < detail::kMaxOpenMatches; ++i) {
+    driver.handle(match_start("m" + std::to_string(i), i), &out);
+  }
+  CHECK(driver.open_matches() == 64);
+  driver.handle(plays("m0", {v1::CARD_1}), &out);  // m0 heard of again: m1 is the oldest now
+  driver.handle(match_start("m64", 64), &out);
+  CHECK(driver.open_matches() == 64);
+  CHECK(bot.starts.size() == 65 && bot.starts.back() == "m64");
+  for (const std::string id : {"m1", "m0", "m64"}) {
+    v1::RefereeMessage end;
+    end.mutable_match_end()->set_match_id(id);
+    driver.handle(end, &out);
+    CHECK(bot.ended_with_match == (id != "m1"));
+  }
+  CHECK(driver.open_matches() == 62);
+}
+
+// A turn that offers no legal card, or puts the bot at a seat that is not one of its
+// seats: choose() is not called (a bot's legal.front() was a SIGSEGV), nothing is sent,
+// and one warning says why; the next turn is answered.
+void test_a_turn_no_card_can_answer_is_not_answered() {
+  Recorder bot;
+  detail::Driver driver(bot);
+  v1::BotMessage out;
+  driver.handle(match_start("m", 1), &out);
+  CapturedStderr err;
+  v1::RefereeMessage no_card = turn("m", 7);
+  no_card.mutable_turn()->clear_legal();
+  CHECK(!driver.handle(no_card, &out));
+  v1::RefereeMessage outside = turn("m", 8);
+  outside.mutable_turn()->mutable_view()->set_seat(3);
+  CHECK(!driver.handle(outside, &out));
+  outside.mutable_turn()->mutable_view()->set_seat(-1);
+  CHECK(!driver.handle(outside, &out));
+  CHECK(bot.views.empty());
+  CHECK(err.text() ==
+        "warning: the referee's turn 7 of match m offers no legal card; not answered\n"
+        "warning: the referee's turn 8 of match m puts the bot at seat 3 of 3; not answered\n"
+        "warning: the referee's turn 8 of match m puts the bot at seat -1 of 3; not answered\n");
+  CHECK(!driver.handle(rejection(8, "not open"), &out));  // no turn was opened by them
+  CHECK(driver.handle(turn("m", 9), &out) && out.action().turn_id() == 9);
+}
+
 void test_random_helpers() {
   Recorder bot;
   bot.random.seed(7);
@@ -299,6 +441,12 @@ int main() {
   test_only_a_refusal_of_the_card_gets_another_card();
   test_a_reconnection_mid_match();
   test_random_helpers();
+  test_printable();
+  test_cards_the_sdk_does_not_know();
+  test_only_a_rejection_of_the_open_turn_is_printed();
+  test_events_past_the_limit_break_the_session();
+  test_open_matches_are_bounded();
+  test_a_turn_no_card_can_answer_is_not_answered();
   if (failures) {
     std::cerr << failures << " check(s) failed\n";
     return 1;
