@@ -103,8 +103,9 @@ def test_a_rejection_of_no_open_turn_prints_nothing_and_the_open_turn_s_is_escap
 
 
 def test_said_escapes_what_is_not_printable_and_cuts_the_rest():
-    assert said(SPOOF) == ("\\x1b]0;PWNED\\x07\\x1b[31;1mred\\x1b[2K\\rFAKE: all good"
+    assert said(SPOOF) == ("\\x1b]0;PWNED\\x07\\x1b[31;1mred\\x1b[2K\\x0dFAKE: all good"
                            "\\u202e\\x9b")
+    assert said("\U000e0001\n\t") == "\\U000e0001\\x0a\\x09"
     long = "é" * (SAID_CHARS + 7)
     assert said(long) == "é" * SAID_CHARS + "... (7 more characters)"
     assert said("a plain reason") == "a plain reason"

@@ -81,7 +81,9 @@ std::string printable(const std::string& text) {
       out.append(text, i, c.length);
     } else {
       char code[12];
-      std::snprintf(code, sizeof code, c.code > 0xff ? "\\u%04x" : "\\x%02x",
+      // as Python's and Node's SDKs write it: \xNN, \uNNNN, or \UNNNNNNNN beyond U+FFFF
+      std::snprintf(code, sizeof code,
+                    c.code > 0xffff ? "\\U%08x" : c.code > 0xff ? "\\u%04x" : "\\x%02x",
                     static_cast<unsigned>(c.code));
       out += code;
     }

@@ -292,6 +292,7 @@ void test_printable() {
   CHECK(printable("a\xc2\x9b" "b") == "a\\x9bb");                // C1: U+009B, a CSI
   CHECK(printable("\xe2\x80\xae" "cba") == "\\u202ecba");       // U+202E reorders
   CHECK(printable("\xff\xc3") == "\\xff\\xc3");                 // not UTF-8
+  CHECK(printable("\xf3\xa0\x80\x81") == "\\U000e0001");        // U+E0001, beyond U+FFFF
   const std::string mib(1 << 20, 'a');
   CHECK(printable(mib) == std::string(300, 'a') + "... (1048276 more characters)");
   std::string accents;

@@ -196,9 +196,14 @@ def said(text: str) -> str:
     breaks, Unicode's format characters) escaped, and cut after ``SAID_CHARS``. A stranger's
     server must not write to the bot author's terminal, nor fill a log."""
     cut = len(text) - SAID_CHARS
-    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                    for c in text[:SAID_CHARS])
+    shown = "".join(c if c.isprintable() else _escaped(ord(c)) for c in text[:SAID_CHARS])
     return f"{shown}... ({cut} more characters)" if cut > 0 else shown
+
+
+def _escaped(code: int) -> str:
+    """As the Node.js and C++ SDKs write a character: \\xNN, \\uNNNN, \\UNNNNNNNN."""
+    return (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF
+            else f"\\U{code:08x}")
 
 
 def _name(enum, value: int) -> str:
