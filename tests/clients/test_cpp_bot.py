@@ -31,7 +31,8 @@ from support.addresses import REFUSED, TAKEN, UPPER_CASE
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.scripted import (
-    Stream, finish, goodbye, late_reconnect, match_start, serve, told_goodbye, turn, welcome,
+    Stream, finish, goodbye, late_reconnect, match_start, scripted_run, serve, told_goodbye, turn,
+    welcome,
 )
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
@@ -213,22 +214,11 @@ def test_echoes_64_bit_turn_ids_retries_after_a_rejection_and_exits_0_on_goodbye
     assert "action rejected (ERROR_CODE_ILLEGAL_PLAY): scripted refusal" in err
 
 
-def scripted_run(cpp_bot, tmp_path, script, *args: str, timeout: float = 15):
+def run_scripted(cpp_bot, tmp_path, script, *args: str, timeout: float = 15):
     """The bot against ``script`` on a scripted referee: exit code, stderr, and the seconds
-    from its first connection to its exit (its start, slow on a loaded machine, left out)."""
-    address = f"unix:{tmp_path / 'ref.sock'}"
-
-    async def scenario():
-        server, servicer, _ = await serve(script, address)
-        try:
-            started = time.monotonic()
-            proc = await start_bot(cpp_bot, "--referee", address, "--token", "t", *args)
-            ended = await finish(proc, timeout)
-            return (*ended, time.monotonic() - (servicer.first_stream_at or started))
-        finally:
-            await server.stop(0)
-
-    return asyncio.run(scenario())
+    from its first connection to its exit."""
+    return scripted_run([cpp_bot / BINARY_NAME], script, tmp_path, *args, timeout=timeout,
+                        env=bot_env(), cwd=cpp_bot)
 
 
 def test_after_a_failed_write_the_match_end_and_goodbye_are_still_read(cpp_bot):
@@ -278,7 +268,7 @@ def test_no_welcome_within_the_connect_timeout_breaks_the_stream(cpp_bot, tmp_pa
         await stream.read()
         await asyncio.sleep(60)
 
-    rc, err, took = scripted_run(cpp_bot, tmp_path, silent, "--connect-timeout", "1",
+    rc, err, took = run_scripted(cpp_bot, tmp_path, silent, "--connect-timeout", "1",
                                  "--reconnect-timeout", "0")
     assert rc == 5, err
     assert "error: no welcome from the referee within 1 s of the hello" in err
@@ -293,7 +283,7 @@ def test_welcomes_each_followed_at_once_by_a_break_end_within_the_reconnect_wind
         await welcome(stream)
         stream.fail(grpc.StatusCode.INTERNAL, "scripted break")
 
-    rc, err, took = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "1")
+    rc, err, took = run_scripted(cpp_bot, tmp_path, script, "--reconnect-timeout", "1")
     assert rc == 5, err[-2000:]
     assert ("error: could not reconnect to the referee within 1 s (last: connection to the "
             "referee broke: INTERNAL: scripted break)") in err
@@ -308,7 +298,7 @@ def test_a_break_after_a_late_reconnect_and_a_longer_session_gets_a_fresh_window
     window, spent by then, and exited 5 without a single try."""
     hellos: list[referee_pb2.Hello] = []
     script = late_reconnect(hellos)
-    rc, err, took = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "3")
+    rc, err, took = run_scripted(cpp_bot, tmp_path, script, "--reconnect-timeout", "3")
     assert rc == 0, err[-2000:]
     assert err.count("reconnected to the referee after") == 2, err[-2000:]
     assert "scripted break 2; reconnecting for up to 3 s" in err
@@ -367,7 +357,7 @@ def test_more_than_100000_events_for_a_match_break_the_session(cpp_bot, tmp_path
             await stream.send(events=referee_pb2.Events(match_id="m1", events=[play] * count))
         await asyncio.sleep(10)
 
-    rc, err, _ = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")
+    rc, err, _ = run_scripted(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")
     assert rc == 5, err[-2000:]
     assert "error: the referee sent more than 100000 events for match m1\n" in err
 
@@ -398,7 +388,7 @@ def test_hostile_strings_are_escaped_and_cut_and_unanswerable_turns_skipped(cpp_
         await stream.send(match_end=referee_pb2.MatchEnd(match_id="m1", termination="aborted"))
         await stream.send(goodbye=referee_pb2.Goodbye(reason=ESCAPES))
 
-    rc, err, _ = scripted_run(cpp_bot, tmp_path, script)
+    rc, err, _ = run_scripted(cpp_bot, tmp_path, script)
     assert rc == 0, err[-2000:]
     assert len(err) < 3000 and "\x1b" not in err, err[-2000:]
     assert [a.turn_id for a in answers] == [3]
@@ -429,7 +419,7 @@ async def break_with_escapes(stream: Stream):
 def test_a_refusal_reason_and_status_details_are_escaped(cpp_bot, tmp_path, script, exit_code,
                                                          said):
     """They reached the terminal byte for byte: escape sequences included."""
-    rc, err, _ = scripted_run(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")
+    rc, err, _ = run_scripted(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")
     assert rc == exit_code, err
     assert f"error: {said}{SHOWN}\n" in err
     assert "\x1b" not in err

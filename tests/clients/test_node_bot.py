@@ -21,7 +21,7 @@ from support.proxy import Relay
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS, cut_before_welcome, one_match, restart, stalled, too_many,
 )
-from support.scripted import Stream, finish, match_start, serve, turn, welcome
+from support.scripted import Stream, match_start, reject, scripted_run, turn, welcome
 
 from arena.referee import lobby
 
@@ -202,20 +202,10 @@ def hostile_run(node, tmp_path, script, *args: str, timeout: float = 20) -> tupl
     """node-counter against ``script`` on a scripted referee: its exit code and stderr
     (shown with ascii() when a test fails: the referee's escapes must not reach pytest's
     terminal either)."""
-    address = f"unix:{tmp_path / 'ref.sock'}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ONO99_")}
-
-    async def scenario():
-        server, _, _ = await serve(script, address)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                node, str(NODE_COUNTER / "bot.js"), "--referee", address, "--token", "t", *args,
-                env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-            return await finish(proc, timeout)
-        finally:
-            await server.stop(0)
-
-    return asyncio.run(scenario())
+    rc, err, _ = scripted_run([node, NODE_COUNTER / "bot.js"], script, tmp_path, *args,
+                              timeout=timeout, env=env)
+    return rc, err
 
 
 def plays(count: int) -> list:
@@ -254,14 +244,10 @@ def test_rejections_of_no_open_turn_print_nothing(node, tmp_path):
     async def script(stream: Stream):
         await welcome(stream)
         await stream.send(match_start=match_start())
-        for _ in range(20):
-            await stream.send(rejected=referee_pb2.ActionRejected(
-                turn_id=1, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await reject(stream, 1, reason, 20)
         await stream.send(turn=turn(2, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
         await stream.read()
-        for _ in range(20):
-            await stream.send(rejected=referee_pb2.ActionRejected(
-                turn_id=1, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await reject(stream, 1, reason, 20)
         await stream.send(goodbye=referee_pb2.Goodbye(reason=SPOOF))
 
     rc, err = hostile_run(node, tmp_path, script)
@@ -279,8 +265,7 @@ def test_the_referees_strings_are_printed_escaped_and_cut(node, tmp_path):
         await stream.send(match_start=match_start())
         await stream.send(turn=turn(5, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
         await stream.read()
-        await stream.send(rejected=referee_pb2.ActionRejected(
-            turn_id=5, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await reject(stream, 5, reason)
         await stream.read()   # the retry
         await stream.send(goodbye=referee_pb2.Goodbye(reason=SPOOF))
 

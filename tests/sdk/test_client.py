@@ -27,7 +27,7 @@ from arena.rules.rulesets import make_config
 from arena.referee import lobby
 from support.addresses import REFUSED, TAKEN, UPPER_CASE
 from support.scripted import (
-    Stream, late_reconnect, match_start, serve, told_goodbye, turn, welcome,
+    Stream, late_reconnect, match_start, scripted_run, told_goodbye, turn, welcome,
 )
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
@@ -451,31 +451,10 @@ raise SystemExit(run(Slow()))
 
 def run_slow_bot(tmp_path, script, *args: str) -> tuple[int, str, float]:
     """The slow bot against ``script`` on a scripted referee: exit code, stderr, and the
-    seconds from its first connection to its exit (its interpreter's start, slow on a
-    loaded machine, left out)."""
+    seconds from its first connection to its exit."""
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
-    address = f"unix:{tmp_path / 'ref.sock'}"
-
-    async def scenario():
-        server, servicer, _ = await serve(script, address)
-        try:
-            started = time.monotonic()
-            proc = await start_script(bot, "--referee", address, "--token", "t", *args,
-                                      env=bot_env())
-            try:
-                async with asyncio.timeout(15):
-                    await proc.wait()
-            except TimeoutError:
-                proc.kill()
-                raise AssertionError("the bot did not exit within 15 s: "
-                                     f"{(await proc.stderr.read()).decode()[-1500:]}") from None
-            return (proc.returncode, (await proc.stderr.read()).decode(),
-                    time.monotonic() - (servicer.first_stream_at or started))
-        finally:
-            await server.stop(0)
-
-    return asyncio.run(scenario())
+    return scripted_run([sys.executable, bot], script, tmp_path, *args, env=bot_env())
 
 
 def test_no_welcome_within_the_connect_timeout_breaks_the_stream(tmp_path):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
 import sys
 
 import pytest
@@ -20,7 +19,7 @@ from ono99.bot.driver import (
 from ono99.bot.model import MatchResult
 from ono99.v1 import game_pb2, referee_pb2
 
-from support.scripted import Stream, finish, match_start, serve, turn, welcome
+from support.scripted import Stream, match_start, reject, scripted_run, turn, welcome
 
 C = game_pb2.Card
 #: a terminal's title set, colours, a line wiped and a line of the referee's own
@@ -201,19 +200,8 @@ raise SystemExit(run(First()))
 def run_bot(tmp_path, script, *args: str) -> tuple[int, str]:
     bot = tmp_path / "bot.py"
     bot.write_text(BOT)
-    address = f"unix:{tmp_path / 'ref.sock'}"
-
-    async def scenario():
-        server, _, _ = await serve(script, address)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, str(bot), "--referee", address, "--token", "t", *args,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            return await finish(proc, 30)
-        finally:
-            await server.stop(0)
-
-    return asyncio.run(scenario())
+    rc, err, _ = scripted_run([sys.executable, bot], script, tmp_path, *args, timeout=30)
+    return rc, err
 
 
 def test_a_hostile_referee_s_strings_reach_the_terminal_escaped_and_the_bot_plays_on(tmp_path):
@@ -226,17 +214,14 @@ def test_a_hostile_referee_s_strings_reach_the_terminal_escaped_and_the_bot_play
     async def script(stream: Stream):
         await welcome(stream)
         await stream.send(match_start=match_start())
-        for _ in range(50):
-            await stream.send(rejected=referee_pb2.ActionRejected(
-                turn_id=9, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await reject(stream, 9, reason, 50)
         await stream.send(turn=turn(1, [C.CARD_3], []))
         bad_seat = turn(2, [C.CARD_3], [C.CARD_3])
         bad_seat.view.seat = 5
         await stream.send(turn=bad_seat)
         await stream.send(turn=turn(3, [C.CARD_3, C.CARD_9], [C.CARD_3, C.CARD_9]))
         answered.append((await stream.read()).action.turn_id)
-        await stream.send(rejected=referee_pb2.ActionRejected(
-            turn_id=3, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+        await reject(stream, 3, reason)
         answered.append((await stream.read()).action.turn_id)
         await stream.send(goodbye=referee_pb2.Goodbye(reason=SPOOF))
 

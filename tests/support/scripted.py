@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 from ono99.v1 import game_pb2, referee_pb2, referee_pb2_grpc
@@ -127,6 +128,13 @@ def late_reconnect(hellos: list) -> Callable:
     return script
 
 
+async def reject(stream: Stream, turn_id: int, reason: str, times: int = 1) -> None:
+    """Refuse the action of turn ``turn_id`` (ILLEGAL_PLAY, ``reason``), ``times`` times."""
+    for _ in range(times):
+        await stream.send(rejected=referee_pb2.ActionRejected(
+            turn_id=turn_id, code=referee_pb2.ERROR_CODE_ILLEGAL_PLAY, reason=reason))
+
+
 async def goodbye(stream: Stream) -> None:
     """Welcome the bot, and say goodbye at once."""
     await welcome(stream)
@@ -143,6 +151,30 @@ async def finish(proc, timeout: float = 10) -> tuple[int, str]:
         await proc.wait()
         raise AssertionError(f"the bot did not exit within {timeout} s") from None
     return proc.returncode, err.decode()
+
+
+def scripted_run(argv: list, script, tmp_path: Path, *args: str, timeout: float = 15,
+                 env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> tuple[int, str, float]:
+    """The bot ``argv`` (given ``--referee ADDR --token t ARGS``) against ``script`` on a
+    scripted referee, on a unix socket in ``tmp_path``: its exit code, its stderr, and the
+    seconds from its first connection to its exit (its start, slow on a loaded machine,
+    left out). It is killed after ``timeout`` s."""
+    address = f"unix:{tmp_path / 'ref.sock'}"
+
+    async def scenario():
+        server, servicer, _ = await serve(script, address)
+        try:
+            started = time.monotonic()
+            proc = await asyncio.create_subprocess_exec(
+                *map(str, argv), "--referee", address, "--token", "t", *args, env=env, cwd=cwd,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            ended = await finish(proc, timeout)
+            return (*ended, time.monotonic() - (servicer.first_stream_at or started))
+        finally:
+            await server.stop(0)
+
+    return asyncio.run(scenario())
 
 
 def told_goodbye(start_bot: Callable, serve_at: str) -> tuple[int, str]:
