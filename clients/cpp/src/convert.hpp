@@ -29,9 +29,9 @@ inline constexpr std::size_t kMaxShownChars = 300;
 
 // `text` (a string from the referee, UTF-8) as it may reach the bot author's terminal: a
 // character that is not printable (C0 and C1 controls, DEL, Unicode format characters such
-// as U+202E, which reorders what follows; a byte that is not UTF-8) as \xNN, or \uNNNN
-// above 0xff, so that no escape sequence spoofs the terminal; cut after kMaxShownChars
-// characters, with how many more there were.
+// as U+202E, which reorders what follows; a byte that is not UTF-8) as \xNN, \uNNNN above
+// 0xff or \UNNNNNNNN above 0xffff, so that no escape sequence spoofs the terminal; cut
+// after kMaxShownChars characters, with how many more there were.
 std::string printable(const std::string& text);
 
 Match to_match(const v1::MatchStart& start);
