@@ -31,8 +31,8 @@ from support.addresses import REFUSED, TAKEN, UPPER_CASE
 from support.matches import RULESETS, play, replays, spec
 from support.proxy import Relay
 from support.scripted import (
-    Stream, finish, goodbye, late_reconnect, match_start, scripted_run, serve, told_goodbye, turn,
-    welcome,
+    Stream, finish, goodbye, late_reconnect, match_start, plays, scripted_run, serve, told_goodbye,
+    turn, welcome,
 )
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS,
@@ -348,13 +348,11 @@ def test_more_than_100000_events_for_a_match_break_the_session(cpp_bot, tmp_path
     """100001 events for one match, in messages under gRPC's 4 MB: the bot breaks the
     session as a dropped connection does (exit 5 with no reconnect window). It kept every
     event: a referee that streamed events grew it to GBs in 30 s."""
-    play = game_pb2.Event(card_played=game_pb2.CardPlayed(seat=1, card=C.CARD_1, total=1))
-
     async def script(stream: Stream):
         await welcome(stream)
         await stream.send(match_start=match_start())
         for count in (40000, 40000, 20000, 1):
-            await stream.send(events=referee_pb2.Events(match_id="m1", events=[play] * count))
+            await stream.send(events=referee_pb2.Events(match_id="m1", events=plays(count)))
         await asyncio.sleep(10)
 
     rc, err, _ = run_scripted(cpp_bot, tmp_path, script, "--reconnect-timeout", "0")

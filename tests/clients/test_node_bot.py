@@ -21,7 +21,7 @@ from support.proxy import Relay
 from support.reconnect import (
     NOTICED_WITHIN, TOO_MANY_HELLOS, cut_before_welcome, one_match, restart, stalled, too_many,
 )
-from support.scripted import Stream, match_start, reject, scripted_run, turn, welcome
+from support.scripted import Stream, match_start, plays, reject, scripted_run, turn, welcome
 
 from arena.referee import lobby
 
@@ -206,10 +206,6 @@ def hostile_run(node, tmp_path, script, *args: str, timeout: float = 20) -> tupl
     rc, err, _ = scripted_run([node, NODE_COUNTER / "bot.js"], script, tmp_path, *args,
                               timeout=timeout, env=env)
     return rc, err
-
-
-def plays(count: int) -> list:
-    return [game_pb2.Event(card_played=game_pb2.CardPlayed(seat=1, card=C.CARD_7, total=50))] * count
 
 
 @pytest.mark.parametrize("batches", [(40000, 40000, 20001), (150000,)], ids=["100001", "150000"])

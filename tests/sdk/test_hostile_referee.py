@@ -19,7 +19,7 @@ from ono99.bot.driver import (
 from ono99.bot.model import MatchResult
 from ono99.v1 import game_pb2, referee_pb2
 
-from support.scripted import Stream, match_start, reject, scripted_run, turn, welcome
+from support.scripted import Stream, match_start, plays, reject, scripted_run, turn, welcome
 
 C = game_pb2.Card
 #: a terminal's title set, colours, a line wiped and a line of the referee's own
@@ -44,9 +44,8 @@ def start(match_id: str) -> referee_pb2.RefereeMessage:
 
 
 def events(match_id: str, count: int) -> referee_pb2.RefereeMessage:
-    played = game_pb2.Event(card_played=game_pb2.CardPlayed(seat=1, card=C.CARD_7, total=7))
     return referee_pb2.RefereeMessage(events=referee_pb2.Events(match_id=match_id,
-                                                                events=[played] * count))
+                                                                events=plays(count)))
 
 
 def answers(driver: Driver, msg: referee_pb2.RefereeMessage) -> list:

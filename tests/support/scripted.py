@@ -101,6 +101,12 @@ def match_start() -> referee_pb2.MatchStart:
         time_control=referee_pb2.TimeControl(move_ms=1000, bank_ms=5000), bot_seed=2**64 - 1)
 
 
+def plays(count: int) -> list[game_pb2.Event]:
+    """``count`` public plays (seat 1 plays a 7): events to flood a match with."""
+    return [game_pb2.Event(card_played=game_pb2.CardPlayed(seat=1, card=game_pb2.CARD_7,
+                                                           total=50))] * count
+
+
 async def welcome(stream: Stream) -> None:
     """Read the hello, then welcome the bot (session s1)."""
     await stream.read()

@@ -78,9 +78,10 @@ class Driver:
                 yield retry
         elif kind == "match_start":
             start = msg.match_start
-            if start.match_id in self.matches:  # we reconnected mid-match: the same match
-                self._keep(self.matches.pop(start.match_id))
-                self._replayed[start.match_id] = len(self.matches[start.match_id]._raw)
+            if (known := self.matches.pop(start.match_id, None)) is not None:
+                # we reconnected mid-match: the same match, heard of last
+                self._keep(known)
+                self._replayed[start.match_id] = len(known._raw)
                 return
             match = Match.from_proto(start)
             self._keep(match)
