@@ -252,7 +252,8 @@ class Feed:
                 for message in call:
                     gone_since = None
                     printable_strings(message)
-                    self._queue.put(message)
+                    for one in wire.unbatched(message):
+                        self._queue.put(one)
                 self._queue.put(_END)
                 return
             except grpc.RpcError as exc:
@@ -333,7 +334,8 @@ class AsyncSpectatorClient:
     async def _stream(self, call, retry_not_found: bool = False) -> AsyncIterator:
         try:
             async for message in call:
-                yield message
+                for one in wire.unbatched(message):
+                    yield one
         except grpc.aio.AioRpcError as exc:
             error = call_error(self.address, exc)
             error.retry = error.retry or (retry_not_found and exc.code() == grpc.StatusCode.NOT_FOUND)

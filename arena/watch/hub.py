@@ -568,24 +568,22 @@ class SpectatorHub:
         if not match.viewers:
             return
         frames = match.frames
-        live = None   # one message for every viewer that sees the frame as it is, now
+        # one message for every viewer that sees the same frame (as it is now, or the
+        # same number of frames behind: the server's delay holds them all), not one each
+        made: dict[int, pb.MatchFeed] = {}
         for viewer in list(match.viewers):
-            if not viewer.delay and not viewer.hands:
-                if live is None:
-                    live = wire.frame_feed(frame)
-                match.send(viewer, live)
-                continue
-            if viewer.delay:
-                i = len(frames) - 1 - viewer.delay
-                if i < 0:
+            if not viewer.hands:
+                if viewer.delay >= len(frames):
                     continue
-                shown = frames[i]
-                hand = match.hands[i] if viewer.hands and match.hands is not None else None
-            else:
-                shown, hand = frame, hands if viewer.hands else None
-            if hand is not None:
-                shown = wire.with_hands(shown, hand)
-            match.send(viewer, wire.frame_feed(shown))
+                if (feed := made.get(viewer.delay)) is None:
+                    feed = made[viewer.delay] = wire.frame_feed(frames[-1 - viewer.delay])
+                match.send(viewer, feed)
+                continue
+            i = len(frames) - 1 - viewer.delay   # the organiser's: every hand
+            if i < 0:
+                continue
+            hand = hands if not viewer.delay else match.hands[i] if match.hands is not None else None
+            match.send(viewer, wire.frame_feed(frames[i] if hand is None else wire.with_hands(frames[i], hand)))
 
     def verdict(self, match_id: str, verdict: referee_pb2.Verdict) -> None:
         """A verdict in a match, to its viewers that are not held behind."""

@@ -17,12 +17,23 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 from arena.referee.lobby import token_hash
 from arena.rpc import abort
 from arena.watch import hosts, wire
-from arena.watch.hub import RESYNC, STOPPING, SpectatorHub, Subscription
+from arena.watch.hub import QUEUE, RESYNC, STOPPING, SpectatorHub, Subscription
 
 log = logging.getLogger(__name__)
 
 TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
-BATCH = 256           # frames at most in one message to a viewer that lags
+#: Every message to a viewer costs the event loop that plays the matches about 0.1 ms,
+#: gRPC's own, whatever its size: 1,000 viewers of the ladder, each sent the start and
+#: the end of every match, cut it from 16.5 matches a second to 3.5 (the forty-first
+#: review). So beyond the first UNPACED_VIEWERS, viewers share a budget of messages a
+#: second: a stream sends at most one message every (viewers - UNPACED_VIEWERS) /
+#: VIEWER_MESSAGES_S seconds, and what came meanwhile goes in its next message (frames
+#: in a batch, a tournament's news in a batch). A few dozen viewers are sent everything
+#: as it comes (as arena bench watch's 20); 1,000 a message a second each; MAX_VIEWERS
+#: one every 2 s.
+UNPACED_VIEWERS = 32
+VIEWER_MESSAGES_S = 1000
+BATCH = QUEUE         # frames at most in one message: all that a viewer can have waiting
 #: streams open at once (WatchMatch, WatchTV, WatchTournament): each holds a queue and a
 #: gRPC call, some 35 KB; beyond this many a new one is refused RESOURCE_EXHAUSTED
 MAX_VIEWERS = 2000
@@ -157,14 +168,34 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             _at_end(context, lambda: log.viewers.discard(sub))
             yield wire.tournament_feed(snapshot)
             try:
-                while (item := await sub.queue.get()) is not None:
-                    if item is STOPPING:
-                        await self._stopping(context)
-                        return
-                    if item is RESYNC:
-                        sub.caught_up()
-                        item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
-                    yield item
+                since = asyncio.get_running_loop().time()
+                while True:
+                    since = await self._rest(since)
+                    items = [await sub.queue.get()]
+                    while not sub.queue.empty():
+                        items.append(sub.queue.get_nowait())
+                    news: list[pb.TournamentFeed] = []   # what goes in one message
+                    for item in items:
+                        if isinstance(item, pb.TournamentFeed) and \
+                                item.WhichOneof("kind") in wire.BATCHED:
+                            if item.HasField("standings"):   # only the latest table counts
+                                news = [n for n in news if not n.HasField("standings")]
+                            news.append(item)
+                            continue
+                        if news:                   # what came before, first
+                            yield _news(news)
+                            news = []
+                        if item is None:
+                            return
+                        if item is STOPPING:
+                            await self._stopping(context)
+                            return
+                        if item is RESYNC:
+                            sub.caught_up()
+                            item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
+                        yield item
+                    if news:
+                        yield _news(news)
             finally:
                 log.viewers.discard(sub)
 
@@ -185,7 +216,9 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         held = _NOTHING   # an item taken while gathering frames, for the next round
         try:
             yield wire.snapshot_feed(snapshot)
+            since = asyncio.get_running_loop().time()
             while True:
+                since = await self._rest(since)
                 item, held = (held, _NOTHING) if held is not _NOTHING else (await queue.get(), _NOTHING)
                 if item is None:
                     return
@@ -223,6 +256,15 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                     yield wire.frames_feed(frames)
         finally:
             self.hub.unsubscribe(match_id, sub)
+
+    async def _rest(self, since: float) -> float:
+        """A stream's wait for its next message, begun (loop time) ``since`` the last:
+        what is left of its share of VIEWER_MESSAGES_S. When it may go on."""
+        loop = asyncio.get_running_loop()
+        share = max(0, self.viewers - UNPACED_VIEWERS) / VIEWER_MESSAGES_S
+        if (wait := since + share - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        return loop.time()
 
     async def _stopping(self, context) -> None:
         """A stream's end as the service stops: UNAVAILABLE, the code of a server gone, so
@@ -287,6 +329,12 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token given is not this arena's (the one arena "
                                 "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
+
+
+def _news(news: list[pb.TournamentFeed]) -> pb.TournamentFeed:
+    """A tournament's news as one message: alone, as the hub made it (shared by its
+    viewers), or in a batch."""
+    return news[0] if len(news) == 1 else wire.tournament_batch(news)
 
 
 def _at_end(context, leave: Callable[[], None]) -> Callable[[], None]:

@@ -196,6 +196,24 @@ def tournament_over_feed(snap: pb.TournamentSnapshot) -> pb.TournamentFeed:
     return pb.TournamentFeed(over=snap)
 
 
+#: the kinds of a tournament's messages that may go in a batch (a snapshot or the end
+#: never does)
+BATCHED = frozenset({"started", "finished", "standings"})
+
+
+def tournament_batch(feeds: Sequence[pb.TournamentFeed]) -> pb.TournamentFeed:
+    """Several messages of a tournament's stream, in order, as one (kinds of BATCHED)."""
+    return pb.TournamentFeed(batch=pb.TournamentBatch(feeds=feeds))
+
+
+def unbatched(message: Message) -> Sequence[Message]:
+    """A stream's message as the messages it carries: one, but for a tournament's batch
+    (its viewers read each on its own)."""
+    if isinstance(message, pb.TournamentFeed) and message.HasField("batch"):
+        return message.batch.feeds
+    return (message,)
+
+
 # ---------------------------------------------------------------- a viewer's requests
 
 def list_request(tournament: str = "", recent: int = 50) -> pb.ListMatchesRequest:

@@ -301,6 +301,29 @@ def test_a_viewer_that_falls_behind_is_resynced_not_buffered():
     assert len(items) <= QUEUE
 
 
+def test_viewers_held_the_same_frames_behind_share_each_frame_message():
+    """Behind a server's delay every viewer of a match is held back: each frame was made
+    into a message of its own for each of them (a thousand TV viewers, a thousand
+    messages a frame). Viewers at one delay now share one; the organiser's are its own."""
+    hub = SpectatorHub(organiser_view=True, min_delay=2)
+
+    async def go():
+        hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+        for seq in range(5):
+            hub.frame("m", pb.MatchFrame(seq=seq), hands=((), ()))
+        subs = [hub.subscribe("m", delay)[0] for delay in (0, 2, 2, 4, 4)]
+        hands = hub.subscribe("m", 2, hands=True)[0]
+        for seq in range(5, 8):
+            hub.frame("m", pb.MatchFrame(seq=seq), hands=((), ()))
+        return [[s.queue.get_nowait() for _ in range(3)] for s in subs + [hands]]
+
+    least, two, also_two, four, also_four, organiser = asyncio.run(go())
+    assert [f.frame.seq for f in least] == [f.frame.seq for f in two]   # the minimum: 2
+    assert all(a is b for a, b in zip(two, also_two)) and all(a is b for a, b in zip(four, also_four))
+    assert [f.frame.seq + 2 for f in four] == [f.frame.seq for f in two]
+    assert all(a is not b for a, b in zip(two, organiser))
+
+
 def test_records_of_stored_matches_are_made_one_at_a_time_and_kept(tmp_path):
     """A stored match's record is a replay, and anyone may ask for one: four loops of
     GetRecord from one client cut a server's ladder from 57 matches a second to 8, the
@@ -743,3 +766,128 @@ def test_a_stopping_service_sends_what_it_queued_then_ends_each_stream_unavailab
     assert [f.seq for f in frames_of([snapshot, *got])] == [0, 1, 2], got
     assert (ended.code(), ended.details()) == \
         (grpc.StatusCode.UNAVAILABLE, "the spectator service is stopping")
+
+
+def _budget(viewers: int) -> float:
+    """Messages a second that many viewers may be sent in all."""
+    from arena.watch.servicer import UNPACED_VIEWERS, VIEWER_MESSAGES_S
+    return viewers * VIEWER_MESSAGES_S / (viewers - UNPACED_VIEWERS)
+
+
+def _messages_of(calls) -> list[list]:
+    """Every message of each stream in ``calls``, read to its end, all at once."""
+    async def read(call) -> list:
+        got = []
+        while (message := await call.read()) is not grpc.aio.EOF:
+            got.append(message)
+        return got
+    return asyncio.gather(*(read(call) for call in calls))
+
+
+class Thinking(HouseSession):
+    """A house seat that waits for ``ready``, then thinks 5 ms a move."""
+
+    def __init__(self, policy, ready: asyncio.Event) -> None:
+        super().__init__(policy)
+        self.ready = ready
+
+    async def next_action(self, timeout):
+        await self.ready.wait()
+        await asyncio.sleep(0.005)
+        return await super().next_action(timeout)
+
+
+def test_many_viewers_of_a_match_share_a_budget_of_messages_and_miss_no_frame():
+    """Every message to a viewer costs the loop that plays the matches (gRPC's own): 1,000
+    viewers each sent every frame, or every start and end of a ladder's matches, cut the
+    ladder from 16.5 matches a second to 3.5. Viewers beyond a few dozen now share
+    VIEWER_MESSAGES_S: each waits its share between messages and gets what came
+    meanwhile in its next one. 150
+    viewers of a match of some 50 frames used to get 150 messages a frame; now their
+    messages in all stay within the budget for the time, and each still sees every
+    frame once, in order, then the end."""
+    viewers = 150
+    the_spec = spec(["a", "b", "c", "d"], seed=21)
+
+    async def go():
+        hub, server = await serve()
+        try:
+            ready = asyncio.Event()   # the match waits for its viewers, then goes
+            sessions = [Thinking(FirstLegal(), ready) for _ in the_spec.names]
+            task = asyncio.create_task(MatchRunner(the_spec, sessions, [hub.listener("")]).run())
+            while the_spec.match_id not in hub.matches:
+                await asyncio.sleep(0.001)
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                request = pb.WatchMatchRequest(match_id=the_spec.match_id)
+                calls = [stub.WatchMatch(request) for _ in range(viewers)]
+                firsts = [await call.read() for call in calls]
+                ready.set()
+                started = time.monotonic()
+                feeds = await _messages_of(calls)
+                took = time.monotonic() - started
+            feeds = [[first, *feed] for first, feed in zip(firsts, feeds)]
+            return feeds, took, await task
+        finally:
+            await server.stop()
+
+    feeds, took, result = asyncio.run(go())
+    frames = len(hub_frames(result))
+    assert frames > 30, frames
+    for feed in feeds:
+        assert len(frames_of(feed)) == frames and feed[-1].HasField("over")
+        assert len(feed) > 2                 # it joined a live match
+    sent = sum(len(feed) for feed in feeds)
+    # the snapshot, the end and a last batch of each are beyond the budget's time
+    assert sent <= _budget(viewers) * took + 3 * viewers, (sent, took, frames)
+    assert sent < viewers * frames / 3, (sent, took, frames)   # it used to be one a frame
+
+
+def test_many_viewers_of_a_tournament_get_its_news_in_batches_and_miss_none():
+    """The same for a tournament's stream: 150 viewers, 300 matches started and finished
+    in a second and a half, the standings sent every fifth match. Each viewer hears every
+    start and end, in order, and the latest standings before the end, in messages that
+    stay within the budget; a batch keeps only the last of the standings it would hold."""
+    viewers, matches = 150, 300
+
+    async def go():
+        hub, server = await serve()
+        log = hub.tournament("cup", ["a", "b"], matches)
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = spectator_pb2_grpc.SpectatorStub(channel)
+                calls = [stub.WatchTournament(pb.WatchTournamentRequest(name="cup"))
+                         for _ in range(viewers)]
+                for call in calls:
+                    assert (await call.read()).HasField("snapshot")
+                reading = asyncio.ensure_future(_messages_of(calls))
+                started = time.monotonic()
+                for i in range(matches):
+                    summary = pb.MatchSummary(match_id=f"m{i}", tournament="cup")
+                    log.tell(wire.started_feed(summary))
+                    log.tell(wire.finished_feed(summary))
+                    if i % 5 == 4:
+                        log.tell(wire.standings_feed(pb.Standings(matches=i + 1)))
+                    await asyncio.sleep(0.005)
+                hub.tournament_finished("cup")
+                feeds = await reading
+                return feeds, time.monotonic() - started
+        finally:
+            await server.stop()
+
+    feeds, took = asyncio.run(go())
+    expected = [(kind, f"m{i}") for i in range(matches) for kind in ("started", "finished")]
+    batches = 0
+    for feed in feeds:
+        assert feed[-1].HasField("over")
+        news = [one for message in feed[:-1] for one in wire.unbatched(message)]
+        batches += sum(message.HasField("batch") for message in feed)
+        assert [(n.WhichOneof("kind"), getattr(n, n.WhichOneof("kind")).match_id)
+                for n in news if not n.HasField("standings")] == expected
+        tables = [n.standings.matches for n in news if n.HasField("standings")]
+        assert tables == sorted(tables) and tables[-1] == matches
+        for message in feed:     # of a batch's tables, the last alone
+            assert sum(n.HasField("standings") for n in wire.unbatched(message)) <= 1
+    sent = sum(len(feed) for feed in feeds)
+    assert sent <= _budget(viewers) * took + 2 * viewers, (sent, took)
+    assert batches >= viewers, batches

@@ -264,18 +264,26 @@ class TournamentSnapshot(_message.Message):
     def __init__(self, name: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., total: _Optional[int] = ..., done: _Optional[int] = ..., standings: _Optional[_Union[Standings, _Mapping]] = ..., matches: _Optional[_Iterable[_Union[MatchSummary, _Mapping]]] = ..., finished: _Optional[bool] = ...) -> None: ...
 
 class TournamentFeed(_message.Message):
-    __slots__ = ("snapshot", "started", "finished", "standings", "over")
+    __slots__ = ("snapshot", "started", "finished", "standings", "over", "batch")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     STANDINGS_FIELD_NUMBER: _ClassVar[int]
     OVER_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     snapshot: TournamentSnapshot
     started: MatchSummary
     finished: MatchSummary
     standings: Standings
     over: TournamentSnapshot
-    def __init__(self, snapshot: _Optional[_Union[TournamentSnapshot, _Mapping]] = ..., started: _Optional[_Union[MatchSummary, _Mapping]] = ..., finished: _Optional[_Union[MatchSummary, _Mapping]] = ..., standings: _Optional[_Union[Standings, _Mapping]] = ..., over: _Optional[_Union[TournamentSnapshot, _Mapping]] = ...) -> None: ...
+    batch: TournamentBatch
+    def __init__(self, snapshot: _Optional[_Union[TournamentSnapshot, _Mapping]] = ..., started: _Optional[_Union[MatchSummary, _Mapping]] = ..., finished: _Optional[_Union[MatchSummary, _Mapping]] = ..., standings: _Optional[_Union[Standings, _Mapping]] = ..., over: _Optional[_Union[TournamentSnapshot, _Mapping]] = ..., batch: _Optional[_Union[TournamentBatch, _Mapping]] = ...) -> None: ...
+
+class TournamentBatch(_message.Message):
+    __slots__ = ("feeds",)
+    FEEDS_FIELD_NUMBER: _ClassVar[int]
+    feeds: _containers.RepeatedCompositeFieldContainer[TournamentFeed]
+    def __init__(self, feeds: _Optional[_Iterable[_Union[TournamentFeed, _Mapping]]] = ...) -> None: ...
 
 class WatchTournamentRequest(_message.Message):
     __slots__ = ("name",)
