@@ -69,12 +69,16 @@ class WatchError(Exception):
     message is the one line to show. ``retry``: whether the same call may work later.
     ``refused``: the service refused the request as it was made (an unknown match, a
     wrong token), where the others are the call failing (the command line exits 2 for a
-    refusal, 1 for a failure)."""
+    refusal, 1 for a failure). ``code``: the call's gRPC status, where it had one (the
+    web viewer answers a download by it: 404 for NOT_FOUND only, 503 for a service that
+    is busy or away)."""
 
-    def __init__(self, message: str, retry: bool = False, refused: bool = False) -> None:
+    def __init__(self, message: str, retry: bool = False, refused: bool = False,
+                 code: grpc.StatusCode | None = None) -> None:
         super().__init__(message)
         self.retry = retry
         self.refused = refused
+        self.code = code
 
 
 def call_error(address: str, exc: grpc.RpcError) -> WatchError:
@@ -84,15 +88,17 @@ def call_error(address: str, exc: grpc.RpcError) -> WatchError:
     retry = code in _RETRY
     details = printable(exc.details() or "")     # a server's words, shown on a terminal
     if code == grpc.StatusCode.UNAVAILABLE:
-        return WatchError(f"no spectator service at {address} ({details})", retry)
+        return WatchError(f"no spectator service at {address} ({details})", retry, code=code)
     if code == grpc.StatusCode.UNIMPLEMENTED:
         return WatchError(f"no spectator service at {address} (something answers there, but "
-                          "not the Spectator service)")
+                          "not the Spectator service)", code=code)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return WatchError(f"the spectator service at {address} did not answer in time", retry)
+        return WatchError(f"the spectator service at {address} did not answer in time", retry,
+                          code=code)
     if code == grpc.StatusCode.CANCELLED:
-        return WatchError(f"the spectator service at {address} ended the stream", retry)
-    return WatchError(details or code.name, refused=code in REFUSALS)
+        return WatchError(f"the spectator service at {address} ended the stream", retry,
+                          code=code)
+    return WatchError(details or code.name, refused=code in REFUSALS, code=code)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from aiohttp import web
 from google.protobuf.message import Message
+from ono99.transport import grpc
 from ono99.v1 import spectator_pb2 as pb
 
 from arena.bots import sandbox
@@ -86,6 +87,23 @@ UPLOAD_HEADER = "X-Ono99-Upload"
 #: time: the ladder went from 2 matches a second to 1 in 7); 40 sockets each one byte
 #: short of a 4 MiB message kept 165 MB. Beyond this size the socket is closed (1009).
 MAX_PAGE_MESSAGE = 1024
+#: An API call the spectator service could not take now (UNAVAILABLE: it is away or
+#: stopping; RESOURCE_EXHAUSTED: its queue of stored records to make is full) is a 503
+#: with this Retry-After, in seconds: the service comes back within a second or two of a
+#: restart (the client looks for it every second), and its record queue makes one record
+#: at a time with a rest after each. These were a 404 ("32 records are being made
+#: already") or a 502: a download that was only early read as a match that is not there.
+RETRY_AFTER_S = 5
+#: The HTTP status of a failed API call, by the service's gRPC code (else 502: the
+#: service answered in a way the viewer cannot pass on)
+API_STATUS = {
+    grpc.StatusCode.NOT_FOUND: 404,             # no such match: the only 404
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,   # a match still being played: watch it live
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+}
 #: A stream message over this many bytes (a snapshot, a batch of frames) is made JSON in
 #: a thread, not the event loop (a frame is about 300 bytes: 1 ms of Python for 32 KB)
 BIG_MESSAGE = 32 * 1024
@@ -188,15 +206,21 @@ async def _page(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html")
 
 
-def _failed(exc: WatchError, status: int) -> web.Response:
-    return web.json_response({"error": str(exc), "retry": exc.retry}, status=status)
+def _failed(exc: WatchError) -> web.Response:
+    """A failed call to the service as the API's answer: ``{"error", "retry"}`` with the
+    status its gRPC code maps to (API_STATUS); a 503 says when to try again."""
+    status = API_STATUS.get(exc.code, 502)
+    busy = status == 503
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if busy else None
+    return web.json_response({"error": str(exc), "retry": exc.retry or busy}, status=status,
+                             headers=headers)
 
 
 async def _matches(request: web.Request) -> web.Response:
     try:
         answer = await request.app[SPECTATORS].matches(request.query.get("tournament", ""))
     except WatchError as exc:
-        return _failed(exc, 502 if exc.retry else 400)
+        return _failed(exc)
     return web.json_response(records.to_dict(answer))
 
 
@@ -206,7 +230,7 @@ async def _record(request: web.Request) -> web.Response:
         text = await request.app[RECORDS].get(
             match_id, lambda: request.app[SPECTATORS].record(match_id))
     except WatchError as exc:
-        return _failed(exc, 502 if exc.retry else 404)
+        return _failed(exc)
     return web.Response(text=text, content_type="application/json")
 
 

@@ -59,9 +59,12 @@ class LiveArena:
         """Run ``coro`` on the arena's loop; its result."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def serve_spectators(self, listen: str | None = None) -> str:
+    def serve_spectators(self, listen: str | None = None, records=None) -> str:
+        """Serve the hub's spectator service (with ``records``: a stored matches' source,
+        as `arena serve` has); its address."""
         async def go():
-            self.server = await SpectatorServer.start(self.hub, listen or self.spectators_at)
+            self.server = await SpectatorServer.start(self.hub, listen or self.spectators_at,
+                                                      records)
             return self.server.address
         self.spectators_at = self.run(go())
         return self.spectators_at

@@ -123,6 +123,49 @@ def test_a_downloaded_record_reads_back_through_records_from_file(arena, tmp_pat
     assert status == 404 and "no match 'no-such-match' here" in json.loads(body)["error"]
 
 
+def test_a_download_the_service_is_too_busy_for_is_a_503_to_try_again_not_a_404(tmp_path):
+    """The spectator service makes stored records one at a time, RECORD_QUEUE waiting at
+    most, and refuses more (RESOURCE_EXHAUSTED): the download said 404, "32 records are
+    being made already", as if the match were not there. It is a 503 with a Retry-After
+    and the service's words; 404 is for a match the service does not have."""
+    from arena.store import open_store
+    from arena.watch.records import StoreRecords
+    from arena.watch.servicer import RECORD_QUEUE
+    from support.matches import store_ladder
+
+    db = tmp_path / "arena.db"
+    store_ladder(db, 3, 2)
+    store = open_store(str(db))
+    arena = LiveArena()
+    try:
+        stored = store.matches(store.tournament("ladder"))[0].match_uid
+        arena.serve_spectators(records=StoreRecords(store))
+        arena.serve_web()
+
+        async def flood():   # made-up ids: each one a record for the service to look for
+            async with aiohttp.ClientSession() as session:
+                async def one(i):
+                    async with session.get(f"{arena.url}api/record/made-up-{i}") as answer:
+                        return answer.status, answer.headers, await answer.json()
+                return await asyncio.gather(*(one(i) for i in range(3 * RECORD_QUEUE)))
+        answers = arena.run(flood())
+        statuses = sorted({status for status, _, _ in answers})
+        assert statuses == [404, 503], statuses
+        for status, headers, body in answers:
+            if status == 503:
+                assert headers["Retry-After"] == str(server.RETRY_AFTER_S)
+                assert body == {"error": f"{RECORD_QUEUE} records are being made already; "
+                                         "try again later", "retry": True}
+            else:
+                assert "Retry-After" not in headers and body["retry"] is False
+                assert re.fullmatch(r"no match 'made-up-\d+' here", body["error"])
+        status, _, body = get(arena, f"/api/record/{stored}")   # the queue empties
+        assert status == 200 and json.loads(body)["match"]["match_id"] == stored
+    finally:
+        arena.close()
+        store.close()
+
+
 def test_a_record_s_json_is_made_once_and_kept(arena):
     """A record's JSON was made at every download (an 8-seat match's: 0.7 MB, 100 ms of
     the viewer's event loop): eight loops of GET on one held every other page seconds.
@@ -136,8 +179,9 @@ def test_a_record_s_json_is_made_once_and_kept(arena):
     arena.run(arena.server.stop())   # the spectator service is gone
     status, _, again = get(arena, f"/api/record/{match_id}")
     assert status == 200 and again == first
-    status, _, body = get(arena, f"/api/record/{other}")   # never asked for: the service was
-    assert status == 502 and json.loads(body)["retry"] is True
+    status, headers, body = get(arena, f"/api/record/{other}")   # never asked for: the service was
+    assert status == 503 and json.loads(body)["retry"] is True
+    assert headers["Retry-After"] == str(server.RETRY_AFTER_S)
     arena.server = None
 
 
@@ -774,7 +818,7 @@ def test_without_a_spectator_service_the_viewer_says_so_and_recovers(tmp_path):
         assert get(arena, "/")[0] == 200
         status, _, body = get(arena, "/api/matches")
         error = json.loads(body)
-        assert status == 502 and error["retry"] is True
+        assert status == 503 and error["retry"] is True
         assert error["error"].startswith(f"no spectator service at 127.0.0.1:{port} (")
         messages, closed = socket_messages(arena, "/ws/tv")
         assert closed and messages[0]["retry"] is True
