@@ -18,6 +18,15 @@ stream takes no new page, and the next page opens a fresh one. A page that falls
 :data:`BEHIND` messages behind (its connection too slow) is told to reconnect and dropped,
 as the page does on any error; the others go on.
 
+How many streams a viewer holds is bounded, whatever its pages ask: every visitor of a
+public viewer is one loopback address behind its reverse proxy, so no cap per address
+applies, and each distinct ``?delay=`` (0 to 100,000) or ``?tournament=`` was a stream
+of its own: one visitor opened 1,000 (``/ws/tv?delay=0..999``), and ``/api/matches``
+took 3 to 11 s where it took 18 ms. A delay is rounded up to one of
+:data:`DELAY_STEPS` (:func:`shared_delay`), and at most :data:`MAX_STREAMS` streams are
+open at once: a page that would open one more is sent an error (``retry``: it tries
+again, waiting longer each time) and closed, while pages on the streams open go on.
+
 A late page's catch-up ends with ``{"catch_up_age_ms": N}`` when its stream is a match's:
 how long ago the last frame (or snapshot) it was just sent came, so that its turn clock
 shows how long the seat to act has really been thinking, not since the page joined.
@@ -26,6 +35,7 @@ shows how long the seat to act has really been thinking, not since the page join
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import contextlib
 import json
@@ -38,6 +48,7 @@ from google.protobuf.message import Message
 from ono99.v1.spectator_pb2 import MatchSnapshot
 
 from arena.watch.client import WatchError
+from arena.watch.hub import MAX_DELAY_TURNS
 
 #: What a stream keeps for pages that join it late (JSON, since its last snapshot)
 CATCH_UP_BYTES = 1024 * 1024
@@ -54,7 +65,32 @@ FELL_BEHIND = json.dumps({"error": "this page fell too far behind the stream", "
 #: what pages are told when their stream fails in a way of the viewer's own
 BROKEN = json.dumps({"error": "the web viewer's stream broke", "retry": True})
 
+#: The delays a stream is held back by (whole turns): one asked for is rounded up to the
+#: next (never down: a delay is asked for to see less), so all the delays a page may ask
+#: for are 17 streams of a thing followed, not 100,001. Steps of 1-2-5 a power of ten:
+#: a stream's own delay is still the service's at least (arena serve --spectator-delay),
+#: which it applies on its side.
+DELAY_STEPS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000,
+               50_000, MAX_DELAY_TURNS)
+#: Streams of the spectator service the viewer holds open at once, shared by any number
+#: of pages; a page that would open another is refused (TOO_MANY_STREAMS). Enough for a
+#: page on every live match of a big tournament with TV and standings beside (a finished
+#: match's stream ends after its snapshot), and a small cost to the loop that plays the
+#: matches: idle streams cost it (1,000 took a ladder from 16.5 to 3.5 matches/s, 200
+#: from 22 to 12/s: review 41). More viewer processes carry more.
+MAX_STREAMS = 64
+
 log = logging.getLogger(__name__)
+
+
+def shared_delay(turns: int) -> int:
+    """The delay of the stream a page asking for ``turns`` (0 to MAX_DELAY_TURNS) follows:
+    the first of DELAY_STEPS at least as long."""
+    return DELAY_STEPS[bisect.bisect_left(DELAY_STEPS, turns)]
+
+
+class TooManyStreams(Exception):
+    """The viewer holds MAX_STREAMS streams already; the message is the page's line."""
 
 
 class Follower:
@@ -116,9 +152,14 @@ class SharedFeeds:
 
     def follow(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]]) -> Follower:
         """A page's place on the stream ``key`` (``open_feed()`` opens it, where none is
-        open that a page may still join)."""
+        open that a page may still join). :class:`TooManyStreams` where that would be
+        more than MAX_STREAMS."""
         stream = self._joinable.get(key)
         if stream is None or not stream.joinable:
+            if len(self._running) >= MAX_STREAMS:
+                raise TooManyStreams(f"this web viewer follows {MAX_STREAMS} streams of the "
+                                     "spectator service already, the most it may; try again "
+                                     "later")
             stream = self._joinable[key] = _Shared(key, open_feed, self)
             self._running.add(stream)
         return stream.join()

@@ -12,8 +12,8 @@ beside the referee, in one process), with no separate ASGI server to run.
 ``GET /api/record/ID``     GetRecord, as the JSON a download saves (``records.to_json``)
 ``POST /api/record``       an uploaded `arena match` event log (or record), as a record
                            (the page's own request: it carries ``X-Ono99-Upload``)
-``GET /ws/match/ID``       WatchMatch (``?delay=N``)
-``GET /ws/tv``             WatchTV (``?tournament=T``)
+``GET /ws/match/ID``       WatchMatch (``?delay=N``, rounded up: feeds.DELAY_STEPS)
+``GET /ws/tv``             WatchTV (``?tournament=T&delay=N``)
 ``GET /ws/tournament``     WatchTournament (``?name=N``; none: the one running)
 =========================  ==========================================================
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
 import shutil
 import sys
@@ -50,7 +51,7 @@ from arena.watch import hosts, records
 from arena.watch.client import AsyncSpectatorClient, WatchError
 from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError, replayer
-from arena.web.feeds import Follower, SharedFeeds
+from arena.web.feeds import Follower, SharedFeeds, TooManyStreams, shared_delay
 from arena.web.guard import Connections, GuardedSite, Names, guard, loopback
 from arena.web.records import RecordsJson
 
@@ -330,14 +331,14 @@ async def _replayed(data: bytes, name: str) -> str:
 
 async def _watch_match(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
-    match_id, delay = request.match_info["match_id"], _number(request, "delay")
+    match_id, delay = request.match_info["match_id"], shared_delay(_number(request, "delay"))
     return await _relay(request, ("match", match_id, delay),
                         lambda: spectators.watch_match(match_id, delay))
 
 
 async def _watch_tv(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
-    tournament, delay = request.query.get("tournament", ""), _number(request, "delay")
+    tournament, delay = request.query.get("tournament", ""), shared_delay(_number(request, "delay"))
     return await _relay(request, ("tv", tournament, delay),
                         lambda: spectators.watch_tv(tournament, delay))
 
@@ -384,7 +385,12 @@ async def _relay(request: web.Request, key: Hashable,
     follower = None
     pump = None
     try:
-        follower = request.app[FEEDS].follow(key, open_feed)
+        try:
+            follower = request.app[FEEDS].follow(key, open_feed)
+        except TooManyStreams as exc:   # said as a stream's error: the page tries again
+            await ws.send_str(json.dumps({"error": str(exc), "retry": True}))
+            await ws.close()
+            return ws
         pump = asyncio.create_task(_pump(ws, follower))
         async for _ in ws:
             pass

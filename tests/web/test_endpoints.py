@@ -617,6 +617,72 @@ def test_pages_that_follow_one_match_share_one_stream_of_the_service(arena):
     assert arena.run(leave()) == ((1, 1), (0, 0))
 
 
+@pytest.mark.parametrize("asked, followed", [(0, 0), (1, 1), (2, 2), (3, 5), (5, 5), (6, 10),
+                                             (999, 1000), (1001, 2000), (99_999, 100_000),
+                                             (100_000, 100_000)])
+def test_a_delay_is_rounded_up_to_one_of_a_few_steps(asked, followed):
+    assert feeds.shared_delay(asked) == followed
+    assert len(feeds.DELAY_STEPS) == 17
+
+
+def test_pages_open_a_bounded_number_of_streams_whatever_delay_or_tournament_they_ask(
+        arena, monkeypatch):
+    """Each distinct ?delay= (0 to 100,000) or ?tournament= was a stream of its own from
+    the spectator service, and every visitor of a public viewer is the one loopback
+    address of its reverse proxy: one visitor opened 1,000 (/ws/tv?delay=0..999), and
+    /api/matches took 3 to 11 s where it took 18 ms. A delay is rounded up to one of
+    DELAY_STEPS; past MAX_STREAMS a page that would open another stream is told why, to
+    try again (retry), and closed, while the pages on the streams open go on; a stream
+    closed frees its place."""
+    monkeypatch.setattr(feeds, "MAX_STREAMS", 3)
+    match_id = arena.play(["a", "b"], 0.3, seed=15)
+    shared = arena.viewer.runner.app[server.FEEDS]
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            async def page(path):
+                ws = await session.ws_connect(arena.url + path)
+                return ws, json.loads((await ws.receive()).data)
+
+            async def refused(path):
+                ws, first = await page(path)
+                rest = [msg async for msg in ws]
+                return first, rest, ws.closed
+
+            pages = [await page(f"ws/match/{match_id}?delay={d}") for d in (3, 4, 5, 0)]
+            tv = await page("ws/tv")
+            held = shared.streams(), len(arena.hub.matches[match_id].viewers)
+            beyond = [await refused(path) for path in (
+                f"ws/match/{match_id}?delay=6", f"ws/match/{match_id}?delay=1",
+                "ws/tv?tournament=another", "ws/tv?delay=2", "ws/tournament?name=x")]
+            joined = await page("ws/tv?delay=0")    # TV's stream, open: joined
+            await tv[0].close()
+            await joined[0].close()
+            for _ in range(100):          # TV's stream closes with its last page
+                if shared.streams() < 3:
+                    break
+                await asyncio.sleep(0.05)
+            freed = await page(f"ws/match/{match_id}?delay=6")
+            # the pages on the streams kept still get the match
+            going = []
+            for ws, _ in pages:
+                while "catch_up_age_ms" in (message := json.loads((await ws.receive()).data)):
+                    pass
+                going.append(message)
+            for ws, _ in [*pages, freed]:
+                await ws.close()
+            return held, [p[1] for p in pages], tv[1], beyond, joined[1], freed[1], going
+
+    held, firsts, tv, beyond, joined, freed, going = arena.run(go())
+    assert held == (3, 3)    # delay 5 (3, 4 and 5), delay 0, TV: three streams, three viewers
+    assert all("snapshot" in m for m in [*firsts, tv, joined, freed])
+    for first, rest, closed in beyond:
+        assert first == {"error": "this web viewer follows 3 streams of the spectator service "
+                                  "already, the most it may; try again later", "retry": True}
+        assert rest == [] and closed
+    assert all(m.keys() & {"frame", "frames", "over"} for m in going), going
+
+
 def test_a_stream_past_what_it_keeps_for_late_pages_takes_no_new_page(arena, monkeypatch):
     """What a shared stream keeps for pages that join late is capped (a long match's
     frames, a ladder's standings for weeks): past it, the next page opens a stream of its
