@@ -54,6 +54,7 @@ from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError, replayer
 from arena.web.feeds import Follower, SharedFeeds, TooManyStreams, shared_delay
 from arena.web.guard import Connections, GuardedSite, Names, guard, loopback
 from arena.web.records import RecordsJson
+from arena.web.serverlog import ServerLog
 
 STATIC = Path(__file__).parent / "static"
 MAX_UPLOAD = 16 * 2**20      # an event log of a very long match is a few MB
@@ -173,8 +174,10 @@ class WebViewer:
         # whichever route it went to and whether or not its handler read it: 1 MB of gzip,
         # sent to /api/matches by anyone, held the loop that plays `arena serve --web`'s
         # matches 2 to 3 s while it inflated 1 GiB of zeros. The page never compresses.
+        # logger: a malformed request is one line, a visitor gone none (arena.web.serverlog)
         runner = web.AppRunner(make_app(spectators, names), access_log=None, shutdown_timeout=1.0,
-                               keepalive_timeout=IDLE_S, auto_decompress=False)
+                               keepalive_timeout=IDLE_S, auto_decompress=False,
+                               logger=ServerLog())
         await runner.setup()
         # an IPv6 address is bound bare and shown in brackets: `--host ::1` printed
         # http://::1:PORT/, which no browser opens, and `--host [::1]` did not resolve

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -27,7 +29,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.cli.match import write_log
 from arena.watch import records
-from arena.web import feeds, guard, server
+from arena.web import feeds, guard, server, serverlog
 from arena.web.server import WebViewer
 from support.network import own_network_ip
 from support.processes import env_for, marked_running, reaped, running
@@ -866,6 +868,54 @@ def test_a_page_s_socket_takes_no_compressed_or_large_message(arena):
     agreed, code = arena.run(go())
     assert agreed == 0, "permessage-deflate was agreed"
     assert code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG, code
+
+
+MALFORMED = [b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+             b"GET /\x00 HTTP/1.1\r\n\r\n",
+             b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"]
+
+
+def test_a_malformed_request_or_a_visitor_gone_is_one_line_not_a_traceback(arena, caplog):
+    """A request aiohttp cannot parse, and a page gone before its WebSocket's answer was
+    written, each logged an ERROR with a ~1 KB traceback (311 of them, 324 KB, after one
+    test of review 41). A malformed request is one INFO line that says from where and
+    why; a visitor gone, a DEBUG line; a fault of the viewer's own keeps its traceback."""
+    match_id = arena.play(["a", "b"], 0.3, seed=16)
+    host, port = arena.url.split("//")[1].rstrip("/").split(":")
+    caplog.set_level(logging.DEBUG, logger="aiohttp")
+    for request in MALFORMED:
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            raw.sendall(request)
+            assert re.match(rb"HTTP/1\.[01] 400 ", raw.recv(100))
+    upgrade = (f"GET /ws/match/{match_id} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+               "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    for _ in range(20):   # gone at once (a reset), as its answer is being written
+        raw = socket.create_connection((host, int(port)), timeout=10)
+        raw.sendall(upgrade.encode())
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        raw.close()
+    assert get(arena, "/api/matches")[0] == 200
+    time.sleep(0.5)
+    records = [r for r in caplog.records if r.name.startswith("aiohttp")]
+    assert not [r for r in records if r.levelno >= logging.WARNING or r.exc_info], \
+        [r.getMessage()[:200] for r in records if r.levelno >= logging.WARNING or r.exc_info]
+    lines = [r.getMessage() for r in records if r.levelno == logging.INFO]
+    assert lines == [f"a malformed HTTP request from 127.0.0.1, answered 400: {why}" for why in
+                     ("Invalid header token", "Invalid char in url path",
+                      "Invalid character in Content-Length")], lines
+    gone = [r.getMessage() for r in records if r.levelno == logging.DEBUG
+            and r.getMessage().startswith("a visitor left before its answer was sent")]
+    assert gone and all("\n" not in line for line in gone)
+
+    caplog.clear()
+    try:
+        raise RuntimeError("a fault of the viewer's own")
+    except RuntimeError as exc:
+        serverlog.ServerLog().exception("Error handling request from %s", "127.0.0.1",
+                                        exc_info=exc)
+    [fault] = caplog.records
+    assert fault.levelno == logging.ERROR and fault.exc_info[1].args == ("a fault of the viewer's own",)
 
 
 def test_an_unknown_match_is_an_error_the_page_does_not_retry(arena):
