@@ -130,10 +130,11 @@ def test_a_download_the_service_is_too_busy_for_is_a_503_to_try_again_not_a_404(
     most, and refuses more (RESOURCE_EXHAUSTED): the download said 404, "32 records are
     being made already", as if the match were not there. It is a 503 with a Retry-After
     and the service's words; 404 is for a match the service does not have."""
+    from support.matches import store_ladder
+
     from arena.store import open_store
     from arena.watch.records import StoreRecords
     from arena.watch.servicer import RECORD_QUEUE
-    from support.matches import store_ladder
 
     db = tmp_path / "arena.db"
     store_ladder(db, 3, 2)
