@@ -250,6 +250,15 @@ def _tolerant(parse):
     return deserialize
 
 
+def _encoded(serialize):
+    """A stream's replies encoded by ``serialize``, but for those already encoded (bytes:
+    a batch made once for many viewers, arena.watch.wire.Batches), which go as they are."""
+    def encode(reply) -> bytes:
+        return reply if type(reply) is bytes else serialize(reply)
+
+    return encode
+
+
 def _message_name(parse, method: str) -> str:
     cls = getattr(parse, "__self__", None)
     descriptor = getattr(cls, "DESCRIPTOR", None)
@@ -293,7 +302,7 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
 
         return grpc.unary_stream_rpc_method_handler(
             unary_stream, request_deserializer=deserialize,
-            response_serializer=handler.response_serializer)
+            response_serializer=_encoded(handler.response_serializer))
     behaviour = handler.unary_unary
 
     async def unary_unary(request, context):

@@ -34,6 +34,7 @@ class SpectatorServer:
         and certificate, in TLS)."""
         if (problem := listen_problem(listen)) is not None:
             raise ConfigError(f"spectators cannot be served on {listen!r}: {problem}")
+        # RejectUnparsable also lets replies already encoded through (the viewers' batches)
         server = grpc.aio.server(interceptors=[RejectUnparsable()], options=[
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", 20_000),

@@ -37,10 +37,11 @@ BATCH = QUEUE         # frames at most in one message: all that a viewer can hav
 #: streams open at once (WatchMatch, WatchTV, WatchTournament): each holds a queue and a
 #: gRPC call, some 35 KB; beyond this many a new one is refused RESOURCE_EXHAUSTED
 MAX_VIEWERS = 2000
-#: ... and from one network host (local peers are not counted: arena.watch.hosts). Half of
-#: them: a web viewer on another machine relays up to its 1,000 pages from its one host
-#: (arena.web.server.MAX_SOCKETS), and no one host can hold every seat
-MAX_VIEWERS_PER_HOST = 1000
+#: ... and from one network host (local peers are not counted: arena.watch.hosts). A web
+#: viewer on another machine relays all its pages through at most 64 streams
+#: (arena.web.feeds.MAX_STREAMS): two of them fit. It was 1,000: one host's idle streams
+#: then cost a ladder most of its speed (the forty-first review)
+MAX_VIEWERS_PER_HOST = 128
 #: Records of stored matches are replays (a database read and the engine, milliseconds
 #: each), asked for by anyone: four loops of GetRecord from one client cut a server's
 #: ladder from 57 matches a second to 8. So they are built one at a time, in a thread,
@@ -80,6 +81,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self._waiting = 0
         self._next_build = 0.0                 # loop time a record may next be built
         self._records: collections.OrderedDict[str, pb.MatchSnapshot] = collections.OrderedDict()
+        self._frames = wire.frame_batches()          # encoded once for every viewer
+        self._news = wire.tournament_batches()
 
     @contextlib.asynccontextmanager
     async def _viewer(self, context):
@@ -183,7 +186,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             news.append(item)
                             continue
                         if news:                   # what came before, first
-                            yield _news(news)
+                            yield self._batch(news)
                             news = []
                         if item is None:
                             return
@@ -195,7 +198,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
                         yield item
                     if news:
-                        yield _news(news)
+                        yield self._batch(news)
             finally:
                 log.viewers.discard(sub)
 
@@ -235,11 +238,10 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 if not item.HasField("frame"):
                     yield item
                     continue
-                first = item if item.frame.seq > last else None
                 frames = []   # this frame and the frames queued behind it, in one message
                 while True:
                     if item.frame.seq > last:
-                        frames.append(item.frame)
+                        frames.append(item)
                         last = item.frame.seq
                     if queue.empty() or len(frames) >= BATCH:
                         break
@@ -248,14 +250,17 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             not item.HasField("frame"):
                         held = item
                         break
-                if len(frames) == 1 and first is not None:
-                    yield first          # as the hub made it, shared by its viewers
-                elif len(frames) == 1:
-                    yield wire.frame_feed(frames[0])
+                if len(frames) == 1:
+                    yield frames[0]      # as the hub made it, shared by its viewers
                 elif frames:
-                    yield wire.frames_feed(frames)
+                    yield self._frames(frames)
         finally:
             self.hub.unsubscribe(match_id, sub)
+
+    def _batch(self, news: list[pb.TournamentFeed]) -> pb.TournamentFeed | bytes:
+        """A tournament's news as one message: alone, as the hub made it (shared by its
+        viewers), or a batch (bytes: see wire.Batches)."""
+        return news[0] if len(news) == 1 else self._news(news)
 
     async def _rest(self, since: float) -> float:
         """A stream's wait for its next message, begun (loop time) ``since`` the last:
@@ -329,12 +334,6 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token given is not this arena's (the one arena "
                                 "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
-
-
-def _news(news: list[pb.TournamentFeed]) -> pb.TournamentFeed:
-    """A tournament's news as one message: alone, as the hub made it (shared by its
-    viewers), or in a batch."""
-    return news[0] if len(news) == 1 else wire.tournament_batch(news)
 
 
 def _at_end(context, leave: Callable[[], None]) -> Callable[[], None]:

@@ -891,3 +891,25 @@ def test_many_viewers_of_a_tournament_get_its_news_in_batches_and_miss_none():
     sent = sum(len(feed) for feed in feeds)
     assert sent <= _budget(viewers) * took + 2 * viewers, (sent, took)
     assert batches >= viewers, batches
+
+
+def test_a_batch_for_many_viewers_is_each_message_encoded_once_then_joined():
+    """wire.Batches: each message encoded once (as a batch of one), however many viewers'
+    batches hold it; the bytes joined read as the batch of them all, in order; a message
+    gone from the kept encodings is encoded again, never mistaken for another."""
+    made = []
+
+    def one(feed):
+        made.append(feed)
+        return pb.TournamentFeed(batch=pb.TournamentBatch(feeds=[feed]))
+
+    batches = wire.Batches(one, keep=3)
+    news = [wire.started_feed(pb.MatchSummary(match_id=f"m{i}")) for i in range(4)]
+    first = pb.TournamentFeed.FromString(batches(news[:3]))
+    again = pb.TournamentFeed.FromString(batches([news[2], news[0], news[1]]))
+    assert [f.started.match_id for f in first.batch.feeds] == ["m0", "m1", "m2"]
+    assert [f.started.match_id for f in again.batch.feeds] == ["m2", "m0", "m1"]
+    assert len(made) == 3
+    batches([news[3]])                       # m0's encoding is let go
+    later = pb.TournamentFeed.FromString(batches([news[0], news[3]]))
+    assert [f.started.match_id for f in later.batch.feeds] == ["m0", "m3"] and len(made) == 5
