@@ -11,6 +11,7 @@ reverse proxy on the same machine (which should then cap its clients itself).
 from __future__ import annotations
 
 import ipaddress
+import time
 from urllib.parse import unquote
 
 
@@ -59,3 +60,31 @@ class PerHost:
                 self.open[host] = left
             else:
                 del self.open[host]
+
+
+class CallRate:
+    """Calls a second each network host may make, as a token bucket: ``per_s`` a second
+    on average, ``burst`` at once. A host whose bucket is full again is forgotten, so
+    what is kept is only the hosts calling now."""
+
+    def __init__(self, per_s: float, burst: int) -> None:
+        self.per_s = per_s
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}   # host -> (tokens, at)
+
+    def allow(self, host: str | None, now: float | None = None) -> bool:
+        """Whether ``host`` may call now (a local peer always may); a call allowed is
+        counted."""
+        if host is None:
+            return True
+        now = time.monotonic() if now is None else now
+        tokens, at = self._buckets.get(host, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.per_s)
+        if tokens < 1:
+            self._buckets[host] = (tokens, now)
+            return False
+        self._buckets[host] = (tokens - 1, now)
+        if len(self._buckets) > 1024:        # now and then: the hosts full again go
+            self._buckets = {h: (t, a) for h, (t, a) in self._buckets.items()
+                             if t + (now - a) * self.per_s < self.burst}
+        return True

@@ -51,8 +51,17 @@ MAX_VIEWERS_PER_HOST = 128
 #: never changes), those of matches up to RECORD_CACHE_FRAMES frames.
 RECORD_REST = 3.0
 RECORD_QUEUE = 32
+#: ... of them from one network host (local peers are not counted): made-up match ids
+#: from one client took every place, and real requests were refused
+RECORD_QUEUE_PER_HOST = 8
 RECORD_CACHE = 64
 RECORD_CACHE_FRAMES = 2000
+#: Quick calls (ListMatches, GetRecord) a second from one network host, on average, and
+#: at once. They run in the loop that plays the matches: 410 ListMatches a second from one
+#: client halved a ladder (the forty-first review). Local peers (the organiser's own web
+#: viewer, which has its own limits) are not counted.
+CALLS_PER_S = 20
+CALLS_BURST = 40
 _NOTHING = object()
 
 
@@ -77,8 +86,10 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self.organizer_hash = organizer_hash
         self.viewers = 0
         self.per_host = hosts.PerHost(MAX_VIEWERS_PER_HOST)
+        self.calls = hosts.CallRate(CALLS_PER_S, CALLS_BURST)
         self._building = asyncio.Lock()
         self._waiting = 0
+        self._waiting_from = hosts.PerHost(RECORD_QUEUE_PER_HOST)
         self._next_build = 0.0                 # loop time a record may next be built
         self._records: collections.OrderedDict[str, pb.MatchSnapshot] = collections.OrderedDict()
         self._frames = wire.frame_batches()          # encoded once for every viewer
@@ -108,7 +119,18 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         finally:
             left()
 
+    async def _quick(self, context) -> str | None:
+        """A quick call's network host (None: a local peer), or RESOURCE_EXHAUSTED when
+        it calls more often than CALLS_PER_S."""
+        host = hosts.network_host(context.peer())
+        if not self.calls.allow(host):
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{host} calls more often than the {CALLS_PER_S} a second one host may "
+                        "(list and records); try again in a moment")
+        return host
+
     async def ListMatches(self, request, context):  # noqa: N802 (gRPC's names)
+        await self._quick(context)
         await _not_negative(context, "recent", request.recent)
         return wire.match_list(self.hub.summaries(request.tournament, request.recent or 50))
 
@@ -203,7 +225,8 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 log.viewers.discard(sub)
 
     async def GetRecord(self, request, context):  # noqa: N802
-        return await self._record(request.match_id, context)
+        host = await self._quick(context)
+        return await self._record(request.match_id, context, host)
 
     # ---------------------------------------------------------------- helpers
 
@@ -279,29 +302,35 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         if not self.hub.final:
             await abort(context, grpc.StatusCode.UNAVAILABLE, "the spectator service is stopping")
 
-    async def _record(self, match_id: str, context) -> pb.MatchSnapshot:
+    async def _record(self, match_id: str, context, host: str | None = None) -> pb.MatchSnapshot:
+        if (record := self._records.get(match_id)) is not None:
+            self._records.move_to_end(match_id)
+            return record
         got = self.hub.subscribe(match_id, reason="record")
         if got is not None:
             sub, snapshot = got
             self.hub.unsubscribe(match_id, sub)
-            if snapshot.HasField("over"):
+            if snapshot.HasField("over"):   # kept: a 1,000-turn match's took 6 ms a call
+                self._keep(match_id, snapshot)
                 return snapshot
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                                 f"match {match_id} is still being played: watch it live")
-        record = None if self.records is None else await self._stored(match_id, context)
+        record = None if self.records is None else await self._stored(match_id, context, host)
         if record is None:
             await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} here")
         return record
 
-    async def _stored(self, match_id: str, context) -> pb.MatchSnapshot | None:
-        """A stored match's record: kept, or built in its turn (see RECORD_REST)."""
-        if (record := self._records.get(match_id)) is not None:
-            self._records.move_to_end(match_id)
-            return record
+    async def _stored(self, match_id: str, context, host: str | None) -> pb.MatchSnapshot | None:
+        """A stored match's record, built in its turn (see RECORD_REST)."""
         if self._waiting >= RECORD_QUEUE:
             await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"{RECORD_QUEUE} records are being made already; try again later")
+        if self._waiting_from.full(host):
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{host} has {RECORD_QUEUE_PER_HOST} records being made already, the "
+                        "most one host may; try again later")
         self._waiting += 1
+        self._waiting_from.add(host)
         try:
             async with self._building:
                 loop = asyncio.get_running_loop()
@@ -314,11 +343,17 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                 self._next_build = loop.time() + RECORD_REST * (loop.time() - started)
         finally:
             self._waiting -= 1
-        if record is not None and len(record.frames) <= RECORD_CACHE_FRAMES:
+            self._waiting_from.remove(host)
+        if record is not None:
+            self._keep(match_id, record)
+        return record
+
+    def _keep(self, match_id: str, record: pb.MatchSnapshot) -> None:
+        """A finished match's record, kept (it never changes) if it is not too long."""
+        if len(record.frames) <= RECORD_CACHE_FRAMES:
             self._records[match_id] = record
             if len(self._records) > RECORD_CACHE:
                 self._records.popitem(last=False)
-        return record
 
     async def _authorize(self, context) -> None:
         given = dict(context.invocation_metadata()).get("authorization", "")

@@ -74,3 +74,87 @@ def test_one_host_s_streams_are_capped_and_local_ones_are_not_counted(monkeypatc
     assert refused.details() == (f"{ip} has 2 streams open already, the most one host may; "
                                  "close one first")
     assert local_ok == [True, True, True] and freed
+
+
+def test_one_host_s_quick_calls_are_rate_limited_and_local_ones_are_not(monkeypatch):
+    """ListMatches and GetRecord run in the loop that plays the matches: 410 ListMatches a
+    second from one client halved a ladder. One network host now gets CALLS_PER_S on
+    average, CALLS_BURST at once; a local peer (the organiser's web viewer) is not
+    counted."""
+    monkeypatch.setattr(servicer, "CALLS_PER_S", 4)
+    monkeypatch.setattr(servicer, "CALLS_BURST", 5)
+    ip = own_network_ip()
+
+    async def go():
+        server = await SpectatorServer.start(SpectatorHub(), "0.0.0.0:0")
+        port = server.address.rsplit(":", 1)[1]
+        try:
+            async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
+                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
+                far = spectator_pb2_grpc.SpectatorStub(remote)
+                near = spectator_pb2_grpc.SpectatorStub(local)
+                burst = [await far.ListMatches(pb.ListMatchesRequest()) for _ in range(5)]
+                with pytest.raises(grpc.aio.AioRpcError) as listed:
+                    await far.ListMatches(pb.ListMatchesRequest())
+                with pytest.raises(grpc.aio.AioRpcError) as record:
+                    await far.GetRecord(pb.GetRecordRequest(match_id="m1"))
+                mine = [await near.ListMatches(pb.ListMatchesRequest()) for _ in range(30)]
+                await asyncio.sleep(0.6)                     # two calls' worth come back
+                with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                    await far.GetRecord(pb.GetRecordRequest(match_id="m1"))
+                return len(burst), listed.value, record.value, len(mine), unknown.value
+        finally:
+            await server.stop()
+
+    burst, listed, record, mine, unknown = asyncio.run(go())
+    assert burst == 5 and mine == 30
+    for refused in (listed, record):
+        assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert refused.details() == (f"{ip} calls more often than the 4 a second one host may "
+                                     "(list and records); try again in a moment")
+    assert unknown.code() == grpc.StatusCode.NOT_FOUND     # let through again
+
+
+def test_one_host_may_have_only_a_few_records_waiting_to_be_made(monkeypatch, tmp_path):
+    """Stored records are made one at a time, and at most RECORD_QUEUE requests wait: 40
+    requests of made-up ids from one client took every place, and real ones were refused.
+    One network host now holds at most RECORD_QUEUE_PER_HOST of them; a local peer is
+    not counted."""
+    from arena.store import open_store
+    from arena.watch.records import StoreRecords
+    from support.matches import store_ladder
+
+    monkeypatch.setattr(servicer, "RECORD_QUEUE_PER_HOST", 3)
+    monkeypatch.setattr(servicer, "CALLS_BURST", 100)
+    db = tmp_path / "arena.db"
+    store_ladder(db, 4, 12)
+    store = open_store(str(db))
+    ids = [m.match_uid for m in store.matches(store.tournament("ladder"))]
+    ip = own_network_ip()
+
+    async def go():
+        server = await SpectatorServer.start(SpectatorHub(), "0.0.0.0:0", StoreRecords(store))
+        port = server.address.rsplit(":", 1)[1]
+        try:
+            async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
+                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
+                far = spectator_pb2_grpc.SpectatorStub(remote)
+                near = spectator_pb2_grpc.SpectatorStub(local)
+                made_up = [far.GetRecord(pb.GetRecordRequest(match_id=f"nope{i}")) for i in range(8)]
+                real = [near.GetRecord(pb.GetRecordRequest(match_id=i)) for i in ids[:6]]
+                return await asyncio.gather(*made_up, return_exceptions=True), \
+                    await asyncio.gather(*real, return_exceptions=True)
+        finally:
+            await server.stop()
+
+    try:
+        made_up, real = asyncio.run(go())
+    finally:
+        store.close()
+    codes = [a.code() for a in made_up]
+    assert codes.count(grpc.StatusCode.NOT_FOUND) == 3, codes   # the first and two waiting
+    refused = [a for a in made_up if a.code() == grpc.StatusCode.RESOURCE_EXHAUSTED]
+    assert len(refused) == 5 and all(
+        a.details() == f"{ip} has 3 records being made already, the most one host may; try "
+                       "again later" for a in refused)
+    assert all(isinstance(r, pb.MatchSnapshot) for r in real), real
