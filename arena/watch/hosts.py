@@ -71,6 +71,7 @@ class CallRate:
         self.per_s = per_s
         self.burst = burst
         self._buckets: dict[str, tuple[float, float]] = {}   # host -> (tokens, at)
+        self._pruned = 0.0
 
     def allow(self, host: str | None, now: float | None = None) -> bool:
         """Whether ``host`` may call now (a local peer always may); a call allowed is
@@ -84,7 +85,8 @@ class CallRate:
             self._buckets[host] = (tokens, now)
             return False
         self._buckets[host] = (tokens - 1, now)
-        if len(self._buckets) > 1024:        # now and then: the hosts full again go
+        if len(self._buckets) > 1024 and now - self._pruned >= 1.0:   # the hosts full again go,
+            self._pruned = now                                          # at most once a second
             self._buckets = {h: (t, a) for h, (t, a) in self._buckets.items()
                              if t + (now - a) * self.per_s < self.burst}
         return True

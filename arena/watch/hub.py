@@ -76,6 +76,13 @@ class Subscription:
     #: end) until its viewer takes it (:meth:`caught_up`): the fresh snapshot then holds
     #: all that was not queued. A viewer that never reads costs nothing more.
     behind: bool = False
+    #: its stream's rest between messages (the spectator service paces many viewers):
+    #: ended early once the queue is half full
+    woken: asyncio.Future | None = None
+
+    @property
+    def half_full(self) -> bool:
+        return self.queue.qsize() >= QUEUE // 2
 
     def push(self, item) -> None:
         """Queue ``item`` (None: the end of the stream; STOPPING: its end as the service
@@ -93,6 +100,8 @@ class Subscription:
             self.resync()
             if end:
                 self.queue.put_nowait(item)
+        if self.woken is not None and not self.woken.done() and self.half_full:
+            self.woken.set_result(None)
 
     def resync(self) -> None:
         """Drop what is queued for a RESYNC: its viewer is sent a fresh snapshot."""

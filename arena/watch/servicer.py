@@ -17,7 +17,7 @@ from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
 from arena.referee.lobby import token_hash
 from arena.rpc import abort
 from arena.watch import hosts, wire
-from arena.watch.hub import QUEUE, RESYNC, STOPPING, SpectatorHub, Subscription
+from arena.watch.hub import RESYNC, STOPPING, SpectatorHub, Subscription
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +33,12 @@ TV_PAUSE_S = 2.0      # TV shows a finished match this long before it switches
 #: one every 2 s.
 UNPACED_VIEWERS = 32
 VIEWER_MESSAGES_S = 1000
-BATCH = QUEUE         # frames at most in one message: all that a viewer can have waiting
 #: streams open at once (WatchMatch, WatchTV, WatchTournament): each holds a queue and a
 #: gRPC call, some 35 KB; beyond this many a new one is refused RESOURCE_EXHAUSTED
 MAX_VIEWERS = 2000
+#: ... of which network hosts may take all but these: the organiser's own (local peers:
+#: its web viewer) are never locked out (16 IPv6 /64s of one /56 filled every seat)
+LOCAL_SEATS = 100
 #: ... and from one network host (local peers are not counted: arena.watch.hosts). A web
 #: viewer on another machine relays all its pages through at most 64 streams
 #: (arena.web.feeds.MAX_STREAMS): two of them fit. It was 1,000: one host's idle streams
@@ -99,10 +101,11 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
     async def _viewer(self, context):
         """One stream's seat among the viewers, or RESOURCE_EXHAUSTED when all are taken,
         or when its network host holds its share of them."""
-        if self.viewers >= MAX_VIEWERS:
-            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
-                        f"this arena has {MAX_VIEWERS} viewers already; try again later")
         host = hosts.network_host(context.peer())
+        if self.viewers >= MAX_VIEWERS - (LOCAL_SEATS if host is not None else 0):
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"this arena has {self.viewers} viewers already"
+                        f"{', all it takes from other machines' if host else ''}; try again later")
         if self.per_host.full(host):
             await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"{host} has {self.per_host.cap} streams open already, the most "
@@ -195,7 +198,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             try:
                 since = asyncio.get_running_loop().time()
                 while True:
-                    since = await self._rest(since)
+                    since = await self._rest(since, sub)
                     items = [await sub.queue.get()]
                     while not sub.queue.empty():
                         items.append(sub.queue.get_nowait())
@@ -239,44 +242,38 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         match's viewers until the match ended."""
         last = snapshot.frames[-1].seq if snapshot.frames else -1
         queue = sub.queue
-        held = _NOTHING   # an item taken while gathering frames, for the next round
         try:
             yield wire.snapshot_feed(snapshot)
             since = asyncio.get_running_loop().time()
             while True:
-                since = await self._rest(since)
-                item, held = (held, _NOTHING) if held is not _NOTHING else (await queue.get(), _NOTHING)
-                if item is None:
-                    return
-                if item is STOPPING:
-                    await self._stopping(context)
-                    return
-                if item is RESYNC:
-                    snapshot = self.hub.resnapshot(match_id, sub)
-                    if snapshot is None:
+                since = await self._rest(since, sub)
+                items = [await queue.get()]
+                while not queue.empty():   # all that came meanwhile goes now, without a rest
+                    items.append(queue.get_nowait())   # between (a verdict cost one each)
+                frames = []   # frames queued behind each other, in one message
+                for item in items:
+                    if isinstance(item, pb.MatchFeed) and item.HasField("frame"):
+                        if item.frame.seq > last:
+                            frames.append(item)
+                            last = item.frame.seq
+                        continue
+                    if frames:
+                        yield self._frames_of(frames)
+                        frames = []
+                    if item is None:
                         return
-                    last = snapshot.frames[-1].seq if snapshot.frames else -1
-                    yield wire.snapshot_feed(snapshot)
-                    continue
-                if not item.HasField("frame"):
-                    yield item
-                    continue
-                frames = []   # this frame and the frames queued behind it, in one message
-                while True:
-                    if item.frame.seq > last:
-                        frames.append(item)
-                        last = item.frame.seq
-                    if queue.empty() or len(frames) >= BATCH:
-                        break
-                    item = queue.get_nowait()
-                    if item is None or item is RESYNC or item is STOPPING or \
-                            not item.HasField("frame"):
-                        held = item
-                        break
-                if len(frames) == 1:
-                    yield frames[0]      # as the hub made it, shared by its viewers
-                elif frames:
-                    yield self._frames(frames)
+                    if item is STOPPING:
+                        await self._stopping(context)
+                        return
+                    if item is RESYNC:
+                        snapshot = self.hub.resnapshot(match_id, sub)
+                        if snapshot is None:
+                            return
+                        last = snapshot.frames[-1].seq if snapshot.frames else -1
+                        item = wire.snapshot_feed(snapshot)
+                    yield item                      # a verdict, the end, a snapshot
+                if frames:
+                    yield self._frames_of(frames)
         finally:
             self.hub.unsubscribe(match_id, sub)
 
@@ -285,13 +282,26 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         viewers), or a batch (bytes: see wire.Batches)."""
         return news[0] if len(news) == 1 else self._news(news)
 
-    async def _rest(self, since: float) -> float:
+    def _frames_of(self, frames: list[pb.MatchFeed]) -> pb.MatchFeed | bytes:
+        """Frames as one message: alone, as the hub made it (shared by its viewers), or a
+        batch (bytes: see wire.Batches)."""
+        return frames[0] if len(frames) == 1 else self._frames(frames)
+
+    async def _rest(self, since: float, sub: Subscription) -> float:
         """A stream's wait for its next message, begun (loop time) ``since`` the last:
-        what is left of its share of VIEWER_MESSAGES_S. When it may go on."""
+        what is left of its share of VIEWER_MESSAGES_S, or until its queue is half full
+        (a fast match's frames overflowed a viewer resting 2 s: it was sent the whole
+        match again). When it may go on."""
         loop = asyncio.get_running_loop()
         share = max(0, self.viewers - UNPACED_VIEWERS) / VIEWER_MESSAGES_S
-        if (wait := since + share - loop.time()) > 0:
-            await asyncio.sleep(wait)
+        if (wait := since + share - loop.time()) > 0 and not sub.half_full:
+            sub.woken = woken = loop.create_future()
+            timer = loop.call_later(wait, _wake, woken)
+            try:
+                await woken
+            finally:
+                timer.cancel()
+                sub.woken = None
         return loop.time()
 
     async def _stopping(self, context) -> None:
@@ -349,8 +359,10 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         return record
 
     def _keep(self, match_id: str, record: pb.MatchSnapshot) -> None:
-        """A finished match's record, kept (it never changes) if it is not too long."""
-        if len(record.frames) <= RECORD_CACHE_FRAMES:
+        """A finished match's record, kept (it never changes) if it is not too long. Not
+        an aborted one: its match is played again under the same id (a tournament
+        resumed), and the record then is the new attempt's."""
+        if record.over.status == pb.MATCH_STATUS_FINISHED and len(record.frames) <= RECORD_CACHE_FRAMES:
             self._records[match_id] = record
             if len(self._records) > RECORD_CACHE:
                 self._records.popitem(last=False)
@@ -369,6 +381,11 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "the organiser token given is not this arena's (the one arena "
                                 "serve printed, or $ONO99_ORGANIZER_TOKEN of the arena playing)")
+
+
+def _wake(woken: asyncio.Future) -> None:
+    if not woken.done():
+        woken.set_result(None)
 
 
 def _at_end(context, leave: Callable[[], None]) -> Callable[[], None]:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from ono99.v1 import referee_pb2, spectator_pb2 as pb
 
@@ -203,13 +204,20 @@ BATCHED = frozenset({"started", "finished", "standings"})
 
 class Batches:
     """Batches of messages that many viewers share (the hub's), encoded: each message is
-    encoded once, as a batch of one (``one(message)``), and a viewer's batch is those
-    bytes joined, which protobuf reads as the one batch of them all (a message's repeated
-    fields, met again, are concatenated). Building a batch message for each viewer copied
-    every message into it: a fifth of the loop that plays the matches with 1,000 viewers
-    of a ladder. The last ``keep`` encodings are kept."""
+    encoded once, as a batch of one (``one(message)``: its element of the batch's
+    repeated field, with the field's tag and length), and a viewer's batch is those
+    elements joined, inside ``field`` (the stream message's field holding the batch): the
+    same bytes protobuf makes of the batch message. Building a batch message for each
+    viewer copied every message into it: a fifth of the loop that plays the matches with
+    1,000 viewers of a ladder. The last ``keep`` encodings are kept.
 
-    def __init__(self, one: Callable[[Message], Message], keep: int = 4096) -> None:
+    (Joined whole stream messages, each a batch of one, would read the same in Python,
+    which merges a field met twice, but not in protobufjs before 2026, which kept the
+    last: a JavaScript viewer lost all but one of each batch.)"""
+
+    def __init__(self, field: FieldDescriptor, one: Callable[[Message], Message],
+                 keep: int = 4096) -> None:
+        self._tag = _varint(field.number << 3 | 2)   # a length-delimited field
         self._one = one
         self._keep = keep
         #: id -> (the message, its encoding): held, so that its id names no other meanwhile
@@ -224,17 +232,30 @@ class Batches:
                 if len(self._made) > self._keep:
                     del self._made[next(iter(self._made))]   # the oldest
             parts.append(made[1])
-        return b"".join(parts)
+        joined = b"".join(parts)
+        return self._tag + _varint(len(joined)) + joined
+
+
+def _varint(n: int) -> bytes:
+    """``n`` (0 or more) as protobuf writes a tag or a length: 7 bits a byte, low first."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def tournament_batches() -> Batches:
-    """Batches of a tournament's messages (kinds of BATCHED), as one message's bytes."""
-    return Batches(lambda feed: pb.TournamentFeed(batch=pb.TournamentBatch(feeds=[feed])))
+    """Batches of a tournament's messages (kinds of BATCHED), as a TournamentFeed's bytes."""
+    return Batches(pb.TournamentFeed.DESCRIPTOR.fields_by_name["batch"],
+                   lambda feed: pb.TournamentBatch(feeds=[feed]))
 
 
 def frame_batches() -> Batches:
-    """Batches of a match's frame messages, as one message's bytes."""
-    return Batches(lambda feed: pb.MatchFeed(frames=pb.FrameBatch(frames=[feed.frame])))
+    """Batches of a match's frame messages, as a MatchFeed's bytes."""
+    return Batches(pb.MatchFeed.DESCRIPTOR.fields_by_name["frames"],
+                   lambda feed: pb.FrameBatch(frames=[feed.frame]))
 
 
 def unbatched(message: Message) -> Sequence[Message]:

@@ -5,6 +5,7 @@ counted. (The web viewer's per-address cap: tests/web/test_endpoints.py.)"""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
 import pytest
@@ -124,6 +125,15 @@ def test_one_host_may_have_only_a_few_records_waiting_to_be_made(monkeypatch, tm
     from arena.watch.records import StoreRecords
     from support.matches import store_ladder
 
+    class Slow(StoreRecords):
+        """A store whose every record takes 0.2 s: all eight requests wait together
+        (made-up ids are answered at once, and a place was free again before the
+        last came, on a loaded machine)."""
+
+        def snapshot(self, match_id):
+            time.sleep(0.2)
+            return super().snapshot(match_id)
+
     monkeypatch.setattr(servicer, "RECORD_QUEUE_PER_HOST", 3)
     monkeypatch.setattr(servicer, "CALLS_BURST", 100)
     db = tmp_path / "arena.db"
@@ -133,7 +143,7 @@ def test_one_host_may_have_only_a_few_records_waiting_to_be_made(monkeypatch, tm
     ip = own_network_ip()
 
     async def go():
-        server = await SpectatorServer.start(SpectatorHub(), "0.0.0.0:0", StoreRecords(store))
+        server = await SpectatorServer.start(SpectatorHub(), "0.0.0.0:0", Slow(store))
         port = server.address.rsplit(":", 1)[1]
         try:
             async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
@@ -158,3 +168,42 @@ def test_one_host_may_have_only_a_few_records_waiting_to_be_made(monkeypatch, tm
         a.details() == f"{ip} has 3 records being made already, the most one host may; try "
                        "again later" for a in refused)
     assert all(isinstance(r, pb.MatchSnapshot) for r in real), real
+
+
+def test_network_hosts_never_take_the_seats_kept_for_local_peers(monkeypatch):
+    """16 IPv6 /64s of one /56 (each a host of its own) filled every seat, and the
+    organiser's own web viewer was refused. The last LOCAL_SEATS are local peers' only."""
+    monkeypatch.setattr(servicer, "MAX_VIEWERS", 4)
+    monkeypatch.setattr(servicer, "LOCAL_SEATS", 2)
+    ip = own_network_ip()
+
+    async def go():
+        hub = SpectatorHub()
+        server = await SpectatorServer.start(hub, "0.0.0.0:0")
+        port = server.address.rsplit(":", 1)[1]
+        try:
+            async with live_match(hub), grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
+                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
+                far = spectator_pb2_grpc.SpectatorStub(remote)
+                near = spectator_pb2_grpc.SpectatorStub(local)
+                held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
+                for call in held:
+                    assert (await call.read()).HasField("snapshot")
+                with pytest.raises(grpc.aio.AioRpcError) as far_refused:
+                    await far.WatchTV(pb.WatchTVRequest()).read()
+                mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
+                local_ok = [(await call.read()).HasField("snapshot") for call in mine]
+                with pytest.raises(grpc.aio.AioRpcError) as near_refused:
+                    await near.WatchTV(pb.WatchTVRequest()).read()
+                for call in held + mine:
+                    call.cancel()
+                return far_refused.value, local_ok, near_refused.value
+        finally:
+            await server.stop()
+
+    far_refused, local_ok, near_refused = asyncio.run(go())
+    assert far_refused.code() == near_refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert far_refused.details() == ("this arena has 2 viewers already, all it takes from other "
+                                     "machines; try again later")
+    assert local_ok == [True, True]
+    assert near_refused.details() == "this arena has 4 viewers already; try again later"

@@ -14,7 +14,7 @@ import time
 
 import grpc
 import pytest
-from ono99.v1 import spectator_pb2 as pb, spectator_pb2_grpc
+from ono99.v1 import referee_pb2, spectator_pb2 as pb, spectator_pb2_grpc
 
 from arena.referee import wire as referee_wire
 from arena.referee.house import FirstLegal, HouseSession
@@ -894,22 +894,108 @@ def test_many_viewers_of_a_tournament_get_its_news_in_batches_and_miss_none():
 
 
 def test_a_batch_for_many_viewers_is_each_message_encoded_once_then_joined():
-    """wire.Batches: each message encoded once (as a batch of one), however many viewers'
-    batches hold it; the bytes joined read as the batch of them all, in order; a message
-    gone from the kept encodings is encoded again, never mistaken for another."""
+    """wire.Batches: each message encoded once (as its element of a batch), however many
+    viewers' batches hold it; a batch's bytes are protobuf's own for the batch message (so
+    that every protobuf reads it: joined whole messages read as one batch in Python, but
+    protobufjs kept only the last); a message gone from the kept encodings is encoded
+    again, never mistaken for another."""
     made = []
 
     def one(feed):
         made.append(feed)
-        return pb.TournamentFeed(batch=pb.TournamentBatch(feeds=[feed]))
+        return pb.TournamentBatch(feeds=[feed])
 
-    batches = wire.Batches(one, keep=3)
-    news = [wire.started_feed(pb.MatchSummary(match_id=f"m{i}")) for i in range(4)]
-    first = pb.TournamentFeed.FromString(batches(news[:3]))
-    again = pb.TournamentFeed.FromString(batches([news[2], news[0], news[1]]))
-    assert [f.started.match_id for f in first.batch.feeds] == ["m0", "m1", "m2"]
-    assert [f.started.match_id for f in again.batch.feeds] == ["m2", "m0", "m1"]
+    batches = wire.Batches(pb.TournamentFeed.DESCRIPTOR.fields_by_name["batch"], one, keep=3)
+    news = [wire.started_feed(pb.MatchSummary(match_id=f"m{i}", names=["x" * 200] * i))
+            for i in range(4)]
+
+    def expected(feeds):
+        return pb.TournamentFeed(batch=pb.TournamentBatch(feeds=feeds)).SerializeToString()
+
+    assert batches(news[:3]) == expected(news[:3])
+    assert batches([news[2], news[0], news[1]]) == expected([news[2], news[0], news[1]])
     assert len(made) == 3
     batches([news[3]])                       # m0's encoding is let go
-    later = pb.TournamentFeed.FromString(batches([news[0], news[3]]))
-    assert [f.started.match_id for f in later.batch.feeds] == ["m0", "m3"] and len(made) == 5
+    assert batches([news[0], news[3]]) == expected([news[0], news[3]]) and len(made) == 5
+    frames = [wire.frame_feed(pb.MatchFrame(seq=i)) for i in range(3)]
+    assert wire.frame_batches()(frames) == wire.frames_feed([f.frame for f in frames]).SerializeToString()
+
+
+def _paced(monkeypatch, rest_s: float) -> None:
+    """Every viewer paced, resting ``rest_s`` alone."""
+    from arena.watch import servicer
+    monkeypatch.setattr(servicer, "UNPACED_VIEWERS", 0)
+    monkeypatch.setattr(servicer, "VIEWER_MESSAGES_S", 1 / rest_s)
+
+
+async def _one_viewer(server, match_id: str, feed: list, arrived: list) -> None:
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        call = spectator_pb2_grpc.SpectatorStub(channel).WatchMatch(
+            pb.WatchMatchRequest(match_id=match_id))
+        while (message := await call.read()) is not grpc.aio.EOF:
+            feed.append(message)
+            arrived.append(time.monotonic())
+
+
+def test_a_paced_viewer_gets_all_that_is_queued_at_once_verdicts_and_the_end_included(monkeypatch):
+    """A paced viewer rested before every message, and a verdict is a message of its own:
+    a match of ten frames each followed by a verdict brought its end ten rests late (a
+    bot that fails every turn; 24 to 42 s at 2,000 viewers). What came during a rest now
+    goes at once: the end comes within one rest of the match's end."""
+    _paced(monkeypatch, 0.4)
+
+    async def go():
+        hub, server = await serve()
+        try:
+            hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+            hub.frame("m", pb.MatchFrame(seq=0))
+            feed, arrived = [], []
+            viewer = asyncio.ensure_future(_one_viewer(server, "m", feed, arrived))
+            while not feed:
+                await asyncio.sleep(0.01)
+            for seq in range(1, 11):
+                hub.frame("m", pb.MatchFrame(seq=seq))
+                hub.verdict("m", referee_pb2.Verdict(seat=0, detail=f"slow at {seq}"))
+            ended = time.monotonic()
+            hub.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+            await asyncio.wait_for(viewer, 10)
+            return feed, arrived[-1] - ended
+        finally:
+            await server.stop()
+
+    feed, late = asyncio.run(go())
+    assert len(frames_of(feed)) == 11 and feed[-1].HasField("over")
+    assert sum(m.HasField("verdict") for m in feed) == 10
+    assert late < 0.4 + 0.3, late
+
+
+def test_a_paced_viewer_of_a_fast_match_is_woken_before_its_queue_overflows(monkeypatch):
+    """A viewer resting 2 s (2,000 viewers) behind a match of more than 256 frames a
+    second overflowed its queue and was sent the whole match again. Its rest now ends
+    once its queue is half full: it gets every frame once, with no snapshot but its
+    first."""
+    from arena.watch.hub import QUEUE
+    _paced(monkeypatch, 2.0)
+
+    async def go():
+        hub, server = await serve()
+        try:
+            hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+            hub.frame("m", pb.MatchFrame(seq=0))
+            feed, arrived = [], []
+            viewer = asyncio.ensure_future(_one_viewer(server, "m", feed, arrived))
+            while not feed:
+                await asyncio.sleep(0.01)
+            for seq in range(1, 3 * QUEUE + 1):      # about 1,000 frames a second
+                hub.frame("m", pb.MatchFrame(seq=seq))
+                if seq % 20 == 0:
+                    await asyncio.sleep(0.02)
+            hub.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+            await asyncio.wait_for(viewer, 20)
+            return feed
+        finally:
+            await server.stop()
+
+    feed = asyncio.run(go())
+    assert len(frames_of(feed)) == 3 * QUEUE + 1 and feed[-1].HasField("over")
+    assert sum(m.HasField("snapshot") for m in feed) == 1
