@@ -150,17 +150,21 @@ class SharedFeeds:
         self._running: set[_Shared] = set()            # every stream open
         self.kept_bytes = 0                            # their catch-ups, together
 
-    def follow(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]]) -> Follower:
+    def follow(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]],
+               always: bool = False) -> Follower:
         """A page's place on the stream ``key`` (``open_feed()`` opens it, where none is
         open that a page may still join). :class:`TooManyStreams` where that would be
-        more than MAX_STREAMS."""
+        more than MAX_STREAMS, but for a stream that is ``always`` opened: the front
+        page's (TV, the tournament running, at each delay step: one visitor asking for
+        64 made-up tournaments' TV held every place, and every other page was refused)."""
         stream = self._joinable.get(key)
         if stream is None or not stream.joinable:
-            if len(self._running) >= MAX_STREAMS:
+            if not always and sum(not s.always for s in self._running) >= MAX_STREAMS:
                 raise TooManyStreams(f"this web viewer follows {MAX_STREAMS} streams of the "
                                      "spectator service already, the most it may; try again "
                                      "later")
             stream = self._joinable[key] = _Shared(key, open_feed, self)
+            stream.always = always
             self._running.add(stream)
         return stream.join()
 
@@ -190,6 +194,7 @@ class _Shared:
     def __init__(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]],
                  feeds: SharedFeeds) -> None:
         self.key = key
+        self.always = False            # opened beyond MAX_STREAMS (SharedFeeds.follow)
         self._open_feed = open_feed    # called in the task: one cancelled first opens nothing
         self._feeds = feeds
         self._followers: set[Follower] = set()

@@ -67,3 +67,38 @@ class RecordsJson:
             while self._bytes > self.budget:
                 self._bytes -= len(self._kept.popitem(last=False)[1])
         return text
+
+
+#: A match list (``GET /api/matches``) is asked of the service at most this often for one
+#: tournament: every page asks every 3 s, and a viewer on another machine than the
+#: service is one network host there, whose quick calls are capped (20 a second): one
+#: visitor's loop of /api/matches left every other page's list a 503
+LIST_FRESH_S = 1.0
+#: tournaments whose latest list is kept (a made-up name is a call of its own)
+LISTS_KEPT = 64
+
+
+class MatchLists:
+    """The match lists by tournament, each asked of the service at most once a
+    LIST_FRESH_S however many pages ask (those asking together share the one call; its
+    WatchError passes through to each)."""
+
+    def __init__(self, fetch: Callable[[str], Awaitable[Message]]) -> None:
+        self._fetch = fetch
+        self._asked: collections.OrderedDict[str, tuple[float, asyncio.Future[dict]]] = \
+            collections.OrderedDict()
+
+    async def get(self, tournament: str) -> dict:
+        loop = asyncio.get_running_loop()
+        asked = self._asked.get(tournament)
+        if asked is None or loop.time() - asked[0] >= LIST_FRESH_S:
+            future = asyncio.ensure_future(self._list(tournament))
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())   # taken
+            asked = self._asked[tournament] = (loop.time(), future)
+            self._asked.move_to_end(tournament)
+            while len(self._asked) > LISTS_KEPT:
+                self._asked.popitem(last=False)
+        return await asyncio.shield(asked[1])
+
+    async def _list(self, tournament: str) -> dict:
+        return records.to_dict(await self._fetch(tournament))

@@ -53,7 +53,7 @@ from arena.watch.hub import MAX_DELAY_TURNS
 from arena.web import DEFAULT_HOST, DEFAULT_PORT, WebServeError, replayer
 from arena.web.feeds import Follower, SharedFeeds, TooManyStreams, shared_delay
 from arena.web.guard import Connections, GuardedSite, Names, guard, loopback
-from arena.web.records import RecordsJson
+from arena.web.records import MatchLists, RecordsJson
 from arena.web.serverlog import ServerLog
 
 STATIC = Path(__file__).parent / "static"
@@ -118,6 +118,7 @@ UPLOADING = web.AppKey("uploading", asyncio.Lock)
 
 
 RECORDS = web.AppKey("records", RecordsJson)
+LISTS = web.AppKey("lists", MatchLists)
 FEEDS = web.AppKey("feeds", SharedFeeds)
 RECEIVING = web.AppKey("receiving", Connections)   # uploads being received
 
@@ -131,6 +132,7 @@ def make_app(spectators: AsyncSpectatorClient, names: Names | None = None) -> we
     app[PER_HOST] = hosts.PerHost(MAX_SOCKETS_PER_HOST)
     app[UPLOADING] = asyncio.Lock()
     app[RECORDS] = records_json = RecordsJson()
+    app[LISTS] = MatchLists(spectators.matches)
     app[FEEDS] = SharedFeeds(lambda message: _feed_text(message, records_json))
     app[RECEIVING] = Connections(MAX_UPLOADS, MAX_UPLOADS_PER_HOST)
     app.router.add_get("/", _page)
@@ -222,10 +224,10 @@ def _failed(exc: WatchError) -> web.Response:
 
 async def _matches(request: web.Request) -> web.Response:
     try:
-        answer = await request.app[SPECTATORS].matches(request.query.get("tournament", ""))
+        answer = await request.app[LISTS].get(request.query.get("tournament", ""))
     except WatchError as exc:
         return _failed(exc)
-    return web.json_response(records.to_dict(answer))
+    return web.json_response(answer)
 
 
 async def _record(request: web.Request) -> web.Response:
@@ -343,13 +345,14 @@ async def _watch_tv(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
     tournament, delay = request.query.get("tournament", ""), shared_delay(_number(request, "delay"))
     return await _relay(request, ("tv", tournament, delay),
-                        lambda: spectators.watch_tv(tournament, delay))
+                        lambda: spectators.watch_tv(tournament, delay), front=not tournament)
 
 
 async def _watch_tournament(request: web.Request) -> web.WebSocketResponse:
     spectators = request.app[SPECTATORS]
     name = request.query.get("name", "")
-    return await _relay(request, ("tournament", name), lambda: spectators.watch_tournament(name))
+    return await _relay(request, ("tournament", name), lambda: spectators.watch_tournament(name),
+                        front=not name)
 
 
 def _number(request: web.Request, name: str) -> int:
@@ -363,7 +366,8 @@ def _number(request: web.Request, name: str) -> int:
 
 
 async def _relay(request: web.Request, key: Hashable,
-                 open_feed: Callable[[], AsyncIterator[Message]]) -> web.WebSocketResponse:
+                 open_feed: Callable[[], AsyncIterator[Message]],
+                 front: bool = False) -> web.WebSocketResponse:
     """Send the stream ``key`` (shared with the other pages that follow it; ``open_feed``
     opens it) down a WebSocket until it ends or the page leaves (the page sends nothing:
     reading only notices that it left, and answers pings)."""
@@ -389,7 +393,7 @@ async def _relay(request: web.Request, key: Hashable,
     pump = None
     try:
         try:
-            follower = request.app[FEEDS].follow(key, open_feed)
+            follower = request.app[FEEDS].follow(key, open_feed, always=front)
         except TooManyStreams as exc:   # said as a stream's error: the page tries again
             await ws.send_str(json.dumps({"error": str(exc), "retry": True}))
             await ws.close()

@@ -636,7 +636,9 @@ def test_pages_open_a_bounded_number_of_streams_whatever_delay_or_tournament_the
     /api/matches took 3 to 11 s where it took 18 ms. A delay is rounded up to one of
     DELAY_STEPS; past MAX_STREAMS a page that would open another stream is told why, to
     try again (retry), and closed, while the pages on the streams open go on; a stream
-    closed frees its place."""
+    closed frees its place. The front page's streams (TV, the tournament running, at any
+    delay step) are opened beyond the cap: one visitor asking for 64 made-up
+    tournaments' TV held every place, and every other page was refused."""
     monkeypatch.setattr(feeds, "MAX_STREAMS", 3)
     match_id = arena.play(["a", "b"], 0.3, seed=15)
     shared = arena.viewer.runner.app[server.FEEDS]
@@ -652,33 +654,36 @@ def test_pages_open_a_bounded_number_of_streams_whatever_delay_or_tournament_the
                 rest = [msg async for msg in ws]
                 return first, rest, ws.closed
 
-            pages = [await page(f"ws/match/{match_id}?delay={d}") for d in (3, 4, 5, 0)]
-            tv = await page("ws/tv")
+            pages = [await page(f"ws/match/{match_id}?delay={d}") for d in (3, 4, 5, 0, 6)]
+            tv = await page("ws/tv")              # the front page's: beyond the cap
             held = shared.streams(), len(arena.hub.matches[match_id].viewers)
             beyond = [await refused(path) for path in (
-                f"ws/match/{match_id}?delay=6", f"ws/match/{match_id}?delay=1",
-                "ws/tv?tournament=another", "ws/tv?delay=2", "ws/tournament?name=x")]
-            joined = await page("ws/tv?delay=0")    # TV's stream, open: joined
-            await tv[0].close()
-            await joined[0].close()
-            for _ in range(100):          # TV's stream closes with its last page
+                f"ws/match/{match_id}?delay=20", f"ws/match/{match_id}?delay=1",
+                "ws/tv?tournament=another", "ws/tournament?name=x")]
+            front = await page("ws/tv?delay=2")   # the front page's too, at another step
+            joined = await page("ws/tv?delay=0")  # TV's stream, open: joined
+            for ws, _ in (tv, joined, front):
+                await ws.close()
+            await pages[-1][0].close()            # the delay 10 stream's only page
+            for _ in range(100):                  # its stream closes with it
                 if shared.streams() < 3:
                     break
                 await asyncio.sleep(0.05)
-            freed = await page(f"ws/match/{match_id}?delay=6")
+            freed = await page(f"ws/match/{match_id}?delay=20")
             # the pages on the streams kept still get the match
             going = []
-            for ws, _ in pages:
+            for ws, _ in pages[:-1]:
                 while "catch_up_age_ms" in (message := json.loads((await ws.receive()).data)):
                     pass
                 going.append(message)
-            for ws, _ in [*pages, freed]:
+            for ws, _ in [*pages[:-1], freed]:
                 await ws.close()
-            return held, [p[1] for p in pages], tv[1], beyond, joined[1], freed[1], going
+            return held, [p[1] for p in pages], tv[1], beyond, joined[1], front[1], freed[1], going
 
-    held, firsts, tv, beyond, joined, freed, going = arena.run(go())
-    assert held == (3, 3)    # delay 5 (3, 4 and 5), delay 0, TV: three streams, three viewers
-    assert all("snapshot" in m for m in [*firsts, tv, joined, freed])
+    held, firsts, tv, beyond, joined, front, freed, going = arena.run(go())
+    # delay 5 (3, 4 and 5), delay 0, delay 10 (6), and TV: four streams, four viewers
+    assert held == (4, 4)
+    assert all("snapshot" in m for m in [*firsts, tv, joined, front, freed])
     for first, rest, closed in beyond:
         assert first == {"error": "this web viewer follows 3 streams of the spectator service "
                                   "already, the most it may; try again later", "retry": True}
@@ -1290,3 +1295,36 @@ def test_connections_are_capped_in_all_and_per_address_and_a_refused_one_hears_w
     assert beyond_all.startswith(b"HTTP/1.1 503 ")
     assert beyond_all.endswith(b"this viewer has 6 connections open already; try again later")
     assert served == 200
+
+
+def test_the_match_list_is_asked_of_the_service_once_however_many_pages_ask(arena, monkeypatch):
+    """A viewer on another machine than the service is one network host there, whose
+    quick calls are capped: one visitor's loop of /api/matches left every other page's
+    list a 503. Pages asking for one tournament's list within LIST_FRESH_S share one
+    call to the service."""
+    from arena.web.records import LIST_FRESH_S
+    match_id = arena.play(["a", "b"], 0.0, seed=1)
+    arena.wait(match_id)
+    asked = []
+    summaries = arena.hub.summaries
+
+    def counted(*args):
+        asked.append(args)
+        return summaries(*args)
+    monkeypatch.setattr(arena.hub, "summaries", counted)
+
+    async def go():
+        async with aiohttp.ClientSession() as session:
+            async def listed():
+                async with session.get(arena.url + "api/matches") as response:
+                    return response.status, await response.json()
+            together = await asyncio.gather(*(listed() for _ in range(30)))
+            once = len(asked)
+            await asyncio.sleep(LIST_FRESH_S + 0.1)
+            later = await listed()
+            return together, once, later, len(asked)
+
+    together, once, later, twice = arena.run(go())
+    assert all(status == 200 and body["matches"][0]["match_id"] == match_id
+               for status, body in together + [later])
+    assert once == 1 and twice == 2
