@@ -198,10 +198,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
             try:
                 since = asyncio.get_running_loop().time()
                 while True:
-                    since = await self._rest(since, sub)
-                    items = [await sub.queue.get()]
-                    while not sub.queue.empty():
-                        items.append(sub.queue.get_nowait())
+                    since, items = await self._next(since, sub)
                     news: list[pb.TournamentFeed] = []   # what goes in one message
                     for item in items:
                         if isinstance(item, pb.TournamentFeed) and \
@@ -241,15 +238,11 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         snapshot was being sent (a viewer that left before reading it) stayed among the
         match's viewers until the match ended."""
         last = snapshot.frames[-1].seq if snapshot.frames else -1
-        queue = sub.queue
         try:
             yield wire.snapshot_feed(snapshot)
             since = asyncio.get_running_loop().time()
             while True:
-                since = await self._rest(since, sub)
-                items = [await queue.get()]
-                while not queue.empty():   # all that came meanwhile goes now, without a rest
-                    items.append(queue.get_nowait())   # between (a verdict cost one each)
+                since, items = await self._next(since, sub)
                 frames = []   # frames queued behind each other, in one message
                 for item in items:
                     if isinstance(item, pb.MatchFeed) and item.HasField("frame"):
@@ -286,6 +279,16 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         """Frames as one message: alone, as the hub made it (shared by its viewers), or a
         batch (bytes: see wire.Batches)."""
         return frames[0] if len(frames) == 1 else self._frames(frames)
+
+    async def _next(self, since: float, sub: Subscription) -> tuple[float, list]:
+        """After its rest (:meth:`_rest`), all that waits in a viewer's queue, the first
+        waited for: it all goes now, without a rest between (a verdict, a message of its
+        own, cost a rest each). When it went, and the items."""
+        since = await self._rest(since, sub)
+        items = [await sub.queue.get()]
+        while not sub.queue.empty():
+            items.append(sub.queue.get_nowait())
+        return since, items
 
     async def _rest(self, since: float, sub: Subscription) -> float:
         """A stream's wait for its next message, begun (loop time) ``since`` the last:

@@ -5,6 +5,7 @@ counted. (The web viewer's per-address cap: tests/web/test_endpoints.py.)"""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import grpc
@@ -39,38 +40,46 @@ def test_a_peer_s_network_host(peer, host):
     assert network_host(peer) == host
 
 
+@contextlib.asynccontextmanager
+async def far_and_near(hub: SpectatorHub, records=None):
+    """The service on every address, and a client of it from the machine's own network
+    address (a network host, counted) and one from loopback (a local peer, not): their
+    stubs, and that address."""
+    ip = own_network_ip()
+    server = await SpectatorServer.start(hub, "0.0.0.0:0", records)
+    port = server.address.rsplit(":", 1)[1]
+    try:
+        async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
+                grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
+            yield (spectator_pb2_grpc.SpectatorStub(remote),
+                   spectator_pb2_grpc.SpectatorStub(local), ip)
+    finally:
+        await server.stop()
+
+
 def test_one_host_s_streams_are_capped_and_local_ones_are_not_counted(monkeypatch):
     monkeypatch.setattr(servicer, "MAX_VIEWERS_PER_HOST", 2)
-    ip = own_network_ip()
 
     async def go():
         hub = SpectatorHub()
-        server = await SpectatorServer.start(hub, "0.0.0.0:0")
-        port = server.address.rsplit(":", 1)[1]
-        try:
-            async with live_match(hub), grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
-                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
-                far = spectator_pb2_grpc.SpectatorStub(remote)
-                near = spectator_pb2_grpc.SpectatorStub(local)
-                held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
-                for call in held:
-                    assert (await call.read()).HasField("snapshot")
-                with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await far.WatchTV(pb.WatchTVRequest()).read()
-                # the local peer (the organiser's web viewer, say) is not counted
-                mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(3)]
-                local_ok = [(await call.read()).HasField("snapshot") for call in mine]
-                held[0].cancel()
-                await asyncio.sleep(0.3)
-                again = far.WatchTV(pb.WatchTVRequest())       # its seat is free again
-                freed = (await again.read()).HasField("snapshot")
-                for call in held + mine + [again]:
-                    call.cancel()
-                return refused.value, local_ok, freed
-        finally:
-            await server.stop()
+        async with far_and_near(hub) as (far, near, ip), live_match(hub):
+            held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
+            for call in held:
+                assert (await call.read()).HasField("snapshot")
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await far.WatchTV(pb.WatchTVRequest()).read()
+            # the local peer (the organiser's web viewer, say) is not counted
+            mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(3)]
+            local_ok = [(await call.read()).HasField("snapshot") for call in mine]
+            held[0].cancel()
+            await asyncio.sleep(0.3)
+            again = far.WatchTV(pb.WatchTVRequest())       # its seat is free again
+            freed = (await again.read()).HasField("snapshot")
+            for call in held + mine + [again]:
+                call.cancel()
+            return refused.value, local_ok, freed, ip
 
-    refused, local_ok, freed = asyncio.run(go())
+    refused, local_ok, freed, ip = asyncio.run(go())
     assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert refused.details() == (f"{ip} has 2 streams open already, the most one host may; "
                                  "close one first")
@@ -84,30 +93,21 @@ def test_one_host_s_quick_calls_are_rate_limited_and_local_ones_are_not(monkeypa
     counted."""
     monkeypatch.setattr(servicer, "CALLS_PER_S", 4)
     monkeypatch.setattr(servicer, "CALLS_BURST", 5)
-    ip = own_network_ip()
 
     async def go():
-        server = await SpectatorServer.start(SpectatorHub(), "0.0.0.0:0")
-        port = server.address.rsplit(":", 1)[1]
-        try:
-            async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
-                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
-                far = spectator_pb2_grpc.SpectatorStub(remote)
-                near = spectator_pb2_grpc.SpectatorStub(local)
-                burst = [await far.ListMatches(pb.ListMatchesRequest()) for _ in range(5)]
-                with pytest.raises(grpc.aio.AioRpcError) as listed:
-                    await far.ListMatches(pb.ListMatchesRequest())
-                with pytest.raises(grpc.aio.AioRpcError) as record:
-                    await far.GetRecord(pb.GetRecordRequest(match_id="m1"))
-                mine = [await near.ListMatches(pb.ListMatchesRequest()) for _ in range(30)]
-                await asyncio.sleep(0.6)                     # two calls' worth come back
-                with pytest.raises(grpc.aio.AioRpcError) as unknown:
-                    await far.GetRecord(pb.GetRecordRequest(match_id="m1"))
-                return len(burst), listed.value, record.value, len(mine), unknown.value
-        finally:
-            await server.stop()
+        async with far_and_near(SpectatorHub()) as (far, near, ip):
+            burst = [await far.ListMatches(pb.ListMatchesRequest()) for _ in range(5)]
+            with pytest.raises(grpc.aio.AioRpcError) as listed:
+                await far.ListMatches(pb.ListMatchesRequest())
+            with pytest.raises(grpc.aio.AioRpcError) as record:
+                await far.GetRecord(pb.GetRecordRequest(match_id="m1"))
+            mine = [await near.ListMatches(pb.ListMatchesRequest()) for _ in range(30)]
+            await asyncio.sleep(0.6)                     # two calls' worth come back
+            with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                await far.GetRecord(pb.GetRecordRequest(match_id="m1"))
+            return len(burst), listed.value, record.value, len(mine), unknown.value, ip
 
-    burst, listed, record, mine, unknown = asyncio.run(go())
+    burst, listed, record, mine, unknown, ip = asyncio.run(go())
     assert burst == 5 and mine == 30
     for refused in (listed, record):
         assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -140,25 +140,16 @@ def test_one_host_may_have_only_a_few_records_waiting_to_be_made(monkeypatch, tm
     store_ladder(db, 4, 12)
     store = open_store(str(db))
     ids = [m.match_uid for m in store.matches(store.tournament("ladder"))]
-    ip = own_network_ip()
 
     async def go():
-        server = await SpectatorServer.start(SpectatorHub(), "0.0.0.0:0", Slow(store))
-        port = server.address.rsplit(":", 1)[1]
-        try:
-            async with grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
-                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
-                far = spectator_pb2_grpc.SpectatorStub(remote)
-                near = spectator_pb2_grpc.SpectatorStub(local)
-                made_up = [far.GetRecord(pb.GetRecordRequest(match_id=f"nope{i}")) for i in range(8)]
-                real = [near.GetRecord(pb.GetRecordRequest(match_id=i)) for i in ids[:6]]
-                return await asyncio.gather(*made_up, return_exceptions=True), \
-                    await asyncio.gather(*real, return_exceptions=True)
-        finally:
-            await server.stop()
+        async with far_and_near(SpectatorHub(), Slow(store)) as (far, near, ip):
+            made_up = [far.GetRecord(pb.GetRecordRequest(match_id=f"nope{i}")) for i in range(8)]
+            real = [near.GetRecord(pb.GetRecordRequest(match_id=i)) for i in ids[:6]]
+            return await asyncio.gather(*made_up, return_exceptions=True), \
+                await asyncio.gather(*real, return_exceptions=True), ip
 
     try:
-        made_up, real = asyncio.run(go())
+        made_up, real, ip = asyncio.run(go())
     finally:
         store.close()
     codes = [a.code() for a in made_up]
@@ -175,31 +166,22 @@ def test_network_hosts_never_take_the_seats_kept_for_local_peers(monkeypatch):
     organiser's own web viewer was refused. The last LOCAL_SEATS are local peers' only."""
     monkeypatch.setattr(servicer, "MAX_VIEWERS", 4)
     monkeypatch.setattr(servicer, "LOCAL_SEATS", 2)
-    ip = own_network_ip()
 
     async def go():
         hub = SpectatorHub()
-        server = await SpectatorServer.start(hub, "0.0.0.0:0")
-        port = server.address.rsplit(":", 1)[1]
-        try:
-            async with live_match(hub), grpc.aio.insecure_channel(f"{ip}:{port}") as remote, \
-                    grpc.aio.insecure_channel(f"127.0.0.1:{port}") as local:
-                far = spectator_pb2_grpc.SpectatorStub(remote)
-                near = spectator_pb2_grpc.SpectatorStub(local)
-                held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
-                for call in held:
-                    assert (await call.read()).HasField("snapshot")
-                with pytest.raises(grpc.aio.AioRpcError) as far_refused:
-                    await far.WatchTV(pb.WatchTVRequest()).read()
-                mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
-                local_ok = [(await call.read()).HasField("snapshot") for call in mine]
-                with pytest.raises(grpc.aio.AioRpcError) as near_refused:
-                    await near.WatchTV(pb.WatchTVRequest()).read()
-                for call in held + mine:
-                    call.cancel()
-                return far_refused.value, local_ok, near_refused.value
-        finally:
-            await server.stop()
+        async with far_and_near(hub) as (far, near, _), live_match(hub):
+            held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
+            for call in held:
+                assert (await call.read()).HasField("snapshot")
+            with pytest.raises(grpc.aio.AioRpcError) as far_refused:
+                await far.WatchTV(pb.WatchTVRequest()).read()
+            mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
+            local_ok = [(await call.read()).HasField("snapshot") for call in mine]
+            with pytest.raises(grpc.aio.AioRpcError) as near_refused:
+                await near.WatchTV(pb.WatchTVRequest()).read()
+            for call in held + mine:
+                call.cancel()
+            return far_refused.value, local_ok, near_refused.value
 
     far_refused, local_ok, near_refused = asyncio.run(go())
     assert far_refused.code() == near_refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -937,13 +937,10 @@ async def _one_viewer(server, match_id: str, feed: list, arrived: list) -> None:
             arrived.append(time.monotonic())
 
 
-def test_a_paced_viewer_gets_all_that_is_queued_at_once_verdicts_and_the_end_included(monkeypatch):
-    """A paced viewer rested before every message, and a verdict is a message of its own:
-    a match of ten frames each followed by a verdict brought its end ten rests late (a
-    bot that fails every turn; 24 to 42 s at 2,000 viewers). What came during a rest now
-    goes at once: the end comes within one rest of the match's end."""
-    _paced(monkeypatch, 0.4)
-
+def _viewer_of(drive) -> tuple[list, float]:
+    """One viewer of a match "m" that has its first frame, while ``await drive(hub)``
+    brings the rest, and then the end: what the viewer got, and how long after the end
+    its last message came."""
     async def go():
         hub, server = await serve()
         try:
@@ -953,17 +950,29 @@ def test_a_paced_viewer_gets_all_that_is_queued_at_once_verdicts_and_the_end_inc
             viewer = asyncio.ensure_future(_one_viewer(server, "m", feed, arrived))
             while not feed:
                 await asyncio.sleep(0.01)
-            for seq in range(1, 11):
-                hub.frame("m", pb.MatchFrame(seq=seq))
-                hub.verdict("m", referee_pb2.Verdict(seat=0, detail=f"slow at {seq}"))
+            await drive(hub)
             ended = time.monotonic()
             hub.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
-            await asyncio.wait_for(viewer, 10)
+            await asyncio.wait_for(viewer, 20)
             return feed, arrived[-1] - ended
         finally:
             await server.stop()
+    return asyncio.run(go())
 
-    feed, late = asyncio.run(go())
+
+def test_a_paced_viewer_gets_all_that_is_queued_at_once_verdicts_and_the_end_included(monkeypatch):
+    """A paced viewer rested before every message, and a verdict is a message of its own:
+    a match of ten frames each followed by a verdict brought its end ten rests late (a
+    bot that fails every turn; 24 to 42 s at 2,000 viewers). What came during a rest now
+    goes at once: the end comes within one rest of the match's end."""
+    _paced(monkeypatch, 0.4)
+
+    async def drive(hub):
+        for seq in range(1, 11):
+            hub.frame("m", pb.MatchFrame(seq=seq))
+            hub.verdict("m", referee_pb2.Verdict(seat=0, detail=f"slow at {seq}"))
+
+    feed, late = _viewer_of(drive)
     assert len(frames_of(feed)) == 11 and feed[-1].HasField("over")
     assert sum(m.HasField("verdict") for m in feed) == 10
     assert late < 0.4 + 0.3, late
@@ -977,25 +986,12 @@ def test_a_paced_viewer_of_a_fast_match_is_woken_before_its_queue_overflows(monk
     from arena.watch.hub import QUEUE
     _paced(monkeypatch, 2.0)
 
-    async def go():
-        hub, server = await serve()
-        try:
-            hub.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
-            hub.frame("m", pb.MatchFrame(seq=0))
-            feed, arrived = [], []
-            viewer = asyncio.ensure_future(_one_viewer(server, "m", feed, arrived))
-            while not feed:
-                await asyncio.sleep(0.01)
-            for seq in range(1, 3 * QUEUE + 1):      # about 1,000 frames a second
-                hub.frame("m", pb.MatchFrame(seq=seq))
-                if seq % 20 == 0:
-                    await asyncio.sleep(0.02)
-            hub.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
-            await asyncio.wait_for(viewer, 20)
-            return feed
-        finally:
-            await server.stop()
+    async def drive(hub):
+        for seq in range(1, 3 * QUEUE + 1):      # about 1,000 frames a second
+            hub.frame("m", pb.MatchFrame(seq=seq))
+            if seq % 20 == 0:
+                await asyncio.sleep(0.02)
 
-    feed = asyncio.run(go())
+    feed, _ = _viewer_of(drive)
     assert len(frames_of(feed)) == 3 * QUEUE + 1 and feed[-1].HasField("over")
     assert sum(m.HasField("snapshot") for m in feed) == 1
