@@ -73,7 +73,7 @@ BROKEN = json.dumps({"error": "the web viewer's stream broke", "retry": True})
 DELAY_STEPS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000,
                50_000, MAX_DELAY_TURNS)
 #: Streams of the spectator service the viewer holds open at once, shared by any number
-#: of pages; a page that would open another is refused (TOO_MANY_STREAMS). Enough for a
+#: of pages; a page that would open another is refused (TooManyStreams). Enough for a
 #: page on every live match of a big tournament with TV and standings beside (a finished
 #: match's stream ends after its snapshot), and a small cost to the loop that plays the
 #: matches: idle streams cost it (1,000 took a ladder from 16.5 to 3.5 matches/s, 200
