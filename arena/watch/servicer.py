@@ -285,10 +285,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         waited for: it all goes now, without a rest between (a verdict, a message of its
         own, cost a rest each). When it went, and the items."""
         since = await self._rest(since, sub)
-        items = [await sub.queue.get()]
-        while not sub.queue.empty():
-            items.append(sub.queue.get_nowait())
-        return since, items
+        return since, await sub.take()
 
     async def _rest(self, since: float, sub: Subscription) -> float:
         """A stream's wait for its next message, begun (loop time) ``since`` the last:

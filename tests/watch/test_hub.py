@@ -5,6 +5,7 @@ however often viewers join, and sent to every viewer when refitted."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 from ono99.v1 import referee_pb2, spectator_pb2 as pb
@@ -47,7 +48,7 @@ def test_a_delayed_viewer_hears_of_a_verdict_only_with_the_end():
         feeds = []
         for sub in (live, held):
             feed = []
-            while (item := sub.queue.get_nowait()) is not None:
+            for item in itertools.takewhile(lambda item: item is not None, sub.drain()):
                 feed.append(item.WhichOneof("kind"))
             feeds.append(feed)
         return snapshots, feeds, verdict
@@ -80,7 +81,7 @@ def test_viewers_joining_again_and_again_do_not_refit_the_standings(monkeypatch)
             assert joined.done == i + 1 and joined.standings == first   # the last fit
         assert len(fits) == 1
         async with asyncio.timeout(10):
-            sent = await viewer.queue.get()
+            sent = (await viewer.take())[0]
         assert len(fits) == 2 and sent.standings.matches == 200
         assert log.snapshot([]).standings == sent.standings
         log.finished = True
@@ -121,7 +122,7 @@ def test_a_big_ladder_s_standings_are_fitted_in_a_thread_and_sent_when_done():
         assert first.matches == len(played) and len(first.rows) == 60
         assert all(r.ci95 == 0 for r in first.rows)                  # unrated
         async with asyncio.timeout(30):
-            sent = await viewer.queue.get()
+            sent = (await viewer.take())[0]
         assert sent.standings.matches == len(played)
         assert all(r.ci95 > 0 for r in sent.standings.rows)          # rated, with intervals
         assert log.snapshot([]).standings == sent.standings
@@ -154,7 +155,7 @@ def test_a_tournament_followed_again_after_it_ended_is_followed_afresh():
     log = h.tournament("cup", ["a", "b"], 4)           # resumed
     assert not log.finished and "cup" not in h._finished
     sub, _ = h.follow_tournament(log)
-    assert sub.queue.empty() and sub in log.viewers
+    assert not sub.items and sub in log.viewers
 
 
 def test_a_match_played_again_under_its_id_stays_followed_while_it_is_live():
@@ -178,7 +179,7 @@ def test_a_match_played_again_under_its_id_stays_followed_while_it_is_live():
         live = [s.match_id for s in h.summaries() if s.status == pb.MATCH_STATUS_LIVE]
         h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
         feed = []
-        while not viewer.queue.empty() and (item := viewer.queue.get_nowait()) is not None:
+        for item in itertools.takewhile(lambda item: item is not None, viewer.drain()):
             feed.append(item.WhichOneof("kind"))
         return live, feed, list(h.matches)
 
@@ -197,12 +198,12 @@ def test_viewers_of_an_attempt_that_never_ended_follow_the_match_played_again():
         h.frame("m", pb.MatchFrame(seq=0))
         viewer, _ = h.subscribe("m")
         h.match_started(pb.MatchSummary(match_id="m", status=pb.MATCH_STATUS_LIVE))
-        assert viewer.queue.get_nowait() is hub.RESYNC
+        assert viewer.items.popleft() is hub.RESYNC
         snapshot = h.resnapshot("m", viewer)
         h.frame("m", pb.MatchFrame(seq=0))
         h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
         feed = []
-        while not viewer.queue.empty() and (item := viewer.queue.get_nowait()) is not None:
+        for item in itertools.takewhile(lambda item: item is not None, viewer.drain()):
             feed.append(item.WhichOneof("kind"))
         return snapshot, feed
 
@@ -214,8 +215,7 @@ def test_viewers_of_an_attempt_that_never_ended_follow_the_match_played_again():
 def _feed(sub: Subscription) -> list:
     """What ``sub`` has been sent so far (each message's kind; None for the end)."""
     out = []
-    while not sub.queue.empty():
-        item = sub.queue.get_nowait()
+    for item in sub.drain():
         out.append(None if item is None else item.WhichOneof("kind"))
     return out
 
@@ -239,11 +239,9 @@ def test_a_tournament_s_followers_hear_a_match_finished_once_it_has_ended():
         h.match_ended("early", over)
         h.tournament_result("cup", Played("k1", ("a", "b"), (1, 2), "k1"), "early")
         h.tournament_result("cup", Played("k2", ("a", "b"), (2, 1), "k2"), "late")
-        while not follower.queue.empty():
-            sent.append(follower.queue.get_nowait())
+        sent.extend(follower.drain())
         h.match_ended("late", over)
-        while not follower.queue.empty():
-            sent.append(follower.queue.get_nowait())
+        sent.extend(follower.drain())
         return [(m.WhichOneof("kind"), m) for m in sent], log
 
     sent, log = asyncio.run(go())
@@ -271,8 +269,7 @@ def test_a_match_that_will_not_count_leaves_its_followers_live_list():
         h.tournament_result("ladder", Played("L1", ("a", "b"), (1, 2), "L1"), "counted")
         h.tournament_dropped("ladder", "dropped")
         sent = []
-        while not follower.queue.empty():
-            sent.append(follower.queue.get_nowait())
+        sent.extend(follower.drain())
         return sent
 
     sent = asyncio.run(go())

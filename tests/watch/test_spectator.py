@@ -291,8 +291,7 @@ def test_a_viewer_that_falls_behind_is_resynced_not_buffered():
             hub.frame(the_spec.match_id, pb.MatchFrame(seq=len(match.frames),
                                                        state=match.frames[-1].state))
         items = []
-        while not sub.queue.empty():
-            items.append(sub.queue.get_nowait())
+        items = sub.drain()
         task.cancel()
         return sub, items
 
@@ -315,7 +314,7 @@ def test_viewers_held_the_same_frames_behind_share_each_frame_message():
         hands = hub.subscribe("m", 2, hands=True)[0]
         for seq in range(5, 8):
             hub.frame("m", pb.MatchFrame(seq=seq), hands=((), ()))
-        return [[s.queue.get_nowait() for _ in range(3)] for s in subs + [hands]]
+        return [s.drain()[:3] for s in subs + [hands]]
 
     least, two, also_two, four, also_four, organiser = asyncio.run(go())
     assert [f.frame.seq for f in least] == [f.frame.seq for f in two]   # the minimum: 2
@@ -382,9 +381,7 @@ def test_a_viewer_resynced_as_the_match_ends_still_gets_the_end(queued):
     for i in range(queued):   # frames the viewer has not read
         hub.frame("m", pb.MatchFrame(seq=1 + i))
     hub.match_ended("m", pb.MatchOver(turns=queued))
-    items = []
-    while not sub.queue.empty():
-        items.append(sub.queue.get_nowait())
+    items = sub.drain()
     assert RESYNC in items and items[-1] is None
 
 
@@ -400,17 +397,17 @@ def test_a_viewer_behind_costs_nothing_until_it_reads_then_is_fed_again():
     match = hub.matches["m"]
     for i in range(3 * QUEUE):   # frames the viewer does not read
         hub.frame("m", pb.MatchFrame(seq=1 + i))
-    assert sub.behind and sub.resyncs == 1 and sub.queue.qsize() == 1
+    assert sub.behind and sub.resyncs == 1 and len(sub.items) == 1
     assert sub not in match.viewers and sub in match.behind
-    assert sub.queue.get_nowait() is RESYNC
+    assert sub.items.popleft() is RESYNC
     again = hub.resnapshot("m", sub)                      # the viewer takes it
     assert again.frames[-1].seq == 3 * QUEUE and not sub.behind and sub in match.viewers
     hub.frame("m", pb.MatchFrame(seq=3 * QUEUE + 1))
-    assert sub.queue.get_nowait().frame.seq == 3 * QUEUE + 1
+    assert sub.items.popleft().frame.seq == 3 * QUEUE + 1
     for i in range(QUEUE + 1):   # behind again, as the match ends: the RESYNC, then the end
         hub.frame("m", pb.MatchFrame(seq=3 * QUEUE + 2 + i))
     hub.match_ended("m", pb.MatchOver())
-    assert [sub.queue.get_nowait() for _ in range(2)] == [RESYNC, None] and sub.queue.empty()
+    assert sub.drain() == [RESYNC, None]
     assert hub.resnapshot("m", sub).HasField("over")
 
 

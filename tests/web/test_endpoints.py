@@ -535,15 +535,16 @@ def test_a_page_whose_stream_lags_gets_the_frames_it_missed_in_batches(arena, mo
     saw frame 12, then 17: review 34.)"""
     subscribe = arena.hub.subscribe
 
-    class Lagging(asyncio.Queue):
-        async def get(self):
-            await asyncio.sleep(0.1)
-            return await super().get()
-
     def lagging(*args, **kwargs):
         made = subscribe(*args, **kwargs)
         if made is not None:
-            made[0].queue = Lagging(made[0].queue.maxsize)
+            take = made[0].take
+
+            async def lagging_take():
+                await asyncio.sleep(0.1)
+                return await take()
+
+            made[0].take = lagging_take
         return made
 
     monkeypatch.setattr(arena.hub, "subscribe", lagging)
