@@ -208,7 +208,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             news.append(item)
                             continue
                         if news:                   # what came before, first
-                            yield self._batch(news)
+                            yield self._news.message(news)
                             news = []
                         if item is None:
                             return
@@ -220,7 +220,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             item = wire.tournament_feed(log.snapshot(self.hub.summaries(log.name)))
                         yield item
                     if news:
-                        yield self._batch(news)
+                        yield self._news.message(news)
             finally:
                 log.viewers.discard(sub)
 
@@ -251,7 +251,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                             last = item.frame.seq
                         continue
                     if frames:
-                        yield self._frames_of(frames)
+                        yield self._frames.message(frames)
                         frames = []
                     if item is None:
                         return
@@ -266,19 +266,9 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
                         item = wire.snapshot_feed(snapshot)
                     yield item                      # a verdict, the end, a snapshot
                 if frames:
-                    yield self._frames_of(frames)
+                    yield self._frames.message(frames)
         finally:
             self.hub.unsubscribe(match_id, sub)
-
-    def _batch(self, news: list[pb.TournamentFeed]) -> pb.TournamentFeed | bytes:
-        """A tournament's news as one message: alone, as the hub made it (shared by its
-        viewers), or a batch (bytes: see wire.Batches)."""
-        return news[0] if len(news) == 1 else self._news(news)
-
-    def _frames_of(self, frames: list[pb.MatchFeed]) -> pb.MatchFeed | bytes:
-        """Frames as one message: alone, as the hub made it (shared by its viewers), or a
-        batch (bytes: see wire.Batches)."""
-        return frames[0] if len(frames) == 1 else self._frames(frames)
 
     async def _next(self, since: float, sub: Subscription) -> tuple[float, list]:
         """After its rest (:meth:`_rest`), all that waits in a viewer's queue, the first

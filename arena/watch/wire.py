@@ -235,6 +235,11 @@ class Batches:
         joined = b"".join(parts)
         return self._tag + _varint(len(joined)) + joined
 
+    def message(self, messages: Sequence[Message]) -> Message | bytes:
+        """``messages`` as one stream message: one alone as it is (as the hub made it,
+        shared by its viewers), several as their batch's bytes."""
+        return messages[0] if len(messages) == 1 else self(messages)
+
 
 def _varint(n: int) -> bytes:
     """``n`` (0 or more) as protobuf writes a tag or a length: 7 bits a byte, low first."""
