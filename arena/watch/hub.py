@@ -47,6 +47,10 @@ SYNC_FIT_BOTS = 40
 CROSSTABLE_BOTS = 32
 UNENDED = 10_000            # results kept waiting for their match's end, at most
 MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's field is an int32)
+#: Snapshots a match keeps to share as of its last frame (one a reason and delay): viewers
+#: asking for many delays between two frames get theirs unshared, as before, rather than
+#: holding a match's worth of memory each
+SHARED_SNAPSHOTS = 16
 
 
 class Resync:
@@ -158,6 +162,11 @@ class LiveMatch:
         self.last_frame = time.monotonic()
         self.first_frame = math.inf            # when its first frame came (TV shows it from then)
         self.ratings: tuple[float, ...] = ()
+        #: snapshots with no clock in them (held behind, or of the match over), made once
+        #: for every viewer asking as of the same frame: TV's viewers all switch to the
+        #: next match, and 1,000 of them each built (and gRPC encoded) the same snapshot
+        self._shared: dict[tuple, pb.MatchSnapshot] = {}
+        self._shared_as_of: tuple = ()
 
     @property
     def match_id(self) -> str:
@@ -168,9 +177,26 @@ class LiveMatch:
         return self.over is None
 
     def snapshot(self, reason: str, delay: int = 0, hands: bool = False) -> pb.MatchSnapshot:
-        """The match so far (``delay`` frames held back while it runs)."""
+        """The match so far (``delay`` frames held back while it runs). One held behind,
+        or of the match over, is shared by the viewers that ask for it as of the same
+        frame: not to be changed."""
         frames = self.frames
         held = 0 if self.over is not None else min(delay, len(frames))
+        if not hands and (held or self.over is not None):
+            as_of = (len(frames), len(self.verdicts), self.over is not None)
+            if as_of != self._shared_as_of:
+                self._shared_as_of = as_of
+                self._shared.clear()
+            key = (reason, held)
+            if (snap := self._shared.get(key)) is None:
+                snap = self._snapshot(reason, delay, held, hands)
+                if len(self._shared) < SHARED_SNAPSHOTS:
+                    self._shared[key] = snap
+            return snap
+        return self._snapshot(reason, delay, held, hands)
+
+    def _snapshot(self, reason: str, delay: int, held: int, hands: bool) -> pb.MatchSnapshot:
+        frames = self.frames
         shown = frames[:len(frames) - held]
         if hands and self.hands is not None:
             shown = [wire.with_hands(f, h) for f, h in zip(shown, self.hands)]
@@ -375,6 +401,11 @@ class SpectatorHub:
         self.organiser_view = organiser_view
         self.min_delay = min_delay
         self.matches: OrderedDict[str, LiveMatch] = OrderedDict()   # live, then recent
+        #: a match started, ended or had a frame since (:meth:`best_live`'s answers hold
+        #: till then: TV's viewers all ask at its switch to the next match)
+        self._changes = 0
+        self._best: dict[str, LiveMatch | None] = {}
+        self._best_as_of = -1
         self._recent: deque[str] = deque()
         self._recent_cap = recent
         self.tournaments: dict[str, TournamentLog] = {}
@@ -556,6 +587,7 @@ class SpectatorHub:
     def match_started(self, summary: pb.MatchSummary) -> None:
         """A match starts: followed from now on, its tournament's followers told."""
         match = LiveMatch(summary, self.organiser_view)
+        self._changes += 1
         earlier = self.matches.pop(summary.match_id, None)
         if earlier is not None:
             # a match cut short, played again under its id (a tournament table's, resumed
@@ -590,6 +622,7 @@ class SpectatorHub:
         if match is None or match.over is not None or frame.seq != len(match.frames):
             return   # one of an attempt that was lost, come late: not this attempt's
         match.frames.append(frame)
+        self._changes += 1
         if len(match.frames) == 1:
             match.first_frame = time.monotonic()
             # TV shows a match from its first frame on: woken at the match's start, a
@@ -637,6 +670,7 @@ class SpectatorHub:
         if match is None or match.over is not None:
             return   # the end of a lost attempt, come late (or one ended for it)
         match.over = over
+        self._changes += 1
         wire.end_summary(match.summary, over)
         for viewer in list(match.viewers):
             if viewer.delay:   # the match is over: what was held back is shown now
@@ -715,9 +749,16 @@ class SpectatorHub:
 
     def best_live(self, tournament: str = "") -> LiveMatch | None:
         """The most interesting live match of ``tournament`` ("" any) with a frame, or None."""
+        if self._best_as_of != self._changes:
+            self._best_as_of = self._changes
+            self._best.clear()
+        if tournament in self._best:
+            return self._best[tournament]
         live = [m for m in self.matches.values() if m.live and m.frames
                 and (not tournament or m.summary.tournament == tournament)]
-        return max(live, key=lambda m: m.interest(self.min_delay), default=None)
+        best = self._best[tournament] = max(live, key=lambda m: m.interest(self.min_delay),
+                                            default=None)
+        return best
 
     def _shown_since(self, tournament: str, since: float) -> LiveMatch | None:
         """The match over last of those whose first frame came after ``since``."""

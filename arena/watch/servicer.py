@@ -58,6 +58,9 @@ RECORD_QUEUE = 32
 RECORD_QUEUE_PER_HOST = 8
 RECORD_CACHE = 64
 RECORD_CACHE_FRAMES = 2000
+#: the last snapshots' messages kept encoded (the hub's shared snapshots are asked for by
+#: many viewers within one frame; an unshared one is kept no longer than the next few)
+SNAPSHOTS_ENCODED = 16
 #: Quick calls (ListMatches, GetRecord) a second from one network host, on average, and
 #: at once. They run in the loop that plays the matches: 410 ListMatches a second from one
 #: client halved a ladder (the forty-first review). Local peers (the organiser's own web
@@ -96,6 +99,9 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         self._records: collections.OrderedDict[str, pb.MatchSnapshot] = collections.OrderedDict()
         self._frames = wire.frame_batches()          # encoded once for every viewer
         self._news = wire.tournament_batches()
+        #: a snapshot's message, encoded once for the viewers that share it (the hub's
+        #: shared snapshots: TV's viewers switching to the next match)
+        self._snapshots = wire.Encodings(wire.snapshot_feed, keep=SNAPSHOTS_ENCODED)
 
     @contextlib.asynccontextmanager
     async def _viewer(self, context):
@@ -239,7 +245,7 @@ class SpectatorServicer(spectator_pb2_grpc.SpectatorServicer):
         match's viewers until the match ended."""
         last = snapshot.frames[-1].seq if snapshot.frames else -1
         try:
-            yield wire.snapshot_feed(snapshot)
+            yield self._snapshots.encoded(snapshot)
             since = asyncio.get_running_loop().time()
             while True:
                 since, items = await self._next(since, sub)

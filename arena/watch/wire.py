@@ -202,6 +202,25 @@ def tournament_over_feed(snap: pb.TournamentSnapshot) -> pb.TournamentFeed:
 BATCHED = frozenset({"started", "finished", "standings"})
 
 
+class Encodings:
+    """Messages that many viewers share (the hub's), each encoded once: ``encoded(m)`` is
+    ``make(m)``'s bytes, made at the first call for the message ``m``. The last ``keep``
+    are kept, each with its message (held, so that its id names no other meanwhile)."""
+
+    def __init__(self, make: Callable[[Message], Message], keep: int = 4096) -> None:
+        self._make = make
+        self._keep = keep
+        self._made: dict[int, tuple[Message, bytes]] = {}
+
+    def encoded(self, message: Message) -> bytes:
+        made = self._made.get(id(message))
+        if made is None or made[0] is not message:
+            made = self._made[id(message)] = (message, self._make(message).SerializeToString())
+            if len(self._made) > self._keep:
+                del self._made[next(iter(self._made))]   # the oldest
+        return made[1]
+
+
 class Batches:
     """Batches of messages that many viewers share (the hub's), encoded: each message is
     encoded once, as a batch of one (``one(message)``: its element of the batch's
@@ -209,7 +228,7 @@ class Batches:
     elements joined, inside ``field`` (the stream message's field holding the batch): the
     same bytes protobuf makes of the batch message. Building a batch message for each
     viewer copied every message into it: a fifth of the loop that plays the matches with
-    1,000 viewers of a ladder. The last ``keep`` encodings are kept.
+    1,000 viewers of a ladder.
 
     (Joined whole stream messages, each a batch of one, would read the same in Python,
     which merges a field met twice, but not in protobufjs before 2026, which kept the
@@ -218,21 +237,10 @@ class Batches:
     def __init__(self, field: FieldDescriptor, one: Callable[[Message], Message],
                  keep: int = 4096) -> None:
         self._tag = _varint(field.number << 3 | 2)   # a length-delimited field
-        self._one = one
-        self._keep = keep
-        #: id -> (the message, its encoding): held, so that its id names no other meanwhile
-        self._made: dict[int, tuple[Message, bytes]] = {}
+        self._elements = Encodings(one, keep)
 
     def __call__(self, messages: Sequence[Message]) -> bytes:
-        parts = []
-        for message in messages:
-            made = self._made.get(id(message))
-            if made is None or made[0] is not message:
-                made = self._made[id(message)] = (message, self._one(message).SerializeToString())
-                if len(self._made) > self._keep:
-                    del self._made[next(iter(self._made))]   # the oldest
-            parts.append(made[1])
-        joined = b"".join(parts)
+        joined = b"".join(map(self._elements.encoded, messages))
         return self._tag + _varint(len(joined)) + joined
 
     def message(self, messages: Sequence[Message]) -> Message | bytes:

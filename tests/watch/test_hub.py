@@ -361,3 +361,89 @@ def test_the_bus_goes_on_after_a_message_the_hub_cannot_take(caplog):
     assert len(match.frames) == 1 and match.over is not None
     said = [r for r in caplog.records if r.name == "arena.watch.bus"]
     assert [r.getMessage() for r in said] == ["the spectator hub failed on a frame of match m"]
+
+
+def _state(total: int, seq: int = 0, seats: int = 2) -> pb.MatchFrame:
+    frame = pb.MatchFrame(seq=seq)
+    frame.state.total = total
+    for _ in range(seats):
+        frame.state.seats.add(in_game=True)
+    return frame
+
+
+def test_viewers_held_behind_share_one_snapshot_as_of_a_frame_and_no_clock_is_shared():
+    """TV's viewers all switch to the next match at once, and each built (and had gRPC
+    encode) the same snapshot of it: 1,000 of them, a twentieth of the server's samples
+    in a profile. A snapshot with no clock in it (held behind, or of the match over) is
+    made once as of a frame; the live turn's clock is each viewer's own."""
+    async def go():
+        h = hub.SpectatorHub(min_delay=2)
+        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
+                                        status=pb.MATCH_STATUS_LIVE))
+        for seq in range(4):
+            h.frame("m", pb.MatchFrame(seq=seq))
+        first = [h.subscribe("m", reason="tv")[1] for _ in range(50)]
+        further = h.subscribe("m", delay=3, reason="tv")[1]
+        joined = h.subscribe("m")[1]
+        h.frame("m", pb.MatchFrame(seq=4))
+        after = h.subscribe("m", reason="tv")[1]
+        for seq in range(5, 60):
+            h.frame("m", pb.MatchFrame(seq=seq))
+        many = [h.subscribe("m", delay=d)[1] for d in range(2, 2 + 2 * hub.SHARED_SNAPSHOTS)]
+        again = [h.subscribe("m", delay=d)[1] for d in range(2, 2 + 2 * hub.SHARED_SNAPSHOTS)]
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        ended = [h.subscribe("m", delay=d, reason="tv")[1] for d in (0, 2, 7)]
+        return first, further, joined, after, many, again, ended
+
+    first, further, joined, after, many, again, ended = asyncio.run(go())
+    assert all(s is first[0] for s in first)
+    assert [f.seq for f in first[0].frames] == [0, 1] and first[0].delayed == 2
+    assert further is not first[0] and [f.seq for f in further.frames] == [0]
+    assert joined is not first[0] and joined.reason == "join"
+    assert after is not first[0] and [f.seq for f in after.frames] == [0, 1, 2]
+    # as many shared as SHARED_SNAPSHOTS; the rest made for each viewer, as before
+    shared = sum(a is b for a, b in zip(many, again))
+    assert shared == hub.SHARED_SNAPSHOTS
+    assert [len(s.frames) for s in again] == [len(s.frames) for s in many]
+    assert ended[0] is ended[1] is ended[2] and ended[0].HasField("over")
+
+    live = hub.SpectatorHub()
+    live.match_started(pb.MatchSummary(match_id="m", names=["a", "b"]))
+    live.frame("m", pb.MatchFrame(seq=0))
+    live.matches["m"].last_frame -= 3.0
+    one, other = live.subscribe("m")[1], live.subscribe("m")[1]
+    assert one is not other and one.open_turn_ms >= 3000
+
+
+def test_the_best_live_match_is_looked_for_again_after_every_frame_start_and_end():
+    """TV's viewers ask for the best live match at once; the answer is kept only until a
+    match has a frame, starts or ends."""
+    h = hub.SpectatorHub()
+    for m in ("a", "b"):
+        h.match_started(pb.MatchSummary(match_id=m, status=pb.MATCH_STATUS_LIVE))
+    h.frame("a", _state(90))
+    h.frame("b", _state(10))
+    assert h.best_live().match_id == "a" and h.best_live().match_id == "a"
+    h.frame("b", _state(95, seq=1))
+    assert h.best_live().match_id == "b"
+    h.match_ended("b", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+    assert h.best_live().match_id == "a"
+    h.match_started(pb.MatchSummary(match_id="c", tournament="cup", status=pb.MATCH_STATUS_LIVE))
+    assert h.best_live("cup") is None
+    h.frame("c", _state(5))
+    assert h.best_live("cup").match_id == "c" and h.best_live().match_id == "a"
+
+
+def test_a_shared_message_is_encoded_once():
+    from arena.watch import wire
+
+    made = []
+    encodings = wire.Encodings(lambda s: made.append(s) or wire.snapshot_feed(s), keep=2)
+    snaps = [pb.MatchSnapshot(reason=str(i)) for i in range(3)]
+    first = encodings.encoded(snaps[0])
+    assert encodings.encoded(snaps[0]) is first and len(made) == 1
+    assert first == wire.snapshot_feed(snaps[0]).SerializeToString()
+    encodings.encoded(snaps[1])
+    encodings.encoded(snaps[2])                       # the oldest is let go
+    encodings.encoded(snaps[0])
+    assert len(made) == 4
