@@ -406,6 +406,8 @@ class SpectatorHub:
         self._changes = 0
         self._best: dict[str, LiveMatch | None] = {}
         self._best_as_of = -1
+        #: the live matches with a frame (TV's choice), apart from the recent ones
+        self._showing: dict[str, LiveMatch] = {}
         self._recent: deque[str] = deque()
         self._recent_cap = recent
         self.tournaments: dict[str, TournamentLog] = {}
@@ -597,6 +599,7 @@ class SpectatorHub:
             # fresh snapshot, rather than wait for ever
             with contextlib.suppress(ValueError):
                 self._recent.remove(summary.match_id)
+            self._showing.pop(summary.match_id, None)
             for viewer in earlier.viewers | earlier.behind:
                 if not viewer.behind:
                     viewer.resync()
@@ -625,6 +628,7 @@ class SpectatorHub:
         self._changes += 1
         if len(match.frames) == 1:
             match.first_frame = time.monotonic()
+            self._showing[match_id] = match
             # TV shows a match from its first frame on: woken at the match's start, a
             # waiter that found no frame yet waited for the next start (for ever, when
             # that match was the last)
@@ -671,6 +675,7 @@ class SpectatorHub:
             return   # the end of a lost attempt, come late (or one ended for it)
         match.over = over
         self._changes += 1
+        self._showing.pop(match_id, None)
         wire.end_summary(match.summary, over)
         for viewer in list(match.viewers):
             if viewer.delay:   # the match is over: what was held back is shown now
@@ -754,8 +759,8 @@ class SpectatorHub:
             self._best.clear()
         if tournament in self._best:
             return self._best[tournament]
-        live = [m for m in self.matches.values() if m.live and m.frames
-                and (not tournament or m.summary.tournament == tournament)]
+        live = [m for m in self._showing.values()
+                if not tournament or m.summary.tournament == tournament]
         best = self._best[tournament] = max(live, key=lambda m: m.interest(self.min_delay),
                                             default=None)
         return best
