@@ -15,6 +15,14 @@ from arena.watch import hub
 from arena.watch.hub import CROSSTABLE_BOTS, LiveMatch, Subscription, TournamentLog
 
 
+def _playing(h: hub.SpectatorHub, frames: int) -> hub.SpectatorHub:
+    """``h`` with match "m" (seats a and b) live, at its first ``frames`` frames."""
+    h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"], status=pb.MATCH_STATUS_LIVE))
+    for seq in range(frames):
+        h.frame("m", pb.MatchFrame(seq=seq))
+    return h
+
+
 def test_a_delayed_snapshot_tells_neither_the_live_turn_nor_its_clock():
     match = LiveMatch(pb.MatchSummary(match_id="m", turns=19), keep_hands=False)
     match.frames = [pb.MatchFrame(seq=i) for i in range(20)]
@@ -33,11 +41,7 @@ def test_a_delayed_viewer_hears_of_a_verdict_only_with_the_end():
     ahead of what it sees); at the end, once, after the frames held back. A viewer
     without a delay is told at once."""
     async def go():
-        h = hub.SpectatorHub()
-        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
-                                        status=pb.MATCH_STATUS_LIVE))
-        for i in range(6):
-            h.frame("m", pb.MatchFrame(seq=i))
+        h = _playing(hub.SpectatorHub(), frames=6)
         live, _ = h.subscribe("m")
         held, _ = h.subscribe("m", delay=3)
         verdict = referee_pb2.Verdict(seat=1, kind=referee_pb2.VERDICT_KIND_TIMEOUT,
@@ -318,11 +322,7 @@ def test_a_lost_attempt_s_late_messages_change_nothing():
     played again under its id (or after it ended), is not the attempt's own: it was
     appended to it (two attempts' frames in one match) or ended it twice."""
     async def go():
-        h = hub.SpectatorHub(recent=5)
-        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
-                                        status=pb.MATCH_STATUS_LIVE))
-        for i in range(3):
-            h.frame("m", pb.MatchFrame(seq=i))
+        h = _playing(hub.SpectatorHub(recent=5), frames=3)
         h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],   # played again
                                         status=pb.MATCH_STATUS_LIVE))
         h.frame("m", pb.MatchFrame(seq=0))
@@ -377,11 +377,7 @@ def test_viewers_held_behind_share_one_snapshot_as_of_a_frame_and_no_clock_is_sh
     in a profile. A snapshot with no clock in it (held behind, or of the match over) is
     made once as of a frame; the live turn's clock is each viewer's own."""
     async def go():
-        h = hub.SpectatorHub(min_delay=2)
-        h.match_started(pb.MatchSummary(match_id="m", names=["a", "b"],
-                                        status=pb.MATCH_STATUS_LIVE))
-        for seq in range(4):
-            h.frame("m", pb.MatchFrame(seq=seq))
+        h = _playing(hub.SpectatorHub(min_delay=2), frames=4)
         first = [h.subscribe("m", reason="tv")[1] for _ in range(50)]
         further = h.subscribe("m", delay=3, reason="tv")[1]
         joined = h.subscribe("m")[1]
