@@ -51,6 +51,7 @@ MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's fi
 #: asking for many delays between two frames get theirs unshared, as before, rather than
 #: holding a match's worth of memory each
 SHARED_SNAPSHOTS = 16
+BEST_KEPT = 64              # tournaments whose best live match is kept between changes
 
 
 class Resync:
@@ -754,9 +755,9 @@ class SpectatorHub:
 
     def best_live(self, tournament: str = "") -> LiveMatch | None:
         """The most interesting live match of ``tournament`` ("" any) with a frame, or None."""
-        if self._best_as_of != self._changes:
+        if self._best_as_of != self._changes or len(self._best) >= BEST_KEPT:
             self._best_as_of = self._changes
-            self._best.clear()
+            self._best.clear()   # (and whatever names TV streams ask for, few are kept)
         if tournament in self._best:
             return self._best[tournament]
         live = [m for m in self._showing.values()

@@ -443,3 +443,10 @@ def test_a_shared_message_is_encoded_once():
     encodings.encoded(snaps[2])                       # the oldest is let go
     encodings.encoded(snaps[0])
     assert len(made) == 4
+
+
+def test_tv_streams_asking_for_made_up_tournaments_keep_few_answers():
+    h = hub.SpectatorHub()
+    for i in range(10 * hub.BEST_KEPT):
+        assert h.best_live(f"nope{i}") is None
+    assert len(h._best) <= hub.BEST_KEPT
