@@ -678,16 +678,25 @@ class SpectatorHub:
         self._changes += 1
         self._showing.pop(match_id, None)
         wire.end_summary(match.summary, over)
+        # the messages every viewer shares, made once (the frames held back: once a
+        # delay): 1,000 viewers held 5 frames behind were each made their own 5 frames,
+        # verdicts and end, and each frame of theirs was encoded on its own
+        frames, end = match.frames, wire.over_feed(over)
+        verdicts = [wire.verdict_feed(v) for v in match.verdicts]
+        held: dict[int, list[pb.MatchFeed]] = {}
         for viewer in list(match.viewers):
             if viewer.delay:   # the match is over: what was held back is shown now
-                for i in range(max(0, len(match.frames) - viewer.delay), len(match.frames)):
-                    frame = match.frames[i]
-                    if viewer.hands and match.hands is not None:
-                        frame = wire.with_hands(frame, match.hands[i])
-                    viewer.push(wire.frame_feed(frame))
-                for v in match.verdicts:
-                    viewer.push(wire.verdict_feed(v))
-            viewer.push(wire.over_feed(over))
+                shown = range(max(0, len(frames) - viewer.delay), len(frames))
+                if viewer.hands and match.hands is not None:
+                    feeds = [wire.frame_feed(wire.with_hands(frames[i], match.hands[i]))
+                             for i in shown]
+                elif (feeds := held.get(viewer.delay)) is None:
+                    feeds = held[viewer.delay] = [wire.frame_feed(frames[i]) for i in shown]
+                for feed in feeds:
+                    viewer.push(feed)
+                for feed in verdicts:
+                    viewer.push(feed)
+            viewer.push(end)
             viewer.push(None)
         for viewer in match.behind:   # their RESYNC's snapshot holds the end; then the end
             viewer.push(None)

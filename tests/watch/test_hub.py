@@ -450,3 +450,28 @@ def test_tv_streams_asking_for_made_up_tournaments_keep_few_answers():
     for i in range(10 * hub.BEST_KEPT):
         assert h.best_live(f"nope{i}") is None
     assert len(h._best) <= hub.BEST_KEPT
+
+
+def test_at_a_match_s_end_viewers_held_alike_share_its_messages():
+    """At the end, each viewer held behind was made its own messages of the frames held
+    back, the verdicts and the end (1,000 viewers 5 frames behind: 26-41 us a viewer, and
+    every frame encoded for each). Viewers held alike share them; the organiser's frames,
+    with the hands, are its own."""
+    async def go():
+        h = _playing(hub.SpectatorHub(min_delay=2, organiser_view=True), frames=0)
+        for seq in range(6):
+            h.frame("m", pb.MatchFrame(seq=seq), hands=((), ()))
+        h.verdict("m", referee_pb2.Verdict(seat=1, kind=referee_pb2.VERDICT_KIND_TIMEOUT))
+        subs = [h.subscribe("m")[0] for _ in range(3)] + [h.subscribe("m", delay=4)[0],
+                                                          h.subscribe("m", delay=2, hands=True)[0]]
+        h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
+        return [s.drain() for s in subs]
+
+    one, two, three, four, organiser = asyncio.run(go())
+    kinds = [None if m is None else m.WhichOneof("kind") for m in one]
+    assert kinds == ["frame", "frame", "verdict", "over", None]
+    assert [m.frame.seq for m in one[:2]] == [4, 5] and [m.frame.seq for m in four[:4]] == [2, 3, 4, 5]
+    assert all(a is b is c for a, b, c in zip(one, two, three))
+    assert four[4] is one[2] and four[5] is one[3]                 # the verdict, the end
+    assert organiser[0].frame.seq == 4 and len(organiser[0].frame.hands) == 2
+    assert not one[0].frame.hands
