@@ -50,8 +50,7 @@ MAX_DELAY_TURNS = 100_000   # a viewer's delay: beyond any match (the proto's fi
 #: Snapshots a match keeps to share as of its last frame (one a reason and delay): viewers
 #: asking for many delays between two frames get theirs unshared, as before, rather than
 #: holding a match's worth of memory each
-SHARED_SNAPSHOTS = 16
-BEST_KEPT = 64              # tournaments whose best live match is kept between changes
+SHARED_SNAPSHOTS = 8
 
 
 class Resync:
@@ -92,6 +91,8 @@ class Subscription:
     woken: asyncio.Future | None = None
     #: its stream waiting for something to send (:meth:`take`)
     waiting: asyncio.Future | None = None
+    #: an end (None, STOPPING) is queued: nothing after it is, so no overflow drops it
+    ended: bool = False
 
     @property
     def half_full(self) -> bool:
@@ -103,7 +104,9 @@ class Subscription:
         dropped: after the fresh snapshot, the stream must still end (else the viewer of a
         finished match waits for ever)."""
         items = self.items
-        end = item is None or item is STOPPING
+        if self.ended:
+            return
+        end = self.ended = item is None or item is STOPPING
         if self.behind:
             if not end or len(items) >= 2:   # kept: the RESYNC, then the end
                 return
@@ -168,6 +171,7 @@ class LiveMatch:
         #: next match, and 1,000 of them each built (and gRPC encoded) the same snapshot
         self._shared: dict[tuple, pb.MatchSnapshot] = {}
         self._shared_as_of: tuple = ()
+        self._sharing = True   # (False once over and no longer the last to end)
 
     @property
     def match_id(self) -> str:
@@ -191,10 +195,16 @@ class LiveMatch:
             key = (reason, held)
             if (snap := self._shared.get(key)) is None:
                 snap = self._snapshot(reason, delay, held, hands)
-                if len(self._shared) < SHARED_SNAPSHOTS:
+                if len(self._shared) < SHARED_SNAPSHOTS and self._sharing:
                     self._shared[key] = snap
             return snap
         return self._snapshot(reason, delay, held, hands)
+
+    def unshare(self) -> None:
+        """Let the shared snapshots go (a match over, no longer the last to end: the
+        recent matches each held one a reason)."""
+        self._shared.clear()
+        self._sharing = False
 
     def _snapshot(self, reason: str, delay: int, held: int, hands: bool) -> pb.MatchSnapshot:
         frames = self.frames
@@ -409,6 +419,9 @@ class SpectatorHub:
         self._best_as_of = -1
         #: the live matches with a frame (TV's choice), apart from the recent ones
         self._showing: dict[str, LiveMatch] = {}
+        #: the match over last, the one whose shared snapshots are kept (TV shows it to
+        #: viewers that switch during its pause); each before it lets its own go
+        self._ended_last: LiveMatch | None = None
         self._recent: deque[str] = deque()
         self._recent_cap = recent
         self.tournaments: dict[str, TournamentLog] = {}
@@ -677,6 +690,9 @@ class SpectatorHub:
         match.over = over
         self._changes += 1
         self._showing.pop(match_id, None)
+        if self._ended_last is not None:
+            self._ended_last.unshare()
+        self._ended_last = match
         wire.end_summary(match.summary, over)
         # the messages every viewer shares, made once (the frames held back: once a
         # delay): 1,000 viewers held 5 frames behind were each made their own 5 frames,
@@ -764,15 +780,17 @@ class SpectatorHub:
 
     def best_live(self, tournament: str = "") -> LiveMatch | None:
         """The most interesting live match of ``tournament`` ("" any) with a frame, or None."""
-        if self._best_as_of != self._changes or len(self._best) >= BEST_KEPT:
+        if self._best_as_of != self._changes:
             self._best_as_of = self._changes
-            self._best.clear()   # (and whatever names TV streams ask for, few are kept)
+            self._best.clear()
         if tournament in self._best:
             return self._best[tournament]
         live = [m for m in self._showing.values()
                 if not tournament or m.summary.tournament == tournament]
-        best = self._best[tournament] = max(live, key=lambda m: m.interest(self.min_delay),
-                                            default=None)
+        best = max(live, key=lambda m: m.interest(self.min_delay), default=None)
+        if not tournament or tournament in self.tournaments:
+            # kept: not for a name a stream made up (a client's names held 30 MB)
+            self._best[tournament] = best
         return best
 
     def _shown_since(self, tournament: str, since: float) -> LiveMatch | None:

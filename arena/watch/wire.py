@@ -204,8 +204,8 @@ BATCHED = frozenset({"started", "finished", "standings"})
 
 class Encodings:
     """Messages that many viewers share (the hub's), each encoded once: ``encoded(m)`` is
-    ``make(m)``'s bytes, made at the first call for the message ``m``. The last ``keep``
-    are kept, each with its message (held, so that its id names no other meanwhile)."""
+    ``make(m)``'s bytes, made at the first call for the message ``m``. The ``keep`` used
+    last are kept, each with its message (held, so that its id names no other meanwhile)."""
 
     def __init__(self, make: Callable[[Message], Message], keep: int = 4096) -> None:
         self._make = make
@@ -213,11 +213,12 @@ class Encodings:
         self._made: dict[int, tuple[Message, bytes]] = {}
 
     def encoded(self, message: Message) -> bytes:
-        made = self._made.get(id(message))
+        made = self._made.pop(id(message), None)
         if made is None or made[0] is not message:
-            made = self._made[id(message)] = (message, self._make(message).SerializeToString())
-            if len(self._made) > self._keep:
-                del self._made[next(iter(self._made))]   # the oldest
+            made = (message, self._make(message).SerializeToString())
+            if len(self._made) >= self._keep:
+                del self._made[next(iter(self._made))]   # the one used least lately
+        self._made[id(message)] = made                   # (last, as the one used lately)
         return made[1]
 
 

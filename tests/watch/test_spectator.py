@@ -912,8 +912,8 @@ def test_a_batch_for_many_viewers_is_each_message_encoded_once_then_joined():
     assert batches(news[:3]) == expected(news[:3])
     assert batches([news[2], news[0], news[1]]) == expected([news[2], news[0], news[1]])
     assert len(made) == 3
-    batches([news[3]])                       # m0's encoding is let go
-    assert batches([news[0], news[3]]) == expected([news[0], news[3]]) and len(made) == 5
+    batches([news[3]])                       # m2's encoding, used least lately, is let go
+    assert batches([news[2], news[3]]) == expected([news[2], news[3]]) and len(made) == 5
     frames = [wire.frame_feed(pb.MatchFrame(seq=i)) for i in range(3)]
     assert wire.frame_batches()(frames) == wire.frames_feed([f.frame for f in frames]).SerializeToString()
 
