@@ -139,9 +139,13 @@ class Subscription:
         return items
 
     def resync(self) -> None:
-        """Drop what is queued for a RESYNC: its viewer is sent a fresh snapshot."""
+        """Drop what is queued for a RESYNC: its viewer is sent a fresh snapshot. An end
+        queued stays, after it."""
+        end = self.items[-1] if self.ended and self.items else None
         self.items.clear()
         self.items.append(RESYNC)
+        if end is not None:
+            self.items.append(end)
         self.resyncs += 1
         self.behind = True
 

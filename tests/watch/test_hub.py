@@ -495,6 +495,12 @@ def test_an_end_queued_is_kept_whatever_comes_after_it():
     sub.push(None)
     items = sub.drain()
     assert len(items) == hub.QUEUE and items[-1] is hub.STOPPING
+    # nor by a resync (the match played again under its id as the service stops)
+    other = Subscription()
+    other.push(pb.MatchFeed(frame=pb.MatchFrame(seq=0)))
+    other.push(hub.STOPPING)
+    other.resync()
+    assert other.drain() == [hub.RESYNC, hub.STOPPING]
 
 
 def test_only_the_match_over_last_keeps_its_shared_snapshots():
