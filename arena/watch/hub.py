@@ -103,9 +103,9 @@ class Subscription:
         stops). A full queue is emptied for a RESYNC; the end is never among what is
         dropped: after the fresh snapshot, the stream must still end (else the viewer of a
         finished match waits for ever)."""
-        items = self.items
         if self.ended:
             return
+        items = self.items
         end = self.ended = item is None or item is STOPPING
         if self.behind:
             if not end or len(items) >= 2:   # kept: the RESYNC, then the end
@@ -119,7 +119,7 @@ class Subscription:
                 items.append(item)
         if (waiting := self.waiting) is not None and not waiting.done():
             waiting.set_result(None)
-        if (woken := self.woken) is not None and not woken.done() and len(items) >= QUEUE // 2:
+        if (woken := self.woken) is not None and not woken.done() and self.half_full:
             woken.set_result(None)
 
     async def take(self) -> list:

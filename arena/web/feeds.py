@@ -163,8 +163,7 @@ class SharedFeeds:
                 raise TooManyStreams(f"this web viewer follows {MAX_STREAMS} streams of the "
                                      "spectator service already, the most it may; try again "
                                      "later")
-            stream = self._joinable[key] = _Shared(key, open_feed, self)
-            stream.always = always
+            stream = self._joinable[key] = _Shared(key, open_feed, self, always)
             self._running.add(stream)
         return stream.join()
 
@@ -192,9 +191,9 @@ class _Shared:
     """One stream of the service and the pages that follow it."""
 
     def __init__(self, key: Hashable, open_feed: Callable[[], AsyncIterator[Message]],
-                 feeds: SharedFeeds) -> None:
+                 feeds: SharedFeeds, always: bool = False) -> None:
         self.key = key
-        self.always = False            # opened beyond MAX_STREAMS (SharedFeeds.follow)
+        self.always = always           # opened beyond MAX_STREAMS (SharedFeeds.follow)
         self._open_feed = open_feed    # called in the task: one cancelled first opens nothing
         self._feeds = feeds
         self._followers: set[Follower] = set()
