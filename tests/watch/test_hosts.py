@@ -57,27 +57,37 @@ async def far_and_near(hub: SpectatorHub, records=None):
         await server.stop()
 
 
+async def watching_tv(stub, streams: int) -> tuple[list, list[bool]]:
+    """``streams`` TV streams opened on ``stub``, and whether each got its snapshot."""
+    calls = [stub.WatchTV(pb.WatchTVRequest()) for _ in range(streams)]
+    return calls, [(await call.read()).HasField("snapshot") for call in calls]
+
+
+async def refused_tv(stub) -> grpc.aio.AioRpcError:
+    """The error a TV stream opened on ``stub`` is refused with."""
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stub.WatchTV(pb.WatchTVRequest()).read()
+    return refused.value
+
+
 def test_one_host_s_streams_are_capped_and_local_ones_are_not_counted(monkeypatch):
     monkeypatch.setattr(servicer, "MAX_VIEWERS_PER_HOST", 2)
 
     async def go():
         hub = SpectatorHub()
         async with far_and_near(hub) as (far, near, ip), live_match(hub):
-            held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
-            for call in held:
-                assert (await call.read()).HasField("snapshot")
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await far.WatchTV(pb.WatchTVRequest()).read()
+            held, got = await watching_tv(far, 2)
+            assert all(got)
+            refused = await refused_tv(far)
             # the local peer (the organiser's web viewer, say) is not counted
-            mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(3)]
-            local_ok = [(await call.read()).HasField("snapshot") for call in mine]
+            mine, local_ok = await watching_tv(near, 3)
             held[0].cancel()
             await asyncio.sleep(0.3)
             again = far.WatchTV(pb.WatchTVRequest())       # its seat is free again
             freed = (await again.read()).HasField("snapshot")
             for call in held + mine + [again]:
                 call.cancel()
-            return refused.value, local_ok, freed, ip
+            return refused, local_ok, freed, ip
 
     refused, local_ok, freed, ip = asyncio.run(go())
     assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -170,18 +180,14 @@ def test_network_hosts_never_take_the_seats_kept_for_local_peers(monkeypatch):
     async def go():
         hub = SpectatorHub()
         async with far_and_near(hub) as (far, near, _), live_match(hub):
-            held = [far.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
-            for call in held:
-                assert (await call.read()).HasField("snapshot")
-            with pytest.raises(grpc.aio.AioRpcError) as far_refused:
-                await far.WatchTV(pb.WatchTVRequest()).read()
-            mine = [near.WatchTV(pb.WatchTVRequest()) for _ in range(2)]
-            local_ok = [(await call.read()).HasField("snapshot") for call in mine]
-            with pytest.raises(grpc.aio.AioRpcError) as near_refused:
-                await near.WatchTV(pb.WatchTVRequest()).read()
+            held, got = await watching_tv(far, 2)
+            assert all(got)
+            far_refused = await refused_tv(far)
+            mine, local_ok = await watching_tv(near, 2)
+            near_refused = await refused_tv(near)
             for call in held + mine:
                 call.cancel()
-            return far_refused.value, local_ok, near_refused.value
+            return far_refused, local_ok, near_refused
 
     far_refused, local_ok, near_refused = asyncio.run(go())
     assert far_refused.code() == near_refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -5,7 +5,6 @@ however often viewers join, and sent to every viewer when refitted."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 
 from ono99.v1 import referee_pb2, spectator_pb2 as pb
@@ -49,12 +48,7 @@ def test_a_delayed_viewer_hears_of_a_verdict_only_with_the_end():
         h.verdict("m", verdict)
         snapshots = (h.subscribe("m")[1], h.subscribe("m", delay=3)[1])
         h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
-        feeds = []
-        for sub in (live, held):
-            feed = []
-            for item in itertools.takewhile(lambda item: item is not None, sub.drain()):
-                feed.append(item.WhichOneof("kind"))
-            feeds.append(feed)
+        feeds = [_until_end(sub) for sub in (live, held)]
         return snapshots, feeds, verdict
 
     (now, behind), (live, held), verdict = asyncio.run(go())
@@ -182,10 +176,7 @@ def test_a_match_played_again_under_its_id_stays_followed_while_it_is_live():
         h.frame("m", pb.MatchFrame(seq=1))
         live = [s.match_id for s in h.summaries() if s.status == pb.MATCH_STATUS_LIVE]
         h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
-        feed = []
-        for item in itertools.takewhile(lambda item: item is not None, viewer.drain()):
-            feed.append(item.WhichOneof("kind"))
-        return live, feed, list(h.matches)
+        return live, _until_end(viewer), list(h.matches)
 
     live, feed, kept = asyncio.run(go())
     assert live == ["m"]
@@ -206,10 +197,7 @@ def test_viewers_of_an_attempt_that_never_ended_follow_the_match_played_again():
         snapshot = h.resnapshot("m", viewer)
         h.frame("m", pb.MatchFrame(seq=0))
         h.match_ended("m", pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
-        feed = []
-        for item in itertools.takewhile(lambda item: item is not None, viewer.drain()):
-            feed.append(item.WhichOneof("kind"))
-        return snapshot, feed
+        return snapshot, _until_end(viewer)
 
     snapshot, feed = asyncio.run(go())
     assert snapshot is not None and list(snapshot.frames) == []
@@ -222,6 +210,12 @@ def _feed(sub: Subscription) -> list:
     for item in sub.drain():
         out.append(None if item is None else item.WhichOneof("kind"))
     return out
+
+
+def _until_end(sub: Subscription) -> list:
+    """What ``sub`` has been sent so far, up to its end (each message's kind)."""
+    feed = _feed(sub)
+    return feed[:feed.index(None)] if None in feed else feed
 
 
 def test_a_tournament_s_followers_hear_a_match_finished_once_it_has_ended():
@@ -272,9 +266,7 @@ def test_a_match_that_will_not_count_leaves_its_followers_live_list():
             h.match_ended(m, pb.MatchOver(status=pb.MATCH_STATUS_FINISHED))
         h.tournament_result("ladder", Played("L1", ("a", "b"), (1, 2), "L1"), "counted")
         h.tournament_dropped("ladder", "dropped")
-        sent = []
-        sent.extend(follower.drain())
-        return sent
+        return follower.drain()
 
     sent = asyncio.run(go())
     kinds = [m.WhichOneof("kind") for m in sent]

@@ -290,7 +290,6 @@ def test_a_viewer_that_falls_behind_is_resynced_not_buffered():
         for i in range(QUEUE + 10):   # a flood the viewer does not read
             hub.frame(the_spec.match_id, pb.MatchFrame(seq=len(match.frames),
                                                        state=match.frames[-1].state))
-        items = []
         items = sub.drain()
         task.cancel()
         return sub, items
